@@ -1,0 +1,1 @@
+//! Owned by the demo-generator work; replaced soon.

@@ -1,0 +1,13 @@
+//! NeuroRater's domain: the study model, study bundles (format, validation, import), imaging
+//! (DICOM, NIfTI and key-image decoding) and the SQLite store.
+//!
+//! Nothing here knows about Tauri or a terminal: long work reports through [`progress::Progress`],
+//! and every failure is a [`Error`] whose message a user can act on.
+
+pub mod demo;
+pub mod error;
+pub mod imaging;
+pub mod model;
+pub mod progress;
+
+pub use error::{Error, Result};

@@ -1,0 +1,328 @@
+//! The study model as curators write it in a bundle and as the store keeps it.
+//!
+//! These types are the serde shape of the bundle files (`docs/bundle.md` documents every field);
+//! the store flattens them into tables. Enums use the snake_case spelling of the bundle.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `study.json`: what the study is, how answers are scored and which errors can be labelled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    pub format_version: u32,
+    pub study: StudyMeta,
+    pub rubric: Rubric,
+    /// Absent means the default taxonomy of `docs/taxonomy.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taxonomy: Option<Taxonomy>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyMeta {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rubric {
+    /// The overall score; grader `score` and a rater's overall score use this scale.
+    pub overall: Scale,
+    #[serde(default)]
+    pub dimensions: Vec<RubricDimension>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricDimension {
+    pub id: String,
+    pub label: String,
+    #[serde(flatten)]
+    pub scale: Scale,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub min: f64,
+    pub max: f64,
+    pub step: f64,
+    /// One descriptor per level, shown beside the score buttons.
+    #[serde(default)]
+    pub levels: Vec<ScaleLevel>,
+}
+
+impl Scale {
+    /// Whether `value` is one of the scale's levels (min, min+step, …, max).
+    pub fn admits(&self, value: f64) -> bool {
+        if !value.is_finite() || value < self.min - 1e-9 || value > self.max + 1e-9 {
+            return false;
+        }
+        let steps = (value - self.min) / self.step;
+        (steps - steps.round()).abs() < 1e-6
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleLevel {
+    pub value: f64,
+    pub descriptor: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Taxonomy {
+    pub id: String,
+    pub categories: Vec<ErrorCategory>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorCategory {
+    /// Stable code (P1, R2, …): exports and grader `errors[].category` use it.
+    pub code: String,
+    pub name: String,
+    pub definition: String,
+    pub anchor: Anchor,
+    /// Neural-MedBench roll-up bucket.
+    pub bucket: Bucket,
+}
+
+/// Where an error of a category is pointed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Anchor {
+    Image,
+    Text,
+    TextImage,
+    TextSeries,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bucket {
+    Perceptual,
+    Hallucination,
+    Grounding,
+    Reasoning,
+    Knowledge,
+    Confidence,
+}
+
+/// `cases/<dir>/case.json`: one patient presentation with its images and tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    pub id: String,
+    pub disease_group: DiseaseGroup,
+    pub modality: Modality,
+    pub age: u32,
+    pub sex: Sex,
+    /// Structured EHR fields as the curator names them (e.g. "EDSS", "NIHSS", "onset_hours").
+    #[serde(default)]
+    pub ehr: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    pub clinical_note: String,
+    pub series: Vec<SeriesSpec>,
+    pub tasks: Vec<TaskSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<GroundTruth>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiseaseGroup {
+    MultipleSclerosis,
+    Stroke,
+    Tumour,
+    OtherAbnormality,
+    Normal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Modality {
+    MR,
+    CT,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sex {
+    F,
+    M,
+    /// Other or not recorded.
+    O,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesSpec {
+    /// Unique within the case; tasks and marks refer to it.
+    pub id: String,
+    /// Sequence or kind as a reader names it: T1, T2, FLAIR, DWI, ADC, SWI, CT…
+    pub label: String,
+    pub kind: SeriesKind,
+    /// Relative to the case directory: a folder for `dicom` and `key_images`, a file for `nifti`.
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesKind {
+    Dicom,
+    Nifti,
+    KeyImages,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Unique within the case.
+    pub id: String,
+    pub family: TaskFamily,
+    /// 1 direct, 2 complex, 3 multi-turn.
+    pub level: u8,
+    pub prompt: String,
+    /// The slices the model was shown.
+    #[serde(default)]
+    pub key_images: Vec<SliceRef>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskFamily {
+    DifferentialDiagnosis,
+    LesionIdentification,
+    RationaleGeneration,
+}
+
+/// A slice of a series: `slice` counts from 0 in display order (along the slice normal for DICOM,
+/// axial index for NIfTI, file name order for key images).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SliceRef {
+    pub series: String,
+    pub slice: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroundTruth {
+    pub diagnosis: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis_code: Option<String>,
+    #[serde(default)]
+    pub differential: Vec<DifferentialItem>,
+    #[serde(default)]
+    pub lesions: Vec<Lesion>,
+    #[serde(default)]
+    pub expected_reasoning: String,
+    /// 1 direct, 2 complex, 3 multi-turn: how hard a clinician finds the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DifferentialItem {
+    pub diagnosis: String,
+    #[serde(default)]
+    pub supporting: Vec<String>,
+    #[serde(default)]
+    pub opposing: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesion {
+    pub id: String,
+    pub description: String,
+    pub marks: Vec<Mark>,
+}
+
+/// A mark on the images in patient coordinates (DICOM LPS, millimetres), so it survives zoom,
+/// reslicing and viewport changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mark {
+    pub series: String,
+    pub shape: MarkShape,
+    /// Point: one position. Arrow: tail then head. Ellipse: centre then two semi-axis ends.
+    /// Freehand: the outline in order.
+    pub points_mm: Vec<[f64; 3]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkShape {
+    Point,
+    Arrow,
+    Ellipse,
+    Freehand,
+}
+
+/// One line of `responses.jsonl` (FORMATS.md §1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseLine {
+    pub case_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub answer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<Turn>>,
+    /// Unknown fields are kept, not rejected.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    pub role: String,
+    pub content: String,
+}
+
+/// One line of `grader.jsonl` (FORMATS.md §2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraderLine {
+    pub case_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub grader: String,
+    pub score: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<BTreeMap<String, f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<GraderError>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraderError {
+    pub category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The identity of a model response across files: (case, task, model, sample).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResponseKey {
+    pub case_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+}
