@@ -1,0 +1,216 @@
+//! Cluster bootstrap: percentile and BCa intervals that resample cases, not items.
+//!
+//! One case carries several tasks and responses, so items of a case are not independent; each
+//! resample draws whole clusters with replacement. Statistics are computed from additive
+//! per-cluster sums (a resample's sums are the sum of its clusters' sums), which makes a resample
+//! O(clusters × sums) and the jackknife for BCa's acceleration O(clusters).
+//!
+//! Reproducibility: resample b draws from its own generator seeded by (seed, b), so the numbers
+//! depend on the seed alone, never on the thread count or scheduling.
+
+use crate::dist;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Receives progress while resampling (the app shows a bar; the CLI may print).
+pub trait Progress: Sync {
+    /// `done` of `total` resamples finished. Called from worker threads, in no fixed order.
+    fn advance(&self, done: usize, total: usize);
+}
+
+/// Progress that goes nowhere.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn advance(&self, _done: usize, _total: usize) {}
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BootstrapConfig {
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+/// A bootstrap interval of one statistic (95 %).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BootstrapInterval {
+    pub estimate: f64,
+    pub percentile_low: f64,
+    pub percentile_high: f64,
+    /// Absent when the acceleration or bias correction is undefined.
+    pub bca_low: Option<f64>,
+    pub bca_high: Option<f64>,
+    pub resamples: usize,
+    /// Resamples on which the statistic was undefined (e.g. zero variance), left out.
+    pub resamples_undefined: usize,
+    /// Clusters (cases) resampled.
+    pub clusters: usize,
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): tiny, fast and good enough to pick cluster indices.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..bound by the multiply-shift method (bias below 2⁻³² for any realistic
+    /// number of cases).
+    fn below(&mut self, bound: usize) -> usize {
+        ((u128::from(self.next()) * bound as u128) >> 64) as usize
+    }
+}
+
+fn generator_for(seed: u64, resample: usize) -> SplitMix64 {
+    let mut mixer = SplitMix64(seed ^ (resample as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    SplitMix64(mixer.next())
+}
+
+/// Bootstraps `statistics` (computed from summed cluster sums; `None` when undefined) over
+/// `cluster_sums` (one equal-length vector per cluster). Returns one interval per statistic, or
+/// `None` for a statistic undefined on the full data or on every resample.
+pub fn cluster_bootstrap<F>(
+    cluster_sums: &[Vec<f64>],
+    statistics: F,
+    count: usize,
+    config: BootstrapConfig,
+    progress: &dyn Progress,
+) -> Vec<Option<BootstrapInterval>>
+where
+    F: Fn(&[f64]) -> Vec<Option<f64>> + Sync,
+{
+    let clusters = cluster_sums.len();
+    let width = cluster_sums.first().map_or(0, Vec::len);
+    if clusters < 2 || config.resamples < 2 || cluster_sums.iter().any(|c| c.len() != width) {
+        return vec![None; count];
+    }
+    let mut full = vec![0.0; width];
+    for c in cluster_sums {
+        add(&mut full, c);
+    }
+    let estimates = statistics(&full);
+
+    let done = AtomicUsize::new(0);
+    let replicates: Vec<Vec<Option<f64>>> = (0..config.resamples)
+        .into_par_iter()
+        .map(|b| {
+            let mut rng = generator_for(config.seed, b);
+            let mut sums = vec![0.0; width];
+            for _ in 0..clusters {
+                add(&mut sums, &cluster_sums[rng.below(clusters)]);
+            }
+            let values = statistics(&sums);
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if finished % 64 == 0 || finished == config.resamples {
+                progress.advance(finished, config.resamples);
+            }
+            values
+        })
+        .collect();
+
+    // Leave-one-cluster-out values for the BCa acceleration.
+    let jackknife: Vec<Vec<Option<f64>>> = cluster_sums
+        .par_iter()
+        .map(|c| {
+            let mut sums = full.clone();
+            for (s, v) in sums.iter_mut().zip(c) {
+                *s -= v;
+            }
+            statistics(&sums)
+        })
+        .collect();
+
+    (0..count)
+        .map(|s| {
+            let estimate = estimates
+                .get(s)
+                .copied()
+                .flatten()
+                .filter(|v| v.is_finite())?;
+            let mut values: Vec<f64> = replicates
+                .iter()
+                .filter_map(|r| r.get(s).copied().flatten())
+                .filter(|v| v.is_finite())
+                .collect();
+            if values.len() < 2 {
+                return None;
+            }
+            values.sort_by(f64::total_cmp);
+            let jack: Vec<f64> = jackknife
+                .iter()
+                .filter_map(|r| r.get(s).copied().flatten())
+                .filter(|v| v.is_finite())
+                .collect();
+            let (bca_low, bca_high) =
+                bca(&values, estimate, &jack).map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
+            Some(BootstrapInterval {
+                estimate,
+                percentile_low: quantile(&values, 0.025),
+                percentile_high: quantile(&values, 0.975),
+                bca_low,
+                bca_high,
+                resamples: config.resamples,
+                resamples_undefined: config.resamples - values.len(),
+                clusters,
+            })
+        })
+        .collect()
+}
+
+fn add(into: &mut [f64], values: &[f64]) {
+    for (a, b) in into.iter_mut().zip(values) {
+        *a += b;
+    }
+}
+
+/// Linear interpolation between order statistics (numpy's default "linear" method).
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    let position = p * (sorted.len() - 1) as f64;
+    let lower = position.floor() as usize;
+    let upper = position.ceil() as usize;
+    let fraction = position - lower as f64;
+    sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+}
+
+/// Efron's BCa interval: bias correction z0 from the share of replicates below the estimate,
+/// acceleration from the jackknife skewness.
+fn bca(sorted: &[f64], estimate: f64, jackknife: &[f64]) -> Option<(f64, f64)> {
+    let b = sorted.len() as f64;
+    let below = sorted.partition_point(|&v| v < estimate) as f64;
+    let equal = sorted.partition_point(|&v| v <= estimate) as f64 - below;
+    // Ties with the estimate count half, so a discrete statistic is not pushed to one side.
+    let share = (below + equal / 2.0) / b;
+    if share <= 0.0 || share >= 1.0 || jackknife.len() < 3 {
+        return None;
+    }
+    let z0 = dist::normal_quantile(share);
+    let mean = jackknife.iter().sum::<f64>() / jackknife.len() as f64;
+    let (mut cube, mut square) = (0.0, 0.0);
+    for v in jackknife {
+        let d = mean - v;
+        cube += d * d * d;
+        square += d * d;
+    }
+    if square <= 0.0 {
+        return None;
+    }
+    let acceleration = cube / (6.0 * square.powf(1.5));
+    let adjusted = |alpha: f64| {
+        let z = dist::normal_quantile(alpha);
+        dist::normal_cdf(z0 + (z0 + z) / (1.0 - acceleration * (z0 + z)))
+    };
+    let (lo, hi) = (adjusted(0.025), adjusted(0.975));
+    if !(lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    Some((
+        quantile(sorted, lo.clamp(0.0, 1.0)),
+        quantile(sorted, hi.clamp(0.0, 1.0)),
+    ))
+}
