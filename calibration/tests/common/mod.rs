@@ -21,3 +21,13 @@ pub fn close(actual: f64, expected: f64, tolerance: f64, what: &str) {
         "{what}: got {actual}, expected {expected} (tolerance {tolerance})"
     );
 }
+
+/// For p-values spanning many orders of magnitude: relative, with an absolute floor.
+#[track_caller]
+pub fn close_relative(actual: f64, expected: f64, relative: f64, what: &str) {
+    let tolerance = relative * expected.abs().max(1e-300) + 1e-300;
+    assert!(
+        (actual - expected).abs() <= tolerance,
+        "{what}: got {actual:e}, expected {expected:e} (relative tolerance {relative})"
+    );
+}
