@@ -1,0 +1,42 @@
+//! The study catalogue as raters see it: blinded (no model names, no grader output), which the
+//! `cases` store guarantees for these types.
+
+use crate::error::CommandError;
+use crate::state::AppState;
+use crate::validate;
+use cases::store::{CaseSummary, CaseView, ResponseView, StudySummary};
+use tauri::State;
+
+#[tauri::command]
+pub async fn list_studies(state: State<'_, AppState>) -> Result<Vec<StudySummary>, CommandError> {
+    state.with_store(|store| Ok(store.studies()?))
+}
+
+#[tauri::command]
+pub async fn list_cases(
+    state: State<'_, AppState>,
+    study_id: String,
+) -> Result<Vec<CaseSummary>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    state.with_store(|store| Ok(store.cases(study_id)?))
+}
+
+#[tauri::command]
+pub async fn open_case(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+) -> Result<CaseView, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    state.with_store(|store| Ok(store.case(study_id, case_id)?))
+}
+
+#[tauri::command]
+pub async fn list_responses(
+    state: State<'_, AppState>,
+    task_key: i64,
+) -> Result<Vec<ResponseView>, CommandError> {
+    let task_key = validate::key("task_key", task_key)?;
+    state.with_store(|store| Ok(store.responses(task_key)?))
+}

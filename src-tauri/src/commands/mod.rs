@@ -1,0 +1,6 @@
+//! The IPC surface: thin adapters that validate arguments, lock the store once and call `cases`.
+//! Each command is listed in `build.rs` and granted in `capabilities/default.json`.
+
+pub mod catalog;
+pub mod imaging;
+pub mod startup;

@@ -1,0 +1,89 @@
+//! What a failed command sends to the UI: a stable `code` the UI branches on and a message a
+//! clinician or their IT person can act on (it names the file, field or id and the reason).
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// An IPC argument failed validation (bad id, out-of-range key).
+    InvalidArgument,
+    /// The study, case, series or task does not exist in the open database.
+    NotFound,
+    /// The database is still being prepared (first start builds the demo study).
+    NotReady,
+    /// Preparing the database failed; the app cannot show studies until the cause is fixed.
+    StartupFailed,
+    /// An image file is missing, changed since import, or cannot be decoded.
+    ImageUnavailable,
+    /// The database could not be read or written.
+    Database,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> CommandError {
+        CommandError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<cases::Error> for CommandError {
+    fn from(error: cases::Error) -> CommandError {
+        use cases::Error as E;
+        let code = match &error {
+            E::NotFound { .. } => ErrorCode::NotFound,
+            E::Imaging(_) | E::ImageMissing { .. } | E::ImageChanged { .. } => {
+                ErrorCode::ImageUnavailable
+            }
+            // Io covers both image files and the database's directory; the message names which.
+            E::Io { .. }
+            | E::Database { .. }
+            | E::SchemaTooNew { .. }
+            | E::NoDataDirectory
+            | E::Corrupt { .. } => ErrorCode::Database,
+        };
+        CommandError::new(code, error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crosses_to_the_ui_as_code_and_message() {
+        let error = CommandError::new(ErrorCode::NotReady, "still preparing the demo study");
+        let json = serde_json::to_value(&error).expect("serialisable");
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "not_ready", "message": "still preparing the demo study"})
+        );
+    }
+
+    #[test]
+    fn a_missing_image_is_image_unavailable_and_names_the_file() {
+        let error = CommandError::from(cases::Error::ImageChanged {
+            path: "/data/case-01/flair/IM0001.dcm".into(),
+        });
+        assert_eq!(error.code, ErrorCode::ImageUnavailable);
+        assert!(error.message.contains("/data/case-01/flair/IM0001.dcm"));
+    }
+
+    #[test]
+    fn an_unknown_case_is_not_found() {
+        let error = CommandError::from(cases::Error::NotFound {
+            what: "case ms-01 in study demo".into(),
+        });
+        assert_eq!(error.code, ErrorCode::NotFound);
+        assert_eq!(error.message, "case ms-01 in study demo was not found");
+    }
+}

@@ -1,0 +1,42 @@
+//! NeuroRater's desktop app: a Tauri shell over the `cases` crate. `run()` is what the binary
+//! calls; `build_app` takes any runtime so tests can drive the app with a mock runtime.
+
+pub mod commands;
+pub mod error;
+pub mod startup;
+pub mod state;
+pub mod validate;
+
+use state::AppState;
+use tauri::{App, Builder, Context, Runtime};
+
+/// Registers state, commands and the first-start work on `builder`.
+pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
+    builder
+        .manage(AppState::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::startup::startup_status,
+            commands::catalog::list_studies,
+            commands::catalog::list_cases,
+            commands::catalog::open_case,
+            commands::catalog::list_responses,
+            commands::imaging::series_volume,
+        ])
+        .setup(|app| {
+            let handle = app.handle().clone();
+            std::thread::Builder::new()
+                .name("prepare-library".into())
+                .spawn(move || startup::prepare_library(handle))?;
+            Ok(())
+        })
+        .build(context)
+}
+
+pub fn run() {
+    let app = build_app(tauri::Builder::default(), tauri::generate_context!())
+        .unwrap_or_else(|e| {
+            eprintln!("NeuroRater could not start: {e}");
+            std::process::exit(1);
+        });
+    app.run(|_, _| {});
+}

@@ -1,0 +1,141 @@
+//! First start: open the database and, when it holds no study, generate the demo study and import
+//! it, reporting each phase to the window so it never looks frozen.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use cases::progress::Progress;
+use cases::store::Store;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+/// The event the UI listens to while it shows the start-up screen.
+pub const PROGRESS_EVENT: &str = "startup-progress";
+
+#[derive(Debug, Clone, Serialize)]
+struct ProgressPayload<'a> {
+    phase: &'a str,
+    done: u64,
+    total: u64,
+}
+
+/// Adapts `cases::progress::Progress` to Tauri events and to the state `startup_status` reads
+/// (a window that loads after an event was sent still sees where start-up is).
+struct EventProgress<'a, R: Runtime> {
+    app: &'a AppHandle<R>,
+    phase: Mutex<(String, u64)>,
+}
+
+impl<R: Runtime> EventProgress<'_, R> {
+    fn report(&self, phase: &str, done: u64, total: u64) {
+        self.app.state::<AppState>().set_progress(phase, done, total);
+        // A closed window cannot listen; start-up carries on regardless.
+        let _ = self.app.emit(PROGRESS_EVENT, ProgressPayload { phase, done, total });
+    }
+}
+
+impl<R: Runtime> Progress for EventProgress<'_, R> {
+    fn phase(&self, name: &str, total: u64) {
+        *self.phase.lock().unwrap_or_else(|p| p.into_inner()) = (name.to_owned(), total);
+        self.report(name, 0, total);
+    }
+
+    fn advance(&self, done: u64) {
+        let (name, total) = self
+            .phase
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        self.report(&name, done, total);
+    }
+}
+
+/// Runs on its own thread: generating and importing the demo takes seconds.
+pub fn prepare_library<R: Runtime>(app: AppHandle<R>) {
+    let progress = EventProgress {
+        app: &app,
+        phase: Mutex::new(("opening the database".into(), 0)),
+    };
+    let outcome = open_or_seed(&progress);
+    app.state::<AppState>().finish(outcome);
+    let _ = app.emit(PROGRESS_EVENT, ProgressPayload {
+        phase: "ready",
+        done: 1,
+        total: 1,
+    });
+}
+
+fn open_or_seed(progress: &dyn Progress) -> Result<Store, CommandError> {
+    let db_path = Store::default_path().map_err(startup_failed)?;
+    progress.phase("opening the database", 1);
+    let mut store = Store::open(&db_path).map_err(startup_failed)?;
+    if store.is_empty().map_err(startup_failed)? {
+        let bundle_dir = demo_bundle_dir(&db_path);
+        seed_demo_study(&mut store, &bundle_dir, progress)?;
+    }
+    Ok(store)
+}
+
+/// The demo bundle lives beside the database it was imported into (for the default database that
+/// is the user's NeuroRater data directory), so a test's temporary database never touches the
+/// user's files and the images stay where the store's paths point.
+fn demo_bundle_dir(db_path: &Path) -> PathBuf {
+    let stem = db_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "neurorater".into());
+    db_path
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(format!("{stem}-demo-study"))
+}
+
+fn seed_demo_study(
+    store: &mut Store,
+    bundle_dir: &Path,
+    progress: &dyn Progress,
+) -> Result<(), CommandError> {
+    // An earlier start may have died half-way through writing; the database is empty, so nothing
+    // refers to these files and a fresh copy is the only consistent state.
+    if bundle_dir.exists() {
+        std::fs::remove_dir_all(bundle_dir).map_err(|e| {
+            startup_failed(format!(
+                "{}: could not clear an unfinished demo study: {e}",
+                bundle_dir.display()
+            ))
+        })?;
+    }
+    // DEMO-PENDING cases::demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
+    cases::import::import_bundle(store, bundle_dir, progress).map_err(|error| match error {
+        cases::import::ImportError::Invalid(problems) => startup_failed(format!(
+            "the generated demo study did not import ({} problem(s)): {}",
+            problems.len(),
+            problems
+                .iter()
+                .take(5)
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        cases::import::ImportError::Store(error) => startup_failed(error),
+    })?;
+    Ok(())
+}
+
+fn startup_failed(reason: impl std::fmt::Display) -> CommandError {
+    CommandError::new(ErrorCode::StartupFailed, reason.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_bundle_sits_beside_its_database() {
+        assert_eq!(
+            demo_bundle_dir(Path::new("/tmp/run-7/test.sqlite")),
+            PathBuf::from("/tmp/run-7/test-demo-study")
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! The one piece of shared state: the database, which is unavailable while first start prepares
+//! it. Commands lock it once at their boundary and never hold the lock across an await.
+
+use crate::error::{CommandError, ErrorCode};
+use cases::store::Store;
+use serde::Serialize;
+use std::sync::{Mutex, MutexGuard};
+
+/// Where start-up is; the UI shows a progress screen until `Ready`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum StartupStatus {
+    Preparing {
+        phase: String,
+        done: u64,
+        total: u64,
+    },
+    Ready,
+    Failed {
+        error: CommandError,
+    },
+}
+
+pub enum Library {
+    Preparing,
+    Ready(Store),
+    Failed(CommandError),
+}
+
+pub struct AppState {
+    library: Mutex<Library>,
+    /// Kept apart from `library` so progress can be read while the import holds the store.
+    startup: Mutex<StartupStatus>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState {
+            library: Mutex::new(Library::Preparing),
+            startup: Mutex::new(StartupStatus::Preparing {
+                phase: "opening the database".into(),
+                done: 0,
+                total: 0,
+            }),
+        }
+    }
+}
+
+impl AppState {
+    /// Runs `read` against the open store, or explains why there is none yet.
+    pub fn with_store<T>(
+        &self,
+        read: impl FnOnce(&Store) -> Result<T, CommandError>,
+    ) -> Result<T, CommandError> {
+        match &*lock(&self.library) {
+            Library::Ready(store) => read(store),
+            Library::Preparing => Err(CommandError::new(
+                ErrorCode::NotReady,
+                "the database is still being prepared; wait for start-up to finish",
+            )),
+            Library::Failed(error) => Err(error.clone()),
+        }
+    }
+
+    pub fn startup_status(&self) -> StartupStatus {
+        lock(&self.startup).clone()
+    }
+
+    pub fn set_progress(&self, phase: &str, done: u64, total: u64) {
+        *lock(&self.startup) = StartupStatus::Preparing {
+            phase: phase.to_owned(),
+            done,
+            total,
+        };
+    }
+
+    pub fn finish(&self, outcome: Result<Store, CommandError>) {
+        let (library, status) = match outcome {
+            Ok(store) => (Library::Ready(store), StartupStatus::Ready),
+            Err(error) => (
+                Library::Failed(error.clone()),
+                StartupStatus::Failed { error },
+            ),
+        };
+        *lock(&self.library) = library;
+        *lock(&self.startup) = status;
+    }
+}
+
+/// A panic while holding a lock leaves plain data behind (no invariants span a lock), so a
+/// poisoned lock is still safe to read; refusing would brick the window for the session.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

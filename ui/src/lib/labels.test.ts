@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest'
+import {
+  axialSideMarkers,
+  groupCases,
+  levelLabel,
+  sliceIndexFromFraction,
+  sliceLabel,
+  windowLevel,
+  windowLevelLabel,
+} from './labels'
+import type { CaseSummary } from '../types'
+
+function aCase(id: string, disease_group: CaseSummary['disease_group']): CaseSummary {
+  return { id, disease_group, modality: 'MR', age: 50, sex: 'F', series_labels: [], n_tasks: 1, n_responses: 2 }
+}
+
+describe('sliceIndexFromFraction', () => {
+  it('maps voxel spans [i/n, (i+1)/n) to i, and the far edge to the last slice', () => {
+    expect(sliceIndexFromFraction(0, 24)).toBe(0)
+    expect(sliceIndexFromFraction(0.5 / 24, 24)).toBe(0)
+    expect(sliceIndexFromFraction(1 / 24, 24)).toBe(1)
+    expect(sliceIndexFromFraction(12.5 / 24, 24)).toBe(12)
+    expect(sliceIndexFromFraction(1, 24)).toBe(23)
+  })
+  it('clamps nonsense instead of showing slice 0/0 or 25/24', () => {
+    expect(sliceIndexFromFraction(-0.2, 24)).toBe(0)
+    expect(sliceIndexFromFraction(1.7, 24)).toBe(23)
+    expect(sliceIndexFromFraction(Number.NaN, 24)).toBe(0)
+    expect(sliceIndexFromFraction(0.5, 0)).toBe(0)
+  })
+})
+
+describe('overlay text', () => {
+  it('counts slices from 1 as readers do', () => {
+    expect(sliceLabel(0, 24)).toBe('1/24')
+    expect(sliceLabel(23, 24)).toBe('24/24')
+  })
+  it('derives CT brain window W 80 L 40 from the range 0..80 HU', () => {
+    expect(windowLevel(0, 80)).toEqual({ width: 80, level: 40 })
+    expect(windowLevelLabel(0, 80)).toBe('W 80  L 40')
+  })
+  it('keeps three significant digits for small normalised ranges', () => {
+    expect(windowLevelLabel(0.1, 0.9)).toBe('W 0.800  L 0.500')
+  })
+  it('puts the patient right on screen left in radiological convention', () => {
+    expect(axialSideMarkers(true)).toEqual({ left: 'R', right: 'L' })
+    expect(axialSideMarkers(false)).toEqual({ left: 'L', right: 'R' })
+  })
+  it('names task levels', () => {
+    expect(levelLabel(3)).toBe('Level 3 · multi-turn')
+    expect(levelLabel(7)).toBe('Level 7')
+  })
+})
+
+describe('groupCases', () => {
+  it('orders groups clinically, drops empty ones and sorts ids naturally', () => {
+    const grouped = groupCases([
+      aCase('normal-01', 'normal'),
+      aCase('ms-10', 'multiple_sclerosis'),
+      aCase('ms-2', 'multiple_sclerosis'),
+      aCase('tumour-01', 'tumour'),
+    ])
+    expect(grouped.map((g) => g.group)).toEqual(['multiple_sclerosis', 'tumour', 'normal'])
+    expect(grouped[0].cases.map((c) => c.id)).toEqual(['ms-2', 'ms-10'])
+  })
+})

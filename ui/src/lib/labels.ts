@@ -1,0 +1,77 @@
+// How the study model reads to a clinician: display names and the viewer's overlay text.
+
+import type { CaseSummary, DiseaseGroup, Sex, TaskFamily } from '../types'
+
+export const DISEASE_GROUP_LABELS: Record<DiseaseGroup, string> = {
+  multiple_sclerosis: 'Multiple sclerosis',
+  stroke: 'Stroke',
+  tumour: 'Tumour',
+  other_abnormality: 'Other abnormality',
+  normal: 'Normal',
+}
+
+/** The order groups are listed in: as NeuroVLM-Bench reports them, normal controls last. */
+export const DISEASE_GROUP_ORDER: readonly DiseaseGroup[] = [
+  'multiple_sclerosis',
+  'stroke',
+  'tumour',
+  'other_abnormality',
+  'normal',
+]
+
+export const TASK_FAMILY_LABELS: Record<TaskFamily, string> = {
+  differential_diagnosis: 'Differential diagnosis',
+  lesion_identification: 'Lesion identification',
+  rationale_generation: 'Rationale generation',
+}
+
+const LEVEL_LABELS: Record<number, string> = { 1: 'direct', 2: 'complex', 3: 'multi-turn' }
+
+export function levelLabel(level: number): string {
+  return `Level ${level}${LEVEL_LABELS[level] ? ` · ${LEVEL_LABELS[level]}` : ''}`
+}
+
+export function patientLabel(age: number, sex: Sex): string {
+  return `${age} y · ${sex === 'O' ? 'sex not recorded' : sex}`
+}
+
+/** Cases grouped by disease group in `DISEASE_GROUP_ORDER`, each group's cases by id. */
+export function groupCases(cases: readonly CaseSummary[]): { group: DiseaseGroup; cases: CaseSummary[] }[] {
+  return DISEASE_GROUP_ORDER.map((group) => ({
+    group,
+    cases: cases
+      .filter((c) => c.disease_group === group)
+      .sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true })),
+  })).filter((g) => g.cases.length > 0)
+}
+
+/**
+ * The 0-based axial slice under a crosshair given as a fraction of the volume's extent (NiiVue's
+ * `crosshairPos`): voxel i spans [i/n, (i+1)/n), so the last voxel owns the fraction 1 too.
+ */
+export function sliceIndexFromFraction(fraction: number, nSlices: number): number {
+  if (!Number.isFinite(fraction) || nSlices < 1) return 0
+  return Math.min(nSlices - 1, Math.max(0, Math.floor(fraction * nSlices)))
+}
+
+/** Slice position as readers say it: 1-based, "12/24". */
+export function sliceLabel(index: number, nSlices: number): string {
+  return `${index + 1}/${nSlices}`
+}
+
+/** Display window from the intensity range mapped black→white: width and centre (level). */
+export function windowLevel(calMin: number, calMax: number): { width: number; level: number } {
+  return { width: calMax - calMin, level: (calMax + calMin) / 2 }
+}
+
+export function windowLevelLabel(calMin: number, calMax: number): string {
+  const { width, level } = windowLevel(calMin, calMax)
+  const round = (v: number) => (Math.abs(v) >= 10 ? Math.round(v).toString() : v.toPrecision(3))
+  return `W ${round(width)}  L ${round(level)}`
+}
+
+/** Screen-left and screen-right labels of an axial image. */
+export function axialSideMarkers(radiological: boolean): { left: string; right: string } {
+  // Radiological convention: the viewer faces the patient, so the patient's right is on screen left.
+  return radiological ? { left: 'R', right: 'L' } : { left: 'L', right: 'R' }
+}

@@ -1,0 +1,102 @@
+// The payloads of the app's commands, written by hand to mirror the Rust types they come from
+// (`cases::store::*`, `neurorater_app::state::StartupStatus`, `neurorater_app::error::CommandError`).
+// `src/payloads.test.ts` checks these shapes against JSON the Rust side actually produced.
+
+export type DiseaseGroup =
+  | 'multiple_sclerosis'
+  | 'stroke'
+  | 'tumour'
+  | 'other_abnormality'
+  | 'normal'
+export type Modality = 'MR' | 'CT'
+export type Sex = 'F' | 'M' | 'O'
+export type SeriesKind = 'dicom' | 'nifti' | 'key_images'
+export type TaskFamily = 'differential_diagnosis' | 'lesion_identification' | 'rationale_generation'
+
+export interface StudySummary {
+  id: string
+  title: string
+  description: string
+  n_cases: number
+  n_tasks: number
+  n_responses: number
+}
+
+export interface CaseSummary {
+  id: string
+  disease_group: DiseaseGroup
+  modality: Modality
+  age: number
+  sex: Sex
+  series_labels: string[]
+  n_tasks: number
+  n_responses: number
+}
+
+export interface SeriesView {
+  key: number
+  id: string
+  label: string
+  kind: SeriesKind
+  n_images: number
+}
+
+export interface SliceRef {
+  series: string
+  slice: number
+}
+
+export interface TaskView {
+  key: number
+  id: string
+  family: TaskFamily
+  level: number
+  prompt: string
+  key_images: SliceRef[]
+}
+
+export interface CaseView extends CaseSummary {
+  ehr: Record<string, unknown>
+  clinical_note: string
+  series: SeriesView[]
+  tasks: TaskView[]
+}
+
+export interface Turn {
+  role: string
+  content: string
+}
+
+/** A response as a rater sees it: blinded, no model name. */
+export interface ResponseView {
+  key: number
+  answer: string
+  rationale: string | null
+  turns: Turn[] | null
+}
+
+export type StartupStatus =
+  | { state: 'preparing'; phase: string; done: number; total: number }
+  | { state: 'ready' }
+  | { state: 'failed'; error: BackendError }
+
+export interface StartupProgress {
+  phase: string
+  done: number
+  total: number
+}
+
+export type ErrorCode =
+  | 'invalid_argument'
+  | 'not_found'
+  | 'not_ready'
+  | 'startup_failed'
+  | 'image_unavailable'
+  | 'database'
+  /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
+  | 'ipc'
+
+export interface BackendError {
+  code: ErrorCode
+  message: string
+}
