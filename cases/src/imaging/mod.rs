@@ -1,5 +1,44 @@
-//! Owned by the imaging work; replaced soon.
+//! Imaging: faithful decoding of the scans clinicians and models look at.
+//!
+//! # API
+//! - [`probe`]`(path) -> Probe` and [`render`]`(path, &RenderOptions) -> DynamicImage` (L8 or
+//!   Rgb8), [`render_png`]: FORMATS.md §4 for DICOM (every dicom-rs codec), NIfTI-1/2 (.nii,
+//!   .nii.gz) and PNG/JPEG. The format is found from the content, not the name.
+//! - [`read_dicom_meta`]`(path) -> DicomMeta`: a DICOM header without pixel data (grouping,
+//!   ordering, de-identification facts). [`order_series`]`(&mut [DicomMeta])` sorts one series
+//!   along the slice normal, InstanceNumber as fallback. [`identifying_tags`] and
+//!   [`uid_tags_to_replace`] are the PS3.15 Annex E basic profile.
+//! - [`load_dicom_series`], [`load_nifti`], [`load_key_images`] `-> Volume`: one volume for the
+//!   viewer (stored values + rescale, LPS geometry, window presets);
+//!   [`Volume::to_nifti1_bytes`] hands it to NiiVue.
+//!
+//! Errors are [`ImagingError`]: the file, the DICOM transfer syntax when known, and the reason;
+//! [`ImagingErrorKind`] lets callers branch without reading text. Nothing here panics on a file's
+//! content, truncated pixel data is an error, and declared sizes above [`MAX_DECODED_BYTES`] are
+//! refused before anything is allocated.
 
-#[derive(Debug, thiserror::Error)]
-#[error("imaging not implemented yet")]
-pub struct ImagingError;
+mod decoded;
+mod deid;
+mod dicom;
+mod error;
+mod geometry;
+mod meta;
+mod nifti;
+mod raster;
+mod render;
+mod samples;
+mod voi;
+mod volume;
+
+pub use decoded::Rescale;
+pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
+pub use error::{ImagingError, ImagingErrorKind};
+pub use meta::{order_series, read_dicom_meta, DicomMeta};
+pub use render::{probe, render, render_png, Probe, RenderOptions};
+pub use samples::Samples;
+pub use voi::{VoiFunction, Window};
+pub use volume::{load_dicom_series, load_key_images, load_nifti, Volume};
+
+/// The largest decoded image (all frames, or one NIfTI volume) we accept: 2 GiB. A header
+/// declaring more is refused before allocation, whatever the file's real size.
+pub const MAX_DECODED_BYTES: u64 = 2 << 30;

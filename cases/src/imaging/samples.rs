@@ -1,0 +1,91 @@
+//! Stored sample values kept in their own type, so a 16-bit series stays 16-bit in memory.
+
+use std::ops::Range;
+
+/// Samples of all frames (or slices), frame after frame, row after row; colour images hold
+/// R, G, B interleaved.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Samples {
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    U16(Vec<u16>),
+    I16(Vec<i16>),
+    U32(Vec<u32>),
+    I32(Vec<i32>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside `$samples`.
+macro_rules! with_samples {
+    ($samples:expr, $v:ident => $body:expr) => {
+        match $samples {
+            Samples::U8($v) => $body,
+            Samples::I8($v) => $body,
+            Samples::U16($v) => $body,
+            Samples::I16($v) => $body,
+            Samples::U32($v) => $body,
+            Samples::I32($v) => $body,
+            Samples::F32($v) => $body,
+            Samples::F64($v) => $body,
+        }
+    };
+}
+pub(crate) use with_samples;
+
+/// A sample type that converts to f64 without loss (f32 and integers up to 32 bits do).
+pub(crate) trait Sample: Copy {
+    fn value(self) -> f64;
+}
+macro_rules! impl_sample {
+    ($($t:ty),*) => { $(impl Sample for $t { #[inline] fn value(self) -> f64 { self as f64 } })* };
+}
+impl_sample!(u8, i8, u16, i16, u32, i32, f32, f64);
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        with_samples!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes_per_sample(&self) -> usize {
+        match self {
+            Samples::U8(_) | Samples::I8(_) => 1,
+            Samples::U16(_) | Samples::I16(_) => 2,
+            Samples::U32(_) | Samples::I32(_) | Samples::F32(_) => 4,
+            Samples::F64(_) => 8,
+        }
+    }
+
+    /// The value at `index` as f64, `None` past the end.
+    pub fn get(&self, index: usize) -> Option<f64> {
+        with_samples!(self, v => v.get(index).map(|x| x.value()))
+    }
+
+    /// Smallest and largest finite value in `range`; `None` when it holds none.
+    pub fn min_max(&self, range: Range<usize>) -> Option<(f64, f64)> {
+        with_samples!(self, v => min_max_of(v.get(range)?))
+    }
+
+    pub(crate) fn to_f32(&self) -> Vec<f32> {
+        with_samples!(self, v => v.iter().map(|x| x.value() as f32).collect())
+    }
+}
+
+fn min_max_of<T: Sample>(values: &[T]) -> Option<(f64, f64)> {
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for x in values {
+        let x = x.value();
+        if x < lo {
+            lo = x;
+        }
+        if x > hi {
+            hi = x;
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}

@@ -1,0 +1,428 @@
+//! A series as one volume for the viewer: stored values with one rescale, geometry in patient
+//! space (DICOM LPS, mm), window presets; and its NIfTI-1 form for NiiVue.
+
+use std::path::{Path, PathBuf};
+
+use dicom_dictionary_std::tags;
+use dicom_object::InMemDicomObject;
+
+use super::decoded::{Decoded, Rescale};
+use super::error::{ImagingError, ImagingErrorKind};
+use super::geometry::slice_normal;
+use super::meta::{floats, functional_group_item, nested_floats, plane_of};
+use super::samples::{with_samples, Sample, Samples};
+use super::voi::Window;
+use super::{dicom, nifti, raster};
+
+/// One volume. Samples run column fastest, then row, then slice; colour volumes hold RGB bytes
+/// interleaved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Volume {
+    /// [columns, rows, slices].
+    pub dims: [usize; 3],
+    /// Voxel (column i, row j, slice k, 1) to patient LPS mm.
+    pub voxel_to_patient: [[f64; 4]; 4],
+    /// Stored values in their own type; modality value = stored × rescale.slope + rescale.intercept.
+    /// Slices with differing rescales are stored as f32 modality values with the identity rescale.
+    pub samples: Samples,
+    /// 1 (grey) or 3 (RGB, `Samples::U8`).
+    pub channels: u8,
+    pub rescale: Rescale,
+    /// Presets, the default first: the file's windows, then the full range of the volume.
+    pub windows: Vec<Window>,
+    pub modality: Option<String>,
+    /// MONOCHROME1: low values are displayed white.
+    pub monochrome1: bool,
+    /// Smallest and largest modality value.
+    pub value_range: (f64, f64),
+}
+
+/// A DICOM series, `paths` already ordered (see [`super::order_series`]); every frame of every
+/// file becomes one slice.
+pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
+    let first_path = paths.first().ok_or_else(|| {
+        ImagingError::new(
+            Path::new(""),
+            ImagingErrorKind::InvalidRequest,
+            "a series needs at least one file",
+        )
+    })?;
+    let mut parts = Vec::with_capacity(paths.len());
+    let mut rescales = Vec::new();
+    let mut positions: Vec<Option<[f64; 3]>> = Vec::new();
+    let mut first: Option<(
+        dicom::PixelHeader,
+        Vec<Window>,
+        Option<[f64; 6]>,
+        [f64; 2],
+        Option<f64>,
+    )> = None;
+    for path in paths {
+        let obj = dicom::open(path)?;
+        let image = dicom::decode_object(path, &obj)?;
+        let (h, d) = (&image.header, image.decoded);
+        if let Some((f, ..)) = &first {
+            if (f.rows, f.columns, f.samples_per_pixel) != (h.rows, h.columns, h.samples_per_pixel)
+            {
+                return Err(ImagingError::new(
+                    path,
+                    ImagingErrorKind::InvalidRequest,
+                    format!(
+                        "{}×{} with {} sample(s) per pixel does not match the series' first file {} ({}×{}, {})",
+                        h.columns, h.rows, h.samples_per_pixel, first_path.display(), f.columns, f.rows, f.samples_per_pixel
+                    ),
+                ).with_transfer_syntax(&h.transfer_syntax));
+            }
+        } else {
+            first = Some((
+                h.clone(),
+                d.frame_windows(0),
+                plane_of(&obj).1,
+                pixel_spacing(&obj),
+                slice_spacing(&obj),
+            ));
+        }
+        positions.extend(frame_positions(&obj, d.frames));
+        rescales.extend((0..d.frames).map(|f| d.frame_rescale(f)));
+        parts.push(colour_as_u8(d));
+    }
+    let Some((header, file_windows, orientation, spacing, spacing_between)) = first else {
+        return Err(ImagingError::new(
+            first_path,
+            ImagingErrorKind::InvalidRequest,
+            "no file of the series was read",
+        ));
+    };
+    let channels = if header.samples_per_pixel == 3 { 3 } else { 1 };
+    let slice_len = header.rows as usize * header.columns as usize * channels as usize;
+    let (samples, rescale) = join(parts, &rescales, slice_len);
+    let slices = positions.len();
+    let dims = [header.columns as usize, header.rows as usize, slices];
+
+    let iop = orientation.unwrap_or([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+    let normal = slice_normal(&iop).unwrap_or([0.0, 0.0, 1.0]);
+    let origin = positions.first().copied().flatten().unwrap_or([0.0; 3]);
+    let step = match (
+        positions.first().copied().flatten(),
+        positions.last().copied().flatten(),
+    ) {
+        (Some(a), Some(b)) if slices > 1 => {
+            std::array::from_fn(|i| (b[i] - a[i]) / (slices - 1) as f64)
+        }
+        _ => normal.map(|n| n * spacing_between.unwrap_or(1.0)),
+    };
+    let mut affine = [[0.0; 4]; 4];
+    for axis in 0..3 {
+        affine[axis][0] = iop[axis] * spacing[1];
+        affine[axis][1] = iop[3 + axis] * spacing[0];
+        affine[axis][2] = step[axis];
+        affine[axis][3] = origin[axis];
+    }
+    affine[3][3] = 1.0;
+    Ok(finish(
+        dims,
+        affine,
+        samples,
+        channels,
+        rescale,
+        file_windows,
+        header.modality,
+        header.photometric == "MONOCHROME1",
+    ))
+}
+
+/// A NIfTI-1 or NIfTI-2 file's volume 0, geometry converted from RAS to LPS.
+pub fn load_nifti(path: &Path) -> Result<Volume, ImagingError> {
+    let image = nifti::decode_file(path)?;
+    let ras = image.header.affine_ras();
+    let mut lps = ras;
+    for row in &mut lps[..2] {
+        for value in row.iter_mut() {
+            *value = -*value;
+        }
+    }
+    let d = image.decoded;
+    let dims = [d.columns as usize, d.rows as usize, d.frames as usize];
+    let windows = d.frame_windows(0);
+    let rescale = d.frame_rescale(0);
+    Ok(finish(
+        dims, lps, d.samples, d.channels, rescale, windows, None, false,
+    ))
+}
+
+/// PNG/JPEG key images as the slices of one volume (1 mm pixels, no patient geometry).
+pub fn load_key_images(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
+    let images = paths
+        .iter()
+        .map(|p| raster::open(p).map(|i| (p, i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some((first_path, first)) = images.first() else {
+        return Err(ImagingError::new(
+            Path::new(""),
+            ImagingErrorKind::InvalidRequest,
+            "no key images given",
+        ));
+    };
+    let (width, height) = (first.width(), first.height());
+    let colour = images.iter().any(|(_, i)| i.color().has_color());
+    let mut bytes = Vec::new();
+    for (path, image) in &images {
+        if (image.width(), image.height()) != (width, height) {
+            return Err(ImagingError::new(
+                path,
+                ImagingErrorKind::InvalidRequest,
+                format!(
+                    "{}×{} does not match the first key image {} ({width}×{height})",
+                    image.width(),
+                    image.height(),
+                    first_path.display()
+                ),
+            ));
+        }
+        if colour {
+            bytes.extend_from_slice(image.to_rgb8().as_raw());
+        } else {
+            bytes.extend_from_slice(image.to_luma8().as_raw());
+        }
+    }
+    let dims = [width as usize, height as usize, images.len()];
+    let identity = [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    let full_scale = vec![Window::spanning(0.0, 255.0, "full scale of the key images")];
+    Ok(finish(
+        dims,
+        identity,
+        Samples::U8(bytes),
+        if colour { 3 } else { 1 },
+        Rescale::IDENTITY,
+        full_scale,
+        None,
+        false,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)] // one private constructor: every field is needed
+fn finish(
+    dims: [usize; 3],
+    voxel_to_patient: [[f64; 4]; 4],
+    samples: Samples,
+    channels: u8,
+    rescale: Rescale,
+    mut windows: Vec<Window>,
+    modality: Option<String>,
+    monochrome1: bool,
+) -> Volume {
+    let stored = samples.min_max(0..samples.len()).unwrap_or((0.0, 0.0));
+    let value_range = rescale.range(stored);
+    if channels == 1 {
+        windows.push(Window::spanning(
+            value_range.0,
+            value_range.1,
+            "full range of the volume",
+        ));
+    }
+    Volume {
+        dims,
+        voxel_to_patient,
+        samples,
+        channels,
+        rescale,
+        windows,
+        modality,
+        monochrome1,
+        value_range,
+    }
+}
+
+/// Colour scaled to 8 bits once, so a colour volume is always RGB bytes.
+fn colour_as_u8(d: Decoded) -> Samples {
+    if d.channels != 3 || matches!(d.samples, Samples::U8(_)) {
+        return d.samples;
+    }
+    let scale = 255.0 / d.colour_max.max(1.0);
+    Samples::U8(
+        with_samples!(&d.samples, v => v.iter().map(|x| (x.value() * scale + 0.5).floor().clamp(0.0, 255.0) as u8).collect()),
+    )
+}
+
+/// One buffer for all slices. Kept in the stored type with one rescale when every slice shares
+/// it (the memory goal: a 16-bit series stays 16-bit); otherwise f32 modality values.
+fn join(parts: Vec<Samples>, rescales: &[Rescale], slice_len: usize) -> (Samples, Rescale) {
+    let common = rescales.first().copied().unwrap_or(Rescale::IDENTITY);
+    let shared = rescales.iter().all(|r| *r == common);
+    let same_type = parts
+        .windows(2)
+        .all(|w| std::mem::discriminant(&w[0]) == std::mem::discriminant(&w[1]));
+    if shared && same_type {
+        let mut parts = parts.into_iter();
+        let mut joined = parts.next().unwrap_or(Samples::U8(Vec::new()));
+        for part in parts {
+            append(&mut joined, part);
+        }
+        return (joined, common);
+    }
+    let mut values = Vec::with_capacity(rescales.len() * slice_len);
+    let mut slice = 0;
+    for part in &parts {
+        for chunk in part.to_f32().chunks(slice_len.max(1)) {
+            let r = rescales.get(slice).copied().unwrap_or(common);
+            values.extend(
+                chunk
+                    .iter()
+                    .map(|&v| (v as f64 * r.slope + r.intercept) as f32),
+            );
+            slice += 1;
+        }
+    }
+    (Samples::F32(values), Rescale::IDENTITY)
+}
+
+fn append(into: &mut Samples, part: Samples) {
+    match (into, part) {
+        (Samples::U8(a), Samples::U8(b)) => a.extend(b),
+        (Samples::I8(a), Samples::I8(b)) => a.extend(b),
+        (Samples::U16(a), Samples::U16(b)) => a.extend(b),
+        (Samples::I16(a), Samples::I16(b)) => a.extend(b),
+        (Samples::U32(a), Samples::U32(b)) => a.extend(b),
+        (Samples::I32(a), Samples::I32(b)) => a.extend(b),
+        (Samples::F32(a), Samples::F32(b)) => a.extend(b),
+        (Samples::F64(a), Samples::F64(b)) => a.extend(b),
+        // `join` appends only parts of the same type.
+        _ => {}
+    }
+}
+
+/// ImagePositionPatient of each frame: per-frame functional groups for enhanced multi-frame
+/// files, else the top-level position for frame 0 and unknown for the rest.
+fn frame_positions(obj: &InMemDicomObject, frames: u32) -> Vec<Option<[f64; 3]>> {
+    let per_frame = obj
+        .get(tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE)
+        .and_then(|e| e.items());
+    match per_frame {
+        Some(items) if items.len() == frames as usize => items
+            .iter()
+            .map(|g| {
+                nested_floats::<3>(
+                    g,
+                    tags::PLANE_POSITION_SEQUENCE,
+                    tags::IMAGE_POSITION_PATIENT,
+                )
+            })
+            .collect(),
+        _ => {
+            let mut positions = vec![None; frames as usize];
+            if let Some(first) = positions.first_mut() {
+                *first = plane_of(obj).0;
+            }
+            positions
+        }
+    }
+}
+
+/// PixelSpacing (row spacing, column spacing) in mm; 1 mm when the file does not say.
+fn pixel_spacing(obj: &InMemDicomObject) -> [f64; 2] {
+    floats::<2>(obj, tags::PIXEL_SPACING)
+        .or_else(|| {
+            let shared = functional_group_item(obj, tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE)?;
+            nested_floats::<2>(shared, tags::PIXEL_MEASURES_SEQUENCE, tags::PIXEL_SPACING)
+        })
+        .filter(|s| s.iter().all(|v| *v > 0.0))
+        .unwrap_or([1.0, 1.0])
+}
+
+/// SpacingBetweenSlices, else SliceThickness: the slice step when positions are unknown.
+fn slice_spacing(obj: &InMemDicomObject) -> Option<f64> {
+    let number = |tag| {
+        obj.get(tag)
+            .and_then(|e| e.to_float64().ok())
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    number(tags::SPACING_BETWEEN_SLICES).or_else(|| number(tags::SLICE_THICKNESS))
+}
+
+impl Volume {
+    /// The volume as an uncompressed NIfTI-1 file (348-byte header, vox_offset 352): sform in
+    /// RAS+ as NIfTI requires, scl_slope/scl_inter = the rescale, cal_min..cal_max = the default
+    /// window's edges. Colour volumes become RGB24.
+    pub fn to_nifti1_bytes(&self) -> Vec<u8> {
+        let (datatype, bitpix): (i16, i16) = match (&self.samples, self.channels) {
+            (Samples::U8(_), 3) => (128, 24),
+            (Samples::U8(_), _) => (2, 8),
+            (Samples::I8(_), _) => (256, 8),
+            (Samples::U16(_), _) => (512, 16),
+            (Samples::I16(_), _) => (4, 16),
+            (Samples::U32(_), _) => (768, 32),
+            (Samples::I32(_), _) => (8, 32),
+            (Samples::F32(_), _) => (16, 32),
+            (Samples::F64(_), _) => (64, 64),
+        };
+        let mut ras = self.voxel_to_patient;
+        for row in &mut ras[..2] {
+            for value in row.iter_mut() {
+                *value = -*value;
+            }
+        }
+        let column_norm = |j: usize| (0..3).map(|i| ras[i][j] * ras[i][j]).sum::<f64>().sqrt();
+        let (cal_min, cal_max) = match self.windows.first() {
+            Some(w) if self.channels == 1 => (
+                w.center - 0.5 - (w.width - 1.0) / 2.0,
+                w.center - 0.5 + (w.width - 1.0) / 2.0,
+            ),
+            _ => (0.0, 0.0),
+        };
+
+        let mut h = vec![0u8; 352];
+        let put = |h: &mut Vec<u8>, at: usize, bytes: &[u8]| {
+            h[at..at + bytes.len()].copy_from_slice(bytes)
+        };
+        put(&mut h, 0, &348i32.to_le_bytes());
+        let dims = [
+            3i16,
+            self.dims[0] as i16,
+            self.dims[1] as i16,
+            self.dims[2] as i16,
+            1,
+            1,
+            1,
+            1,
+        ];
+        for (i, d) in dims.iter().enumerate() {
+            put(&mut h, 40 + 2 * i, &d.to_le_bytes());
+        }
+        put(&mut h, 70, &datatype.to_le_bytes());
+        put(&mut h, 72, &bitpix.to_le_bytes());
+        let pixdim = [
+            1.0f32,
+            column_norm(0) as f32,
+            column_norm(1) as f32,
+            column_norm(2) as f32,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+        ];
+        for (i, p) in pixdim.iter().enumerate() {
+            put(&mut h, 76 + 4 * i, &p.to_le_bytes());
+        }
+        put(&mut h, 108, &352f32.to_le_bytes());
+        put(&mut h, 112, &(self.rescale.slope as f32).to_le_bytes());
+        put(&mut h, 116, &(self.rescale.intercept as f32).to_le_bytes());
+        put(&mut h, 123, &[2]); // xyzt_units: millimetres
+        put(&mut h, 124, &(cal_max as f32).to_le_bytes());
+        put(&mut h, 128, &(cal_min as f32).to_le_bytes());
+        put(&mut h, 254, &1i16.to_le_bytes()); // sform_code: scanner anatomical
+        for (row, at) in [(0, 280), (1, 296), (2, 312)] {
+            for j in 0..4 {
+                put(&mut h, at + 4 * j, &(ras[row][j] as f32).to_le_bytes());
+            }
+        }
+        put(&mut h, 344, b"n+1\0");
+        h.reserve(self.samples.len() * self.samples.bytes_per_sample());
+        with_samples!(&self.samples, v => for x in v { h.extend_from_slice(&x.to_le_bytes()) });
+        h
+    }
+}
