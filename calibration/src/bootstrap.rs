@@ -107,7 +107,7 @@ where
             }
             let values = statistics(&sums);
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if finished % 64 == 0 || finished == config.resamples {
+            if finished.is_multiple_of(64) || finished == config.resamples {
                 progress.advance(finished, config.resamples);
             }
             values

@@ -149,10 +149,10 @@ fn kappa_from_table(table: &[f64], k: usize, weighting: Weighting) -> Estimate<K
     let column: Vec<f64> = (0..k).map(|j| (0..k).map(|i| p(i, j)).sum()).collect();
     let mut observed = 0.0;
     let mut expected = 0.0;
-    for i in 0..k {
-        for j in 0..k {
+    for (i, row_share) in row.iter().enumerate() {
+        for (j, column_share) in column.iter().enumerate() {
             observed += weight(i, j) * p(i, j);
-            expected += weight(i, j) * row[i] * column[j];
+            expected += weight(i, j) * row_share * column_share;
         }
     }
     if (1.0 - expected).abs() < 1e-12 {
@@ -170,9 +170,9 @@ fn kappa_from_table(table: &[f64], k: usize, weighting: Weighting) -> Estimate<K
         .map(|j| (0..k).map(|i| row[i] * weight(i, j)).sum())
         .collect();
     let mut sum = 0.0;
-    for i in 0..k {
-        for j in 0..k {
-            let term = weight(i, j) - (row_weight[i] + column_weight[j]) * (1.0 - kappa);
+    for (i, row_w) in row_weight.iter().enumerate() {
+        for (j, column_w) in column_weight.iter().enumerate() {
+            let term = weight(i, j) - (row_w + column_w) * (1.0 - kappa);
             sum += p(i, j) * term * term;
         }
     }

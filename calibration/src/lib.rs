@@ -17,14 +17,18 @@ pub mod alt_test;
 pub mod bland_altman;
 pub mod bootstrap;
 pub mod correlation;
+pub mod csv_input;
 mod dist;
 pub mod estimate;
 pub mod icc;
+pub mod input;
 pub mod kappa;
 pub mod krippendorff;
 pub mod precision;
 pub mod proportions;
 pub mod ratings;
+pub mod report;
+pub mod tables;
 
 pub use estimate::Estimate;
 pub use ratings::RatingMatrix;

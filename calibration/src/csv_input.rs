@@ -1,0 +1,300 @@
+//! The long ratings CSV of FORMATS.md §3: `item,rater,score[,dimension][,grouping columns...]`.
+//!
+//! - `item`, `rater`, `score` are required; `dimension` defaults to `overall`;
+//! - `case` (optional) names the case an item belongs to, the cluster the bootstrap resamples;
+//!   without it each item is its own cluster;
+//! - every other column is a grouping variable, and must hold one value per item;
+//! - RFC 4180 quoting (`"a, b"`, `""` for a quote); blank lines are skipped; a UTF-8 BOM is
+//!   ignored.
+//!
+//! All problems are reported, each as `FILE:LINE: field: message`, and nothing is returned when
+//! there is any.
+
+use crate::input::{LongTable, ScoreRow};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One problem in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.file, self.line, self.field, self.message
+        )
+    }
+}
+
+/// Every problem found in the file, in line order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Error {
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.problems.iter().map(Problem::to_string).collect();
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+const REQUIRED: [&str; 3] = ["item", "rater", "score"];
+/// Problems reported before giving up, so a wholly wrong file does not flood the terminal.
+const MAX_PROBLEMS: usize = 200;
+
+/// Splits CSV text into records of fields, each with the line number it starts on.
+/// A record's starting line and its fields.
+type Record = (usize, Vec<String>);
+
+fn records(text: &str) -> Result<Vec<Record>, (usize, String)> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut line = 1;
+    let mut field = String::new();
+    let mut fields = Vec::new();
+    let mut start_line = 1;
+    let mut in_quotes = false;
+    let mut field_was_quoted = false;
+    while let Some(c) = chars.next() {
+        if in_quotes {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => in_quotes = false,
+                '\n' => {
+                    line += 1;
+                    field.push('\n');
+                }
+                _ => field.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' if field.is_empty() && !field_was_quoted => {
+                in_quotes = true;
+                field_was_quoted = true;
+            }
+            '"' => return Err((line, "a quote inside an unquoted field".into())),
+            ',' => {
+                fields.push(std::mem::take(&mut field));
+                field_was_quoted = false;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                fields.push(std::mem::take(&mut field));
+                field_was_quoted = false;
+                if !(fields.len() == 1 && fields[0].trim().is_empty()) {
+                    out.push((start_line, std::mem::take(&mut fields)));
+                }
+                fields.clear();
+                line += 1;
+                start_line = line;
+            }
+            _ => field.push(c),
+        }
+    }
+    if in_quotes {
+        return Err((start_line, "a quoted field is never closed".into()));
+    }
+    if !field.is_empty() || !fields.is_empty() || field_was_quoted {
+        fields.push(field);
+        if !(fields.len() == 1 && fields[0].trim().is_empty()) {
+            out.push((start_line, fields));
+        }
+    }
+    Ok(out)
+}
+
+/// Parses the long ratings CSV; `file_name` only labels the problems.
+pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let problem = |line: usize, field: &str, message: String| Problem {
+        file: file_name.to_string(),
+        line,
+        field: field.to_string(),
+        message,
+    };
+    let rows = records(text).map_err(|(line, message)| Error {
+        problems: vec![problem(line, "(row)", message)],
+    })?;
+    let Some((header_line, header)) = rows.first() else {
+        return Err(Error {
+            problems: vec![problem(
+                1,
+                "(header)",
+                "the file is empty; expected a header `item,rater,score`".into(),
+            )],
+        });
+    };
+    let header: Vec<String> = header.iter().map(|h| h.trim().to_string()).collect();
+    let mut problems = Vec::new();
+    let mut position: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, name) in header.iter().enumerate() {
+        if name.is_empty() {
+            problems.push(problem(
+                *header_line,
+                "(header)",
+                format!("column {} has no name", i + 1),
+            ));
+        } else if position.insert(name.as_str(), i).is_some() {
+            problems.push(problem(
+                *header_line,
+                name,
+                "the column appears twice".into(),
+            ));
+        }
+    }
+    for required in REQUIRED {
+        if !position.contains_key(required) {
+            problems.push(problem(
+                *header_line,
+                required,
+                format!("required column missing (header is `{}`)", header.join(",")),
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error { problems });
+    }
+    let column = |name: &str| position.get(name).copied();
+    let (item_at, rater_at, score_at) = (position["item"], position["rater"], position["score"]);
+    let (dimension_at, case_at) = (column("dimension"), column("case"));
+    let grouping: Vec<(usize, String)> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| {
+            !matches!(
+                h.as_str(),
+                "item" | "rater" | "score" | "dimension" | "case"
+            )
+        })
+        .map(|(i, h)| (i, h.clone()))
+        .collect();
+
+    let mut table = LongTable {
+        grouping_columns: grouping.iter().map(|g| g.1.clone()).collect(),
+        ..LongTable::default()
+    };
+    // Where each (item, rater, dimension) and each item attribute was first given.
+    let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    let mut first_line_of_item: BTreeMap<String, usize> = BTreeMap::new();
+    for (line, fields) in rows.iter().skip(1) {
+        if problems.len() >= MAX_PROBLEMS {
+            break;
+        }
+        let line = *line;
+        if fields.len() != header.len() {
+            problems.push(problem(
+                line,
+                "(row)",
+                format!(
+                    "has {} fields, the header has {}",
+                    fields.len(),
+                    header.len()
+                ),
+            ));
+            continue;
+        }
+        let get = |i: usize| fields[i].trim();
+        let (item, rater) = (get(item_at), get(rater_at));
+        let mut ok = true;
+        if item.is_empty() {
+            problems.push(problem(line, "item", "is empty".into()));
+            ok = false;
+        }
+        if rater.is_empty() {
+            problems.push(problem(line, "rater", "is empty".into()));
+            ok = false;
+        }
+        let score = match get(score_at).parse::<f64>() {
+            Ok(v) if v.is_finite() => Some(v),
+            _ => {
+                problems.push(problem(
+                    line,
+                    "score",
+                    format!("`{}` is not a number", get(score_at)),
+                ));
+                ok = false;
+                None
+            }
+        };
+        let dimension = dimension_at
+            .map(get)
+            .filter(|d| !d.is_empty())
+            .unwrap_or("overall")
+            .to_string();
+        if !ok {
+            continue;
+        }
+        let key = (item.to_string(), rater.to_string(), dimension.clone());
+        if let Some(first) = seen.get(&key) {
+            problems.push(problem(
+                line,
+                "rater",
+                format!("`{rater}` already scored item `{item}` on `{dimension}` at line {first}"),
+            ));
+            continue;
+        }
+        seen.insert(key, line);
+
+        let first_line = *first_line_of_item.entry(item.to_string()).or_insert(line);
+        let info = table.items.entry(item.to_string()).or_default();
+        if let Some(c) = case_at.map(get).filter(|c| !c.is_empty()) {
+            match &info.case {
+                Some(existing) if existing != c => problems.push(problem(
+                    line,
+                    "case",
+                    format!(
+                        "item `{item}` is in case `{existing}` at line {first_line}, here `{c}`"
+                    ),
+                )),
+                _ => info.case = Some(c.to_string()),
+            }
+        }
+        for (i, name) in &grouping {
+            let value = get(*i);
+            if value.is_empty() {
+                continue;
+            }
+            match info.groups.get(name) {
+                Some(existing) if existing != value => problems.push(problem(
+                    line,
+                    name,
+                    format!("item `{item}` has `{existing}` at line {first_line}, here `{value}`; a grouping column holds one value per item"),
+                )),
+                Some(_) => {}
+                None => {
+                    info.groups.insert(name.clone(), value.to_string());
+                }
+            }
+        }
+        table.scores.push(ScoreRow {
+            item: item.to_string(),
+            rater: rater.to_string(),
+            dimension,
+            score: score.unwrap_or_default(),
+        });
+    }
+    if table.scores.is_empty() && problems.is_empty() {
+        problems.push(problem(
+            *header_line + 1,
+            "(row)",
+            "the file has a header but no scores".into(),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(table)
+    } else {
+        Err(Error { problems })
+    }
+}

@@ -1,0 +1,138 @@
+//! What the caller (CLI from a CSV or the database, the desktop app) hands to the report.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One score: `rater` scored `item` on `dimension`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreRow {
+    pub item: String,
+    pub rater: String,
+    pub dimension: String,
+    pub score: f64,
+}
+
+/// What is known about an item besides its scores.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ItemInfo {
+    /// The case (cluster) the item belongs to; items of one case are resampled together.
+    /// `None` makes the item its own cluster.
+    pub case: Option<String>,
+    /// Grouping column → value (e.g. `disease_group` → `stroke`).
+    pub groups: BTreeMap<String, String>,
+}
+
+/// The long table of FORMATS.md §3: one score per (item, rater, dimension).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LongTable {
+    pub scores: Vec<ScoreRow>,
+    /// Grouping columns in the order they were given; each gets its own breakdown.
+    pub grouping_columns: Vec<String>,
+    pub items: BTreeMap<String, ItemInfo>,
+}
+
+/// An error a clinician labelled on a response.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorLabel {
+    pub rater: String,
+    /// Taxonomy code, e.g. `P1`.
+    pub category: String,
+    /// 1 clinically insignificant · 2 significant · 3 significant and urgent.
+    pub severity: u8,
+}
+
+/// Error labels of one item: what the grader claimed and what clinicians found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemErrors {
+    pub item: String,
+    pub grader_claims: BTreeSet<String>,
+    /// Clinicians who reviewed the item for errors, including those who found none. Empty means
+    /// "the raters who appear in `clinician_labels`".
+    pub reviewers: BTreeSet<String>,
+    pub clinician_labels: Vec<ErrorLabel>,
+}
+
+/// A clinician's judgement of whether one sample of a model's answer was correct (for pass@k).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CorrectnessJudgement {
+    pub model: String,
+    pub task_family: String,
+    pub level: String,
+    pub task: String,
+    pub sample: u32,
+    pub rater: String,
+    pub correct: bool,
+}
+
+/// Everything the report is built from. Items from a CSV simply have no error or pass@k data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CalibrationInput {
+    pub table: LongTable,
+    pub errors: Vec<ItemErrors>,
+    pub correctness: Vec<CorrectnessJudgement>,
+    /// Category code → bucket; empty means the default taxonomy's roll-up (DOMAIN.md).
+    pub category_buckets: BTreeMap<String, String>,
+}
+
+/// The rubric scale, when known: scores are min, min+step, …, max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScaleSpec {
+    pub min: f64,
+    pub max: f64,
+    pub step: f64,
+}
+
+/// How the report is built. `Default` gives the documented defaults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportOptions {
+    /// The LLM grader's rater name; `None` reports human–human agreement only.
+    pub grader: Option<String>,
+    /// Other versions of the grader that scored the same items: excluded from the humans and
+    /// compared with `grader` (drift).
+    pub other_grader_versions: Vec<String>,
+    pub seed: u64,
+    pub bootstrap_resamples: usize,
+    /// The verdict's bar on Pearson r (grader vs the clinicians' mean).
+    pub bar_pearson_r: f64,
+    pub scale: Option<ScaleSpec>,
+    /// ε of the alternative annotator test (0.2: the paper's value for expert annotators).
+    pub alt_test_epsilon: f64,
+    /// FDR level of the Benjamini–Yekutieli correction in the alternative annotator test.
+    pub alt_test_q: f64,
+    /// A grader score at or above this is "high" for the dangerous-case list; `None` means the
+    /// top quarter of the scale (min + 0.75 (max − min)), or without a scale the 75th percentile
+    /// of the grader's scores.
+    pub high_score_threshold: Option<f64>,
+    /// The k of pass@k.
+    pub pass_at: Vec<usize>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            grader: None,
+            other_grader_versions: Vec::new(),
+            seed: 1,
+            bootstrap_resamples: 2000,
+            bar_pearson_r: 0.90,
+            scale: None,
+            alt_test_epsilon: 0.2,
+            alt_test_q: 0.05,
+            high_score_threshold: None,
+            pass_at: vec![1, 5],
+        }
+    }
+}
+
+/// The default taxonomy's roll-up to Neural-MedBench's buckets (DOMAIN.md).
+pub fn default_bucket(category: &str) -> &'static str {
+    match category {
+        "P1" | "P2" | "P4" | "P5" | "T1" => "perceptual",
+        "P3" | "G2" => "hallucination",
+        "G1" => "grounding",
+        "R1" | "R2" | "R3" => "reasoning",
+        "K1" => "knowledge",
+        "C1" => "confidence",
+        _ => "other",
+    }
+}

@@ -1,0 +1,239 @@
+//! The report as JSON and as CSV tables (one file per table).
+
+use crate::estimate::Estimate;
+use crate::report::{Report, Section};
+
+/// The report as pretty-printed JSON (schema: docs/report-schema.md).
+pub fn to_json(report: &Report) -> String {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// RFC 4180 quoting where needed.
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn number(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map(|v| format!("{v}"))
+        .unwrap_or_default()
+}
+
+fn line(fields: &[String]) -> String {
+    let mut s = fields
+        .iter()
+        .map(|f| field(f))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    s
+}
+
+fn reason<T>(e: &Estimate<T>) -> String {
+    e.reason().unwrap_or("").to_string()
+}
+
+/// CSV tables: agreement per dimension and group, per rater, degradation, pass@k and the error
+/// distribution. Empty cells are not-estimable figures; the `not_estimable` column says why.
+pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
+    let mut agreement = line(
+        &[
+            "dimension",
+            "group_column",
+            "group_value",
+            "n_items",
+            "n_cases",
+            "human_icc2",
+            "human_icc2_ci_low",
+            "human_icc2_ci_high",
+            "human_krippendorff_alpha_interval",
+            "grader_n",
+            "pearson_r",
+            "pearson_ci_low",
+            "pearson_ci_high",
+            "pearson_p",
+            "bootstrap_r_bca_low",
+            "bootstrap_r_bca_high",
+            "spearman_rho",
+            "kendall_tau_b",
+            "bias",
+            "loa_low",
+            "loa_high",
+            "grader_icc2",
+            "not_estimable",
+        ]
+        .map(String::from),
+    );
+    let mut per_rater = line(
+        &[
+            "dimension",
+            "rater",
+            "n",
+            "pearson_r",
+            "pearson_ci_low",
+            "pearson_ci_high",
+            "spearman_rho",
+            "bias",
+            "loa_low",
+            "loa_high",
+            "kappa_quadratic",
+            "held_out_r_vs_rest",
+            "grader_r_vs_rest",
+        ]
+        .map(String::from),
+    );
+    let mut degradation = line(
+        &[
+            "dimension",
+            "statistic",
+            "grader_human",
+            "human_human",
+            "difference",
+            "comparisons",
+        ]
+        .map(String::from),
+    );
+    for d in &report.dimensions {
+        let sections = std::iter::once(("", "", &d.overall)).chain(
+            d.groups
+                .iter()
+                .map(|g| (g.column.as_str(), g.value.as_str(), &g.section)),
+        );
+        for (column, value, s) in sections {
+            agreement.push_str(&agreement_row(&d.dimension, column, value, s));
+        }
+        if let Some(g) = &d.overall.grader {
+            for r in &g.vs_each_rater {
+                let loo = g.leave_one_rater_out.iter().find(|l| l.held_out == r.rater);
+                let p = r.pearson.value();
+                let ba = r.bland_altman.value();
+                per_rater.push_str(&line(&[
+                    d.dimension.clone(),
+                    r.rater.clone(),
+                    r.n.to_string(),
+                    number(p.map(|p| p.r)),
+                    number(p.map(|p| p.ci_low)),
+                    number(p.map(|p| p.ci_high)),
+                    number(r.spearman.value().map(|s| s.rho)),
+                    number(ba.map(|b| b.bias)),
+                    number(ba.map(|b| b.loa_low)),
+                    number(ba.map(|b| b.loa_high)),
+                    number(r.cohen_kappa.quadratic.value().map(|k| k.value)),
+                    number(loo.and_then(|l| l.held_out_vs_rest.pearson.value().map(|p| p.r))),
+                    number(loo.and_then(|l| l.grader_vs_rest.pearson.value().map(|p| p.r))),
+                ]));
+            }
+            for row in &g.degradation {
+                degradation.push_str(&line(&[
+                    d.dimension.clone(),
+                    row.statistic.clone(),
+                    number(row.grader_human.value().copied()),
+                    number(row.human_human.value().copied()),
+                    number(row.difference.value().copied()),
+                    row.comparisons.to_string(),
+                ]));
+            }
+        }
+    }
+    let mut pass = line(
+        &[
+            "model",
+            "task_family",
+            "level",
+            "k",
+            "pass_at_k",
+            "ci_low",
+            "ci_high",
+            "n_tasks",
+            "not_estimable",
+        ]
+        .map(String::from),
+    );
+    for row in &report.pass_at_k {
+        let v = row.pass_at_k.value();
+        pass.push_str(&line(&[
+            row.model.clone(),
+            row.task_family.clone(),
+            row.level.clone(),
+            row.k.to_string(),
+            number(v.map(|v| v.value)),
+            number(v.map(|v| v.ci_low)),
+            number(v.map(|v| v.ci_high)),
+            v.map(|v| v.n.to_string()).unwrap_or_default(),
+            reason(&row.pass_at_k),
+        ]));
+    }
+    let mut errors = line(
+        &[
+            "level", "name", "count", "total", "share", "ci_low", "ci_high",
+        ]
+        .map(String::from),
+    );
+    if let Some(dist) = &report.error_distribution {
+        for (level, shares) in [("bucket", &dist.by_bucket), ("category", &dist.by_category)] {
+            for s in shares {
+                errors.push_str(&line(&[
+                    level.to_string(),
+                    s.name.clone(),
+                    s.share.count.to_string(),
+                    s.share.n.to_string(),
+                    number(Some(s.share.share)),
+                    number(Some(s.share.ci_low)),
+                    number(Some(s.share.ci_high)),
+                ]));
+            }
+        }
+    }
+    vec![
+        ("agreement.csv".to_string(), agreement),
+        ("per_rater.csv".to_string(), per_rater),
+        ("degradation.csv".to_string(), degradation),
+        ("pass_at_k.csv".to_string(), pass),
+        ("error_distribution.csv".to_string(), errors),
+    ]
+}
+
+fn agreement_row(dimension: &str, column: &str, value: &str, s: &Section) -> String {
+    let icc2 = s.human_human.icc.icc2.value();
+    let grader = s.grader.as_ref().map(|g| &g.vs_human_mean);
+    let p = grader.and_then(|g| g.pearson.value());
+    let boot = grader.and_then(|g| g.bootstrap.pearson_r.value());
+    let ba = grader.and_then(|g| g.bland_altman.value());
+    let mut reasons: Vec<String> = Vec::new();
+    if let Some(r) = s.human_human.icc.icc2.reason() {
+        reasons.push(format!("human ICC2: {r}"));
+    }
+    if let Some(r) = grader.and_then(|g| g.pearson.reason()) {
+        reasons.push(format!("pearson: {r}"));
+    }
+    line(&[
+        dimension.to_string(),
+        column.to_string(),
+        value.to_string(),
+        s.n_items.to_string(),
+        s.n_cases.to_string(),
+        number(icc2.map(|v| v.value)),
+        number(icc2.map(|v| v.ci_low)),
+        number(icc2.map(|v| v.ci_high)),
+        number(s.human_human.krippendorff_alpha.interval.value().copied()),
+        grader.map(|g| g.n.to_string()).unwrap_or_default(),
+        number(p.map(|p| p.r)),
+        number(p.map(|p| p.ci_low)),
+        number(p.map(|p| p.ci_high)),
+        number(p.map(|p| p.p)),
+        number(boot.and_then(|b| b.bca_low)),
+        number(boot.and_then(|b| b.bca_high)),
+        number(grader.and_then(|g| g.spearman.value().map(|s| s.rho))),
+        number(grader.and_then(|g| g.kendall_tau_b.value().map(|k| k.tau))),
+        number(ba.map(|b| b.bias)),
+        number(ba.map(|b| b.loa_low)),
+        number(ba.map(|b| b.loa_high)),
+        number(grader.and_then(|g| g.icc.icc2.value().map(|v| v.value))),
+        reasons.join("; "),
+    ])
+}

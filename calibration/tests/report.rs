@@ -1,0 +1,492 @@
+//! The report end to end: CSV in, model, JSON keys, determinism, and the tables.
+
+mod common;
+
+use calibration::bootstrap::{NoProgress, Progress};
+use calibration::csv_input::parse_long_csv;
+use calibration::input::{
+    CalibrationInput, CorrectnessJudgement, ErrorLabel, ItemErrors, ReportOptions, ScaleSpec,
+};
+use calibration::report::{build_report, ReportError};
+use calibration::tables::{to_csv_tables, to_json};
+use common::*;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A deterministic pseudo-random stream for building test data (no external crate needed).
+struct Lcg(u64);
+
+impl Lcg {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        // Box–Muller.
+        let (u, v) = (self.uniform().max(1e-12), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+fn clip_round(v: f64) -> f64 {
+    v.round().clamp(1.0, 5.0)
+}
+
+/// 3 clinicians and a grader scoring 60 items in 20 cases on a 1–5 scale; the grader is the
+/// clinicians' latent score plus `grader_shift`, with the same noise as a clinician.
+fn study_csv(grader_shift: f64) -> String {
+    let mut rng = Lcg(7);
+    let mut csv = String::from("item,rater,score,case,disease_group\n");
+    for item in 0..60 {
+        let truth = 3.0 + 1.2 * rng.normal();
+        let group = ["stroke", "ms", "tumour"][item % 3];
+        for rater in ["dr_a", "dr_b", "dr_c"] {
+            let s = clip_round(truth + 0.5 * rng.normal());
+            csv.push_str(&format!("i{item},{rater},{s},c{},{group}\n", item / 3));
+        }
+        let g = clip_round(truth + grader_shift + 0.5 * rng.normal());
+        csv.push_str(&format!("i{item},grader,{g},c{},{group}\n", item / 3));
+    }
+    csv
+}
+
+fn options() -> ReportOptions {
+    ReportOptions {
+        grader: Some("grader".into()),
+        scale: Some(ScaleSpec {
+            min: 1.0,
+            max: 5.0,
+            step: 1.0,
+        }),
+        bootstrap_resamples: 400,
+        seed: 42,
+        ..ReportOptions::default()
+    }
+}
+
+fn input_from(csv: &str) -> CalibrationInput {
+    CalibrationInput {
+        table: parse_long_csv(csv, "study.csv").expect("valid CSV"),
+        ..CalibrationInput::default()
+    }
+}
+
+#[test]
+fn csv_problems_name_file_line_and_field_and_all_are_reported() {
+    let csv = "item,rater,score,model\n\
+               a,r1,3,gpt\n\
+               a,r1,4,gpt\n\
+               b,,x,gpt\n\
+               c,r2,2\n\
+               a,r2,2,llama\n";
+    let error = parse_long_csv(csv, "ratings.csv").expect_err("invalid");
+    let text = error.to_string();
+    let expected = [
+        "ratings.csv:3: rater: `r1` already scored item `a` on `overall` at line 2",
+        "ratings.csv:4: rater: is empty",
+        "ratings.csv:4: score: `x` is not a number",
+        "ratings.csv:5: (row): has 3 fields, the header has 4",
+        "ratings.csv:6: model: item `a` has `gpt` at line 2, here `llama`; a grouping column holds one value per item",
+    ];
+    for line in expected {
+        assert!(text.contains(line), "missing `{line}` in:\n{text}");
+    }
+    assert_eq!(error.problems.len(), expected.len(), "{text}");
+    let missing = parse_long_csv("item,score\nx,1\n", "r.csv").expect_err("no rater column");
+    assert!(missing
+        .to_string()
+        .starts_with("r.csv:1: rater: required column missing"));
+}
+
+#[test]
+fn csv_reads_dimension_case_grouping_and_quotes() {
+    let csv = "\u{feff}item,rater,score,dimension,case,task_family\r\n\
+               t1,dr_a,4,,case 1,\"differential, diagnosis\"\r\n\
+               t1,dr_a,2,reasoning,case 1,\"differential, diagnosis\"\r\n\
+               \r\n\
+               t2,dr_b,5,overall,,lesion\r\n";
+    let table = parse_long_csv(csv, "x.csv").expect("valid");
+    assert_eq!(table.scores.len(), 3);
+    assert_eq!(table.scores[0].dimension, "overall");
+    assert_eq!(table.scores[1].dimension, "reasoning");
+    assert_eq!(table.grouping_columns, vec!["task_family".to_string()]);
+    assert_eq!(table.items["t1"].case.as_deref(), Some("case 1"));
+    assert_eq!(
+        table.items["t1"].groups["task_family"],
+        "differential, diagnosis"
+    );
+    assert_eq!(table.items["t2"].case, None);
+}
+
+#[test]
+fn grader_vs_clinicians_figures_match_a_direct_computation() {
+    let csv = study_csv(0.8);
+    let input = input_from(&csv);
+    let report = build_report(&input, &options(), &NoProgress).expect("report");
+    let overall = &report.dimensions[0].overall;
+    let grader = overall.grader.as_ref().expect("grader section");
+
+    // Recompute r and the bias straight from the CSV rows, with textbook formulas.
+    let mut g = vec![0.0; 60];
+    let mut h = vec![0.0; 60];
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let i: usize = f[0][1..].parse().expect("item index");
+        let s: f64 = f[2].parse().expect("score");
+        if f[1] == "grader" {
+            g[i] = s
+        } else {
+            h[i] += s / 3.0
+        }
+    }
+    let (mg, mh) = (g.iter().sum::<f64>() / 60.0, h.iter().sum::<f64>() / 60.0);
+    let sxy: f64 = g.iter().zip(&h).map(|(a, b)| (a - mg) * (b - mh)).sum();
+    let sxx: f64 = g.iter().map(|a| (a - mg).powi(2)).sum();
+    let syy: f64 = h.iter().map(|b| (b - mh).powi(2)).sum();
+    let pearson = grader.vs_human_mean.pearson.value().expect("r");
+    close(pearson.r, sxy / (sxx * syy).sqrt(), 1e-12, "r");
+    let bias = grader
+        .vs_human_mean
+        .bland_altman
+        .value()
+        .expect("bias")
+        .bias;
+    close(bias, mg - mh, 1e-12, "bias");
+    assert!(bias > 0.4, "the grader was built lenient, bias {bias}");
+
+    // The bootstrap estimates are the full-data statistics, inside their intervals.
+    let boot_r = grader
+        .vs_human_mean
+        .bootstrap
+        .pearson_r
+        .value()
+        .expect("boot r");
+    close(boot_r.estimate, pearson.r, 1e-9, "bootstrap estimate of r");
+    assert!(boot_r.percentile_low < pearson.r && pearson.r < boot_r.percentile_high);
+    assert_eq!(boot_r.clusters, 20);
+    let boot_bias = grader
+        .vs_human_mean
+        .bootstrap
+        .bias
+        .value()
+        .expect("boot bias");
+    close(boot_bias.estimate, bias, 1e-9, "bootstrap estimate of bias");
+    let boot_icc = grader
+        .vs_human_mean
+        .bootstrap
+        .icc2
+        .value()
+        .expect("boot icc2");
+    let icc2 = grader.vs_human_mean.icc.icc2.value().expect("icc2").value;
+    close(boot_icc.estimate, icc2, 1e-9, "bootstrap estimate of ICC2");
+
+    // One group section per disease group, partitioning the items.
+    let groups = &report.dimensions[0].groups;
+    assert_eq!(groups.len(), 3);
+    assert_eq!(groups.iter().map(|g| g.section.n_items).sum::<usize>(), 60);
+    assert_eq!(grader.vs_each_rater.len(), 3);
+    assert_eq!(grader.leave_one_rater_out.len(), 3);
+    assert_eq!(grader.degradation.len(), 3);
+    let verdict = report.verdict.as_ref().expect("verdict");
+    assert!(
+        verdict.summary.contains("higher than the clinicians"),
+        "{}",
+        verdict.summary
+    );
+}
+
+#[test]
+fn same_seed_gives_the_same_report_whatever_the_thread_count() {
+    let input = input_from(&study_csv(0.0));
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool")
+            .install(|| to_json(&build_report(&input, &options(), &NoProgress).expect("report")))
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
+    let other_seed = ReportOptions {
+        seed: 43,
+        ..options()
+    };
+    let different = to_json(&build_report(&input, &other_seed, &NoProgress).expect("report"));
+    assert_ne!(one, different, "the seed must matter");
+}
+
+#[test]
+fn json_uses_the_stable_key_names_of_formats_section_5() {
+    let report =
+        build_report(&input_from(&study_csv(0.3)), &options(), &NoProgress).expect("report");
+    let json: serde_json::Value = serde_json::from_str(&to_json(&report)).expect("valid JSON");
+    let vs_mean = &json["dimensions"][0]["overall"]["grader"]["vs_human_mean"];
+    for key in ["r", "ci_low", "ci_high", "p", "n"] {
+        assert!(vs_mean["pearson"][key].is_number(), "pearson.{key}");
+    }
+    for key in ["rho", "ci_low", "ci_high", "p", "n"] {
+        assert!(vs_mean["spearman"][key].is_number(), "spearman.{key}");
+    }
+    for key in ["tau", "p", "n"] {
+        assert!(
+            vs_mean["kendall_tau_b"][key].is_number(),
+            "kendall_tau_b.{key}"
+        );
+    }
+    for key in ["bias", "loa_low", "loa_high", "n"] {
+        assert!(
+            vs_mean["bland_altman"][key].is_number(),
+            "bland_altman.{key}"
+        );
+    }
+    for key in ["unweighted", "linear", "quadratic"] {
+        assert!(
+            vs_mean["cohen_kappa"][key]["value"].is_number(),
+            "cohen_kappa.{key}"
+        );
+    }
+    let human = &json["dimensions"][0]["overall"]["human_human"];
+    for key in ["ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"] {
+        for field in ["value", "ci_low", "ci_high"] {
+            assert!(human["icc"][key][field].is_number(), "icc.{key}.{field}");
+        }
+    }
+    assert!(human["icc"]["n"].is_number());
+    for key in ["nominal", "ordinal", "interval"] {
+        assert!(
+            human["krippendorff_alpha"][key].is_number(),
+            "krippendorff_alpha.{key}"
+        );
+    }
+    assert!(human["fleiss_kappa"]["value"].is_number());
+    assert!(human["fleiss_kappa"]["n"].is_number());
+    assert!(!to_json(&report).contains("NaN"));
+}
+
+#[test]
+fn unknown_grader_is_an_error_that_names_the_raters() {
+    let options = ReportOptions {
+        grader: Some("gpt-4o".into()),
+        ..options()
+    };
+    let error =
+        build_report(&input_from(&study_csv(0.0)), &options, &NoProgress).expect_err("unknown");
+    assert!(matches!(error, ReportError::GraderNotFound { .. }));
+    assert!(
+        error.to_string().contains("dr_a, dr_b, dr_c, grader"),
+        "{error}"
+    );
+}
+
+#[test]
+fn too_few_items_are_not_estimable_rather_than_nan() {
+    let csv = "item,rater,score\na,r1,3\na,r2,3\nb,r1,3\nb,r2,3\na,g,4\nb,g,2\n";
+    let report =
+        build_report(&input_from(csv), &options_with_grader("g"), &NoProgress).expect("report");
+    let json = to_json(&report);
+    // Absent optional sections are null; a statistic is never a NaN or a null number.
+    assert!(!json.contains("NaN"), "{json}");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let pearson = &value["dimensions"][0]["overall"]["grader"]["vs_human_mean"]["pearson"];
+    assert!(
+        pearson["not_estimable"].is_string() && pearson.get("r").is_none(),
+        "{pearson}"
+    );
+    let grader = report.dimensions[0]
+        .overall
+        .grader
+        .as_ref()
+        .expect("grader");
+    assert!(grader.vs_human_mean.pearson.reason().is_some());
+    assert!(report.dimensions[0]
+        .overall
+        .human_human
+        .icc
+        .icc2
+        .reason()
+        .is_some());
+}
+
+fn options_with_grader(name: &str) -> ReportOptions {
+    ReportOptions {
+        grader: Some(name.into()),
+        ..options()
+    }
+}
+
+#[test]
+fn progress_reaches_the_total_once_every_resample_is_done() {
+    struct Last(AtomicUsize, AtomicUsize);
+    impl Progress for Last {
+        fn advance(&self, done: usize, total: usize) {
+            self.0.fetch_max(done, Ordering::Relaxed);
+            self.1.store(total, Ordering::Relaxed);
+        }
+    }
+    let progress = Last(AtomicUsize::new(0), AtomicUsize::new(0));
+    build_report(&input_from(&study_csv(0.0)), &options(), &progress).expect("report");
+    // 1 dimension × (overall + 3 groups) sections × 400 resamples.
+    assert_eq!(progress.1.load(Ordering::Relaxed), 1600);
+    assert_eq!(progress.0.load(Ordering::Relaxed), 1600);
+}
+
+#[test]
+fn alt_test_passes_a_grader_that_is_the_consensus_and_fails_a_random_one() {
+    let mut rng = Lcg(11);
+    let mut good = String::from("item,rater,score\n");
+    let mut bad = good.clone();
+    for item in 0..80 {
+        let truth = 3.0 + rng.normal();
+        let scores: Vec<f64> = (0..4)
+            .map(|_| clip_round(truth + 0.8 * rng.normal()))
+            .collect();
+        for (r, s) in scores.iter().enumerate() {
+            good.push_str(&format!("i{item},dr{r},{s}\n"));
+            bad.push_str(&format!("i{item},dr{r},{s}\n"));
+        }
+        let consensus = scores.iter().sum::<f64>() / 4.0;
+        good.push_str(&format!("i{item},grader,{consensus}\n"));
+        bad.push_str(&format!(
+            "i{item},grader,{}\n",
+            clip_round(1.0 + 4.0 * rng.uniform())
+        ));
+    }
+    let unscaled = ReportOptions {
+        scale: None,
+        ..options()
+    };
+    let alt = |csv: &str| {
+        let report = build_report(&input_from(csv), &unscaled, &NoProgress).expect("report");
+        report.dimensions[0]
+            .overall
+            .grader
+            .clone()
+            .expect("grader")
+            .alt_test
+    };
+    let passed = alt(&good);
+    let passed = passed.value().expect("alt test");
+    assert!(passed.passed, "{passed:?}");
+    assert_eq!(passed.winning_rate, 1.0);
+    let failed = alt(&bad);
+    let failed = failed.value().expect("alt test");
+    assert!(!failed.passed, "{failed:?}");
+    assert_eq!(failed.winning_rate, 0.0);
+    close(failed.epsilon, 0.2, 0.0, "default epsilon");
+}
+
+#[test]
+fn error_categories_precision_recall_and_dangerous_cases() {
+    let csv = "item,rater,score\n\
+               a,dr1,2\na,dr2,2\na,g,5\n\
+               b,dr1,4\nb,dr2,4\nb,g,4\n\
+               c,dr1,3\nc,dr2,3\nc,g,2\n\
+               d,dr1,5\nd,dr2,5\nd,g,5\n";
+    let label = |rater: &str, category: &str, severity: u8| ErrorLabel {
+        rater: rater.into(),
+        category: category.into(),
+        severity,
+    };
+    let set = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let mut input = input_from(csv);
+    input.errors = vec![
+        // Both found a significant missed finding; the grader scored 5 and claimed nothing.
+        ItemErrors {
+            item: "a".into(),
+            grader_claims: set(&[]),
+            reviewers: set(&["dr1", "dr2"]),
+            clinician_labels: vec![label("dr1", "P1", 3), label("dr2", "P1", 2)],
+        },
+        ItemErrors {
+            item: "b".into(),
+            grader_claims: set(&["P1"]),
+            reviewers: set(&["dr1", "dr2"]),
+            clinician_labels: vec![label("dr1", "P1", 1)],
+        },
+        ItemErrors {
+            item: "c".into(),
+            grader_claims: set(&["R1"]),
+            reviewers: set(&["dr1", "dr2"]),
+            clinician_labels: vec![label("dr1", "R1", 2), label("dr2", "R1", 2)],
+        },
+        ItemErrors {
+            item: "d".into(),
+            grader_claims: set(&["P1"]),
+            reviewers: set(&["dr1", "dr2"]),
+            clinician_labels: vec![],
+        },
+    ];
+    input.correctness = (0..5)
+        .map(|sample| CorrectnessJudgement {
+            model: "m".into(),
+            task_family: "differential".into(),
+            level: "1".into(),
+            task: "t".into(),
+            sample,
+            rater: "dr1".into(),
+            correct: sample == 0,
+        })
+        .collect();
+    let report = build_report(&input, &options_with_grader("g"), &NoProgress).expect("report");
+    let errors = report.error_categories.as_ref().expect("error section");
+    // Scale 1–5: "high" is ≥ 4.
+    assert_eq!(errors.high_score_threshold, Some(4.0));
+    let p1 = errors
+        .categories
+        .iter()
+        .find(|c| c.category == "P1")
+        .expect("P1");
+    // Clinician label needs half of the reviewers: a yes (2 of 2), b yes (1 of 2), d no.
+    assert_eq!((p1.grader_claimed, p1.clinicians_labelled), (2, 2));
+    assert_eq!(p1.precision.as_ref().map(|p| (p.count, p.n)), Some((1, 2)));
+    assert_eq!(p1.recall.as_ref().map(|p| (p.count, p.n)), Some((1, 2)));
+    let dangerous: Vec<&str> = errors
+        .dangerous_cases
+        .iter()
+        .map(|d| d.item.as_str())
+        .collect();
+    assert_eq!(
+        dangerous,
+        vec!["a"],
+        "b's error is severity 1, c's grader score is low"
+    );
+    let distribution = report.error_distribution.as_ref().expect("distribution");
+    assert_eq!(distribution.total, 3);
+    let perceptual = distribution
+        .by_bucket
+        .iter()
+        .find(|b| b.name == "perceptual")
+        .expect("bucket");
+    assert_eq!(perceptual.share.count, 2);
+    // 5 samples, 1 correct: pass@1 = 1/5, pass@5 = 1.
+    let at = |k: usize| {
+        report
+            .pass_at_k
+            .iter()
+            .find(|r| r.k == k)
+            .and_then(|r| r.pass_at_k.value().map(|v| v.value))
+    };
+    close(at(1).expect("pass@1"), 0.2, 1e-12, "pass@1");
+    close(at(5).expect("pass@5"), 1.0, 1e-12, "pass@5");
+    let tables = to_csv_tables(&report);
+    let names: Vec<&str> = tables.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "agreement.csv",
+            "per_rater.csv",
+            "degradation.csv",
+            "pass_at_k.csv",
+            "error_distribution.csv"
+        ]
+    );
+    assert!(
+        tables[3].1.contains("\nm,differential,1,1,0.19999"),
+        "{}",
+        tables[3].1
+    );
+}
