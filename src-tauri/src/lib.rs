@@ -33,8 +33,8 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri:
 }
 
 pub fn run() {
-    let app = build_app(tauri::Builder::default(), tauri::generate_context!())
-        .unwrap_or_else(|e| {
+    let app =
+        build_app(tauri::Builder::default(), tauri::generate_context!()).unwrap_or_else(|e| {
             eprintln!("NeuroRater could not start: {e}");
             std::process::exit(1);
         });

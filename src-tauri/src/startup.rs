@@ -29,9 +29,13 @@ struct EventProgress<'a, R: Runtime> {
 
 impl<R: Runtime> EventProgress<'_, R> {
     fn report(&self, phase: &str, done: u64, total: u64) {
-        self.app.state::<AppState>().set_progress(phase, done, total);
+        self.app
+            .state::<AppState>()
+            .set_progress(phase, done, total);
         // A closed window cannot listen; start-up carries on regardless.
-        let _ = self.app.emit(PROGRESS_EVENT, ProgressPayload { phase, done, total });
+        let _ = self
+            .app
+            .emit(PROGRESS_EVENT, ProgressPayload { phase, done, total });
     }
 }
 
@@ -42,11 +46,7 @@ impl<R: Runtime> Progress for EventProgress<'_, R> {
     }
 
     fn advance(&self, done: u64) {
-        let (name, total) = self
-            .phase
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let (name, total) = self.phase.lock().unwrap_or_else(|p| p.into_inner()).clone();
         self.report(&name, done, total);
     }
 }
@@ -59,11 +59,14 @@ pub fn prepare_library<R: Runtime>(app: AppHandle<R>) {
     };
     let outcome = open_or_seed(&progress);
     app.state::<AppState>().finish(outcome);
-    let _ = app.emit(PROGRESS_EVENT, ProgressPayload {
-        phase: "ready",
-        done: 1,
-        total: 1,
-    });
+    let _ = app.emit(
+        PROGRESS_EVENT,
+        ProgressPayload {
+            phase: "ready",
+            done: 1,
+            total: 1,
+        },
+    );
 }
 
 fn open_or_seed(progress: &dyn Progress) -> Result<Store, CommandError> {
@@ -106,7 +109,7 @@ fn seed_demo_study(
             ))
         })?;
     }
-    // DEMO-PENDING cases::demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
+    cases::demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
     cases::import::import_bundle(store, bundle_dir, progress).map_err(|error| match error {
         cases::import::ImportError::Invalid(problems) => startup_failed(format!(
             "the generated demo study did not import ({} problem(s)): {}",

@@ -90,5 +90,7 @@ impl AppState {
 /// A panic while holding a lock leaves plain data behind (no invariants span a lock), so a
 /// poisoned lock is still safe to read; refusing would brick the window for the session.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

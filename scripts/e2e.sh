@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the UI and the desktop app (debug), then drives the real window under Xvfb through
+# tauri-driver with a fresh temporary database, so first start builds the demo study.
+# Artefacts (screenshots, timings) land in tests/e2e/artifacts/. Needs the apt packages of
+# docs/app.md (webkit2gtk-driver, xvfb among them).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target-app}"
+APP="$CARGO_TARGET_DIR/debug/neurorater-app"
+DRIVER_PORT=4444
+
+for tool in xvfb-run /usr/bin/WebKitWebDriver node npm cargo; do
+  command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see docs/app.md, 'Set-up')" >&2; exit 2; }
+done
+
+echo "e2e: building the UI"
+(cd "$ROOT/ui" && { [ -d node_modules ] || npm ci; } && npm run build)
+echo "e2e: building the app (debug)"
+cargo build -p neurorater-app --manifest-path "$ROOT/Cargo.toml"
+if ! command -v tauri-driver >/dev/null; then
+  echo "e2e: installing tauri-driver"
+  cargo install tauri-driver --locked
+fi
+(cd "$ROOT/tests/e2e" && { [ -d node_modules ] || npm ci; })
+
+WORK="$(mktemp -d -t neurorater-e2e.XXXXXX)"
+export NEURORATER_DB="$WORK/e2e.sqlite"
+export NEURORATER_APP="$APP"
+rm -rf "$ROOT/tests/e2e/artifacts"
+
+# Everything that needs the display runs inside one xvfb-run; the inner script stops the driver
+# (and with it the app) whatever the tests' outcome.
+status=0
+xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+  set -u
+  tauri-driver --native-driver /usr/bin/WebKitWebDriver --port '"$DRIVER_PORT"' >"'"$WORK"'/tauri-driver.log" 2>&1 &
+  driver=$!
+  trap "kill $driver 2>/dev/null; wait $driver 2>/dev/null" EXIT
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/'"$DRIVER_PORT"') 2>/dev/null && break
+    sleep 0.1
+  done
+  cd "'"$ROOT"'/tests/e2e" && npm test
+' || status=$?
+
+if [ "$status" -ne 0 ]; then
+  echo "e2e: FAILED (status $status); tauri-driver log:" >&2
+  tail -n 40 "$WORK/tauri-driver.log" >&2 || true
+fi
+rm -rf "$WORK"
+exit "$status"
