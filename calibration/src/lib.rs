@@ -20,6 +20,7 @@ pub mod correlation;
 pub mod csv_input;
 mod dist;
 pub mod estimate;
+pub mod html;
 pub mod icc;
 pub mod input;
 pub mod kappa;

@@ -1,0 +1,888 @@
+//! The report as one self-contained HTML page: inline CSS and SVG, no scripts, no remote content.
+
+use crate::estimate::Estimate;
+use crate::kappa::Categories;
+use crate::report::{DimensionReport, Report, Section};
+use std::fmt::Write;
+
+const STYLE: &str = r#"
+:root { --ink:#1f2a33; --muted:#5d6b76; --line:#d5dde3; --accent:#2f6f8f; --good:#2e7d4f; --warn:#a8641b; --bad:#a83232; --paper:#fbfcfd; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: var(--paper); margin: 0; }
+main { max-width: 1080px; margin: 0 auto; padding: 32px 40px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; font-weight: 600; }
+h2 { font-size: 20px; margin: 40px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); font-weight: 600; }
+h3 { font-size: 16px; margin: 24px 0 8px; font-weight: 600; }
+p.sub { color: var(--muted); margin: 0 0 24px; }
+.verdict { border-left: 6px solid var(--accent); background: #fff; padding: 16px 20px; margin: 16px 0 24px; box-shadow: 0 1px 2px rgba(0,0,0,.06); }
+.verdict.pass { border-color: var(--good); } .verdict.partial { border-color: var(--warn); } .verdict.fail { border-color: var(--bad); }
+.verdict strong { font-size: 18px; display: block; margin-bottom: 6px; }
+.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(190px, 1fr)); gap: 12px; margin: 12px 0 8px; }
+.figure { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; }
+.figure .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.figure .value { font-size: 22px; font-weight: 600; }
+.figure .ci { color: var(--muted); font-size: 13px; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; background: #fff; font-size: 13.5px; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.na { color: var(--muted); font-style: italic; }
+.plots { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+figcaption { color: var(--muted); font-size: 12.5px; padding: 4px 6px 0; }
+svg text { font: 11px -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: var(--muted); }
+.note { color: var(--muted); font-size: 13px; }
+@media print {
+  body { background: #fff; font-size: 11pt; }
+  main { max-width: none; padding: 0; }
+  h2 { break-after: avoid; } figure, table, .verdict, .figure { break-inside: avoid; }
+  .plots { grid-template-columns: 1fr 1fr; }
+}
+"#;
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn num(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}").replace('-', "−")
+    } else {
+        "—".into()
+    }
+}
+
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        num(p, 3)
+    }
+}
+
+fn cell_na<T>(e: &Estimate<T>) -> String {
+    format!(
+        "<td class=\"na\" title=\"{}\">not estimable</td>",
+        escape(e.reason().unwrap_or(""))
+    )
+}
+
+fn estimate_cells<T>(e: &Estimate<T>, columns: usize, cells: impl Fn(&T) -> Vec<String>) -> String {
+    match e.value() {
+        Some(v) => cells(v)
+            .into_iter()
+            .map(|c| format!("<td class=\"num\">{c}</td>"))
+            .collect(),
+        None => {
+            let mut s = cell_na(e);
+            for _ in 1..columns {
+                s.push_str("<td></td>");
+            }
+            s
+        }
+    }
+}
+
+/// The whole report as HTML.
+pub fn to_html(report: &Report) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Calibration report</title><style>{STYLE}</style></head><body><main>"
+    );
+    let s = &report.summary;
+    let _ = write!(
+        h,
+        "<h1>Calibration report</h1><p class=\"sub\">{} items in {} cases · {} clinicians ({}) · grader: {} · dimensions: {}</p>",
+        s.items,
+        s.cases,
+        s.human_raters.len(),
+        escape(&s.human_raters.join(", ")),
+        escape(s.grader.as_deref().unwrap_or("none (clinicians only)")),
+        escape(&s.dimensions.join(", "))
+    );
+    verdict(&mut h, report);
+    for d in &report.dimensions {
+        dimension(&mut h, d, report);
+    }
+    drift(&mut h, report);
+    errors(&mut h, report);
+    pass_at_k(&mut h, report);
+    methods(&mut h, report);
+    h.push_str("</main></body></html>\n");
+    h
+}
+
+fn verdict(h: &mut String, report: &Report) {
+    let Some(v) = &report.verdict else {
+        h.push_str("<div class=\"verdict\"><strong>Clinicians only</strong>No grader was named, so this report shows how clinicians agree with each other.</div>");
+        return;
+    };
+    let (class, headline) = match (v.lower_bound_meets_bar, v.meets_bar) {
+        (true, _) => ("pass", "The grader meets the bar"),
+        (false, true) => (
+            "partial",
+            "The grader reaches the bar, but not with confidence",
+        ),
+        _ => ("fail", "The grader does not meet the bar"),
+    };
+    let _ = write!(
+        h,
+        "<div class=\"verdict {class}\"><strong>{headline}</strong>{}</div>",
+        escape(&v.summary)
+    );
+    h.push_str("<div class=\"figures\">");
+    if let Some(p) = v.pearson.value() {
+        figure(
+            h,
+            "Pearson r vs clinicians",
+            &num(p.r, 2),
+            &format!(
+                "95 % CI {}–{} · n {}",
+                num(p.ci_low, 2),
+                num(p.ci_high, 2),
+                p.n
+            ),
+        );
+    }
+    if let Some(b) = v.bias {
+        figure(
+            h,
+            "Bias (grader − clinicians)",
+            &num(b, 2),
+            "points on the scale",
+        );
+    }
+    if let Some(icc) = v.human_icc2 {
+        figure(
+            h,
+            "Clinicians' ICC2 (ceiling)",
+            &num(icc, 2),
+            "two-way random, absolute, single",
+        );
+    }
+    if let Some(passed) = v.alt_test_passed {
+        figure(
+            h,
+            "Alternative annotator test",
+            if passed { "passed" } else { "not passed" },
+            &format!("ε = {}", num(report.options.alt_test_epsilon, 2)),
+        );
+    }
+    h.push_str("</div>");
+}
+
+fn figure(h: &mut String, label: &str, value: &str, ci: &str) {
+    let _ = write!(
+        h,
+        "<div class=\"figure\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"ci\">{}</div></div>",
+        escape(label),
+        escape(value),
+        escape(ci)
+    );
+}
+
+fn categories_of(report: &Report, pairs: &[[f64; 2]]) -> Categories {
+    match report.options.scale {
+        Some(s) => Categories::from_scale(s.min, s.max, s.step)
+            .unwrap_or_else(|| Categories::from_values(pairs.iter().map(|p| p[0]))),
+        None => Categories::from_values(pairs.iter().map(|p| p[0])),
+    }
+}
+
+fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
+    let _ = write!(h, "<h2>Dimension: {}</h2>", escape(&d.dimension));
+    let o = &d.overall;
+    let _ = write!(
+        h,
+        "<h3>1 · How well do clinicians agree with each other?</h3>"
+    );
+    human_table(h, o);
+    let Some(g) = &o.grader else {
+        return;
+    };
+    let m = &g.vs_human_mean;
+    h.push_str("<h3>2 · How well does the grader agree with the clinicians?</h3>");
+    h.push_str("<table><tr><th>Statistic (grader vs clinicians' mean)</th><th>value</th><th>95 % CI</th><th>p</th><th>n</th></tr>");
+    row_estimate(h, "Pearson r (Fisher z)", &m.pearson, |p| {
+        [
+            num(p.r, 3),
+            format!("{} to {}", num(p.ci_low, 3), num(p.ci_high, 3)),
+            p_value(p.p),
+            p.n.to_string(),
+        ]
+    });
+    row_estimate(h, "Spearman ρ (Bonett–Wright)", &m.spearman, |p| {
+        [
+            num(p.rho, 3),
+            format!("{} to {}", num(p.ci_low, 3), num(p.ci_high, 3)),
+            p_value(p.p),
+            p.n.to_string(),
+        ]
+    });
+    row_estimate(h, "Kendall τ-b", &m.kendall_tau_b, |p| {
+        [num(p.tau, 3), String::new(), p_value(p.p), p.n.to_string()]
+    });
+    row_estimate(h, "Bland–Altman bias", &m.bland_altman, |b| {
+        [
+            num(b.bias, 3),
+            format!("{} to {}", num(b.bias_ci_low, 3), num(b.bias_ci_high, 3)),
+            String::new(),
+            b.n.to_string(),
+        ]
+    });
+    row_estimate(h, "Limits of agreement", &m.bland_altman, |b| {
+        [
+            format!("{} to {}", num(b.loa_low, 2), num(b.loa_high, 2)),
+            format!(
+                "low {}–{}, high {}–{}",
+                num(b.loa_low_ci_low, 2),
+                num(b.loa_low_ci_high, 2),
+                num(b.loa_high_ci_low, 2),
+                num(b.loa_high_ci_high, 2)
+            ),
+            String::new(),
+            b.n.to_string(),
+        ]
+    });
+    row_estimate(
+        h,
+        "ICC2 with the grader as one more rater",
+        &m.icc.icc2,
+        |v| {
+            [
+                num(v.value, 3),
+                format!("{} to {}", num(v.ci_low, 3), num(v.ci_high, 3)),
+                String::new(),
+                m.icc.n.to_string(),
+            ]
+        },
+    );
+    for (name, k) in [
+        (
+            "Cohen κ vs consensus, unweighted",
+            &m.cohen_kappa.unweighted,
+        ),
+        ("Cohen κ, linear weights", &m.cohen_kappa.linear),
+        ("Cohen κ, quadratic weights", &m.cohen_kappa.quadratic),
+    ] {
+        row_estimate(h, name, k, |v| {
+            [
+                num(v.value, 3),
+                format!("{} to {}", num(v.ci_low, 3), num(v.ci_high, 3)),
+                String::new(),
+                m.cohen_kappa.n.to_string(),
+            ]
+        });
+    }
+    h.push_str("</table>");
+
+    h.push_str("<div class=\"plots\">");
+    let _ = write!(h, "<figure>{}<figcaption>Grader vs clinicians' mean per item. Dashed: identity; solid: least-squares line.</figcaption></figure>", scatter_svg(&m.pairs));
+    let _ = write!(h, "<figure>{}<figcaption>Bland–Altman: difference (grader − clinicians) against their mean, with bias and 95 % limits of agreement.</figcaption></figure>", bland_altman_svg(&m.pairs, m.bland_altman.value()));
+    let categories = categories_of(report, &m.pairs);
+    let _ = write!(h, "<figure>{}<figcaption>Confusion: grader score (rows) against the clinicians' consensus (mean rounded to the scale), counts.</figcaption></figure>", heatmap_svg(&m.pairs, &categories));
+    let forest: Vec<ForestRow> = std::iter::once(("all items".to_string(), o))
+        .chain(
+            d.groups
+                .iter()
+                .map(|g| (format!("{} = {}", g.column, g.value), &g.section)),
+        )
+        .map(|(label, s)| {
+            let p = s
+                .grader
+                .as_ref()
+                .and_then(|g| g.vs_human_mean.pearson.value());
+            (label, p.map(|p| (p.r, p.ci_low, p.ci_high)), s.n_items)
+        })
+        .collect();
+    let _ = write!(h, "<figure>{}<figcaption>Pearson r (95 % CI) per subgroup; the dashed line is the bar r = {}.</figcaption></figure>", forest_svg(&forest, report.options.bar_pearson_r), num(report.options.bar_pearson_r, 2));
+    h.push_str("</div>");
+
+    h.push_str("<h3>3 · Is the grader as good as one more clinician?</h3>");
+    h.push_str("<table><tr><th>Held-out clinician</th><th>grader vs rest: r</th><th>clinician vs rest: r</th><th>grader vs rest: mean |Δ|</th><th>clinician vs rest: mean |Δ|</th><th>n</th></tr>");
+    for l in &g.leave_one_rater_out {
+        let r = |e: &Estimate<crate::correlation::Pearson>| {
+            e.value().map_or("—".into(), |p| num(p.r, 3))
+        };
+        let mad = |e: &Estimate<f64>| e.value().map_or("—".into(), |v| num(*v, 3));
+        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&l.held_out), r(&l.grader_vs_rest.pearson), r(&l.held_out_vs_rest.pearson), mad(&l.grader_vs_rest.mean_absolute_difference), mad(&l.held_out_vs_rest.mean_absolute_difference), l.grader_vs_rest.n);
+    }
+    h.push_str("</table><table><tr><th>Degradation</th><th>grader–human</th><th>human–human</th><th>difference</th></tr>");
+    for row in &g.degradation {
+        let v = |e: &Estimate<f64>| e.value().map_or("—".into(), |v| num(*v, 3));
+        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&row.statistic.replace('_', " ")), v(&row.grader_human), v(&row.human_human), v(&row.difference));
+    }
+    h.push_str("</table>");
+    match g.alt_test.value() {
+        Some(a) => {
+            let _ = write!(h, "<p>Alternative annotator test (Calderon et al. 2025), ε = {}, Benjamini–Yekutieli q = {}: the grader wins against {} of {} clinicians (winning rate {}); average advantage probability {}. <strong>{}</strong>{}</p>",
+                num(a.epsilon, 2), num(a.q, 2), a.annotators.iter().filter(|x| x.grader_wins).count(), a.annotators.len(), num(a.winning_rate, 2), num(a.average_advantage_probability, 2),
+                if a.passed { "Passed." } else { "Not passed." },
+                if a.fewer_annotators_than_recommended || a.annotators.iter().any(|x| x.below_recommended_n) { " <span class=\"note\">(Fewer clinicians or items than the paper recommends: at least 3 clinicians, 30 items each.)</span>" } else { "" });
+        }
+        None => {
+            let _ = write!(
+                h,
+                "<p class=\"na\">Alternative annotator test not estimable: {}</p>",
+                escape(g.alt_test.reason().unwrap_or(""))
+            );
+        }
+    }
+
+    h.push_str("<h3>4 · Where does it fail?</h3><table><tr><th>Subgroup</th><th>n items</th><th>r</th><th>95 % CI</th><th>bias</th><th>clinicians' ICC2</th></tr>");
+    for (label, s) in std::iter::once(("all items".to_string(), o)).chain(
+        d.groups
+            .iter()
+            .map(|g| (format!("{} = {}", g.column, g.value), &g.section)),
+    ) {
+        subgroup_row(h, &label, s);
+    }
+    h.push_str("</table><table><tr><th>Grader vs clinician</th><th>n</th><th>r</th><th>bias</th><th>κ quadratic</th></tr>");
+    for r in &g.vs_each_rater {
+        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&r.rater), r.n,
+            r.pearson.value().map_or("—".into(), |p| num(p.r, 3)), r.bland_altman.value().map_or("—".into(), |b| num(b.bias, 2)), r.cohen_kappa.quadratic.value().map_or("—".into(), |k| num(k.value, 3)));
+    }
+    h.push_str("</table>");
+
+    h.push_str("<h3>5 · How sure are we?</h3>");
+    if let Some(p) = &m.precision {
+        let _ = write!(
+            h,
+            "<p>With {} items, r = {} has a 95 % interval {}–{} (width {}). {}</p>",
+            p.n,
+            num(p.r, 2),
+            num(p.ci_low, 2),
+            num(p.ci_high, 2),
+            num(p.ci_width, 2),
+            match p.n_needed {
+                Some(n) => format!(
+                    "For the lower bound to reach {} at this r, about {n} items are needed.",
+                    num(p.target_lower_bound, 2)
+                ),
+                None => format!(
+                    "At this r no number of items brings the lower bound to {}.",
+                    num(p.target_lower_bound, 2)
+                ),
+            }
+        );
+    }
+    h.push_str("<table><tr><th>Cluster bootstrap (cases resampled)</th><th>estimate</th><th>percentile 95 %</th><th>BCa 95 %</th><th>resamples</th><th>cases</th></tr>");
+    for (name, b) in [
+        ("Pearson r", &m.bootstrap.pearson_r),
+        ("Bias", &m.bootstrap.bias),
+        ("ICC2 (grader + clinicians)", &m.bootstrap.icc2),
+    ] {
+        let _ = write!(h, "<tr><td>{name}</td>");
+        h.push_str(&estimate_cells(b, 5, |b| {
+            vec![
+                num(b.estimate, 3),
+                format!(
+                    "{} to {}",
+                    num(b.percentile_low, 3),
+                    num(b.percentile_high, 3)
+                ),
+                match (b.bca_low, b.bca_high) {
+                    (Some(l), Some(u)) => format!("{} to {}", num(l, 3), num(u, 3)),
+                    _ => "—".into(),
+                },
+                b.resamples.to_string(),
+                b.clusters.to_string(),
+            ]
+        }));
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn human_table(h: &mut String, s: &Section) {
+    let hh = &s.human_human;
+    let _ = write!(h, "<p>{} clinicians; ICC uses the {} items every clinician scored ({} dropped); Krippendorff's α uses all {} items with two or more scores.</p>", hh.raters.len(), hh.icc.n, hh.icc.items_dropped, hh.krippendorff_alpha.n);
+    h.push_str("<table><tr><th>Statistic</th><th>value</th><th>95 % CI</th></tr>");
+    for (name, e) in [
+        ("ICC1", &hh.icc.icc1),
+        ("ICC2", &hh.icc.icc2),
+        ("ICC3", &hh.icc.icc3),
+        ("ICC1k", &hh.icc.icc1k),
+        ("ICC2k", &hh.icc.icc2k),
+        ("ICC3k", &hh.icc.icc3k),
+    ] {
+        let label = e
+            .value()
+            .map_or(name.to_string(), |v| format!("{name} — {}", v.description));
+        let _ = write!(h, "<tr><td>{}</td>", escape(&label));
+        h.push_str(&estimate_cells(e, 2, |v| {
+            vec![
+                num(v.value, 3),
+                format!("{} to {}", num(v.ci_low, 3), num(v.ci_high, 3)),
+            ]
+        }));
+        h.push_str("</tr>");
+    }
+    for (name, e) in [
+        ("Krippendorff α, nominal", &hh.krippendorff_alpha.nominal),
+        ("Krippendorff α, ordinal", &hh.krippendorff_alpha.ordinal),
+        ("Krippendorff α, interval", &hh.krippendorff_alpha.interval),
+    ] {
+        let _ = write!(h, "<tr><td>{name}</td>");
+        h.push_str(&estimate_cells(e, 2, |v| vec![num(*v, 3), String::new()]));
+        h.push_str("</tr>");
+    }
+    h.push_str("<tr><td>Fleiss κ</td>");
+    h.push_str(&estimate_cells(&hh.fleiss_kappa, 2, |v| {
+        vec![num(v.value, 3), String::new()]
+    }));
+    h.push_str("</tr></table>");
+}
+
+fn row_estimate<T>(h: &mut String, name: &str, e: &Estimate<T>, cells: impl Fn(&T) -> [String; 4]) {
+    let _ = write!(h, "<tr><td>{}</td>", escape(name));
+    h.push_str(&estimate_cells(e, 4, |v| cells(v).to_vec()));
+    h.push_str("</tr>");
+}
+
+fn subgroup_row(h: &mut String, label: &str, s: &Section) {
+    let m = s.grader.as_ref().map(|g| &g.vs_human_mean);
+    let p = m.and_then(|m| m.pearson.value());
+    let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+        escape(label), s.n_items,
+        p.map_or("—".into(), |p| num(p.r, 3)),
+        p.map_or("—".into(), |p| format!("{} to {}", num(p.ci_low, 2), num(p.ci_high, 2))),
+        m.and_then(|m| m.bland_altman.value()).map_or("—".into(), |b| num(b.bias, 2)),
+        s.human_human.icc.icc2.value().map_or("—".into(), |v| num(v.value, 3)));
+}
+
+/// A plot frame mapping data ranges onto a fixed SVG box.
+struct Frame {
+    width: f64,
+    height: f64,
+    left: f64,
+    bottom: f64,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl Frame {
+    fn new(x: (f64, f64), y: (f64, f64)) -> Frame {
+        let pad = |(lo, hi): (f64, f64)| {
+            let span = if hi > lo { hi - lo } else { 1.0 };
+            (lo - span * 0.05, hi + span * 0.05)
+        };
+        Frame {
+            width: 480.0,
+            height: 340.0,
+            left: 48.0,
+            bottom: 36.0,
+            x: pad(x),
+            y: pad(y),
+        }
+    }
+    fn px(&self, v: f64) -> f64 {
+        self.left + (v - self.x.0) / (self.x.1 - self.x.0) * (self.width - self.left - 12.0)
+    }
+    fn py(&self, v: f64) -> f64 {
+        12.0 + (self.y.1 - v) / (self.y.1 - self.y.0) * (self.height - self.bottom - 12.0)
+    }
+    fn open(&self, x_label: &str, y_label: &str) -> String {
+        let mut s = format!("<svg viewBox=\"0 0 {} {}\" width=\"100%\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">", self.width, self.height);
+        let (x0, x1, y0, y1) = (
+            self.left,
+            self.width - 12.0,
+            12.0,
+            self.height - self.bottom,
+        );
+        let _ = write!(s, "<rect x=\"{x0}\" y=\"{y0}\" width=\"{}\" height=\"{}\" fill=\"#fff\" stroke=\"#d5dde3\"/>", x1 - x0, y1 - y0);
+        for i in 0..=4 {
+            let fx = self.x.0 + (self.x.1 - self.x.0) * f64::from(i) / 4.0;
+            let fy = self.y.0 + (self.y.1 - self.y.0) * f64::from(i) / 4.0;
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                self.px(fx),
+                y1 + 14.0,
+                num(fx, 1)
+            );
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                x0 - 4.0,
+                self.py(fy) + 4.0,
+                num(fy, 1)
+            );
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            (x0 + x1) / 2.0,
+            self.height - 4.0,
+            escape(x_label)
+        );
+        let _ = write!(s, "<text x=\"12\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 12 {:.1})\">{}</text>", (y0 + y1) / 2.0, (y0 + y1) / 2.0, escape(y_label));
+        s
+    }
+    fn line(&self, (xa, ya): (f64, f64), (xb, yb): (f64, f64), style: &str) -> String {
+        format!(
+            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" {style}/>",
+            self.px(xa),
+            self.py(ya),
+            self.px(xb),
+            self.py(yb)
+        )
+    }
+}
+
+/// Plots show at most this many points, picked evenly, so a 10,000-item page stays light.
+const MAX_POINTS: usize = 3000;
+
+fn thinned(pairs: &[[f64; 2]]) -> impl Iterator<Item = &[f64; 2]> {
+    let stride = pairs.len().div_ceil(MAX_POINTS).max(1);
+    pairs.iter().step_by(stride)
+}
+
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+fn empty_svg(message: &str) -> String {
+    format!("<svg viewBox=\"0 0 480 120\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"240\" y=\"60\" text-anchor=\"middle\">{}</text></svg>", escape(message))
+}
+
+fn scatter_svg(pairs: &[[f64; 2]]) -> String {
+    let Some(r) = range(pairs.iter().flat_map(|p| [p[0], p[1]])) else {
+        return empty_svg("no paired items");
+    };
+    let f = Frame::new(r, r);
+    let mut s = f.open("clinicians' mean", "grader");
+    s.push_str(&f.line(
+        (r.0, r.0),
+        (r.1, r.1),
+        "stroke=\"#8a99a6\" stroke-dasharray=\"5 4\"",
+    ));
+    for p in thinned(pairs) {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#2f6f8f\" fill-opacity=\"0.35\"/>",
+            f.px(p[1]),
+            f.py(p[0])
+        );
+    }
+    let n = pairs.len() as f64;
+    let (mx, my) = (
+        pairs.iter().map(|p| p[1]).sum::<f64>() / n,
+        pairs.iter().map(|p| p[0]).sum::<f64>() / n,
+    );
+    let sxx: f64 = pairs.iter().map(|p| (p[1] - mx).powi(2)).sum();
+    if sxx > 0.0 {
+        let slope = pairs.iter().map(|p| (p[1] - mx) * (p[0] - my)).sum::<f64>() / sxx;
+        let at = |x: f64| my + slope * (x - mx);
+        s.push_str(&f.line(
+            (r.0, at(r.0)),
+            (r.1, at(r.1)),
+            "stroke=\"#a8641b\" stroke-width=\"2\"",
+        ));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn bland_altman_svg(pairs: &[[f64; 2]], ba: Option<&crate::bland_altman::BlandAltman>) -> String {
+    let means: Vec<(f64, f64)> = pairs
+        .iter()
+        .map(|p| ((p[0] + p[1]) / 2.0, p[0] - p[1]))
+        .collect();
+    let (Some(xr), Some(ba)) = (range(means.iter().map(|m| m.0)), ba) else {
+        return empty_svg("not enough paired items");
+    };
+    let yr =
+        range(means.iter().map(|m| m.1).chain([ba.loa_low, ba.loa_high])).unwrap_or((-1.0, 1.0));
+    let f = Frame::new(xr, yr);
+    let mut s = f.open("mean of grader and clinicians", "grader − clinicians");
+    let stride = means.len().div_ceil(MAX_POINTS).max(1);
+    for m in means.iter().step_by(stride) {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#2f6f8f\" fill-opacity=\"0.35\"/>",
+            f.px(m.0),
+            f.py(m.1)
+        );
+    }
+    s.push_str(&f.line(
+        (f.x.0, 0.0),
+        (f.x.1, 0.0),
+        "stroke=\"#8a99a6\" stroke-dasharray=\"2 3\"",
+    ));
+    s.push_str(&f.line(
+        (f.x.0, ba.bias),
+        (f.x.1, ba.bias),
+        "stroke=\"#a8641b\" stroke-width=\"2\"",
+    ));
+    for limit in [ba.loa_low, ba.loa_high] {
+        s.push_str(&f.line(
+            (f.x.0, limit),
+            (f.x.1, limit),
+            "stroke=\"#a83232\" stroke-dasharray=\"6 4\"",
+        ));
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">bias {}</text>",
+        f.width - 16.0,
+        f.py(ba.bias) - 4.0,
+        num(ba.bias, 2)
+    );
+    s.push_str("</svg>");
+    s
+}
+
+fn heatmap_svg(pairs: &[[f64; 2]], categories: &Categories) -> String {
+    let levels = categories.levels();
+    let k = levels.len();
+    if pairs.is_empty() || k == 0 || k > 30 {
+        return empty_svg("no categorical scale to tabulate");
+    }
+    let nearest = |v: f64| {
+        levels
+            .iter()
+            .enumerate()
+            .min_by(|a, b| {
+                (a.1 - v)
+                    .abs()
+                    .total_cmp(&(b.1 - v).abs())
+                    .then(b.0.cmp(&a.0))
+            })
+            .map_or(0, |(i, _)| i)
+    };
+    let mut counts = vec![0usize; k * k];
+    for p in pairs {
+        counts[nearest(p[0]) * k + nearest(p[1])] += 1;
+    }
+    let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let cell = (280.0 / k as f64).min(48.0);
+    let (x0, y0) = (70.0, 20.0);
+    let size = cell * k as f64;
+    let mut s = format!(
+        "<svg viewBox=\"0 0 480 {:.0}\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\">",
+        size + 70.0
+    );
+    for i in 0..k {
+        for j in 0..k {
+            let c = counts[i * k + j];
+            let shade = c as f64 / max;
+            let _ = write!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{cell:.1}\" height=\"{cell:.1}\" fill=\"#2f6f8f\" fill-opacity=\"{:.3}\" stroke=\"#fff\"/>", x0 + cell * j as f64, y0 + cell * i as f64, 0.06 + 0.9 * shade);
+            if c > 0 && cell >= 18.0 {
+                let _ = write!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" style=\"fill:{}\">{c}</text>", x0 + cell * (j as f64 + 0.5), y0 + cell * (i as f64 + 0.5) + 4.0, if shade > 0.5 { "#fff" } else { "#1f2a33" });
+            }
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            x0 - 6.0,
+            y0 + cell * (i as f64 + 0.5) + 4.0,
+            num(levels[i], 1)
+        );
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            x0 + cell * (i as f64 + 0.5),
+            y0 + size + 14.0,
+            num(levels[i], 1)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">clinicians' consensus</text>",
+        x0 + size / 2.0,
+        y0 + size + 32.0
+    );
+    let _ = write!(s, "<text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">grader</text>", y0 + size / 2.0, y0 + size / 2.0);
+    s.push_str("</svg>");
+    s
+}
+
+/// A subgroup label, its (r, CI low, CI high) when estimable, and its n.
+type ForestRow = (String, Option<(f64, f64, f64)>, usize);
+
+fn forest_svg(rows: &[ForestRow], bar: f64) -> String {
+    let row_height = 22.0;
+    let height = 40.0 + row_height * rows.len() as f64;
+    let (x0, x1) = (200.0, 460.0);
+    let lo = rows
+        .iter()
+        .filter_map(|r| r.1.map(|v| v.1))
+        .fold(bar.min(0.5), f64::min)
+        .max(-1.0);
+    let px = |v: f64| x0 + (v - lo) / (1.0 - lo) * (x1 - x0);
+    let mut s = format!(
+        "<svg viewBox=\"0 0 480 {height:.0}\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    let _ = write!(s, "<line x1=\"{:.1}\" y1=\"8\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#a83232\" stroke-dasharray=\"5 4\"/>", px(bar), px(bar), height - 24.0);
+    for (i, (label, value, n)) in rows.iter().enumerate() {
+        let y = 20.0 + row_height * i as f64;
+        let _ = write!(
+            s,
+            "<text x=\"4\" y=\"{:.1}\">{} (n {n})</text>",
+            y + 4.0,
+            escape(label)
+        );
+        match value {
+            Some((r, l, u)) => {
+                let _ = write!(s, "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#2f6f8f\" stroke-width=\"2\"/><rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"#2f6f8f\"/>", px(*l), px(*u), px(*r) - 4.0, y - 4.0);
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<text x=\"{x0}\" y=\"{:.1}\" style=\"font-style:italic\">not estimable</text>",
+                    y + 4.0
+                );
+            }
+        }
+    }
+    for t in 0..=4 {
+        let v = lo + (1.0 - lo) * f64::from(t) / 4.0;
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            px(v),
+            height - 8.0,
+            num(v, 2)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn drift(h: &mut String, report: &Report) {
+    if report.grader_drift.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Grader drift</h2><table><tr><th>Dimension</th><th>Version</th><th>r with the primary grader</th><th>mean shift vs primary</th><th>r with clinicians</th><th>n</th></tr>");
+    for d in &report.grader_drift {
+        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&d.dimension), escape(&d.version),
+            d.vs_primary.pearson.value().map_or("—".into(), |p| num(p.r, 3)), d.vs_primary.bland_altman.value().map_or("—".into(), |b| num(b.bias, 2)),
+            d.vs_human_mean.value().map_or("—".into(), |p| num(p.r, 3)), d.vs_primary.n);
+    }
+    h.push_str("</table>");
+}
+
+fn errors(h: &mut String, report: &Report) {
+    if let Some(e) = &report.error_categories {
+        h.push_str("<h2>Error categories</h2>");
+        let _ = write!(h, "<p>{} items with error labels. A clinicians' label counts when at least half of the item's reviewers gave it.</p>", e.items);
+        h.push_str("<table><tr><th>Category</th><th>grader claimed</th><th>clinicians found</th><th>κ</th><th>precision (95 % CI)</th><th>recall (95 % CI)</th></tr>");
+        let share = |p: &Option<crate::proportions::Proportion>| {
+            p.as_ref().map_or("—".into(), |p| {
+                format!(
+                    "{} ({}–{})",
+                    num(p.share, 2),
+                    num(p.ci_low, 2),
+                    num(p.ci_high, 2)
+                )
+            })
+        };
+        for c in &e.categories {
+            let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&c.category), c.grader_claimed, c.clinicians_labelled,
+                c.cohen_kappa.value().map_or("—".into(), |k| num(k.value, 2)), share(&c.precision), share(&c.recall));
+        }
+        h.push_str("</table>");
+        let _ = write!(h, "<h3>Dangerous cases: the grader scored ≥ {} and a clinician found a significant error</h3>", e.high_score_threshold.map_or("—".into(), |t| num(t, 2)));
+        if e.dangerous_cases.is_empty() {
+            h.push_str("<p>None.</p>");
+        } else {
+            h.push_str("<table><tr><th>Item</th><th>Case</th><th>grader</th><th>clinicians' mean</th><th>errors found (severity, by; claimed by grader?)</th></tr>");
+            for d in &e.dangerous_cases {
+                let found: Vec<String> = d
+                    .errors
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "{} (sev {}, {}; {})",
+                            x.category,
+                            x.severity,
+                            x.rater,
+                            if x.grader_claimed {
+                                "claimed"
+                            } else {
+                                "missed"
+                            }
+                        )
+                    })
+                    .collect();
+                let _ = write!(h, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>", escape(&d.item), escape(d.case.as_deref().unwrap_or("")), num(d.grader_score, 1), d.human_mean.map_or("—".into(), |m| num(m, 2)), escape(&found.join("; ")));
+            }
+            h.push_str("</table>");
+        }
+    }
+    if let Some(dist) = &report.error_distribution {
+        let _ = write!(h, "<h2>Error distribution</h2><p>{} errors found by clinicians (distinct item × category).</p><div class=\"plots\">", dist.total);
+        for (title, shares) in [
+            ("by bucket", &dist.by_bucket),
+            ("by category", &dist.by_category),
+        ] {
+            let _ = write!(h, "<figure>{}<figcaption>Share of errors {title}, with 95 % Wilson intervals.</figcaption></figure>", bars_svg(shares));
+        }
+        h.push_str("</div>");
+    }
+}
+
+fn bars_svg(shares: &[crate::report::NamedShare]) -> String {
+    let row = 22.0;
+    let height = 24.0 + row * shares.len() as f64;
+    let (x0, x1) = (120.0, 440.0);
+    let px = |v: f64| x0 + v * (x1 - x0);
+    let mut s = format!(
+        "<svg viewBox=\"0 0 480 {height:.0}\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    for (i, share) in shares.iter().enumerate() {
+        let y = 8.0 + row * i as f64;
+        let p = &share.share;
+        let _ = write!(s, "<text x=\"4\" y=\"{:.1}\">{}</text><rect x=\"{x0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"14\" fill=\"#2f6f8f\" fill-opacity=\"0.7\"/><line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#1f2a33\"/><text x=\"{:.1}\" y=\"{:.1}\">{}%</text>",
+            y + 11.0, escape(&share.name), px(p.share) - x0, px(p.ci_low), y + 7.0, px(p.ci_high), y + 7.0, px(p.ci_high) + 4.0, y + 11.0, num(100.0 * p.share, 0));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn pass_at_k(h: &mut String, report: &Report) {
+    if report.pass_at_k.is_empty() {
+        return;
+    }
+    h.push_str("<h2>pass@k (clinicians' correctness judgements)</h2><table><tr><th>Model</th><th>Task family</th><th>Level</th><th>k</th><th>pass@k</th><th>95 % CI</th><th>tasks</th></tr>");
+    for r in &report.pass_at_k {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
+            escape(&r.model),
+            escape(&r.task_family),
+            escape(&r.level),
+            r.k
+        );
+        h.push_str(&estimate_cells(&r.pass_at_k, 3, |v| {
+            vec![
+                format!("{}%", num(100.0 * v.value, 1)),
+                format!(
+                    "{}–{}%",
+                    num(100.0 * v.ci_low, 1),
+                    num(100.0 * v.ci_high, 1)
+                ),
+                v.n.to_string(),
+            ]
+        }));
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn methods(h: &mut String, report: &Report) {
+    let o = &report.options;
+    let _ = write!(h, "<h2>Methods</h2><p class=\"note\">Pearson r with a Fisher-z 95 % interval and a t-test p; Spearman ρ on average ranks with the Bonett–Wright standard error; Kendall τ-b by Knight's algorithm (exact p without ties for n ≤ 33). Bland–Altman limits are bias ± 1.96 SD with t-based intervals (SE of a limit √(3s²/n)). ICC forms after Shrout &amp; Fleiss (1979) with F-based intervals (McGraw &amp; Wong 1996); ICC and Fleiss κ use items scored by every rater. Krippendorff's α uses every item with two or more scores. Cohen's κ standard errors after Fleiss, Cohen &amp; Everitt (1969). The cluster bootstrap resamples cases ({} resamples, seed {}), percentile and BCa. The alternative annotator test follows Calderon et al. (ACL 2025) with −RMSE alignment, ε = {}, Benjamini–Yekutieli q = {}. Not-estimable figures are shown as such, with the reason on hover.</p>",
+        o.bootstrap_resamples, o.seed, num(o.alt_test_epsilon, 2), num(o.alt_test_q, 2));
+}
