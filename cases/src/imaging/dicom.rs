@@ -6,7 +6,7 @@ use std::path::Path;
 
 use dicom_core::header::HasLength;
 use dicom_dictionary_std::tags;
-use dicom_object::{open_file, DefaultDicomObject, InMemDicomObject};
+use dicom_object::{open_file, DefaultDicomObject, InMemDicomObject, OpenFileOptions};
 use dicom_pixeldata::{PixelDecoder, PlanarConfiguration};
 
 use super::decoded::{Decoded, Rescale};
@@ -37,8 +37,44 @@ pub(crate) struct DicomImage {
     pub decoded: Decoded,
 }
 
+/// Opens a whole DICOM file. When the header reads but the rest does not, the error says so,
+/// with the transfer syntax: a file cut short inside its pixel data is `Truncated`.
 pub(crate) fn open(path: &Path) -> Result<DefaultDicomObject, ImagingError> {
-    open_file(path).map_err(|e| open_error(path, &e))
+    open_file(path).map_err(|e| {
+        let Ok(header) = OpenFileOptions::new()
+            .read_until(tags::PIXEL_DATA)
+            .open_file(path)
+        else {
+            return open_error(path, &e);
+        };
+        let ts = header.meta().transfer_syntax().to_string();
+        let kind = if ends_early(&e) {
+            ImagingErrorKind::Truncated
+        } else {
+            ImagingErrorKind::Decode
+        };
+        let what = if kind == ImagingErrorKind::Truncated {
+            "the file ends inside its pixel data"
+        } else {
+            "cannot read past the header"
+        };
+        ImagingError::new(path, kind, format!("{what}: {}", error_chain(&e)))
+            .with_transfer_syntax(&ts)
+    })
+}
+
+/// Whether an I/O "unexpected end of file" is among the causes of `e`.
+fn ends_early(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 pub(crate) fn decode_file(path: &Path) -> Result<DicomImage, ImagingError> {

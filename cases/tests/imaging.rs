@@ -1,0 +1,521 @@
+//! Imaging against independent references: pydicom 3.0.2 + numpy (with pylibjpeg decoders) and
+//! nibabel 5.4.2 computed every expected value in `data/imaging/expected.json` and
+//! `data/imaging/expected/*.png` (scripts/reference/imaging/make_expected.py); the sample files
+//! come from the pydicom and nibabel wheels (MIT; see data/imaging/README.md).
+
+mod imaging_support;
+
+use std::path::{Path, PathBuf};
+
+use cases::imaging::{
+    self, load_dicom_series, load_nifti, order_series, probe, read_dicom_meta, render,
+    ImagingErrorKind, RenderOptions,
+};
+use image::DynamicImage;
+use serde_json::Value;
+
+/// Lossy codecs (JPEG baseline/extended, JPEG 2000 irreversible, YBR rounding) may differ from
+/// the reference decoders by small amounts: mean absolute difference per 8-bit sample allowed,
+/// in grey levels (the role of dicom-rs's L1_ERROR_THRESHOLD).
+const LOSSY_MEAN_ABS_ERROR: f64 = 1.0;
+/// Header numbers are decimal strings in DICOM and f32 in NIfTI-1.
+const FLOAT_TOLERANCE: f64 = 1e-4;
+/// Files pydicom decodes and dicom-rs 0.10 cannot: 12-bit JPEG extended (jpeg-decoder supports
+/// 8-bit precision only). They must fail with a decode error, never render a wrong picture.
+const UNSUPPORTED_BY_DICOM_RS: &[&str] = &["JPGExtended.dcm"];
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/imaging")
+}
+
+fn expected() -> Vec<Value> {
+    let text = std::fs::read_to_string(data_dir().join("expected.json"))
+        .expect("expected.json is committed");
+    let doc: Value = serde_json::from_str(&text).expect("expected.json is JSON");
+    doc["files"].as_array().expect("files is a list").clone()
+}
+
+fn samples_of(image: &DynamicImage) -> (u32, u32, bool, Vec<u8>) {
+    match image {
+        DynamicImage::ImageLuma8(i) => (i.width(), i.height(), false, i.as_raw().clone()),
+        DynamicImage::ImageRgb8(i) => (i.width(), i.height(), true, i.as_raw().clone()),
+        other => (
+            other.width(),
+            other.height(),
+            other.color().has_color(),
+            other.to_rgb8().into_raw(),
+        ),
+    }
+}
+
+#[test]
+fn every_reference_file_renders_as_pydicom_and_nibabel_compute_it() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for entry in expected() {
+        let file = entry["file"].as_str().expect("file name");
+        let lossless = entry["lossless"].as_bool().expect("lossless flag");
+        if UNSUPPORTED_BY_DICOM_RS.contains(&file) {
+            continue;
+        }
+        for r in entry["renders"].as_array().expect("renders") {
+            let frame = r["frame"].as_u64().expect("frame") as u32;
+            let want = image::open(data_dir().join(r["png"].as_str().expect("png")))
+                .expect("expected PNG");
+            let got = match render(
+                &data_dir().join(file),
+                &RenderOptions {
+                    frame: Some(frame),
+                    window: None,
+                },
+            ) {
+                Ok(image) => image,
+                Err(e) => {
+                    failures.push(format!("{file} frame {frame}: {e}"));
+                    continue;
+                }
+            };
+            let (w, h, colour, want) = samples_of(&want);
+            let (gw, gh, gcolour, got) = samples_of(&got);
+            if (w, h, colour) != (gw, gh, gcolour) {
+                failures.push(format!("{file} frame {frame}: {gw}×{gh} colour={gcolour}, expected {w}×{h} colour={colour}"));
+                continue;
+            }
+            compared += 1;
+            let differing = want.iter().zip(&got).filter(|(a, b)| a != b).count();
+            let mean_error = want
+                .iter()
+                .zip(&got)
+                .map(|(a, b)| (*a as f64 - *b as f64).abs())
+                .sum::<f64>()
+                / want.len() as f64;
+            if lossless && differing > 0 {
+                failures.push(format!("{file} frame {frame}: {differing} of {} samples differ (mean error {mean_error:.3})", want.len()));
+            } else if !lossless && mean_error > LOSSY_MEAN_ABS_ERROR {
+                failures.push(format!(
+                    "{file} frame {frame}: mean error {mean_error:.3} > {LOSSY_MEAN_ABS_ERROR}"
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        compared >= 37,
+        "only {compared} renders compared: a file dropped out of expected.json?"
+    );
+}
+
+#[test]
+fn probe_reports_what_pydicom_and_nibabel_read() {
+    let mut failures = Vec::new();
+    for entry in expected() {
+        let file = entry["file"].as_str().expect("file name");
+        let lossless = entry["lossless"].as_bool().expect("lossless flag");
+        if UNSUPPORTED_BY_DICOM_RS.contains(&file) {
+            continue;
+        }
+        let got = match probe(&data_dir().join(file)) {
+            Ok(p) => serde_json::to_value(p).expect("Probe serialises"),
+            Err(e) => {
+                failures.push(format!("{file}: {e}"));
+                continue;
+            }
+        };
+        for (key, want) in entry["probe"].as_object().expect("probe object") {
+            // Lossy decoders may move the extremes by a few units; geometry is checked below.
+            if key == "affine_ras" || (!lossless && key.starts_with("stored_")) {
+                continue;
+            }
+            let have = &got[key];
+            let same = match (want.as_f64(), have.as_f64()) {
+                (Some(a), Some(b)) => (a - b).abs() <= FLOAT_TOLERANCE * a.abs().max(1.0),
+                _ => match (want.as_array(), have.as_array()) {
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len()
+                            && a.iter().zip(b).all(|(x, y)| {
+                                (x.as_f64().unwrap_or(f64::NAN) - y.as_f64().unwrap_or(f64::NAN))
+                                    .abs()
+                                    <= FLOAT_TOLERANCE
+                            })
+                    }
+                    _ => want == have,
+                },
+            };
+            if !same {
+                failures.push(format!("{file}: {key} = {have}, expected {want}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn nifti_geometry_is_nibabels_affine_in_lps() {
+    for entry in expected() {
+        let Some(affine) = entry["probe"]["affine_ras"].as_array() else {
+            continue;
+        };
+        let file = entry["file"].as_str().expect("file name");
+        let volume = load_nifti(&data_dir().join(file)).unwrap_or_else(|e| panic!("{e}"));
+        for (i, row) in affine.iter().enumerate().take(3) {
+            // RAS to LPS: x and y change sign.
+            let sign = if i < 2 { -1.0 } else { 1.0 };
+            for (j, v) in row.as_array().expect("affine row").iter().enumerate() {
+                let want = sign * v.as_f64().expect("number");
+                let got = volume.voxel_to_patient[i][j];
+                assert!(
+                    (want - got).abs() < FLOAT_TOLERANCE,
+                    "{file}: affine[{i}][{j}] = {got}, nibabel {want}"
+                );
+            }
+        }
+        let dims = &entry["probe"]["dims"];
+        assert_eq!(
+            volume.dims[0] as u64,
+            dims[0].as_u64().expect("dim"),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn enhanced_multi_frame_uses_each_frames_rescale_and_window() {
+    // Frame 2 of the derived file has slope 0.5, intercept 50, window 300/700 (make_expected.py).
+    let p = data_dir().join("MR_small_enhanced_3frame.dcm");
+    let frame2 = render(
+        &p,
+        &RenderOptions {
+            frame: Some(2),
+            window: None,
+        },
+    )
+    .expect("renders");
+    let frame0 = render(
+        &p,
+        &RenderOptions {
+            frame: Some(0),
+            window: None,
+        },
+    )
+    .expect("renders");
+    assert_ne!(frame0.as_bytes(), frame2.as_bytes());
+    let volume = load_dicom_series(&[p]).expect("loads");
+    assert_eq!(volume.dims, [64, 64, 3]);
+    // Per-frame rescales differ, so the volume holds modality values with the identity rescale.
+    assert_eq!(volume.rescale, imaging::Rescale::IDENTITY);
+    // PlanePositionSequence z = 30, 32, 34 → 2 mm per slice; PixelSpacing 0.5 (rows) × 0.75 (columns).
+    assert!((volume.voxel_to_patient[2][2] - 2.0).abs() < 1e-9);
+    assert!((volume.voxel_to_patient[0][0] - 0.75).abs() < 1e-9);
+    assert!((volume.voxel_to_patient[1][1] - 0.5).abs() < 1e-9);
+}
+
+#[test]
+fn codecs_dicom_rs_lacks_give_a_decode_error_naming_file_and_transfer_syntax() {
+    for file in UNSUPPORTED_BY_DICOM_RS {
+        let err = render(&data_dir().join(file), &RenderOptions::default())
+            .expect_err("unsupported codec");
+        assert_eq!(err.kind, ImagingErrorKind::Decode, "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(file) && message.contains("1.2.840.10008.1.2.4.51"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn truncated_pixel_data_is_an_error_naming_file_and_transfer_syntax() {
+    let path = data_dir().join("MR_truncated.dcm");
+    let err =
+        render(&path, &RenderOptions::default()).expect_err("MR_truncated.dcm lacks pixel bytes");
+    let message = err.to_string();
+    assert!(message.contains("MR_truncated.dcm"), "{message}");
+    assert!(message.contains("1.2.840.10008.1.2.1"), "{message}");
+    assert_eq!(err.kind, ImagingErrorKind::Truncated, "{err}");
+}
+
+#[test]
+fn an_absurd_declared_size_is_refused_before_allocating() {
+    use dicom_core::{DataElement, PrimitiveValue, VR};
+    use dicom_dictionary_std::tags;
+    use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut obj = InMemDicomObject::new_empty();
+    let put_text = |obj: &mut InMemDicomObject, tag, vr, v: &str| {
+        obj.put(DataElement::new(tag, vr, PrimitiveValue::from(v)));
+    };
+    put_text(&mut obj, tags::SOP_INSTANCE_UID, VR::UI, "1.2.3.4");
+    put_text(&mut obj, tags::SERIES_INSTANCE_UID, VR::UI, "1.2.3");
+    put_text(
+        &mut obj,
+        tags::PHOTOMETRIC_INTERPRETATION,
+        VR::CS,
+        "MONOCHROME2",
+    );
+    put_text(&mut obj, tags::NUMBER_OF_FRAMES, VR::IS, "2147483648");
+    obj.put(DataElement::new(
+        tags::ROWS,
+        VR::US,
+        PrimitiveValue::from(60000u16),
+    ));
+    obj.put(DataElement::new(
+        tags::COLUMNS,
+        VR::US,
+        PrimitiveValue::from(60000u16),
+    ));
+    obj.put(DataElement::new(
+        tags::BITS_ALLOCATED,
+        VR::US,
+        PrimitiveValue::from(16u16),
+    ));
+    obj.put(DataElement::new(
+        tags::BITS_STORED,
+        VR::US,
+        PrimitiveValue::from(16u16),
+    ));
+    obj.put(DataElement::new(
+        tags::SAMPLES_PER_PIXEL,
+        VR::US,
+        PrimitiveValue::from(1u16),
+    ));
+    obj.put(DataElement::new(
+        tags::PIXEL_DATA,
+        VR::OW,
+        PrimitiveValue::from(vec![0u8; 16]),
+    ));
+    let file = obj
+        .with_meta(
+            FileMetaTableBuilder::new()
+                .transfer_syntax("1.2.840.10008.1.2.1")
+                .media_storage_sop_class_uid("1.2.840.10008.5.1.4.1.1.7"),
+        )
+        .expect("meta");
+    let path = dir.path().join("absurd.dcm");
+    file.write_to_file(&path).expect("written");
+
+    let err = render(&path, &RenderOptions::default()).expect_err("refused");
+    assert_eq!(err.kind, ImagingErrorKind::TooLarge, "{err}");
+    assert!(err.to_string().contains("absurd.dcm"));
+    assert_eq!(
+        probe(&path).expect_err("refused").kind,
+        ImagingErrorKind::TooLarge
+    );
+    // The header alone is fine: import can still see what the file claims.
+    assert_eq!(
+        read_dicom_meta(&path).expect("header reads").frames,
+        2_147_483_648
+    );
+}
+
+#[test]
+fn a_file_that_is_not_an_image_gets_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notes.txt");
+    std::fs::write(
+        &path,
+        "Patient moved during the FLAIR sequence.\n".repeat(10),
+    )
+    .expect("written");
+    let err = render(&path, &RenderOptions::default()).expect_err("not an image");
+    assert_eq!(err.kind, ImagingErrorKind::UnrecognisedFormat, "{err}");
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+    let missing = dir.path().join("missing.dcm");
+    assert_eq!(
+        probe(&missing).expect_err("missing").kind,
+        ImagingErrorKind::Io
+    );
+}
+
+#[test]
+fn frame_and_window_requests_outside_the_file_are_refused() {
+    let path = data_dir().join("MR_small.dcm");
+    let err = render(
+        &path,
+        &RenderOptions {
+            frame: Some(1),
+            window: None,
+        },
+    )
+    .expect_err("one frame only");
+    assert_eq!(err.kind, ImagingErrorKind::InvalidRequest);
+    let err = render(
+        &path,
+        &RenderOptions {
+            frame: None,
+            window: Some((100.0, 0.5)),
+        },
+    )
+    .expect_err("width < 1");
+    assert_eq!(err.kind, ImagingErrorKind::InvalidRequest);
+}
+
+#[test]
+fn a_requested_window_follows_the_standard_linear_formula() {
+    // CT_small: stored + intercept -1024 (pydicom). Pixel (0,0) stored value from the reference
+    // probe range is not enough, so compare against the formula applied to our own decode of
+    // the same pixel through a second window: both windows must agree with C.11.2.1.2.1.
+    let path = data_dir().join("CT_small.dcm");
+    let narrow = render(
+        &path,
+        &RenderOptions {
+            frame: None,
+            window: Some((40.0, 80.0)),
+        },
+    )
+    .expect("renders");
+    let wide = render(
+        &path,
+        &RenderOptions {
+            frame: None,
+            window: Some((40.0, 4000.0)),
+        },
+    )
+    .expect("renders");
+    let (narrow, wide) = (narrow.to_luma8(), wide.to_luma8());
+    // A pixel in the wide window at grey g has modality value x ≈ ((g/255) − 0.5)·3999 + 39.5;
+    // in the narrow window every x ≤ -0.5 is black and every x > 79.5 is white.
+    for (n, w) in narrow.pixels().zip(wide.pixels()) {
+        let x = (w[0] as f64 / 255.0 - 0.5) * 3999.0 + 39.5;
+        if x < -20.0 {
+            assert_eq!(n[0], 0);
+        }
+        if x > 100.0 {
+            assert_eq!(n[0], 255);
+        }
+    }
+}
+
+#[test]
+fn header_meta_names_identifying_attributes() {
+    // MR_small.dcm carries PatientName "CompressedSamples^MR1" (pydicom's dump of the file).
+    let meta = read_dicom_meta(&data_dir().join("MR_small.dcm")).expect("reads");
+    assert!(meta
+        .identifying_attributes
+        .contains(&dicom_core::Tag(0x0010, 0x0010)));
+    assert_eq!((meta.rows, meta.columns, meta.frames), (64, 64, 1));
+    assert_eq!(meta.transfer_syntax, "1.2.840.10008.1.2.1");
+    assert!(!meta
+        .identifying_attributes
+        .contains(&dicom_core::Tag(0x0028, 0x0010)));
+}
+
+#[test]
+fn order_series_sorts_shuffled_oblique_slices_along_the_normal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let specs = imaging_support::oblique_series(7, 4, 5);
+    // Written in a shuffled order with names that sort differently from the geometry.
+    let shuffle = [4, 0, 6, 2, 5, 1, 3];
+    let mut metas: Vec<_> = shuffle
+        .iter()
+        .map(|&k| {
+            let path = imaging_support::write_slice(
+                dir.path(),
+                &format!("z{}.dcm", 9 - k),
+                "1.2.826.0.1.9",
+                &specs[k],
+            );
+            read_dicom_meta(&path).expect("reads")
+        })
+        .collect();
+    order_series(&mut metas);
+    let numbers: Vec<_> = metas.iter().map(|m| m.instance_number).collect();
+    assert_eq!(numbers, (1..=7).map(Some).collect::<Vec<_>>());
+
+    // Instance numbers that disagree with geometry: geometry wins.
+    let mut reversed = metas.clone();
+    for (m, n) in reversed.iter_mut().zip((1..=7).rev()) {
+        m.instance_number = Some(n);
+    }
+    reversed.reverse();
+    order_series(&mut reversed);
+    assert_eq!(reversed[0].sop_instance_uid, metas[0].sop_instance_uid);
+
+    // One slice without a position: InstanceNumber decides.
+    let mut partial = metas.clone();
+    partial[3].image_position_patient = None;
+    partial.swap(0, 6);
+    order_series(&mut partial);
+    assert_eq!(
+        partial
+            .iter()
+            .map(|m| m.instance_number)
+            .collect::<Vec<_>>(),
+        (1..=7).map(Some).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_series_loads_as_one_volume_and_round_trips_through_nifti1() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let specs = imaging_support::oblique_series(5, 3, 4);
+    let paths: Vec<_> = specs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            imaging_support::write_slice(dir.path(), &format!("{k}.dcm"), "1.2.826.0.1.10", s)
+        })
+        .collect();
+    let volume = load_dicom_series(&paths).expect("loads");
+    assert_eq!(volume.dims, [4, 3, 5]);
+    assert!(
+        matches!(volume.samples, imaging::Samples::I16(_)),
+        "16-bit stays 16-bit"
+    );
+    assert_eq!(
+        volume.rescale,
+        imaging::Rescale {
+            slope: 1.0,
+            intercept: -1024.0
+        }
+    );
+    // Slice k, row r, column c stores k·100 + r + c.
+    assert_eq!(volume.samples.get(2 * 12 + 1 * 4 + 3), Some(204.0));
+    // Column step = row cosine × column spacing 0.75; slice step = 2.5 mm along (0, −sin .2, cos .2).
+    let a = volume.voxel_to_patient;
+    assert!((a[0][0] - 0.75).abs() < 1e-9);
+    assert!(
+        (a[1][2] + 2.5 * 0.2f64.sin()).abs() < 1e-6 && (a[2][2] - 2.5 * 0.2f64.cos()).abs() < 1e-6
+    );
+    assert_eq!(volume.value_range, (-1024.0, -1024.0 + 400.0 + 2.0 + 3.0));
+
+    let bytes = volume.to_nifti1_bytes();
+    let header = nifti::NiftiHeader::from_reader(&bytes[..348])
+        .expect("a NIfTI-1 header the nifti crate accepts");
+    assert_eq!(&header.dim[..4], &[3, 4, 3, 5]);
+    assert_eq!(
+        (header.datatype, header.bitpix, header.vox_offset),
+        (4, 16, 352.0)
+    );
+    assert_eq!(
+        (header.scl_slope, header.scl_inter, header.sform_code),
+        (1.0, -1024.0, 1)
+    );
+    // sform is RAS: x and y of LPS change sign.
+    assert!((header.srow_x[0] as f64 + a[0][0]).abs() < 1e-6);
+    assert!((header.srow_y[2] as f64 + a[1][2]).abs() < 1e-6);
+    assert!((header.srow_z[3] as f64 - a[2][3]).abs() < 1e-4);
+    assert_eq!(bytes.len(), 352 + 4 * 3 * 5 * 2);
+    let voxel = |i: usize| i16::from_le_bytes([bytes[352 + 2 * i], bytes[353 + 2 * i]]);
+    assert_eq!(voxel(2 * 12 + 4 + 3), 204);
+    // The default window (from the full range) becomes cal_min..cal_max.
+    assert_eq!((header.cal_min, header.cal_max), (-1024.0, -619.0));
+}
+
+#[test]
+fn key_images_stack_into_a_colour_volume() {
+    let key = data_dir().join("key_image.png");
+    let volume = imaging::load_key_images(&[key.clone(), key]).expect("loads");
+    assert_eq!((volume.dims, volume.channels), ([64, 64, 2], 3));
+    let nifti = volume.to_nifti1_bytes();
+    assert_eq!(nifti.len(), 352 + 64 * 64 * 2 * 3);
+}
