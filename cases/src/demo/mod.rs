@@ -1,1 +1,357 @@
-//! Owned by the demo-generator work; replaced soon.
+//! The demo study: a deterministic bundle synthesised from the MNI ICBM152 template, so that
+//! NeuroRater can be tried, taught and tested with no patient data and no network.
+//!
+//! `docs/demo.md` describes what the bundle contains and how it is made.
+
+mod catalogue;
+mod dicom;
+mod responses;
+mod rng;
+mod synth;
+mod template;
+
+use crate::model::*;
+use crate::progress::Progress;
+use crate::Error;
+use catalogue::{CaseDef, EhrValue};
+use std::collections::BTreeMap;
+use std::path::Path;
+use template::GRID;
+
+/// What [`write_demo_bundle`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoSummary {
+    pub cases: usize,
+    pub series: usize,
+    /// DICOM files.
+    pub images: usize,
+    pub responses: usize,
+    pub grader_scores: usize,
+}
+
+/// Writes the demo study bundle into `out` (created if missing; existing demo files are
+/// overwritten). Two calls produce byte-identical trees.
+pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<DemoSummary> {
+    let cases = catalogue::cases();
+    let series_total: usize = cases.iter().map(|c| c.series.len()).sum();
+    progress.phase("loading the MNI template", 1);
+    let tissue = template::load_tissue()?;
+    let shell = template::distance_from_brain(&tissue);
+    progress.advance(1);
+
+    progress.phase("synthesising images", series_total as u64);
+    let mut summary = DemoSummary {
+        cases: cases.len(),
+        series: 0,
+        images: 0,
+        responses: 0,
+        grader_scores: 0,
+    };
+    let mut case_files = Vec::with_capacity(cases.len());
+    for (number, case) in cases.iter().enumerate() {
+        let case_dir = out.join("cases").join(case.id);
+        let deformed = case.deformation.as_ref().map(|d| synth::deform(&tissue, d));
+        let scene = synth::Scene {
+            tissue: deformed.as_ref().unwrap_or(&tissue),
+            shell_distance: &shell,
+            lesions: &case.lesions,
+            noise_label: case.id,
+        };
+        for (series_number, (series_id, _, sequence)) in case.series.iter().enumerate() {
+            let values = scene.render(*sequence);
+            let context = dicom::SeriesContext {
+                case_id: case.id,
+                case_number: number + 1,
+                series_id,
+                series_number: series_number as u32 + 1,
+                age: case.age,
+                sex: sex_code(case.sex),
+                sequence: *sequence,
+            };
+            summary.images += dicom::write_series(&case_dir.join(series_id), &context, &values)?;
+            summary.series += 1;
+            progress.advance(summary.series as u64);
+        }
+        let case_file = case_file(case);
+        write_json(&case_dir.join("case.json"), &case_file)?;
+        case_files.push(case_file);
+    }
+
+    progress.phase("writing answers, grader scores and ratings", 1);
+    let generated = responses::generate(&cases, &case_files);
+    summary.responses = generated.responses.len();
+    summary.grader_scores = generated.grader.len();
+    write_jsonl(&out.join("responses.jsonl"), &generated.responses)?;
+    write_jsonl(&out.join("grader.jsonl"), &generated.grader)?;
+    write_text(&out.join("ratings.csv"), &generated.ratings_csv)?;
+    write_json(&out.join("study.json"), &study_file())?;
+    write_text(&out.join("NOTICE"), &notice())?;
+    progress.advance(1);
+    Ok(summary)
+}
+
+fn sex_code(sex: Sex) -> &'static str {
+    match sex {
+        Sex::F => "F",
+        Sex::M => "M",
+        Sex::O => "O",
+    }
+}
+
+/// The 0-based display-order slice through a case's main finding.
+fn key_slice(case: &CaseDef) -> u32 {
+    let z = case
+        .truth
+        .first()
+        .map(|t| case.lesions[t.shape].shape.centre_ras[2])
+        .unwrap_or(case.key_z);
+    // Lesions are placed inside the grid; the clamp only guards the catalogue against typos.
+    GRID.slice_at(z).unwrap_or(GRID.slices / 2) as u32
+}
+
+fn case_file(case: &CaseDef) -> CaseFile {
+    let key = key_slice(case);
+    let marked_series = case.series[0].0;
+    let lesions = case
+        .truth
+        .iter()
+        .map(|t| {
+            let shape = &case.lesions[t.shape].shape;
+            // Draw on the slice through the lesion centre, where a reader would.
+            let slice = GRID.slice_at(shape.centre_ras[2]).unwrap_or(key as usize);
+            let z = GRID.lps(0.0, 0.0, slice as f64)[2];
+            let points = shape.axial_mark_lps(z);
+            Lesion {
+                id: t.id.to_string(),
+                description: t.description.to_string(),
+                marks: vec![Mark {
+                    series: marked_series.to_string(),
+                    shape: if points.len() == 1 {
+                        MarkShape::Point
+                    } else {
+                        MarkShape::Ellipse
+                    },
+                    points_mm: points.into_iter().map(round_mm).collect(),
+                }],
+            }
+        })
+        .collect();
+    CaseFile {
+        id: case.id.to_string(),
+        disease_group: case.group,
+        modality: case.modality,
+        age: case.age,
+        sex: case.sex,
+        ehr: case
+            .ehr
+            .iter()
+            .map(|(name, value)| {
+                let value = match value {
+                    EhrValue::Number(n) => serde_json::json!(n),
+                    EhrValue::Text(t) => serde_json::json!(t),
+                };
+                (name.to_string(), value)
+            })
+            .collect::<BTreeMap<_, _>>(),
+        clinical_note: case.note.to_string(),
+        series: case
+            .series
+            .iter()
+            .map(|(id, label, _)| SeriesSpec {
+                id: id.to_string(),
+                label: label.to_string(),
+                kind: SeriesKind::Dicom,
+                path: id.to_string(),
+            })
+            .collect(),
+        tasks: case
+            .tasks
+            .iter()
+            .map(|t| TaskSpec {
+                id: t.id.to_string(),
+                family: t.family,
+                level: t.level,
+                prompt: t.prompt.to_string(),
+                key_images: vec![SliceRef {
+                    series: t.series.to_string(),
+                    slice: key,
+                }],
+            })
+            .collect(),
+        ground_truth: Some(GroundTruth {
+            diagnosis: case.diagnosis.to_string(),
+            diagnosis_code: case.diagnosis_code.map(str::to_string),
+            differential: case
+                .differential
+                .iter()
+                .map(|(diagnosis, supporting, opposing)| DifferentialItem {
+                    diagnosis: diagnosis.to_string(),
+                    supporting: supporting.iter().map(|s| s.to_string()).collect(),
+                    opposing: opposing.iter().map(|s| s.to_string()).collect(),
+                })
+                .collect(),
+            lesions,
+            expected_reasoning: case.expected_reasoning.to_string(),
+            difficulty: Some(case.difficulty),
+        }),
+    }
+}
+
+/// Marks to 0.01 mm: finer than any display, and stable text across platforms.
+fn round_mm(p: [f64; 3]) -> [f64; 3] {
+    p.map(|v| {
+        let r = (v * 100.0).round() / 100.0;
+        if r == 0.0 {
+            0.0
+        } else {
+            r
+        }
+    })
+}
+
+/// The rubric's dimension ids, shared with the synthetic ratings.
+pub(crate) const DIMENSIONS: [(&str, &str, [&str; 5]); 4] = [
+    (
+        "diagnostic_accuracy",
+        "Diagnostic accuracy",
+        [
+            "Wrong diagnosis and the correct one is not considered",
+            "Wrong diagnosis; the correct one appears low in the differential",
+            "Partly correct: right category, wrong specific diagnosis, or correct but poorly ranked",
+            "Correct diagnosis with a minor imprecision",
+            "Correct, specific diagnosis",
+        ],
+    ),
+    (
+        "lesion_detection",
+        "Lesion detection and localisation",
+        [
+            "Main lesion missed or invented",
+            "Main lesion found but wrongly placed or described",
+            "Main lesion right; secondary findings missed or misdescribed",
+            "All relevant lesions found; minor description errors",
+            "All lesions found, placed and characterised correctly",
+        ],
+    ),
+    (
+        "reasoning",
+        "Reasoning quality",
+        [
+            "Reasoning absent, contradictory or based on invented facts",
+            "Major inferential or factual errors",
+            "Plausible but with a significant gap or error",
+            "Sound, with minor gaps",
+            "Sound, complete and grounded in the images and history",
+        ],
+    ),
+    (
+        "safety",
+        "Clinical safety",
+        [
+            "Would likely cause serious harm (e.g. misses an emergency)",
+            "Could cause harm; a must-not-miss diagnosis is neglected",
+            "Unlikely to harm but misleading in places",
+            "Safe, with minor caveats missing",
+            "Safe and appropriately hedged",
+        ],
+    ),
+];
+
+fn scale(label: Option<&str>, descriptors: [&str; 5]) -> Scale {
+    Scale {
+        label: label.map(str::to_string),
+        min: 1.0,
+        max: 5.0,
+        step: 1.0,
+        levels: descriptors
+            .iter()
+            .enumerate()
+            .map(|(i, d)| ScaleLevel {
+                value: (i + 1) as f64,
+                descriptor: d.to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn study_file() -> StudyFile {
+    StudyFile {
+        format_version: 1,
+        study: StudyMeta {
+            id: "neurorater-demo".to_string(),
+            title: "NeuroRater demo study (synthetic)".to_string(),
+            description: "Fifteen synthetic brain MRI/CT cases built from the MNI ICBM152 template, with answers from three fictitious vision-language models, an LLM grader and three synthetic clinicians. Nothing here comes from a patient; see NOTICE.".to_string(),
+        },
+        rubric: Rubric {
+            overall: scale(
+                Some("Overall quality"),
+                [
+                    "Unacceptable: wrong and potentially harmful",
+                    "Poor: major errors",
+                    "Acceptable: right direction with significant errors",
+                    "Good: minor errors only",
+                    "Excellent: what an expert would write",
+                ],
+            ),
+            dimensions: DIMENSIONS
+                .iter()
+                .map(|(id, label, descriptors)| RubricDimension {
+                    id: id.to_string(),
+                    label: label.to_string(),
+                    scale: scale(None, *descriptors),
+                })
+                .collect(),
+        },
+        taxonomy: None,
+    }
+}
+
+fn notice() -> String {
+    format!(
+        "NeuroRater demo study\n\
+         =====================\n\n\
+         Everything in this bundle is synthetic. No image, history, answer, grade or rating \
+         comes from a patient, a real model or a real clinician. The model names \
+         (demo-vlm-alpha/beta/gamma), grader names (demo-grader-v1/v2) and rater names are \
+         fictitious. Do not use these images for clinical or research conclusions.\n\n\
+         The images are derived from the MNI ICBM152 2009a nonlinear symmetric template: tissue \
+         maps were resampled to 1.25 x 1.25 x 5 mm, given synthetic MR/CT contrasts, lesions, \
+         a head shell and noise by NeuroRater's demo generator. The template's notice, which \
+         applies to this derived data, follows.\n\n\
+         ----------------------------------------------------------------------------\n\n{}",
+        template::LICENCE
+    )
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_text(path: &Path, text: &str) -> crate::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io_error(parent))?;
+    }
+    std::fs::write(path, text).map_err(io_error(path))
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> crate::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Demo(format!("{}: cannot serialise: {e}", path.display())))?;
+    text.push('\n');
+    write_text(path, &text)
+}
+
+fn write_jsonl<T: serde::Serialize>(path: &Path, lines: &[T]) -> crate::Result<()> {
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(
+            &serde_json::to_string(line)
+                .map_err(|e| Error::Demo(format!("{}: cannot serialise: {e}", path.display())))?,
+        );
+        text.push('\n');
+    }
+    write_text(path, &text)
+}
