@@ -14,4 +14,7 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The demo study could not be synthesised or written; the message names the file or step.
+    #[error("demo study: {0}")]
+    Demo(String),
 }
