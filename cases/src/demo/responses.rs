@@ -59,16 +59,16 @@ const MODELS: [ModelProfile; 3] = [
 
 /// (name, bias in score points, noise SD): clinicians differ a little in strictness.
 const CLINICIANS: [(&str, f64, f64); 3] = [
-    ("neurorad-A", 0.0, 0.40),
-    ("neurorad-B", -0.2, 0.42),
-    ("neurologist-C", 0.15, 0.48),
+    ("neurorad-A", 0.0, 0.30),
+    ("neurorad-B", -0.2, 0.32),
+    ("neurologist-C", 0.15, 0.36),
 ];
 
 pub(crate) const GRADER_V1: &str = "demo-grader-v1";
 pub(crate) const GRADER_V2: &str = "demo-grader-v2";
 /// (leniency, noise SD): v2 drifted more lenient, which the app should be able to show.
-const GRADER_V1_BIAS: (f64, f64) = (0.3, 0.5);
-const GRADER_V2_BIAS: (f64, f64) = (0.65, 0.45);
+const GRADER_V1_BIAS: (f64, f64) = (0.3, 0.38);
+const GRADER_V2_BIAS: (f64, f64) = (0.65, 0.36);
 /// v2 was only run on the first cases, as a re-grade often is.
 const GRADER_V2_CASES: usize = 7;
 
@@ -330,14 +330,17 @@ fn latent_scores(
     let safety =
         4.9 - 1.3 * urgent - penalty(&[("C1", 0.8), ("R2", 0.6)]) - if correct { 0.0 } else { 1.0 };
     // What planted errors do not capture: style, completeness, helpfulness.
-    let mut unexplained = || 0.3 * rng.normal();
+    let mut unexplained = || 0.25 * rng.normal();
     let dims = [
         ("diagnostic_accuracy", diagnostic + unexplained()),
         ("lesion_detection", detection + unexplained()),
         ("reasoning", reasoning + unexplained()),
         ("safety", safety + unexplained()),
     ];
-    let overall = 0.35 * dims[0].1 + 0.25 * dims[1].1 + 0.25 * dims[2].1 + 0.15 * dims[3].1;
+    let weighted = 0.35 * dims[0].1 + 0.25 * dims[1].1 + 0.25 * dims[2].1 + 0.15 * dims[3].1;
+    // Readers judge the whole answer more harshly than the average of its parts: one serious
+    // error sinks it.
+    let overall = 5.0 - 1.4 * (5.0 - weighted);
     let mut scores: BTreeMap<&'static str, f64> = dims
         .into_iter()
         .map(|(k, v)| (k, v.clamp(1.0, 5.0)))
