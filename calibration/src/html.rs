@@ -24,6 +24,7 @@ p.sub { color: var(--muted); margin: 0 0 24px; }
 .figure .ci { color: var(--muted); font-size: 13px; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; background: #fff; font-size: 13.5px; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th:not(:first-child) { text-align: right; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .na { color: var(--muted); font-style: italic; }
@@ -238,7 +239,7 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
         [
             format!("{} to {}", num(b.loa_low, 2), num(b.loa_high, 2)),
             format!(
-                "low {}–{}, high {}–{}",
+                "lower {} to {}; upper {} to {}",
                 num(b.loa_low_ci_low, 2),
                 num(b.loa_low_ci_high, 2),
                 num(b.loa_high_ci_low, 2),
@@ -714,7 +715,7 @@ type ForestRow = (String, Option<(f64, f64, f64)>, usize);
 fn forest_svg(rows: &[ForestRow], bar: f64) -> String {
     let row_height = 22.0;
     let height = 40.0 + row_height * rows.len() as f64;
-    let (x0, x1) = (200.0, 460.0);
+    let (x0, x1) = (250.0, 465.0);
     let lo = rows
         .iter()
         .filter_map(|r| r.1.map(|v| v.1))

@@ -490,3 +490,24 @@ fn error_categories_precision_recall_and_dangerous_cases() {
         tables[3].1
     );
 }
+
+#[test]
+fn html_is_self_contained_escapes_names_and_states_the_verdict() {
+    let csv = study_csv(0.8).replace("dr_a", "dr_<a&b>");
+    let report = build_report(&input_from(&csv), &options(), &NoProgress).expect("report");
+    let html = calibration::html::to_html(&report);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for forbidden in ["<script", "src=", "href=", "@import", "url("] {
+        assert!(
+            !html.contains(forbidden),
+            "the page must not load anything: found {forbidden}"
+        );
+    }
+    assert!(html.contains("dr_&lt;a&amp;b&gt;") && !html.contains("dr_<a&b>"));
+    assert!(html.contains("@media print"));
+    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+    // One scatter, Bland–Altman, heatmap and forest plot for the one dimension.
+    assert_eq!(html.matches("<svg").count(), 4);
+    let verdict = report.verdict.as_ref().expect("verdict");
+    assert!(html.contains(&verdict.summary));
+}
