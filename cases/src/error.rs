@@ -14,7 +14,54 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: {doing} failed: {source}")]
+    Database {
+        path: PathBuf,
+        doing: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path} was written by a newer NeuroRater (schema version {found}; this build knows up to \
+         {supported}): update NeuroRater, or open another file with --db"
+    )]
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("no data directory could be found for this user: set NEURORATER_DB or pass --db")]
+    NoDataDirectory,
+    #[error("{what} was not found")]
+    NotFound { what: String },
+    #[error("the database holds an unexpected value: {what}")]
+    Corrupt { what: String },
+    #[error(
+        "{path}: the image was moved or cannot be read ({source}); put the bundle back where it \
+         was imported from, or import it again from its new place"
+    )]
+    ImageMissing {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: the image changed since it was imported (its content hash differs); it is not \
+         shown, because it may not be the picture the study was built on. Re-import the bundle \
+         if the change was intended"
+    )]
+    ImageChanged { path: PathBuf },
     /// The demo study could not be synthesised or written; the message names the file or step.
     #[error("demo study: {0}")]
     Demo(String),
+}
+
+impl Error {
+    pub(crate) fn database(path: &std::path::Path, doing: &str, source: rusqlite::Error) -> Error {
+        Error::Database {
+            path: path.to_path_buf(),
+            doing: doing.to_owned(),
+            source,
+        }
+    }
 }

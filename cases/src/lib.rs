@@ -4,10 +4,14 @@
 //! Nothing here knows about Tauri or a terminal: long work reports through [`progress::Progress`],
 //! and every failure is a [`Error`] whose message a user can act on.
 
+pub mod bundle;
 pub mod demo;
 pub mod error;
+pub mod export;
 pub mod imaging;
+pub mod import;
 pub mod model;
 pub mod progress;
+pub mod store;
 
 pub use error::{Error, Result};

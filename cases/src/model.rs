@@ -36,8 +36,8 @@ pub struct Rubric {
     pub dimensions: Vec<RubricDimension>,
 }
 
+// No deny_unknown_fields: serde cannot combine it with the flattened scale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RubricDimension {
     pub id: String,
     pub label: String,
@@ -325,4 +325,40 @@ pub struct ResponseKey {
     pub task_id: String,
     pub model: String,
     pub sample: u32,
+}
+
+impl Taxonomy {
+    /// The default taxonomy (`docs/taxonomy.md`), used when `study.json` names none.
+    pub fn neurorater_default() -> Taxonomy {
+        use Anchor::*;
+        use Bucket::*;
+        let categories = [
+            ("P1", "missed finding", "A visible lesion or abnormality is not reported.", Image, Perceptual),
+            ("P2", "false negation", "Says a finding that is present is absent.", TextImage, Perceptual),
+            ("P3", "hallucinated finding", "Asserts something that is not on the images.", Text, Hallucination),
+            ("P4", "anatomical mislocalisation", "Side, lobe, vascular territory or level is wrong.", TextImage, Perceptual),
+            ("P5", "mischaracterised appearance", "Signal or density, enhancement, diffusion, size, number or severity is described wrongly.", TextImage, Perceptual),
+            ("T1", "sequence or modality misidentification", "Names the wrong sequence, modality or plane (FLAIR called T2, DWI vs ADC, CT vs MR).", TextSeries, Perceptual),
+            ("G1", "ungrounded or mis-cited evidence", "The cited slice or region does not show what is claimed.", Text, Grounding),
+            ("G2", "invented history", "Invents history, laboratory results or prior studies.", Text, Hallucination),
+            ("R1", "faulty inference", "Correct findings, unjustified conclusion.", Text, Reasoning),
+            ("R2", "differential error", "A must-not-miss diagnosis is omitted, the ranking is wrong, or the reasoning closes prematurely.", Text, Reasoning),
+            ("R3", "internal inconsistency", "Contradicts itself or its own final answer.", Text, Reasoning),
+            ("K1", "knowledge gap", "States a wrong medical fact or criterion (e.g. McDonald criteria, vascular territories).", Text, Knowledge),
+            ("C1", "miscalibrated confidence", "Over- or under-confident, or hedges inappropriately.", Text, Confidence),
+        ];
+        Taxonomy {
+            id: "neurorater-default-v1".into(),
+            categories: categories
+                .into_iter()
+                .map(|(code, name, definition, anchor, bucket)| ErrorCategory {
+                    code: code.into(),
+                    name: name.into(),
+                    definition: definition.into(),
+                    anchor,
+                    bucket,
+                })
+                .collect(),
+        }
+    }
 }

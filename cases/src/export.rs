@@ -1,0 +1,253 @@
+//! Raw annotations for other tools: ratings, error labels and ground truth, as CSV or JSONL.
+//!
+//! Every row carries `case_id`, `task_id`, `model` and `sample`, the key of `responses.jsonl`
+//! and `grader.jsonl`, so exports join with the files the pipeline produced.
+
+use crate::store::Store;
+use crate::{Error, Result};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Ratings,
+    Errors,
+    GroundTruth,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Jsonl,
+}
+
+/// The export as text, rows in a stable order.
+pub fn export(store: &Store, what: What, format: Format) -> Result<String> {
+    let (columns, rows) = match what {
+        What::Ratings => ratings(store)?,
+        What::Errors => errors(store)?,
+        What::GroundTruth => ground_truth(store)?,
+    };
+    match format {
+        Format::Jsonl => Ok(rows
+            .iter()
+            .map(|row| serde_json::to_string(row).unwrap_or_default() + "\n")
+            .collect()),
+        Format::Csv => to_csv(&columns, &rows),
+    }
+}
+
+type Rows = (Vec<String>, Vec<Map<String, Value>>);
+
+const RESPONSE_KEY_SQL: &str = "st.study_id, c.case_id, t.task_id, r.model, r.sample";
+
+fn ratings(store: &Store) -> Result<Rows> {
+    let sql = format!(
+        "SELECT {RESPONSE_KEY_SQL}, ra.name, ra.role, g.overall, g.dimensions_json, g.correctness,
+                g.confidence, g.status, g.seconds_on_task, g.updated_at, g.comment
+         FROM ratings g JOIN raters ra ON g.rater = ra.id JOIN responses r ON g.response = r.id
+         JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+         JOIN studies st ON c.study = st.id
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name"
+    );
+    let mut dimension_ids = BTreeSet::new();
+    let mut rows = query(store, &sql, |row| {
+        let mut map = response_key(row)?;
+        map.insert("rater".into(), row.get::<_, String>(5)?.into());
+        map.insert("rater_role".into(), row.get::<_, String>(6)?.into());
+        map.insert("overall".into(), number(row.get::<_, Option<f64>>(7)?));
+        map.insert(
+            "dimensions".into(),
+            serde_json::from_str(&row.get::<_, String>(8)?).unwrap_or(Value::Null),
+        );
+        map.insert(
+            "correctness".into(),
+            row.get::<_, Option<String>>(9)?.into(),
+        );
+        map.insert("confidence".into(), row.get::<_, Option<i64>>(10)?.into());
+        map.insert("status".into(), row.get::<_, String>(11)?.into());
+        map.insert("seconds_on_task".into(), number(Some(row.get(12)?)));
+        map.insert("updated_at".into(), row.get::<_, String>(13)?.into());
+        map.insert("comment".into(), row.get::<_, String>(14)?.into());
+        Ok(map)
+    })?;
+    for row in &rows {
+        if let Some(Value::Object(dimensions)) = row.get("dimensions") {
+            dimension_ids.extend(dimensions.keys().cloned());
+        }
+    }
+    let mut columns = key_columns();
+    columns.extend(["rater", "rater_role", "overall"].map(String::from));
+    // In CSV each rubric dimension gets its own column; JSONL keeps the object.
+    columns.extend(dimension_ids.iter().map(|id| format!("dimension:{id}")));
+    columns.extend(
+        [
+            "correctness",
+            "confidence",
+            "status",
+            "seconds_on_task",
+            "updated_at",
+            "comment",
+        ]
+        .map(String::from),
+    );
+    for row in &mut rows {
+        let dimensions = row.get("dimensions").cloned();
+        for id in &dimension_ids {
+            let value = dimensions
+                .as_ref()
+                .and_then(|d| d.get(id))
+                .cloned()
+                .unwrap_or(Value::Null);
+            row.insert(format!("dimension:{id}"), value);
+        }
+    }
+    Ok((columns, rows))
+}
+
+fn errors(store: &Store) -> Result<Rows> {
+    let sql = format!(
+        "SELECT {RESPONSE_KEY_SQL}, ra.name, e.id, e.category, e.severity, e.span_start,
+                e.span_end, e.mark_json, e.comment,
+                substr(r.rationale, e.span_start + 1, e.span_end - e.span_start)
+         FROM error_labels e JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
+         JOIN responses r ON g.response = r.id JOIN tasks t ON r.task = t.id
+         JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name, e.id"
+    );
+    let rows = query(store, &sql, |row| {
+        let mut map = response_key(row)?;
+        map.insert("rater".into(), row.get::<_, String>(5)?.into());
+        map.insert("label_id".into(), row.get::<_, i64>(6)?.into());
+        map.insert("category".into(), row.get::<_, String>(7)?.into());
+        map.insert("severity".into(), row.get::<_, i64>(8)?.into());
+        map.insert("span_start".into(), row.get::<_, Option<i64>>(9)?.into());
+        map.insert("span_end".into(), row.get::<_, Option<i64>>(10)?.into());
+        map.insert(
+            "mark".into(),
+            row.get::<_, Option<String>>(11)?
+                .and_then(|m| serde_json::from_str(&m).ok())
+                .unwrap_or(Value::Null),
+        );
+        map.insert("comment".into(), row.get::<_, String>(12)?.into());
+        map.insert("quote".into(), row.get::<_, Option<String>>(13)?.into());
+        Ok(map)
+    })?;
+    let mut columns = key_columns();
+    columns.extend(
+        [
+            "rater",
+            "label_id",
+            "category",
+            "severity",
+            "span_start",
+            "span_end",
+            "quote",
+            "mark",
+            "comment",
+        ]
+        .map(String::from),
+    );
+    Ok((columns, rows))
+}
+
+fn ground_truth(store: &Store) -> Result<Rows> {
+    let rows = query(
+        store,
+        "SELECT st.study_id, c.case_id, g.body_json, g.source FROM ground_truth g
+         JOIN cases c ON g.case_ref = c.id JOIN studies st ON c.study = st.id
+         ORDER BY st.study_id, c.case_id",
+        |row| {
+            let mut map = Map::new();
+            map.insert("study_id".into(), row.get::<_, String>(0)?.into());
+            map.insert("case_id".into(), row.get::<_, String>(1)?.into());
+            let body: Value =
+                serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or(Value::Null);
+            map.insert(
+                "diagnosis".into(),
+                body.get("diagnosis").cloned().unwrap_or(Value::Null),
+            );
+            map.insert(
+                "diagnosis_code".into(),
+                body.get("diagnosis_code").cloned().unwrap_or(Value::Null),
+            );
+            map.insert(
+                "difficulty".into(),
+                body.get("difficulty").cloned().unwrap_or(Value::Null),
+            );
+            map.insert("source".into(), row.get::<_, String>(3)?.into());
+            map.insert("ground_truth".into(), body);
+            Ok(map)
+        },
+    )?;
+    let columns = [
+        "study_id",
+        "case_id",
+        "diagnosis",
+        "diagnosis_code",
+        "difficulty",
+        "source",
+        "ground_truth",
+    ]
+    .map(String::from)
+    .to_vec();
+    Ok((columns, rows))
+}
+
+fn key_columns() -> Vec<String> {
+    ["study_id", "case_id", "task_id", "model", "sample"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn response_key(row: &rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>> {
+    let mut map = Map::new();
+    map.insert("study_id".into(), row.get::<_, String>(0)?.into());
+    map.insert("case_id".into(), row.get::<_, String>(1)?.into());
+    map.insert("task_id".into(), row.get::<_, String>(2)?.into());
+    map.insert("model".into(), row.get::<_, String>(3)?.into());
+    map.insert("sample".into(), row.get::<_, i64>(4)?.into());
+    Ok(map)
+}
+
+fn number(value: Option<f64>) -> Value {
+    value
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+fn query(
+    store: &Store,
+    sql: &str,
+    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>>,
+) -> Result<Vec<Map<String, Value>>> {
+    let fail = |e| Error::database(store.path(), "reading annotations to export", e);
+    let mut stmt = store.read().prepare(sql).map_err(fail)?;
+    let rows = stmt.query_map([], map).map_err(fail)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(fail)
+}
+
+fn to_csv(columns: &[String], rows: &[Map<String, Value>]) -> Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let write_failed = |e: csv::Error| Error::Corrupt {
+        what: format!("a value could not be written as CSV: {e}"),
+    };
+    writer.write_record(columns).map_err(write_failed)?;
+    for row in rows {
+        writer
+            .write_record(columns.iter().map(|c| cell(row.get(c))))
+            .map_err(write_failed)?;
+    }
+    let bytes = writer.into_inner().map_err(|e| Error::Corrupt {
+        what: format!("CSV output failed: {e}"),
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn cell(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}

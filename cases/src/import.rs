@@ -1,0 +1,403 @@
+//! Importing a study bundle: validate everything first, then write in one transaction.
+//!
+//! **Invariant:** a bundle with any problem leaves the database untouched (validation needs no
+//! write, and conflicts with what is stored are found before the write transaction opens).
+//! Re-importing a bundle changes nothing; an updated bundle adds new responses and grader scores
+//! and refreshes case metadata, but never alters a stored response or grader score — ratings
+//! refer to those.
+
+use crate::bundle::{self, Bundle, Problem, GRADER_FILE, RESPONSES_FILE};
+use crate::model::ResponseKey;
+use crate::progress::Progress;
+use crate::store::audit::Entry;
+use crate::store::{Store, Write};
+use crate::Error;
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Problems in the bundle, each `FILE:LINE: field: message`; nothing was written.
+    #[error("the bundle has {} problem(s); nothing was imported", .0.len())]
+    Invalid(Vec<Problem>),
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportSummary {
+    pub study_id: String,
+    pub cases: usize,
+    pub series: usize,
+    pub images: usize,
+    pub tasks: usize,
+    pub responses_added: usize,
+    pub responses_already_stored: usize,
+    pub grader_scores_added: usize,
+    pub grader_scores_already_stored: usize,
+    /// Study, case, series, image, task and ground-truth rows added or changed.
+    pub rows_written: usize,
+    /// PS3.15 identifying attributes found in the DICOM files and not stored.
+    pub identifying_attributes_dropped: usize,
+}
+
+/// Who the audit log names for an import from this build.
+const IMPORT_ACTOR: &str = "import";
+
+pub fn import_bundle(
+    store: &mut Store,
+    dir: &Path,
+    progress: &dyn Progress,
+) -> Result<ImportSummary, ImportError> {
+    let bundle = bundle::load(dir, progress).map_err(ImportError::Invalid)?;
+    let conflicts = conflicts_with_store(store, &bundle)?;
+    if !conflicts.is_empty() {
+        return Err(ImportError::Invalid(conflicts));
+    }
+    progress.phase("writing", 1);
+    let summary = store.write(|w| write_bundle(w, &bundle))?;
+    progress.advance(1);
+    Ok(summary)
+}
+
+/// A stored response or grader score that the bundle now says differently.
+fn conflicts_with_store(store: &Store, bundle: &Bundle) -> Result<Vec<Problem>, Error> {
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "comparing the bundle with the database", e);
+    let mut problems = Vec::new();
+    let mut response_stmt = conn
+        .prepare(
+            "SELECT r.id, r.answer, r.rationale, r.turns_json FROM responses r
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies s ON c.study = s.id
+             WHERE s.study_id = ?1 AND c.case_id = ?2 AND t.task_id = ?3 AND r.model = ?4
+               AND r.sample = ?5",
+        )
+        .map_err(fail)?;
+    let study_id = &bundle.study.study.id;
+    let mut stored_response = |key: &ResponseKey| {
+        response_stmt
+            .query_row(
+                params![study_id, key.case_id, key.task_id, key.model, key.sample],
+                |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, Option<String>>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                    ))
+                },
+            )
+            .optional()
+    };
+    for response in &bundle.responses {
+        let r = &response.value;
+        if let Some((_, answer, rationale, turns)) = stored_response(&r.key()).map_err(fail)? {
+            let same = answer == r.answer
+                && rationale == r.rationale
+                && turns == r.turns.as_ref().map(|t| json(t));
+            if !same {
+                problems.push(Problem {
+                    file: RESPONSES_FILE.into(),
+                    line: Some(response.line),
+                    field: "answer".into(),
+                    message: "this response is already stored with different text, and ratings \
+                              may refer to it: give the new text a new sample index"
+                        .into(),
+                });
+            }
+        }
+    }
+    for grade in &bundle.grader {
+        let g = &grade.value;
+        let Some((response_id, ..)) = stored_response(&g.response_key()).map_err(fail)? else {
+            continue;
+        };
+        let stored: Option<f64> = conn
+            .query_row(
+                "SELECT score FROM grader_scores WHERE response = ?1 AND grader = ?2",
+                params![response_id, g.grader],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(fail)?;
+        if stored.is_some_and(|s| s != g.score) {
+            problems.push(Problem {
+                file: GRADER_FILE.into(),
+                line: Some(grade.line),
+                field: "score".into(),
+                message: format!(
+                    "grader {:?} already scored this response {} (now {}): a re-run is a new \
+                     grader version, so give it a new grader name",
+                    g.grader,
+                    stored.unwrap_or_default(),
+                    g.score
+                ),
+            });
+        }
+    }
+    Ok(problems)
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> {
+    use crate::store::enum_text;
+    let tx = w.tx();
+    let study = &bundle.study;
+    let mut updated = 0;
+    let fail = |doing: &str, e| w.fail(doing, e);
+
+    updated += tx
+        .execute(
+            "INSERT INTO studies (study_id, title, description, rubric_json, taxonomy_json, bundle_dir)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (study_id) DO UPDATE SET title = excluded.title,
+                description = excluded.description, rubric_json = excluded.rubric_json,
+                taxonomy_json = excluded.taxonomy_json, bundle_dir = excluded.bundle_dir
+             WHERE (title, description, rubric_json, taxonomy_json, bundle_dir) IS NOT
+                (excluded.title, excluded.description, excluded.rubric_json,
+                 excluded.taxonomy_json, excluded.bundle_dir)",
+            params![
+                study.study.id,
+                study.study.title,
+                study.study.description,
+                json(&study.rubric),
+                json(&bundle.taxonomy),
+                bundle.dir.to_string_lossy(),
+            ],
+        )
+        .map_err(|e| fail("storing the study", e))?;
+    let study_key: i64 = tx
+        .query_row(
+            "SELECT id FROM studies WHERE study_id = ?1",
+            [&study.study.id],
+            |r| r.get(0),
+        )
+        .map_err(|e| fail("storing the study", e))?;
+
+    let mut summary = ImportSummary {
+        study_id: study.study.id.clone(),
+        identifying_attributes_dropped: bundle.identifying_attributes_found,
+        ..ImportSummary::default()
+    };
+    for bundle_case in &bundle.cases {
+        let case = &bundle_case.case;
+        updated += tx
+            .execute(
+                "INSERT INTO cases (study, case_id, disease_group, modality, age, sex, ehr_json,
+                    clinical_note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (study, case_id) DO UPDATE SET disease_group = excluded.disease_group,
+                    modality = excluded.modality, age = excluded.age, sex = excluded.sex,
+                    ehr_json = excluded.ehr_json, clinical_note = excluded.clinical_note
+                 WHERE (disease_group, modality, age, sex, ehr_json, clinical_note) IS NOT
+                    (excluded.disease_group, excluded.modality, excluded.age, excluded.sex,
+                     excluded.ehr_json, excluded.clinical_note)",
+                params![
+                    study_key,
+                    case.id,
+                    enum_text(&case.disease_group),
+                    enum_text(&case.modality),
+                    case.age,
+                    enum_text(&case.sex),
+                    json(&case.ehr),
+                    case.clinical_note,
+                ],
+            )
+            .map_err(|e| fail("storing a case", e))?;
+        let case_key: i64 = tx
+            .query_row(
+                "SELECT id FROM cases WHERE study = ?1 AND case_id = ?2",
+                params![study_key, case.id],
+                |r| r.get(0),
+            )
+            .map_err(|e| fail("storing a case", e))?;
+        summary.cases += 1;
+
+        for (spec, images) in case.series.iter().zip(&bundle_case.series) {
+            updated += tx
+                .execute(
+                    "INSERT INTO series (case_ref, series_id, label, kind, path)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (case_ref, series_id) DO UPDATE SET label = excluded.label,
+                        kind = excluded.kind, path = excluded.path
+                     WHERE (label, kind, path) IS NOT (excluded.label, excluded.kind, excluded.path)",
+                    params![case_key, spec.id, spec.label, enum_text(&spec.kind), spec.path],
+                )
+                .map_err(|e| fail("storing a series", e))?;
+            let series_key: i64 = tx
+                .query_row(
+                    "SELECT id FROM series WHERE case_ref = ?1 AND series_id = ?2",
+                    params![case_key, spec.id],
+                    |r| r.get(0),
+                )
+                .map_err(|e| fail("storing a series", e))?;
+            updated += replace_images_if_changed(w, series_key, images)?;
+            summary.series += 1;
+            summary.images += images.len();
+        }
+
+        for task in &case.tasks {
+            updated += tx
+                .execute(
+                    "INSERT INTO tasks (case_ref, task_id, family, level, prompt, key_images_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (case_ref, task_id) DO UPDATE SET family = excluded.family,
+                        level = excluded.level, prompt = excluded.prompt,
+                        key_images_json = excluded.key_images_json
+                     WHERE (family, level, prompt, key_images_json) IS NOT
+                        (excluded.family, excluded.level, excluded.prompt, excluded.key_images_json)",
+                    params![
+                        case_key,
+                        task.id,
+                        enum_text(&task.family),
+                        task.level,
+                        task.prompt,
+                        json(&task.key_images)
+                    ],
+                )
+                .map_err(|e| fail("storing a task", e))?;
+            summary.tasks += 1;
+        }
+
+        if let Some(truth) = &case.ground_truth {
+            // A curator's edit in the app (source 'curator') is newer than the bundle: keep it.
+            updated += tx
+                .execute(
+                    "INSERT INTO ground_truth (case_ref, body_json, source) VALUES (?1, ?2, 'bundle')
+                     ON CONFLICT (case_ref) DO UPDATE SET body_json = excluded.body_json
+                     WHERE source = 'bundle' AND body_json IS NOT excluded.body_json",
+                    params![case_key, json(truth)],
+                )
+                .map_err(|e| fail("storing ground truth", e))?;
+        }
+    }
+
+    let mut insert_response = tx
+        .prepare(
+            "INSERT INTO responses (task, model, sample, answer, rationale, turns_json, extra_json)
+             SELECT t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?9 AND c.case_id = ?1 AND t.task_id = ?2
+             ON CONFLICT (task, model, sample) DO NOTHING",
+        )
+        .map_err(|e| fail("storing responses", e))?;
+    for response in &bundle.responses {
+        let r = &response.value;
+        let added = insert_response
+            .execute(params![
+                r.case_id,
+                r.task_id,
+                r.model,
+                r.sample,
+                r.answer,
+                r.rationale,
+                r.turns.as_ref().map(|t| json(t)),
+                json(&r.extra),
+                study_key
+            ])
+            .map_err(|e| fail("storing responses", e))?;
+        if added == 1 {
+            summary.responses_added += 1;
+        } else {
+            summary.responses_already_stored += 1;
+        }
+    }
+
+    let mut insert_grade = tx
+        .prepare(
+            "INSERT INTO grader_scores (response, grader, score, dimensions_json, errors_json,
+                rationale, extra_json)
+             SELECT r.id, ?5, ?6, ?7, ?8, ?9, ?10 FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?11 AND c.case_id = ?1 AND t.task_id = ?2 AND r.model = ?3
+               AND r.sample = ?4
+             ON CONFLICT (response, grader) DO NOTHING",
+        )
+        .map_err(|e| fail("storing grader scores", e))?;
+    for grade in &bundle.grader {
+        let g = &grade.value;
+        let added = insert_grade
+            .execute(params![
+                g.case_id,
+                g.task_id,
+                g.model,
+                g.sample,
+                g.grader,
+                g.score,
+                g.dimensions.as_ref().map(|d| json(d)),
+                g.errors.as_ref().map(|e| json(e)),
+                g.rationale,
+                json(&g.extra),
+                study_key
+            ])
+            .map_err(|e| fail("storing grader scores", e))?;
+        if added == 1 {
+            summary.grader_scores_added += 1;
+        } else {
+            summary.grader_scores_already_stored += 1;
+        }
+    }
+    drop(insert_response);
+    drop(insert_grade);
+
+    summary.rows_written = updated;
+    if updated > 0 || summary.responses_added > 0 || summary.grader_scores_added > 0 {
+        let after = serde_json::to_value(&summary).unwrap_or_default();
+        w.audit(&Entry {
+            actor: IMPORT_ACTOR,
+            action: "import bundle",
+            entity: &format!("study:{}", study.study.id),
+            before: None,
+            after: Some(&after),
+        })?;
+    }
+    Ok(summary)
+}
+
+/// Rewrites a series' image list only when its files or their content changed.
+fn replace_images_if_changed(
+    w: &Write<'_>,
+    series_key: i64,
+    images: &[bundle::ImageFile],
+) -> Result<usize, Error> {
+    let tx = w.tx();
+    let stored: Vec<(String, String)> = tx
+        .prepare("SELECT path, sha256 FROM images WHERE series = ?1 ORDER BY position")
+        .and_then(|mut stmt| {
+            stmt.query_map([series_key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(|e| w.fail("reading a series' images", e))?;
+    let same = stored.len() == images.len()
+        && stored
+            .iter()
+            .zip(images)
+            .all(|((path, sha), image)| *path == image.path && *sha == image.sha256);
+    if same {
+        return Ok(0);
+    }
+    tx.execute("DELETE FROM images WHERE series = ?1", [series_key])
+        .map_err(|e| w.fail("replacing a series' images", e))?;
+    let mut insert = tx
+        .prepare(
+            "INSERT INTO images (series, position, path, sha256, byte_len, sop_instance_uid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(|e| w.fail("storing images", e))?;
+    for (position, image) in images.iter().enumerate() {
+        insert
+            .execute(params![
+                series_key,
+                position as i64,
+                image.path,
+                image.sha256,
+                image.byte_len as i64,
+                image.sop_instance_uid
+            ])
+            .map_err(|e| w.fail("storing images", e))?;
+    }
+    Ok(images.len())
+}

@@ -1,0 +1,188 @@
+//! Schema migrations, tracked in `PRAGMA user_version`.
+//!
+//! **Invariant:** a released migration is never edited; changes go into a new entry appended to
+//! [`MIGRATIONS`]. Each migration runs in the same transaction as the `user_version` bump, so a
+//! database is always at exactly one version.
+
+use rusqlite::Connection;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE studies (
+    id            INTEGER PRIMARY KEY,
+    study_id      TEXT NOT NULL UNIQUE,
+    title         TEXT NOT NULL,
+    description   TEXT NOT NULL,
+    rubric_json   TEXT NOT NULL,
+    taxonomy_json TEXT NOT NULL,
+    -- Absolute path of the bundle the images are referenced from (never copied).
+    bundle_dir    TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE cases (
+    id            INTEGER PRIMARY KEY,
+    study         INTEGER NOT NULL REFERENCES studies(id),
+    case_id       TEXT NOT NULL,
+    disease_group TEXT NOT NULL CHECK (disease_group IN
+        ('multiple_sclerosis', 'stroke', 'tumour', 'other_abnormality', 'normal')),
+    modality      TEXT NOT NULL CHECK (modality IN ('MR', 'CT')),
+    age           INTEGER NOT NULL CHECK (age BETWEEN 0 AND 130),
+    sex           TEXT NOT NULL CHECK (sex IN ('F', 'M', 'O')),
+    ehr_json      TEXT NOT NULL,
+    clinical_note TEXT NOT NULL,
+    UNIQUE (study, case_id)
+) STRICT;
+
+CREATE TABLE series (
+    id        INTEGER PRIMARY KEY,
+    case_ref  INTEGER NOT NULL REFERENCES cases(id),
+    series_id TEXT NOT NULL,
+    label     TEXT NOT NULL,
+    kind      TEXT NOT NULL CHECK (kind IN ('dicom', 'nifti', 'key_images')),
+    -- Relative to the study's bundle_dir.
+    path      TEXT NOT NULL,
+    UNIQUE (case_ref, series_id)
+) STRICT;
+
+-- One row per file, in display order. UIDs are opaque keys and never shown.
+CREATE TABLE images (
+    id               INTEGER PRIMARY KEY,
+    series           INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+    position         INTEGER NOT NULL,
+    path             TEXT NOT NULL,
+    sha256           TEXT NOT NULL,
+    byte_len         INTEGER NOT NULL,
+    sop_instance_uid TEXT,
+    UNIQUE (series, position)
+) STRICT;
+
+CREATE TABLE tasks (
+    id              INTEGER PRIMARY KEY,
+    case_ref        INTEGER NOT NULL REFERENCES cases(id),
+    task_id         TEXT NOT NULL,
+    family          TEXT NOT NULL CHECK (family IN
+        ('differential_diagnosis', 'lesion_identification', 'rationale_generation')),
+    level           INTEGER NOT NULL CHECK (level BETWEEN 1 AND 3),
+    prompt          TEXT NOT NULL,
+    key_images_json TEXT NOT NULL,
+    UNIQUE (case_ref, task_id)
+) STRICT;
+
+CREATE TABLE responses (
+    id         INTEGER PRIMARY KEY,
+    task       INTEGER NOT NULL REFERENCES tasks(id),
+    model      TEXT NOT NULL,
+    sample     INTEGER NOT NULL CHECK (sample >= 0),
+    answer     TEXT NOT NULL,
+    rationale  TEXT,
+    turns_json TEXT,
+    extra_json TEXT NOT NULL,
+    UNIQUE (task, model, sample)
+) STRICT;
+
+CREATE TABLE grader_scores (
+    id              INTEGER PRIMARY KEY,
+    response        INTEGER NOT NULL REFERENCES responses(id),
+    grader          TEXT NOT NULL,
+    score           REAL NOT NULL,
+    dimensions_json TEXT,
+    errors_json     TEXT,
+    rationale       TEXT,
+    extra_json      TEXT NOT NULL,
+    UNIQUE (response, grader)
+) STRICT;
+
+CREATE TABLE raters (
+    id               INTEGER PRIMARY KEY,
+    name             TEXT NOT NULL UNIQUE,
+    role             TEXT NOT NULL CHECK (role IN
+        ('neuroradiologist', 'neurologist', 'resident', 'curator')),
+    years_experience INTEGER CHECK (years_experience >= 0)
+) STRICT;
+
+CREATE TABLE ratings (
+    id               INTEGER PRIMARY KEY,
+    response         INTEGER NOT NULL REFERENCES responses(id),
+    rater            INTEGER NOT NULL REFERENCES raters(id),
+    overall          REAL,
+    dimensions_json  TEXT NOT NULL DEFAULT '{}',
+    correctness      TEXT CHECK (correctness IN ('correct', 'partly', 'incorrect')),
+    confidence       INTEGER CHECK (confidence BETWEEN 1 AND 5),
+    comment          TEXT NOT NULL DEFAULT '',
+    status           TEXT NOT NULL DEFAULT 'draft' CHECK (status IN ('draft', 'submitted')),
+    seconds_on_task  REAL NOT NULL DEFAULT 0,
+    updated_at       TEXT NOT NULL,
+    UNIQUE (response, rater)
+) STRICT;
+
+CREATE TABLE error_labels (
+    id         INTEGER PRIMARY KEY,
+    rating     INTEGER NOT NULL REFERENCES ratings(id) ON DELETE CASCADE,
+    category   TEXT NOT NULL,
+    severity   INTEGER NOT NULL CHECK (severity BETWEEN 1 AND 3),
+    span_start INTEGER,
+    span_end   INTEGER,
+    mark_json  TEXT,
+    comment    TEXT NOT NULL DEFAULT '',
+    CHECK ((span_start IS NULL) = (span_end IS NULL)),
+    CHECK (span_start IS NOT NULL OR mark_json IS NOT NULL)
+) STRICT;
+
+CREATE TABLE ground_truth (
+    case_ref   INTEGER PRIMARY KEY REFERENCES cases(id),
+    body_json  TEXT NOT NULL,
+    source     TEXT NOT NULL
+) STRICT;
+
+-- Append-only; each entry's hash covers the previous entry's hash, so an edit anywhere shows.
+CREATE TABLE audit_log (
+    id          INTEGER PRIMARY KEY,
+    at          TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    entity      TEXT NOT NULL,
+    before_json TEXT,
+    after_json  TEXT,
+    prev_hash   TEXT NOT NULL,
+    hash        TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER audit_log_is_append_only_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_is_append_only_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+CREATE INDEX responses_by_task ON responses(task);
+CREATE INDEX grader_scores_by_response ON grader_scores(response);
+CREATE INDEX ratings_by_rater ON ratings(rater);
+CREATE INDEX error_labels_by_rating ON error_labels(rating);
+"#];
+
+/// The schema version this build writes.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Brings the schema up to [`latest_version`], one transaction per migration.
+pub fn apply(conn: &mut Connection) -> rusqlite::Result<Applied> {
+    let from: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if from > latest_version() {
+        return Ok(Applied::NewerThanThisBuild { found: from });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(Applied::UpTo(latest_version()))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Applied {
+    UpTo(i64),
+    /// Written by a newer NeuroRater: refuse rather than misread it.
+    NewerThanThisBuild {
+        found: i64,
+    },
+}

@@ -1,0 +1,170 @@
+//! The SQLite store: one file holds a study's cases, responses, grader scores and every rater's
+//! work. Images stay where the bundle put them and are referenced by path and content hash.
+//!
+//! Reads go through [`Store::read`] (a plain connection); every change goes through
+//! [`Store::write`], which opens one transaction and appends to the audit log in it, so no code
+//! path can change data without leaving a trace or half-writing.
+
+pub mod audit;
+mod backup;
+mod catalog;
+pub(crate) use catalog::enum_text;
+pub mod migrations;
+
+pub use backup::restore;
+pub use catalog::{
+    CaseSummary, CaseView, ResponseView, SeriesFile, SeriesFiles, SeriesView, StudySummary,
+    TaskView,
+};
+
+use crate::{Error, Result};
+use rusqlite::{Connection, OpenFlags, Transaction};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The environment variable that overrides the default database file.
+pub const DB_ENV: &str = "NEURORATER_DB";
+
+/// How long a writer waits for another (the app and the CLI on one file) before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let created = !path.exists();
+        let store = Store::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)?;
+        if created {
+            backup::restrict_permissions(path)?;
+        }
+        Ok(store)
+    }
+
+    /// Opens a database that must already exist (a backup to restore, a file named by `--db`
+    /// for reading).
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.is_file() {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no database file here"),
+            });
+        }
+        Store::open_with(path, OpenFlags::empty())
+    }
+
+    fn open_with(path: &Path, extra: OpenFlags) -> Result<Store> {
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra,
+        )
+        .map_err(|e| Error::database(path, "opening the database", e))?;
+        configure(&conn).map_err(|e| Error::database(path, "configuring the connection", e))?;
+        match migrations::apply(&mut conn)
+            .map_err(|e| Error::database(path, "migrating the schema", e))?
+        {
+            migrations::Applied::UpTo(_) => {}
+            migrations::Applied::NewerThanThisBuild { found } => {
+                return Err(Error::SchemaTooNew {
+                    path: path.to_path_buf(),
+                    found,
+                    supported: migrations::latest_version(),
+                })
+            }
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// `$NEURORATER_DB` when set, else `neurorater.sqlite` in the platform's data directory
+    /// (`~/.local/share/neurorater/` on Linux).
+    pub fn default_path() -> Result<PathBuf> {
+        if let Some(path) = std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
+            return Ok(PathBuf::from(path));
+        }
+        let dirs = directories::ProjectDirs::from("org", "NeuroRater", "neurorater")
+            .ok_or(Error::NoDataDirectory)?;
+        Ok(dirs.data_dir().join("neurorater.sqlite"))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The read side: queries only (see `catalog.rs` for the typed ones).
+    pub fn read(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The write side: runs `change` in one transaction, committed only if it returns `Ok`.
+    pub fn write<T>(&mut self, change: impl FnOnce(&mut Write<'_>) -> Result<T>) -> Result<T> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| Error::database(&path, "starting a write", e))?;
+        let mut write = Write { tx, path: &path };
+        let value = change(&mut write)?;
+        write
+            .tx
+            .commit()
+            .map_err(|e| Error::database(&path, "committing a write", e))?;
+        Ok(value)
+    }
+
+    /// Restoring overwrites every page; nothing else may hold the connection meanwhile.
+    fn connection_for_restore(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Whether any study has been imported (the app imports the demo into an empty store).
+    pub fn is_empty(&self) -> Result<bool> {
+        let count: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM studies", [], |row| row.get(0))
+            .map_err(|e| Error::database(&self.path, "counting studies", e))?;
+        Ok(count == 0)
+    }
+}
+
+/// A write transaction. Dropping it without [`Store::write`] committing rolls everything back.
+pub struct Write<'a> {
+    tx: Transaction<'a>,
+    path: &'a Path,
+}
+
+impl Write<'_> {
+    pub fn tx(&self) -> &Transaction<'_> {
+        &self.tx
+    }
+
+    /// Wraps a failed statement with what was being done, for a message a user can act on.
+    pub fn fail(&self, doing: &str, source: rusqlite::Error) -> Error {
+        Error::database(self.path, doing, source)
+    }
+
+    /// Appends an audit entry in this transaction.
+    pub fn audit(&self, entry: &audit::Entry<'_>) -> Result<()> {
+        audit::append(&self.tx, entry).map_err(|e| self.fail("appending to the audit log", e))
+    }
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL: a rater's acknowledged edit must survive power loss, not only a process crash.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(())
+}
