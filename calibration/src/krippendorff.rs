@@ -14,7 +14,6 @@
 use crate::estimate::Estimate;
 use crate::ratings::RatingMatrix;
 use serde::Serialize;
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KrippendorffAlpha {
@@ -84,51 +83,64 @@ fn interval_alpha(units: &[Vec<f64>], n_items: usize) -> Estimate<f64> {
 }
 
 fn nominal_alpha(units: &[Vec<f64>], n_items: usize) -> Estimate<f64> {
-    let mut overall: HashMap<u64, f64> = HashMap::new();
     let mut within = 0.0;
+    let mut scratch = Vec::new();
     for unit in units {
-        let mut counts: HashMap<u64, f64> = HashMap::new();
-        for v in unit {
-            *counts.entry(canonical_bits(*v)).or_default() += 1.0;
-            *overall.entry(canonical_bits(*v)).or_default() += 1.0;
-        }
+        scratch.clear();
+        scratch.extend_from_slice(unit);
         let m = unit.len() as f64;
-        within += (m * m - counts.values().map(|c| c * c).sum::<f64>()) / (m - 1.0);
+        within += (m * m - sum_of_squared_run_lengths(&mut scratch)) / (m - 1.0);
     }
-    let n: f64 = overall.values().sum();
-    let expected = n * n - overall.values().map(|c| c * c).sum::<f64>();
+    let mut all: Vec<f64> = units.iter().flatten().copied().collect();
+    let n = all.len() as f64;
+    let expected = n * n - sum_of_squared_run_lengths(&mut all);
     if expected <= 0.0 {
         return Estimate::not_estimable(n_items, "all pairable scores are equal");
     }
     Estimate::Value(1.0 - (n - 1.0) * within / expected)
 }
 
-/// Equal values hash equal (−0.0 and 0.0 included).
-fn canonical_bits(v: f64) -> u64 {
-    if v == 0.0 {
-        0
-    } else {
-        v.to_bits()
+/// Σ over distinct values of (count)², by sorting `values` in place.
+fn sum_of_squared_run_lengths(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    let mut sum = 0.0;
+    let mut start = 0;
+    while start < values.len() {
+        let mut end = start + 1;
+        // `==` also equates −0.0 and 0.0, which total_cmp sorts next to each other.
+        while end < values.len() && values[end] == values[start] {
+            end += 1;
+        }
+        sum += ((end - start) as f64).powi(2);
+        start = end;
     }
+    sum
 }
 
 /// Replaces each value by its mid-cumulative frequency among all pairable values.
 fn to_mid_cumulative(units: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut values: Vec<f64> = units.iter().flatten().copied().collect();
-    values.sort_by(f64::total_cmp);
-    let mut mid: HashMap<u64, f64> = HashMap::new();
+    values.sort_unstable_by(f64::total_cmp);
+    // Distinct values and their mid-cumulative frequencies, in ascending order.
+    let mut distinct: Vec<(f64, f64)> = Vec::new();
     let mut start = 0;
     while start < values.len() {
         let mut end = start + 1;
         while end < values.len() && values[end] == values[start] {
             end += 1;
         }
-        let count = (end - start) as f64;
-        mid.insert(canonical_bits(values[start]), start as f64 + count / 2.0);
+        distinct.push((values[start], start as f64 + (end - start) as f64 / 2.0));
         start = end;
     }
     units
         .iter()
-        .map(|u| u.iter().map(|v| mid[&canonical_bits(*v)]).collect())
+        .map(|u| {
+            u.iter()
+                .map(|v| {
+                    let at = distinct.partition_point(|d| d.0 < *v);
+                    distinct.get(at).map_or(0.0, |d| d.1)
+                })
+                .collect()
+        })
         .collect()
 }

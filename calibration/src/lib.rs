@@ -3,6 +3,15 @@
 //! **Architecture invariant:** this crate does no I/O and never panics on user data; whatever
 //! cannot be computed is an [`Estimate::NotEstimable`] with its reason.
 //!
+//! The report (what the CLI and the app call):
+//! - [`csv_input::parse_long_csv`]`(text, file_name) -> Result<LongTable, csv_input::Error>`:
+//!   the long CSV of FORMATS.md §3, every bad line reported as `FILE:LINE: field: message`;
+//! - [`report::build_report`]`(&CalibrationInput, &ReportOptions, &dyn Progress)
+//!   -> Result<Report, ReportError>`: inputs in [`input`], progress through
+//!   [`bootstrap::Progress`];
+//! - [`tables::to_json`], [`tables::to_csv_tables`] (`Vec<(file_name, text)>`),
+//!   [`html::to_html`]: pure renderings; the caller writes the files.
+//!
 //! Statistics (each module documents its method and interval):
 //! - [`correlation`]: [`correlation::pearson`], [`correlation::spearman`],
 //!   [`correlation::kendall_tau_b`];

@@ -511,3 +511,35 @@ fn html_is_self_contained_escapes_names_and_states_the_verdict() {
     let verdict = report.verdict.as_ref().expect("verdict");
     assert!(html.contains(&verdict.summary));
 }
+
+#[test]
+fn other_grader_versions_are_not_clinicians_and_their_drift_is_reported() {
+    // v2 scores every item exactly one point above v1.
+    let mut csv = study_csv(0.0);
+    let extra: Vec<String> = csv
+        .lines()
+        .filter(|l| l.contains(",grader,"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let score: f64 = f[2].parse().expect("score");
+            format!("{},grader_v2,{},{},{}\n", f[0], score + 1.0, f[3], f[4])
+        })
+        .collect();
+    csv.push_str(&extra.concat());
+    let options = ReportOptions {
+        other_grader_versions: vec!["grader_v2".into()],
+        ..options()
+    };
+    let report = build_report(&input_from(&csv), &options, &NoProgress).expect("report");
+    assert_eq!(report.summary.human_raters, ["dr_a", "dr_b", "dr_c"]);
+    let drift = &report.grader_drift[0];
+    assert_eq!(drift.version, "grader_v2");
+    let shift = drift.vs_primary.bland_altman.value().expect("shift");
+    close(shift.bias, 1.0, 1e-12, "v2 − v1");
+    close(
+        drift.vs_primary.pearson.value().expect("r").r,
+        1.0,
+        1e-12,
+        "r between versions",
+    );
+}
