@@ -25,6 +25,7 @@ p.sub { color: var(--muted); margin: 0 0 24px; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; background: #fff; font-size: 13.5px; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th:not(:first-child) { text-align: right; }
+th.text { text-align: left; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .na { color: var(--muted); font-style: italic; }
@@ -765,7 +766,7 @@ fn drift(h: &mut String, report: &Report) {
     if report.grader_drift.is_empty() {
         return;
     }
-    h.push_str("<h2>Grader drift</h2><table><tr><th>Dimension</th><th>Version</th><th>r with the primary grader</th><th>mean shift vs primary</th><th>r with clinicians</th><th>n</th></tr>");
+    h.push_str("<h2>Grader drift</h2><table><tr><th>Dimension</th><th class=\"text\">Version</th><th>r with the primary grader</th><th>mean shift vs primary</th><th>r with clinicians</th><th>n</th></tr>");
     for d in &report.grader_drift {
         let _ = write!(h, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&d.dimension), escape(&d.version),
             d.vs_primary.pearson.value().map_or("—".into(), |p| num(p.r, 3)), d.vs_primary.bland_altman.value().map_or("—".into(), |b| num(b.bias, 2)),
@@ -798,7 +799,7 @@ fn errors(h: &mut String, report: &Report) {
         if e.dangerous_cases.is_empty() {
             h.push_str("<p>None.</p>");
         } else {
-            h.push_str("<table><tr><th>Item</th><th>Case</th><th>grader</th><th>clinicians' mean</th><th>errors found (severity, by; claimed by grader?)</th></tr>");
+            h.push_str("<table><tr><th>Item</th><th class=\"text\">Case</th><th>grader</th><th>clinicians' mean</th><th class=\"text\">errors found (severity, by; claimed by grader?)</th></tr>");
             for d in &e.dangerous_cases {
                 let found: Vec<String> = d
                     .errors
@@ -856,7 +857,7 @@ fn pass_at_k(h: &mut String, report: &Report) {
     if report.pass_at_k.is_empty() {
         return;
     }
-    h.push_str("<h2>pass@k (clinicians' correctness judgements)</h2><table><tr><th>Model</th><th>Task family</th><th>Level</th><th>k</th><th>pass@k</th><th>95 % CI</th><th>tasks</th></tr>");
+    h.push_str("<h2>pass@k (clinicians' correctness judgements)</h2><table><tr><th>Model</th><th class=\"text\">Task family</th><th class=\"text\">Level</th><th>k</th><th>pass@k</th><th>95 % CI</th><th>tasks</th></tr>");
     for r in &report.pass_at_k {
         let _ = write!(
             h,
