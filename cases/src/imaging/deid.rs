@@ -247,14 +247,15 @@ pub fn uid_tags_to_replace() -> &'static [Tag] {
 /// Whether `tag` is one of [`identifying_tags`], a private attribute, or an overlay comment in any
 /// of the repeating overlay groups 6000–601E.
 pub fn is_identifying(tag: Tag) -> bool {
-    let overlay_comment = (0x6000..=0x601E).contains(&tag.0) && tag.0 % 2 == 0 && tag.1 == 0x4000;
+    let overlay_comment =
+        (0x6000..=0x601E).contains(&tag.0) && tag.0.is_multiple_of(2) && tag.1 == 0x4000;
     overlay_comment || is_private(tag) || IDENTIFYING.binary_search(&tag).is_ok()
 }
 
 /// Private attributes (odd group, other than the reserved groups 1, 3, 5, 7 and FFFF) may hold
 /// anything, so the basic profile removes them all.
 pub fn is_private(tag: Tag) -> bool {
-    tag.0 % 2 == 1 && tag.0 > 0x0008 && tag.0 != 0xFFFF
+    !tag.0.is_multiple_of(2) && tag.0 > 0x0008 && tag.0 != 0xFFFF
 }
 
 #[cfg(test)]

@@ -327,7 +327,7 @@ fn colour_samples(
 ) -> Result<Samples, String> {
     let pixels = h.rows as usize * h.columns as usize;
     if native_422 {
-        if h.bits_allocated != 8 || h.columns % 2 != 0 {
+        if h.bits_allocated != 8 || !h.columns.is_multiple_of(2) {
             return Err(format!(
                 "YBR_FULL_422 with {} bits and {} columns is not supported",
                 h.bits_allocated, h.columns

@@ -69,10 +69,6 @@ impl Samples {
     pub fn min_max(&self, range: Range<usize>) -> Option<(f64, f64)> {
         with_samples!(self, v => min_max_of(v.get(range)?))
     }
-
-    pub(crate) fn to_f32(&self) -> Vec<f32> {
-        with_samples!(self, v => v.iter().map(|x| x.value() as f32).collect())
-    }
 }
 
 fn min_max_of<T: Sample>(values: &[T]) -> Option<(f64, f64)> {

@@ -37,6 +37,16 @@ pub struct Volume {
     pub value_range: (f64, f64),
 }
 
+/// What the first file of a series says for the whole series: pixel module, windows,
+/// orientation, pixel spacing (row, column) and slice spacing.
+type SeriesHeader = (
+    dicom::PixelHeader,
+    Vec<Window>,
+    Option<[f64; 6]>,
+    [f64; 2],
+    Option<f64>,
+);
+
 /// A DICOM series, `paths` already ordered (see [`super::order_series`]); every frame of every
 /// file becomes one slice.
 pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
@@ -47,16 +57,9 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
             "a series needs at least one file",
         )
     })?;
-    let mut parts = Vec::with_capacity(paths.len());
-    let mut rescales = Vec::new();
+    let mut stack: Option<Stack> = None;
     let mut positions: Vec<Option<[f64; 3]>> = Vec::new();
-    let mut first: Option<(
-        dicom::PixelHeader,
-        Vec<Window>,
-        Option<[f64; 6]>,
-        [f64; 2],
-        Option<f64>,
-    )> = None;
+    let mut first: Option<SeriesHeader> = None;
     for path in paths {
         let obj = dicom::open(path)?;
         let image = dicom::decode_object(path, &obj)?;
@@ -83,8 +86,13 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
             ));
         }
         positions.extend(frame_positions(&obj, d.frames));
-        rescales.extend((0..d.frames).map(|f| d.frame_rescale(f)));
-        parts.push(colour_as_u8(d));
+        let rescales: Vec<Rescale> = (0..d.frames).map(|f| d.frame_rescale(f)).collect();
+        let slice_len = d.frame_len();
+        let part = colour_as_u8(d);
+        match stack.as_mut() {
+            Some(stack) => stack.push(part, &rescales, slice_len),
+            None => stack = Some(Stack::start(part, &rescales, slice_len, paths.len())),
+        }
     }
     let Some((header, file_windows, orientation, spacing, spacing_between)) = first else {
         return Err(ImagingError::new(
@@ -95,7 +103,10 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
     };
     let channels = if header.samples_per_pixel == 3 { 3 } else { 1 };
     let slice_len = header.rows as usize * header.columns as usize * channels as usize;
-    let (samples, rescale) = join(parts, &rescales, slice_len);
+    let (samples, rescale) = match stack {
+        Some(stack) => stack.finish(),
+        None => (Samples::U8(Vec::new()), Rescale::IDENTITY),
+    };
     let slices = positions.len();
     let dims = [header.columns as usize, header.rows as usize, slices];
 
@@ -249,36 +260,66 @@ fn colour_as_u8(d: Decoded) -> Samples {
     )
 }
 
-/// One buffer for all slices. Kept in the stored type with one rescale when every slice shares
-/// it (the memory goal: a 16-bit series stays 16-bit); otherwise f32 modality values.
-fn join(parts: Vec<Samples>, rescales: &[Rescale], slice_len: usize) -> (Samples, Rescale) {
-    let common = rescales.first().copied().unwrap_or(Rescale::IDENTITY);
-    let shared = rescales.iter().all(|r| *r == common);
-    let same_type = parts
-        .windows(2)
-        .all(|w| std::mem::discriminant(&w[0]) == std::mem::discriminant(&w[1]));
-    if shared && same_type {
-        let mut parts = parts.into_iter();
-        let mut joined = parts.next().unwrap_or(Samples::U8(Vec::new()));
-        for part in parts {
-            append(&mut joined, part);
-        }
-        return (joined, common);
-    }
-    let mut values = Vec::with_capacity(rescales.len() * slice_len);
-    let mut slice = 0;
-    for part in &parts {
-        for chunk in part.to_f32().chunks(slice_len.max(1)) {
-            let r = rescales.get(slice).copied().unwrap_or(common);
-            values.extend(
-                chunk
-                    .iter()
-                    .map(|&v| (v as f64 * r.slope + r.intercept) as f32),
-            );
-            slice += 1;
+/// The slices of a series gathered into one buffer as files are decoded, so the peak memory is
+/// the volume plus one file. Kept in the stored type with one rescale while every slice shares
+/// it (a 16-bit series stays 16-bit); f32 modality values once rescales or types differ.
+enum Stack {
+    Stored(Samples, Rescale),
+    Modality(Vec<f32>),
+}
+
+impl Stack {
+    fn start(part: Samples, rescales: &[Rescale], slice_len: usize, files: usize) -> Stack {
+        let common = rescales.first().copied().unwrap_or(Rescale::IDENTITY);
+        if rescales.iter().all(|r| *r == common) {
+            let mut part = part;
+            let additional = part.len() * files.saturating_sub(1);
+            reserve(&mut part, additional);
+            Stack::Stored(part, common)
+        } else {
+            let mut values = Vec::with_capacity(part.len() * files);
+            extend_modality(&mut values, &part, rescales, slice_len);
+            Stack::Modality(values)
         }
     }
-    (Samples::F32(values), Rescale::IDENTITY)
+
+    fn push(&mut self, part: Samples, rescales: &[Rescale], slice_len: usize) {
+        if let Stack::Stored(stored, common) = self {
+            let same_type = std::mem::discriminant(stored) == std::mem::discriminant(&part);
+            if same_type && rescales.iter().all(|r| r == common) {
+                append(stored, part);
+                return;
+            }
+            let mut values = Vec::with_capacity(stored.len() * 2);
+            extend_modality(&mut values, stored, &[*common], stored.len().max(1));
+            *self = Stack::Modality(values);
+        }
+        if let Stack::Modality(values) = self {
+            extend_modality(values, &part, rescales, slice_len);
+        }
+    }
+
+    fn finish(self) -> (Samples, Rescale) {
+        match self {
+            Stack::Stored(samples, rescale) => (samples, rescale),
+            Stack::Modality(values) => (Samples::F32(values), Rescale::IDENTITY),
+        }
+    }
+}
+
+/// Appends `part`'s modality values, slice `k` rescaled by `rescales[k]` (the last one repeats).
+fn extend_modality(values: &mut Vec<f32>, part: &Samples, rescales: &[Rescale], slice_len: usize) {
+    let last = rescales.last().copied().unwrap_or(Rescale::IDENTITY);
+    with_samples!(part, v => {
+        for (k, chunk) in v.chunks(slice_len.max(1)).enumerate() {
+            let r = rescales.get(k).copied().unwrap_or(last);
+            values.extend(chunk.iter().map(|x| (x.value() * r.slope + r.intercept) as f32));
+        }
+    });
+}
+
+fn reserve(samples: &mut Samples, additional: usize) {
+    with_samples!(samples, v => v.reserve_exact(additional));
 }
 
 fn append(into: &mut Samples, part: Samples) {
@@ -291,7 +332,7 @@ fn append(into: &mut Samples, part: Samples) {
         (Samples::I32(a), Samples::I32(b)) => a.extend(b),
         (Samples::F32(a), Samples::F32(b)) => a.extend(b),
         (Samples::F64(a), Samples::F64(b)) => a.extend(b),
-        // `join` appends only parts of the same type.
+        // `Stack::push` appends only parts of the same type.
         _ => {}
     }
 }
@@ -415,9 +456,9 @@ impl Volume {
         put(&mut h, 124, &(cal_max as f32).to_le_bytes());
         put(&mut h, 128, &(cal_min as f32).to_le_bytes());
         put(&mut h, 254, &1i16.to_le_bytes()); // sform_code: scanner anatomical
-        for (row, at) in [(0, 280), (1, 296), (2, 312)] {
-            for j in 0..4 {
-                put(&mut h, at + 4 * j, &(ras[row][j] as f32).to_le_bytes());
+        for (row, at) in ras.iter().zip([280, 296, 312]) {
+            for (j, value) in row.iter().enumerate() {
+                put(&mut h, at + 4 * j, &(*value as f32).to_le_bytes());
             }
         }
         put(&mut h, 344, b"n+1\0");
