@@ -96,7 +96,7 @@ fn conflicts_with_store(store: &Store, bundle: &Bundle) -> Result<Vec<Problem>, 
         if let Some((_, answer, rationale, turns)) = stored_response(&r.key()).map_err(fail)? {
             let same = answer == r.answer
                 && rationale == r.rationale
-                && turns == r.turns.as_ref().map(|t| json(t));
+                && turns == r.turns.as_ref().map(json);
             if !same {
                 problems.push(Problem {
                     file: RESPONSES_FILE.into(),
@@ -294,7 +294,7 @@ fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> 
                 r.sample,
                 r.answer,
                 r.rationale,
-                r.turns.as_ref().map(|t| json(t)),
+                r.turns.as_ref().map(json),
                 json(&r.extra),
                 study_key
             ])
@@ -327,8 +327,8 @@ fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> 
                 g.sample,
                 g.grader,
                 g.score,
-                g.dimensions.as_ref().map(|d| json(d)),
-                g.errors.as_ref().map(|e| json(e)),
+                g.dimensions.as_ref().map(json),
+                g.errors.as_ref().map(json),
                 g.rationale,
                 json(&g.extra),
                 study_key

@@ -4,6 +4,7 @@
 //! Nothing here knows about Tauri or a terminal: long work reports through [`progress::Progress`],
 //! and every failure is a [`Error`] whose message a user can act on.
 
+pub mod analysis;
 pub mod bundle;
 pub mod demo;
 pub mod error;

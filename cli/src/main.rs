@@ -1,1 +1,142 @@
-fn main() {}
+//! `neurorater`: the headless interface (FORMATS.md §4). Glue only: every subcommand parses its
+//! arguments, calls the `cases` or `calibration` crate, and maps the outcome to an exit code —
+//! 0 success, 2 invalid input (errors name file, line and field), 1 internal failure.
+
+mod calibrate;
+mod data;
+mod imaging;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "neurorater",
+    version,
+    about = "NeuroRater without a display: import study \
+    bundles, list cases, probe and render images, export annotations, calibrate an LLM grader"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import a study bundle (validated whole, then written in one transaction).
+    Import {
+        dir: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+    /// List the cases of every study.
+    Cases {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Print JSON (the only format for now, kept explicit for scripts).
+        #[arg(long, required = true)]
+        json: bool,
+    },
+    /// An image file's facts (DICOM or NIfTI).
+    Probe {
+        file: PathBuf,
+        #[arg(long, required = true)]
+        json: bool,
+    },
+    /// Render frames to 8-bit PNG by the rule of FORMATS.md §4.
+    Render(imaging::RenderArgs),
+    /// Export raw annotations for other tools.
+    Export(data::ExportArgs),
+    /// Write the demo study bundle (deterministic, no network).
+    Demo {
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The calibration report: clinicians against the LLM grader.
+    Calibrate(calibrate::CalibrateArgs),
+    /// The audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Copy the database with SQLite's online backup (safe while the app is running).
+    Backup {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Replace the database with a backup (keeps the replaced file beside it).
+    Restore {
+        backup: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain; name the first broken entry.
+    Verify {
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+}
+
+/// How a subcommand failed, which decides the exit code.
+pub enum Failure {
+    /// The user's input is wrong (exit 2); each line names file, line and field.
+    Input(Vec<String>),
+    /// Something else went wrong (exit 1).
+    Internal(String),
+}
+
+impl From<cases::Error> for Failure {
+    fn from(error: cases::Error) -> Self {
+        use cases::Error::*;
+        match &error {
+            Imaging(_)
+            | SchemaTooNew { .. }
+            | NotFound { .. }
+            | ImageMissing { .. }
+            | ImageChanged { .. } => Failure::Input(vec![error.to_string()]),
+            Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Failure::Input(vec![error.to_string()])
+            }
+            _ => Failure::Internal(error.to_string()),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Import { dir, db } => data::import(&dir, db),
+        Command::Cases { db, json: _ } => data::list_cases(db),
+        Command::Probe { file, json: _ } => imaging::probe(&file),
+        Command::Render(args) => imaging::render(&args),
+        Command::Export(args) => data::export(&args),
+        Command::Demo { out } => data::demo(&out),
+        Command::Calibrate(args) => calibrate::run(&args),
+        Command::Audit {
+            command: AuditCommand::Verify { db },
+        } => data::audit_verify(db),
+        Command::Backup { db, out } => data::backup(db, &out),
+        Command::Restore { backup, db } => data::restore(&backup, db),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(lines)) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(2)
+        }
+        Err(Failure::Internal(message)) => {
+            eprintln!("neurorater: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

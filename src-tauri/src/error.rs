@@ -50,6 +50,7 @@ impl From<cases::Error> for CommandError {
             | E::SchemaTooNew { .. }
             | E::NoDataDirectory
             | E::Corrupt { .. } => ErrorCode::Database,
+            E::Demo(_) => ErrorCode::StartupFailed,
         };
         CommandError::new(code, error.to_string())
     }

@@ -102,7 +102,6 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
         ));
     };
     let channels = if header.samples_per_pixel == 3 { 3 } else { 1 };
-    let slice_len = header.rows as usize * header.columns as usize * channels as usize;
     let (samples, rescale) = match stack {
         Some(stack) => stack.finish(),
         None => (Samples::U8(Vec::new()), Rescale::IDENTITY),

@@ -1,0 +1,262 @@
+//! The database as the calibration report's input: clinicians' submitted ratings and the
+//! graders' scores, one item per model response.
+//!
+//! Item ids are `case/task/model/sample`, the key of `responses.jsonl`, so a report's rows join
+//! with the pipeline's files. Only submitted ratings count: a draft is work in progress.
+
+use crate::store::Store;
+use crate::{Error, Result};
+use calibration::input::{
+    CalibrationInput, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo, LongTable, ScaleSpec,
+    ScoreRow,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a study's report is built from, and what the caller needs to set its options.
+pub struct StudyData {
+    pub input: CalibrationInput,
+    /// The rubric's overall scale.
+    pub scale: ScaleSpec,
+    /// Every grader name that scored a response of the study.
+    pub graders: Vec<String>,
+}
+
+pub const GROUPING_COLUMNS: [&str; 5] =
+    ["disease_group", "modality", "task_family", "level", "model"];
+
+/// Reads a study; `grader` decides whose error claims are compared with the clinicians'.
+pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result<StudyData> {
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "reading ratings for the report", e);
+    let (study_key, rubric_json, taxonomy_json): (i64, String, String) = conn
+        .query_row(
+            "SELECT id, rubric_json, taxonomy_json FROM studies WHERE study_id = ?1",
+            [study_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Error::NotFound {
+                what: format!("study {study_id:?}"),
+            },
+            other => fail(other),
+        })?;
+    let rubric: crate::model::Rubric =
+        serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
+            what: format!("rubric of study {study_id:?}: {e}"),
+        })?;
+    let taxonomy: crate::model::Taxonomy =
+        serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
+            what: format!("taxonomy of study {study_id:?}: {e}"),
+        })?;
+
+    // Items: every response of the study.
+    let mut items = BTreeMap::new();
+    let mut item_of_response = BTreeMap::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.id, c.case_id, t.task_id, r.model, r.sample, c.disease_group, c.modality,
+                    t.family, t.level
+             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?1 ORDER BY r.id",
+        )
+        .map_err(fail)?;
+    let mut rows = stmt.query([study_key]).map_err(fail)?;
+    let mut response_meta = BTreeMap::new();
+    while let Some(row) = rows.next().map_err(fail)? {
+        let response: i64 = row.get(0).map_err(fail)?;
+        let case: String = row.get(1).map_err(fail)?;
+        let task: String = row.get(2).map_err(fail)?;
+        let model: String = row.get(3).map_err(fail)?;
+        let sample: u32 = row.get(4).map_err(fail)?;
+        let family: String = row.get(7).map_err(fail)?;
+        let level: i64 = row.get(8).map_err(fail)?;
+        let item = format!("{case}/{task}/{model}/{sample}");
+        let groups = BTreeMap::from([
+            (
+                "disease_group".to_owned(),
+                row.get::<_, String>(5).map_err(fail)?,
+            ),
+            (
+                "modality".to_owned(),
+                row.get::<_, String>(6).map_err(fail)?,
+            ),
+            ("task_family".to_owned(), family.clone()),
+            ("level".to_owned(), level.to_string()),
+            ("model".to_owned(), model.clone()),
+        ]);
+        items.insert(
+            item.clone(),
+            ItemInfo {
+                case: Some(case.clone()),
+                groups,
+            },
+        );
+        item_of_response.insert(response, item);
+        response_meta.insert(
+            response,
+            (
+                model,
+                family,
+                level.to_string(),
+                format!("{case}/{task}"),
+                sample,
+            ),
+        );
+    }
+    drop(rows);
+
+    let mut scores = Vec::new();
+    let mut push_scores = |item: &str, rater: &str, overall: Option<f64>, dimensions: &str| {
+        if let Some(score) = overall {
+            scores.push(ScoreRow {
+                item: item.to_owned(),
+                rater: rater.to_owned(),
+                dimension: "overall".into(),
+                score,
+            });
+        }
+        let dimensions: BTreeMap<String, f64> =
+            serde_json::from_str(dimensions).unwrap_or_default();
+        for (dimension, score) in dimensions {
+            scores.push(ScoreRow {
+                item: item.to_owned(),
+                rater: rater.to_owned(),
+                dimension,
+                score,
+            });
+        }
+    };
+
+    let mut correctness = Vec::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness
+             FROM ratings g JOIN raters ra ON g.rater = ra.id
+             WHERE g.status = 'submitted' ORDER BY g.response, ra.name",
+        )
+        .map_err(fail)?;
+    let mut rows = stmt.query([]).map_err(fail)?;
+    let mut reviewers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    while let Some(row) = rows.next().map_err(fail)? {
+        let response: i64 = row.get(0).map_err(fail)?;
+        let Some(item) = item_of_response.get(&response) else {
+            continue;
+        };
+        let rater: String = row.get(1).map_err(fail)?;
+        push_scores(
+            item,
+            &rater,
+            row.get(2).map_err(fail)?,
+            &row.get::<_, String>(3).map_err(fail)?,
+        );
+        reviewers
+            .entry(item.clone())
+            .or_default()
+            .insert(rater.clone());
+        if let Some(judgement) = row.get::<_, Option<String>>(4).map_err(fail)? {
+            let (model, family, level, task, sample) = &response_meta[&response];
+            correctness.push(CorrectnessJudgement {
+                model: model.clone(),
+                task_family: family.clone(),
+                level: level.clone(),
+                task: task.clone(),
+                sample: *sample,
+                rater,
+                correct: judgement == "correct",
+            });
+        }
+    }
+    drop(rows);
+
+    let mut graders = BTreeSet::new();
+    let mut grader_claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stmt = conn
+        .prepare("SELECT response, grader, score, dimensions_json, errors_json FROM grader_scores ORDER BY id")
+        .map_err(fail)?;
+    let mut rows = stmt.query([]).map_err(fail)?;
+    while let Some(row) = rows.next().map_err(fail)? {
+        let response: i64 = row.get(0).map_err(fail)?;
+        let Some(item) = item_of_response.get(&response) else {
+            continue;
+        };
+        let name: String = row.get(1).map_err(fail)?;
+        let dimensions: Option<String> = row.get(3).map_err(fail)?;
+        push_scores(
+            item,
+            &name,
+            Some(row.get(2).map_err(fail)?),
+            dimensions.as_deref().unwrap_or("{}"),
+        );
+        if Some(name.as_str()) == grader {
+            let errors: Option<String> = row.get(4).map_err(fail)?;
+            let claims: Vec<crate::model::GraderError> = errors
+                .and_then(|e| serde_json::from_str(&e).ok())
+                .unwrap_or_default();
+            // An empty set is a claim too: the grader found no error in this item.
+            grader_claims
+                .entry(item.clone())
+                .or_default()
+                .extend(claims.into_iter().map(|c| c.category));
+        }
+        graders.insert(name);
+    }
+    drop(rows);
+
+    let mut labels: BTreeMap<String, Vec<ErrorLabel>> = BTreeMap::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
+             JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
+             WHERE g.status = 'submitted' ORDER BY e.id",
+        )
+        .map_err(fail)?;
+    let mut rows = stmt.query([]).map_err(fail)?;
+    while let Some(row) = rows.next().map_err(fail)? {
+        let response: i64 = row.get(0).map_err(fail)?;
+        let Some(item) = item_of_response.get(&response) else {
+            continue;
+        };
+        labels.entry(item.clone()).or_default().push(ErrorLabel {
+            rater: row.get(1).map_err(fail)?,
+            category: row.get(2).map_err(fail)?,
+            severity: row.get(3).map_err(fail)?,
+        });
+    }
+    drop(rows);
+
+    // Error comparison needs both sides: items the grader scored and clinicians reviewed.
+    let errors = reviewers
+        .iter()
+        .filter_map(|(item, who)| {
+            Some(ItemErrors {
+                item: item.clone(),
+                grader_claims: grader_claims.get(item)?.clone(),
+                reviewers: who.clone(),
+                clinician_labels: labels.get(item).cloned().unwrap_or_default(),
+            })
+        })
+        .collect();
+
+    Ok(StudyData {
+        input: CalibrationInput {
+            table: LongTable {
+                scores,
+                grouping_columns: GROUPING_COLUMNS.map(String::from).to_vec(),
+                items,
+            },
+            errors,
+            correctness,
+            category_buckets: taxonomy
+                .categories
+                .iter()
+                .map(|c| (c.code.clone(), crate::store::enum_text(&c.bucket)))
+                .collect(),
+        },
+        scale: ScaleSpec {
+            min: rubric.overall.min,
+            max: rubric.overall.max,
+            step: rubric.overall.step,
+        },
+        graders: graders.into_iter().collect(),
+    })
+}

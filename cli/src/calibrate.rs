@@ -1,0 +1,182 @@
+//! `calibrate`: the calibration report from the database or from a long ratings CSV.
+
+use crate::data::write_file;
+use crate::Failure;
+use calibration::input::{CalibrationInput, ReportOptions, ScaleSpec};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Ratings and grader scores from this database (default: the app's).
+    #[arg(long, conflicts_with = "ratings")]
+    db: Option<PathBuf>,
+    /// Ratings from a long CSV (FORMATS.md §3: item,rater,score[,dimension][,groups...]).
+    #[arg(long)]
+    ratings: Option<PathBuf>,
+    /// The study to report on, when the database holds several.
+    #[arg(long)]
+    study: Option<String>,
+    /// The LLM grader's rater name; without it the report holds human-human agreement only.
+    #[arg(long)]
+    grader: Option<String>,
+    /// Further grader versions that scored the same items (grader drift).
+    #[arg(long = "other-grader")]
+    other_graders: Vec<String>,
+    #[arg(long, value_enum, default_value = "json")]
+    format: ReportFormat,
+    /// The report file (json, html), or the folder for the CSV tables; stdout when absent
+    /// (json, html).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seed of the cluster bootstrap: the same seed gives the same intervals.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 2000)]
+    resamples: usize,
+    /// The verdict's bar on Pearson r.
+    #[arg(long, default_value_t = 0.90)]
+    bar: f64,
+    /// The rating scale as MIN,MAX,STEP for a CSV (the database knows its rubric).
+    #[arg(long)]
+    scale: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Json,
+    Html,
+    Csv,
+}
+
+struct Bar(ProgressBar);
+
+impl calibration::bootstrap::Progress for Bar {
+    fn advance(&self, done: usize, total: usize) {
+        self.0.set_length(total as u64);
+        self.0.set_position(done as u64);
+    }
+}
+
+pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
+    if !(args.bar > -1.0 && args.bar < 1.0) {
+        return Err(Failure::Input(vec![format!(
+            "--bar: {} is not a correlation between -1 and 1",
+            args.bar
+        )]));
+    }
+    let (input, scale) = match &args.ratings {
+        Some(csv) => from_csv(csv, args.scale.as_deref())?,
+        None => from_db(args)?,
+    };
+    let options = ReportOptions {
+        grader: args.grader.clone(),
+        other_grader_versions: args.other_graders.clone(),
+        seed: args.seed,
+        bootstrap_resamples: args.resamples,
+        bar_pearson_r: args.bar,
+        scale,
+        ..ReportOptions::default()
+    };
+    let bar = ProgressBar::new(args.resamples as u64);
+    bar.set_style(
+        ProgressStyle::with_template("bootstrapping [{bar:40}] {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let report = calibration::report::build_report(&input, &options, &Bar(bar.clone()))
+        .map_err(|e| Failure::Input(vec![e.to_string()]));
+    bar.finish_and_clear();
+    let report = report?;
+    match (args.format, &args.out) {
+        (ReportFormat::Json, out) => emit(out.as_deref(), &calibration::tables::to_json(&report)),
+        (ReportFormat::Html, out) => emit(out.as_deref(), &calibration::html::to_html(&report)),
+        (ReportFormat::Csv, Some(dir)) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Internal(format!("{}: cannot create: {e}", dir.display())))?;
+            for (name, text) in calibration::tables::to_csv_tables(&report) {
+                write_file(&dir.join(name), text.as_bytes())?;
+            }
+            Ok(())
+        }
+        (ReportFormat::Csv, None) => Err(Failure::Input(vec![
+            "--format csv writes several tables: give --out DIR".into(),
+        ])),
+    }
+}
+
+fn emit(out: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match out {
+        Some(path) => write_file(path, text.as_bytes()),
+        None => {
+            println!("{text}");
+            Ok(())
+        }
+    }
+}
+
+fn from_csv(
+    path: &Path,
+    scale: Option<&str>,
+) -> Result<(CalibrationInput, Option<ScaleSpec>), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(vec![format!("{}: cannot be read: {e}", path.display())]))?;
+    let table = calibration::csv_input::parse_long_csv(&text, &path.display().to_string())
+        .map_err(|e| Failure::Input(e.to_string().lines().map(str::to_owned).collect()))?;
+    let scale = scale.map(parse_scale).transpose()?;
+    Ok((
+        CalibrationInput {
+            table,
+            ..CalibrationInput::default()
+        },
+        scale,
+    ))
+}
+
+fn parse_scale(text: &str) -> Result<ScaleSpec, Failure> {
+    let parts: Vec<f64> = text
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| Failure::Input(vec![format!("--scale: {text:?} is not MIN,MAX,STEP")]))?;
+    match parts[..] {
+        [min, max, step] => Ok(ScaleSpec { min, max, step }),
+        _ => Err(Failure::Input(vec![format!(
+            "--scale: {text:?} is not MIN,MAX,STEP"
+        )])),
+    }
+}
+
+fn from_db(args: &CalibrateArgs) -> Result<(CalibrationInput, Option<ScaleSpec>), Failure> {
+    let path = match &args.db {
+        Some(path) => path.clone(),
+        None => cases::store::Store::default_path()?,
+    };
+    let store = cases::store::Store::open_existing(&path)?;
+    let studies = store.studies()?;
+    let study = match (&args.study, studies.as_slice()) {
+        (Some(id), _) => id.clone(),
+        (None, [only]) => only.id.clone(),
+        (None, []) => {
+            return Err(Failure::Input(vec![format!(
+                "{}: holds no study; import a bundle first",
+                path.display()
+            )]))
+        }
+        (None, several) => {
+            return Err(Failure::Input(vec![format!(
+                "{}: holds several studies ({}); name one with --study",
+                path.display(),
+                several
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )]))
+        }
+    };
+    let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
+    Ok((data.input, Some(data.scale)))
+}

@@ -1,0 +1,172 @@
+//! Subcommands over the study database: import, cases, export, demo, audit, backup, restore.
+
+use crate::progress::Bar;
+use crate::Failure;
+use cases::export::{Format, What};
+use cases::import::{import_bundle, ImportError};
+use cases::store::Store;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
+    match db {
+        Some(path) => Ok(path),
+        None => Ok(Store::default_path()?),
+    }
+}
+
+pub fn import(dir: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
+    let db = db_path(db)?;
+    // Validate before opening the database, so a broken bundle never creates or touches it.
+    let bar = Bar::new();
+    let bundle = cases::bundle::load(dir, &bar);
+    bar.finish();
+    if let Err(problems) = bundle {
+        return Err(Failure::Input(
+            problems.iter().map(ToString::to_string).collect(),
+        ));
+    }
+    let mut store = Store::open(&db)?;
+    let bar = Bar::new();
+    let outcome = import_bundle(&mut store, dir, &bar);
+    bar.finish();
+    match outcome {
+        Ok(summary) => {
+            println!(
+                "imported study {} into {}: {} cases, {} series, {} images, {} tasks; \
+                 {} responses added ({} already stored), {} grader scores added ({} already \
+                 stored); {} identifying DICOM attributes found and not stored",
+                summary.study_id,
+                db.display(),
+                summary.cases,
+                summary.series,
+                summary.images,
+                summary.tasks,
+                summary.responses_added,
+                summary.responses_already_stored,
+                summary.grader_scores_added,
+                summary.grader_scores_already_stored,
+                summary.identifying_attributes_dropped,
+            );
+            Ok(())
+        }
+        Err(ImportError::Invalid(problems)) => Err(Failure::Input(
+            problems.iter().map(ToString::to_string).collect(),
+        )),
+        Err(ImportError::Store(e)) => Err(e.into()),
+    }
+}
+
+pub fn list_cases(db: Option<PathBuf>) -> Result<(), Failure> {
+    let store = Store::open(&db_path(db)?)?;
+    let mut listing = Vec::new();
+    for study in store.studies()? {
+        let cases = store.cases(&study.id)?;
+        listing.push(serde_json::json!({ "study": study, "cases": cases }));
+    }
+    println!("{}", to_json(&listing)?);
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    #[arg(long)]
+    db: Option<PathBuf>,
+    #[arg(long, value_enum)]
+    what: ExportWhat,
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportWhat {
+    Ratings,
+    Errors,
+    GroundTruth,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    Csv,
+    Jsonl,
+}
+
+pub fn export(args: &ExportArgs) -> Result<(), Failure> {
+    let store = Store::open(&db_path(args.db.clone())?)?;
+    let what = match args.what {
+        ExportWhat::Ratings => What::Ratings,
+        ExportWhat::Errors => What::Errors,
+        ExportWhat::GroundTruth => What::GroundTruth,
+    };
+    let format = match args.format {
+        ExportFormat::Csv => Format::Csv,
+        ExportFormat::Jsonl => Format::Jsonl,
+    };
+    let text = cases::export::export(&store, what, format)?;
+    write_file(&args.out, text.as_bytes())
+}
+
+pub fn demo(out: &Path) -> Result<(), Failure> {
+    let bar = Bar::new();
+    let summary = cases::demo::write_demo_bundle(out, &bar)?;
+    bar.finish();
+    println!(
+        "wrote the demo study to {}: {} cases, {} series, {} images, {} responses, {} grader scores",
+        out.display(),
+        summary.cases,
+        summary.series,
+        summary.images,
+        summary.responses,
+        summary.grader_scores
+    );
+    Ok(())
+}
+
+pub fn audit_verify(db: Option<PathBuf>) -> Result<(), Failure> {
+    let store = Store::open_existing(&db_path(db)?)?;
+    let verdict = cases::store::audit::verify(store.read())
+        .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
+    match verdict {
+        cases::store::audit::Verdict::Intact { entries } => {
+            println!("audit log intact: {entries} entries, hash chain verified");
+            Ok(())
+        }
+        cases::store::audit::Verdict::Broken { entry_id, reason } => {
+            Err(Failure::Input(vec![format!(
+                "{}: audit log entry {entry_id} is broken: {reason}",
+                store.path().display()
+            )]))
+        }
+    }
+}
+
+pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
+    let store = Store::open_existing(&db_path(db)?)?;
+    store.backup_to(out)?;
+    println!("backed up {} to {}", store.path().display(), out.display());
+    Ok(())
+}
+
+pub fn restore(backup: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
+    let db = db_path(db)?;
+    let saved = cases::store::restore(backup, &db)?;
+    println!(
+        "restored {} from {}; the replaced content is kept in {}",
+        db.display(),
+        backup.display(),
+        saved.display()
+    );
+    Ok(())
+}
+
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::Internal(format!("could not write JSON: {e}")))
+}
+
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes)
+        .map_err(|e| Failure::Internal(format!("{}: cannot write: {e}", path.display())))
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# README's second command: every check and every test — formatting, lints, type checks, the Rust
+# tests of every crate, the front end's tests, and the end-to-end tests in the real window.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --with-test-tools
+
+echo "== formatting and lints"
+cargo fmt --all -- --check
+(cd ui && npm run build --silent)
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+(cd ui && npm run lint --silent && npm run check --silent)
+
+echo "== Rust tests"
+cargo test --workspace
+
+echo "== front-end tests"
+(cd ui && npm test --silent)
+
+echo "== end-to-end tests in the real window"
+bash scripts/e2e.sh
