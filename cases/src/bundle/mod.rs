@@ -800,14 +800,14 @@ fn check_slice_refs(
                 ),
                 Some(Some(count)) if slice_ref.slice as usize >= *count && *count > 0 => problems
                     .at_field(
-                    file,
-                    text,
-                    &format!("{field}.slice"),
-                    format!(
+                        file,
+                        text,
+                        &format!("{field}.slice"),
+                        format!(
                         "slice {} does not exist: series {:?} has {count} slices (counted from 0)",
                         slice_ref.slice, slice_ref.series
                     ),
-                ),
+                    ),
                 Some(_) => {}
             }
         }
