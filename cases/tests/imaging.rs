@@ -478,8 +478,8 @@ fn a_series_loads_as_one_volume_and_round_trips_through_nifti1() {
             intercept: -1024.0
         }
     );
-    // Slice k, row r, column c stores k·100 + r + c.
-    assert_eq!(volume.samples.get(2 * 12 + 1 * 4 + 3), Some(204.0));
+    // Slice k, row r, column c stores k·100 + r + c; index = slice 2 × 12 + row 1 × 4 + column 3.
+    assert_eq!(volume.samples.get(2 * 12 + 4 + 3), Some(204.0));
     // Column step = row cosine × column spacing 0.75; slice step = 2.5 mm along (0, −sin .2, cos .2).
     let a = volume.voxel_to_patient;
     assert!((a[0][0] - 0.75).abs() < 1e-9);

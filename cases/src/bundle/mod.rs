@@ -823,6 +823,7 @@ fn check_responses(
     let file = RESPONSES_FILE;
     let mut seen: HashMap<ResponseKey, usize> = HashMap::new();
     for Located { line, value } in responses {
+        let line_number = line;
         let line = Some(*line);
         match cases.get(value.case_id.as_str()) {
             None if unreadable_cases.contains(&value.case_id) => {}
@@ -846,7 +847,7 @@ fn check_responses(
         if value.answer.trim().is_empty() {
             problems.push(file, line, "answer", "the answer is empty");
         }
-        if let Some(first) = seen.insert(value.key(), line.unwrap_or(0)) {
+        if let Some(first) = seen.insert(value.key(), *line_number) {
             problems.push(
                 file,
                 line,
