@@ -321,3 +321,68 @@ fn ratings_keep_their_response_when_a_rater_is_added_twice_by_name() {
         .unwrap();
     assert_eq!(raters, 0, "the failed write must roll back whole");
 }
+
+#[test]
+fn the_demo_bundle_round_trips_every_field_through_import() {
+    let bundle = tempfile::tempdir().unwrap();
+    let demo = cases::demo::write_demo_bundle(bundle.path(), &NoProgress).unwrap();
+    let db = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db.path().join("db.sqlite")).unwrap();
+    let summary = import(&mut store, bundle.path());
+    assert_eq!(
+        (summary.cases, summary.series, summary.images),
+        (demo.cases, demo.series, demo.images)
+    );
+    assert_eq!(summary.responses_added, demo.responses);
+    assert_eq!(summary.grader_scores_added, demo.grader_scores);
+
+    // Compare what the store gives back with the bundle's own files, read independently.
+    let loaded = cases::bundle::load(bundle.path(), &NoProgress).unwrap();
+    let study_id = &loaded.study.study.id;
+    for bundle_case in &loaded.cases {
+        let written = &bundle_case.case;
+        let stored = store.case(study_id, &written.id).unwrap();
+        assert_eq!(stored.summary.disease_group, written.disease_group);
+        assert_eq!(stored.summary.modality, written.modality);
+        assert_eq!(stored.summary.age, written.age);
+        assert_eq!(stored.summary.sex, written.sex);
+        assert_eq!(stored.ehr, written.ehr);
+        assert_eq!(stored.clinical_note, written.clinical_note);
+        let labels: Vec<&str> = written.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(stored.summary.series_labels, labels);
+        for (series, images) in stored.series.iter().zip(&bundle_case.series) {
+            assert_eq!(series.n_images as usize, images.len());
+        }
+        let mut tasks = written.tasks.clone();
+        tasks.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(stored.tasks.len(), tasks.len());
+        for (stored_task, task) in stored.tasks.iter().zip(&tasks) {
+            assert_eq!(
+                (
+                    &stored_task.id,
+                    stored_task.family,
+                    stored_task.level,
+                    &stored_task.prompt
+                ),
+                (&task.id, task.family, task.level, &task.prompt)
+            );
+            assert_eq!(stored_task.key_images, task.key_images);
+        }
+        let truth: String = store
+            .read()
+            .query_row(
+                "SELECT g.body_json FROM ground_truth g JOIN cases c ON g.case_ref = c.id
+                 WHERE c.case_id = ?1",
+                [&written.id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let truth: cases::model::GroundTruth = serde_json::from_str(&truth).unwrap();
+        assert_eq!(Some(truth), written.ground_truth);
+    }
+    let stored_responses: i64 = store
+        .read()
+        .query_row("SELECT count(*) FROM responses", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored_responses as usize, loaded.responses.len());
+}
