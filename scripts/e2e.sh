@@ -15,14 +15,14 @@ for tool in xvfb-run /usr/bin/WebKitWebDriver node npm cargo; do
 done
 
 echo "e2e: building the UI"
-(cd "$ROOT/ui" && { [ -d node_modules ] || npm ci; } && npm run build)
+(cd "$ROOT/ui" && { [ -d node_modules ] || npm install --no-audit --no-fund; } && npm run build)
 echo "e2e: building the app (debug)"
 cargo build -p neurorater-app --manifest-path "$ROOT/Cargo.toml"
 if ! command -v tauri-driver >/dev/null; then
   echo "e2e: installing tauri-driver"
   cargo install tauri-driver --locked
 fi
-(cd "$ROOT/tests/e2e" && { [ -d node_modules ] || npm ci; })
+(cd "$ROOT/tests/e2e" && { [ -d node_modules ] || npm install --no-audit --no-fund; })
 
 WORK="$(mktemp -d -t neurorater-e2e.XXXXXX)"
 export NEURORATER_DB="$WORK/e2e.sqlite"

@@ -26,10 +26,12 @@ fi
 
 install_npm() {
   local dir=$1
-  # npm ci only when the lock file is newer than what is installed.
+  # Only when the lock file is newer than what is installed. `npm install` rather than `npm ci`:
+  # npm 11 reports @tauri-apps/cli's per-platform optional packages as missing from any lock
+  # file and refuses `ci`; `install` still installs the locked versions.
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-    echo "setup: npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "setup: npm install in $dir"
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
   fi
 }
 install_npm ui
