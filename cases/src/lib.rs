@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod imaging;
 pub mod import;
+pub mod marks;
 pub mod model;
 pub mod progress;
 pub mod store;

@@ -14,31 +14,36 @@ fn migrations_build_the_schema_from_an_empty_file_and_are_idempotent() {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(version, migrations::MIGRATIONS.len() as i64);
-    let mut tables: Vec<String> = conn
+    let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    tables.sort();
-    assert_eq!(
-        tables,
-        [
-            "audit_log",
-            "cases",
-            "error_labels",
-            "grader_scores",
-            "ground_truth",
-            "images",
-            "raters",
-            "ratings",
-            "responses",
-            "series",
-            "studies",
-            "tasks"
-        ]
-    );
+    for expected in [
+        "assignment_plans",
+        "assignments",
+        "audit_log",
+        "cases",
+        "error_labels",
+        "grader_scores",
+        "ground_truth",
+        "images",
+        "raters",
+        "ratings",
+        "responses",
+        "rater_positions",
+        "series",
+        "settings",
+        "studies",
+        "tasks",
+    ] {
+        assert!(
+            tables.iter().any(|t| t == expected),
+            "no table {expected}: {tables:?}"
+        );
+    }
     let foreign_keys: i64 = conn
         .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
         .unwrap();
@@ -180,4 +185,54 @@ fn backup_and_restore_round_trip_and_keep_the_replaced_content() {
 
 fn store_backup_refuses_to_overwrite(store: &Store, existing: &std::path::Path) -> bool {
     store.backup_to(existing).is_err()
+}
+
+/// A database written by the first release (schema 1) keeps its ratings and their error labels
+/// when the ratings table is rebuilt for repeat reads.
+#[test]
+fn ratings_and_their_labels_survive_the_migration_to_repeat_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.sqlite");
+    let mut conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    let tx = conn.transaction().unwrap();
+    tx.execute_batch(migrations::MIGRATIONS[0]).unwrap();
+    tx.pragma_update(None, "user_version", 1).unwrap();
+    tx.execute_batch(
+        "INSERT INTO studies VALUES (1, 's', 'S', '', '{}', '{}', '/b');
+         INSERT INTO cases VALUES (1, 1, 'c1', 'stroke', 'CT', 70, 'F', '{}', '');
+         INSERT INTO tasks VALUES (1, 1, 't1', 'differential_diagnosis', 1, 'p', '[]');
+         INSERT INTO responses VALUES (1, 1, 'm', 0, 'a', 'r', NULL, '{}');
+         INSERT INTO raters VALUES (1, 'dr a', 'neurologist', 5);
+         INSERT INTO ratings (id, response, rater, overall, status, updated_at)
+             VALUES (7, 1, 1, 4.0, 'submitted', '2026-01-01');
+         INSERT INTO error_labels (rating, category, severity, span_start, span_end)
+             VALUES (7, 'R1', 2, 0, 3);",
+    )
+    .unwrap();
+    tx.commit().unwrap();
+    drop(conn);
+
+    let store = Store::open(&path).unwrap();
+    let conn = store.read();
+    let (read_no, overall, status): (i64, f64, String) = conn
+        .query_row(
+            "SELECT read_no, overall, status FROM ratings WHERE id = 7",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((read_no, overall, status.as_str()), (1, 4.0, "submitted"));
+    let labels: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM error_labels WHERE rating = 7",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(labels, 1);
+    let foreign_keys: i64 = conn
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(foreign_keys, 1);
 }

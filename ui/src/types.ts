@@ -100,3 +100,14 @@ export interface BackendError {
   code: ErrorCode
   message: string
 }
+
+/** A mark on the images, in patient coordinates (DICOM LPS, mm); see `cases/src/marks.rs`. */
+export type MarkKind = "point" | "arrow" | "ellipse" | "freehand";
+export type Plane = "axial" | "coronal" | "sagittal";
+export interface Mark {
+  series_id: string;
+  kind: MarkKind;
+  plane: Plane;
+  /** point: 1; arrow: tail, head; ellipse: centre and the ends of its two semi-axes; freehand: ≥ 3. */
+  points_lps_mm: [number, number, number][];
+}

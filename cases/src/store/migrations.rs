@@ -7,7 +7,9 @@
 use rusqlite::Connection;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the study, its cases and images, responses, grader scores, ratings and the audit log.
+    r#"
 CREATE TABLE studies (
     id            INTEGER PRIMARY KEY,
     study_id      TEXT NOT NULL UNIQUE,
@@ -156,7 +158,80 @@ CREATE INDEX responses_by_task ON responses(task);
 CREATE INDEX grader_scores_by_response ON grader_scores(response);
 CREATE INDEX ratings_by_rater ON ratings(rater);
 CREATE INDEX error_labels_by_rating ON error_labels(rating);
-"#];
+"#,
+    // 2: reading assignments, repeat reads (a rating belongs to one read of a response by a rater),
+    // where each rater left off, and the app's own settings.
+    r#"
+CREATE TABLE assignment_plans (
+    id                INTEGER PRIMARY KEY,
+    study             INTEGER NOT NULL REFERENCES studies(id),
+    name              TEXT NOT NULL,
+    -- The order of every rater's queue is reproducible from this seed.
+    seed              INTEGER NOT NULL,
+    overlap_share     REAL NOT NULL CHECK (overlap_share BETWEEN 0 AND 1),
+    repeat_share      REAL NOT NULL CHECK (repeat_share BETWEEN 0 AND 1),
+    repeat_after_days INTEGER NOT NULL CHECK (repeat_after_days >= 0),
+    created_by        INTEGER NOT NULL REFERENCES raters(id),
+    created_at        TEXT NOT NULL,
+    UNIQUE (study, name)
+) STRICT;
+
+CREATE TABLE assignments (
+    id         INTEGER PRIMARY KEY,
+    plan       INTEGER NOT NULL REFERENCES assignment_plans(id),
+    rater      INTEGER NOT NULL REFERENCES raters(id),
+    response   INTEGER NOT NULL REFERENCES responses(id),
+    -- 1 for the first read; 2 for a repeat read of the same response (intra-rater reliability).
+    read_no    INTEGER NOT NULL DEFAULT 1 CHECK (read_no >= 1),
+    -- 1-based place in this rater's seeded order within the plan.
+    position   INTEGER NOT NULL CHECK (position >= 1),
+    -- Read by every rater of the plan (inter-rater agreement).
+    overlap    INTEGER NOT NULL CHECK (overlap IN (0, 1)),
+    -- A repeat read opens only from this date (YYYY-MM-DD); NULL: open now.
+    not_before TEXT,
+    UNIQUE (plan, rater, position),
+    UNIQUE (rater, response, read_no)
+) STRICT;
+CREATE INDEX assignments_by_rater ON assignments(rater, plan, position);
+
+CREATE TABLE ratings_v2 (
+    id               INTEGER PRIMARY KEY,
+    response         INTEGER NOT NULL REFERENCES responses(id),
+    rater            INTEGER NOT NULL REFERENCES raters(id),
+    read_no          INTEGER NOT NULL DEFAULT 1 CHECK (read_no >= 1),
+    overall          REAL,
+    dimensions_json  TEXT NOT NULL DEFAULT '{}',
+    correctness      TEXT CHECK (correctness IN ('correct', 'partly', 'incorrect')),
+    confidence       INTEGER CHECK (confidence BETWEEN 1 AND 5),
+    comment          TEXT NOT NULL DEFAULT '',
+    status           TEXT NOT NULL DEFAULT 'draft' CHECK (status IN ('draft', 'submitted')),
+    seconds_on_task  REAL NOT NULL DEFAULT 0,
+    updated_at       TEXT NOT NULL,
+    submitted_at     TEXT,
+    UNIQUE (response, rater, read_no)
+) STRICT;
+INSERT INTO ratings_v2 (id, response, rater, overall, dimensions_json, correctness, confidence,
+                        comment, status, seconds_on_task, updated_at)
+    SELECT id, response, rater, overall, dimensions_json, correctness, confidence, comment, status,
+           seconds_on_task, updated_at FROM ratings;
+DROP TABLE ratings;
+ALTER TABLE ratings_v2 RENAME TO ratings;
+CREATE INDEX ratings_by_rater ON ratings(rater);
+
+-- Where each rater left off, so a restart brings them back to the same response.
+CREATE TABLE rater_positions (
+    rater      INTEGER PRIMARY KEY REFERENCES raters(id),
+    assignment INTEGER REFERENCES assignments(id),
+    updated_at TEXT NOT NULL
+) STRICT;
+
+-- Small app-wide settings (the current rater, the display convention), as text.
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+"#,
+];
 
 /// The schema version this build writes.
 pub fn latest_version() -> i64 {
@@ -169,13 +244,40 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Applied> {
     if from > latest_version() {
         return Ok(Applied::NewerThanThisBuild { found: from });
     }
+    if from == latest_version() {
+        return Ok(Applied::UpTo(from));
+    }
+    // A migration that rebuilds a table drops it, which with foreign keys on would cascade into
+    // its children; keys are checked explicitly before each commit instead (SQLite's documented
+    // procedure for schema changes, https://sqlite.org/lang_altertable.html#otheralter).
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let outcome = apply_from(conn, from);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    outcome?;
+    Ok(Applied::UpTo(latest_version()))
+}
+
+fn apply_from(conn: &mut Connection, from: i64) -> rusqlite::Result<()> {
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
+        let dangling: i64 =
+            tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+                row.get(0)
+            })?;
+        if dangling > 0 {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+                Some(format!(
+                    "migration {} would leave {dangling} row(s) pointing at nothing",
+                    index + 1
+                )),
+            ));
+        }
         tx.pragma_update(None, "user_version", index as i64 + 1)?;
         tx.commit()?;
     }
-    Ok(Applied::UpTo(latest_version()))
+    Ok(())
 }
 
 #[derive(Debug, PartialEq, Eq)]
