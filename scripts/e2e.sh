@@ -8,7 +8,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 APP="$CARGO_TARGET_DIR/debug/neurorater-app"
-DRIVER_PORT=4444
+# Several runs at once (parallel work on one machine) need their own driver port and test files.
+DRIVER_PORT="${E2E_DRIVER_PORT:-4444}"
+export E2E_DRIVER_PORT="$DRIVER_PORT"
+E2E_TESTS="${E2E_TESTS:-*.test.mjs}"
 
 for tool in xvfb-run /usr/bin/WebKitWebDriver node npm cargo; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see docs/app.md, 'Set-up')" >&2; exit 2; }
@@ -27,21 +30,21 @@ fi
 WORK="$(mktemp -d -t neurorater-e2e.XXXXXX)"
 export NEURORATER_DB="$WORK/e2e.sqlite"
 export NEURORATER_APP="$APP"
-rm -rf "$ROOT/tests/e2e/artifacts"
+mkdir -p "$ROOT/tests/e2e/artifacts"
 
 # Everything that needs the display runs inside one xvfb-run; the inner script stops the driver
 # (and with it the app) whatever the tests' outcome.
 status=0
 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   set -u
-  tauri-driver --native-driver /usr/bin/WebKitWebDriver --port '"$DRIVER_PORT"' >"'"$WORK"'/tauri-driver.log" 2>&1 &
+  tauri-driver --native-driver /usr/bin/WebKitWebDriver --port '"$DRIVER_PORT"' --native-port '"$((DRIVER_PORT + 1))"' >"'"$WORK"'/tauri-driver.log" 2>&1 &
   driver=$!
   trap "kill $driver 2>/dev/null; wait $driver 2>/dev/null" EXIT
   for _ in $(seq 1 100); do
     (exec 3<>/dev/tcp/127.0.0.1/'"$DRIVER_PORT"') 2>/dev/null && break
     sleep 0.1
   done
-  cd "'"$ROOT"'/tests/e2e" && npm test
+  cd "'"$ROOT"'/tests/e2e" && node --test --test-concurrency=1 '"$E2E_TESTS"'
 ' || status=$?
 
 if [ "$status" -ne 0 ]; then

@@ -28,7 +28,7 @@ before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
   browser = await remote({
     hostname: '127.0.0.1',
-    port: 4444,
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
     logLevel: 'warn',
     // No browserName: tauri-driver rejects sessions that set one.
     capabilities: { 'tauri:options': { application: APP } },
