@@ -263,30 +263,13 @@ fn an_absurd_declared_size_is_refused_before_allocating() {
         "MONOCHROME2",
     );
     put_text(&mut obj, tags::NUMBER_OF_FRAMES, VR::IS, "2147483648");
-    obj.put(DataElement::new(
-        tags::ROWS,
-        VR::US,
-        PrimitiveValue::from(60000u16),
-    ));
-    obj.put(DataElement::new(
-        tags::COLUMNS,
-        VR::US,
-        PrimitiveValue::from(60000u16),
-    ));
-    obj.put(DataElement::new(
-        tags::BITS_ALLOCATED,
-        VR::US,
-        PrimitiveValue::from(16u16),
-    ));
-    obj.put(DataElement::new(
-        tags::BITS_STORED,
-        VR::US,
-        PrimitiveValue::from(16u16),
-    ));
-    obj.put(DataElement::new(
+    obj.put(imaging_support::unsigned_short(tags::ROWS, 60000u16));
+    obj.put(imaging_support::unsigned_short(tags::COLUMNS, 60000u16));
+    obj.put(imaging_support::unsigned_short(tags::BITS_ALLOCATED, 16u16));
+    obj.put(imaging_support::unsigned_short(tags::BITS_STORED, 16u16));
+    obj.put(imaging_support::unsigned_short(
         tags::SAMPLES_PER_PIXEL,
-        VR::US,
-        PrimitiveValue::from(1u16),
+        1u16,
     ));
     obj.put(DataElement::new(
         tags::PIXEL_DATA,

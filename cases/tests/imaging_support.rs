@@ -24,6 +24,11 @@ fn text(tag: dicom_core::Tag, vr: VR, value: &str) -> DataElement<InMemDicomObje
     DataElement::new(tag, vr, PrimitiveValue::from(value))
 }
 
+/// A US (unsigned short) element: rows, columns, bits.
+pub fn unsigned_short(tag: dicom_core::Tag, value: u16) -> DataElement<InMemDicomObject> {
+    DataElement::new(tag, VR::US, PrimitiveValue::from(value))
+}
+
 fn decimals(values: &[f64]) -> String {
     values
         .iter()
@@ -67,46 +72,18 @@ pub fn write_slice(dir: &Path, name: &str, series_uid: &str, spec: &SliceSpec) -
         VR::DS,
         &format!("{}", spec.rescale.1),
     ));
-    obj.put(DataElement::new(
-        tags::SAMPLES_PER_PIXEL,
-        VR::US,
-        PrimitiveValue::from(1u16),
-    ));
+    obj.put(unsigned_short(tags::SAMPLES_PER_PIXEL, 1u16));
     obj.put(text(
         tags::PHOTOMETRIC_INTERPRETATION,
         VR::CS,
         "MONOCHROME2",
     ));
-    obj.put(DataElement::new(
-        tags::ROWS,
-        VR::US,
-        PrimitiveValue::from(spec.rows),
-    ));
-    obj.put(DataElement::new(
-        tags::COLUMNS,
-        VR::US,
-        PrimitiveValue::from(spec.columns),
-    ));
-    obj.put(DataElement::new(
-        tags::BITS_ALLOCATED,
-        VR::US,
-        PrimitiveValue::from(16u16),
-    ));
-    obj.put(DataElement::new(
-        tags::BITS_STORED,
-        VR::US,
-        PrimitiveValue::from(16u16),
-    ));
-    obj.put(DataElement::new(
-        tags::HIGH_BIT,
-        VR::US,
-        PrimitiveValue::from(15u16),
-    ));
-    obj.put(DataElement::new(
-        tags::PIXEL_REPRESENTATION,
-        VR::US,
-        PrimitiveValue::from(1u16),
-    ));
+    obj.put(unsigned_short(tags::ROWS, spec.rows));
+    obj.put(unsigned_short(tags::COLUMNS, spec.columns));
+    obj.put(unsigned_short(tags::BITS_ALLOCATED, 16u16));
+    obj.put(unsigned_short(tags::BITS_STORED, 16u16));
+    obj.put(unsigned_short(tags::HIGH_BIT, 15u16));
+    obj.put(unsigned_short(tags::PIXEL_REPRESENTATION, 1u16));
     let bytes: Vec<u8> = spec.pixels.iter().flat_map(|v| v.to_le_bytes()).collect();
     obj.put(DataElement::new(
         tags::PIXEL_DATA,
