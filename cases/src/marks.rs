@@ -154,16 +154,14 @@ fn invert_affine(m: &[[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
         return None;
     }
     let mut inv = [[0.0; 4]; 4];
-    for r in 0..3 {
-        for c in 0..3 {
+    for (r, row) in inv.iter_mut().take(3).enumerate() {
+        for (c, cell) in row.iter_mut().take(3).enumerate() {
             // Cofactor of (c, r), transposed.
             let (r1, r2) = ((c + 1) % 3, (c + 2) % 3);
             let (c1, c2) = ((r + 1) % 3, (r + 2) % 3);
-            inv[r][c] = (a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1)) / det;
+            *cell = (a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1)) / det;
         }
-    }
-    for r in 0..3 {
-        inv[r][3] = -(0..3).map(|c| inv[r][c] * m[c][3]).sum::<f64>();
+        row[3] = -(0..3).map(|c| row[c] * m[c][3]).sum::<f64>();
     }
     inv[3][3] = 1.0;
     Some(inv)
