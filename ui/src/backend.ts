@@ -13,6 +13,19 @@ import type {
   StartupStatus,
   StudySummary,
 } from './types'
+import type {
+  EditAck,
+  LabelAck,
+  LabelEdit,
+  PlanSpec,
+  PlanSummary,
+  QueueItem,
+  Rater,
+  RaterRole,
+  RatingEdit,
+  ReadingItem,
+  ResumePoint,
+} from './ratingTypes'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -21,6 +34,8 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'startup_failed',
   'image_unavailable',
   'database',
+  'refused',
+  'incomplete',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -56,3 +71,36 @@ export const listResponses = (taskKey: number) => call<ResponseView[]>('list_res
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
 export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>('series_volume', { seriesKey })
+
+// Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
+// a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks
+// the fields the message names).
+export const listRaters = () => call<Rater[]>('list_raters')
+export const createRater = (name: string, role: RaterRole, yearsExperience: number | null) =>
+  call<Rater>('create_rater', { name, role, yearsExperience })
+export const currentRater = () => call<Rater | null>('current_rater')
+export const setCurrentRater = (raterId: number) => call<Rater>('set_current_rater', { raterId })
+export const createAssignmentPlan = (raterId: number, spec: PlanSpec) =>
+  call<PlanSummary>('create_assignment_plan', { raterId, spec })
+/** On the demo study: gives the rater a queue (plan "demo:<name>", seed 1) unless they have one. */
+export const ensureDemoQueue = (raterId: number) =>
+  call<PlanSummary | null>('ensure_demo_queue', { raterId })
+export const readingQueue = (raterId: number, studyId: string) =>
+  call<QueueItem[]>('reading_queue', { raterId, studyId })
+export const readingItem = (raterId: number, assignment: number) =>
+  call<ReadingItem>('reading_item', { raterId, assignment })
+export const saveRating = (raterId: number, assignment: number, edit: RatingEdit) =>
+  call<EditAck>('save_rating', { raterId, assignment, edit })
+export const addErrorLabel = (raterId: number, assignment: number, label: LabelEdit) =>
+  call<LabelAck>('add_error_label', { raterId, assignment, label })
+export const updateErrorLabel = (raterId: number, labelId: number, label: LabelEdit) =>
+  call<EditAck>('update_error_label', { raterId, labelId, label })
+export const deleteErrorLabel = (raterId: number, labelId: number) =>
+  call<EditAck>('delete_error_label', { raterId, labelId })
+export const submitRating = (raterId: number, assignment: number) =>
+  call<EditAck>('submit_rating', { raterId, assignment })
+export const reopenRating = (raterId: number, assignment: number) =>
+  call<EditAck>('reopen_rating', { raterId, assignment })
+export const setPosition = (raterId: number, assignment: number) =>
+  call<void>('set_position', { raterId, assignment })
+export const resumePosition = (raterId: number) => call<ResumePoint | null>('resume_position', { raterId })

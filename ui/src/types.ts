@@ -93,6 +93,10 @@ export type ErrorCode =
   | 'startup_failed'
   | 'image_unavailable'
   | 'database'
+  /** A rating edit the item's state forbids (submitted, not open yet, assigned elsewhere). */
+  | 'refused'
+  /** Submit without every required field; the message names the missing ones. */
+  | 'incomplete'
   /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
   | 'ipc'
 
@@ -110,4 +114,16 @@ export interface Mark {
   plane: Plane;
   /** point: 1; arrow: tail, head; ellipse: centre and the ends of its two semi-axes; freehand: ≥ 3. */
   points_lps_mm: [number, number, number][];
+}
+
+/** A slice the model was shown for a task (`TaskView.key_images`): series id, 0-based slice. */
+export type KeyImageRef = SliceRef
+
+/** A mark as the Viewer shows it: `id` is the caller's, `colour` any CSS colour. */
+export interface DisplayMark {
+  id: string
+  mark: Mark
+  colour?: string
+  label?: string
+  selected?: boolean
 }

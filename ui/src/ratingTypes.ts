@@ -1,0 +1,211 @@
+// The payloads of the rating commands, written by hand to mirror `cases::rating` (Rust). Every
+// payload a rater receives is blinded in the backend: no model name, no sample number, no
+// response id, no grader output, no other rater's work. See docs/rating.md.
+
+import type { Mark, SeriesKind, SliceRef, TaskFamily, Turn, Modality, Sex } from './types'
+
+export type RaterRole = 'neuroradiologist' | 'neurologist' | 'resident' | 'curator'
+
+export interface Rater {
+  id: number
+  name: string
+  role: RaterRole
+  years_experience: number | null
+}
+
+/** What `create_assignment_plan` takes. Shares are in [0, 1]. */
+export interface PlanSpec {
+  study_id: string
+  name: string
+  /** The queues are reproducible from it; at most Number.MAX_SAFE_INTEGER. */
+  seed: number
+  /** Rater ids; at least one. */
+  raters: number[]
+  /** Share of the study's responses read by every rater (inter-rater agreement). */
+  overlap_share: number
+  /** First reads per rater, overlap included; null: every response is assigned. */
+  responses_per_rater: number | null
+  /** Share of each rater's first reads read a second time, at the end of the queue. */
+  repeat_share: number
+  /** A repeat read opens this many days after the plan was created. */
+  repeat_after_days: number
+}
+
+export interface PlanRaterSummary {
+  rater_id: number
+  rater: string
+  first_reads: number
+  overlap: number
+  repeats: number
+}
+
+export interface PlanSummary {
+  plan_id: number
+  study_id: string
+  name: string
+  seed: number
+  created_at: string
+  n_responses: number
+  n_overlap: number
+  /** Responses no rater reads (only when responses_per_rater caps the queues). */
+  n_unassigned: number
+  raters: PlanRaterSummary[]
+}
+
+export type RatingStatus = 'draft' | 'submitted'
+export type ItemStatus = 'not_started' | RatingStatus
+
+export interface QueueItem {
+  assignment: number
+  /** 1-based place in this rater's queue for the study. */
+  position: number
+  total: number
+  status: ItemStatus
+  available: boolean
+  /** YYYY-MM-DD the item opens on (repeat reads), else null. */
+  opens_on: string | null
+}
+
+export interface ReadingCase {
+  /** A pseudonym from the bundle. */
+  case_id: string
+  age: number
+  sex: Sex
+  modality: Modality
+  ehr: Record<string, unknown>
+  clinical_note: string
+}
+
+export interface ReadingTask {
+  prompt: string
+  family: TaskFamily
+  level: number
+  key_images: SliceRef[]
+}
+
+export interface ReadingSeries {
+  /** The store's key, for `series_volume`. */
+  key: number
+  series_id: string
+  label: string
+  kind: SeriesKind
+  n_images: number
+}
+
+export interface ReadingResponse {
+  answer: string
+  rationale: string | null
+  /** A multi-turn consultation, shown as a dialogue. */
+  turns: Turn[] | null
+}
+
+export interface ScaleLevel {
+  value: number
+  descriptor: string
+}
+
+export interface Scale {
+  label?: string
+  min: number
+  max: number
+  step: number
+  levels: ScaleLevel[]
+}
+
+export interface RubricDimension extends Scale {
+  id: string
+  label: string
+}
+
+export interface Rubric {
+  overall: Scale
+  dimensions: RubricDimension[]
+}
+
+/** Where an error of a category is pointed at; `image` categories need a mark. */
+export type Anchor = 'image' | 'text' | 'text_image' | 'text_series'
+
+export interface TaxonomyCategory {
+  code: string
+  name: string
+  definition: string
+  anchor: Anchor
+}
+
+export type Correctness = 'correct' | 'partly' | 'incorrect'
+
+export interface ErrorLabelView {
+  id: number
+  category: string
+  /** 1 minor, 2 moderate, 3 major. */
+  severity: number
+  /** [start, end) in UTF-16 code units of the rationale (what JS string indices are). */
+  span: [number, number] | null
+  mark: Mark | null
+  comment: string
+}
+
+export interface RatingView {
+  status: RatingStatus
+  overall: number | null
+  dimensions: Record<string, number>
+  correctness: Correctness | null
+  /** 1–5. */
+  confidence: number | null
+  comment: string
+  seconds_on_task: number
+  updated_at: string
+  submitted_at: string | null
+  labels: ErrorLabelView[]
+}
+
+/** Everything the reading screen shows for one assignment, and nothing that unblinds. */
+export interface ReadingItem {
+  assignment: number
+  position: number
+  total: number
+  available: boolean
+  opens_on: string | null
+  case: ReadingCase
+  task: ReadingTask
+  series: ReadingSeries[]
+  response: ReadingResponse
+  rubric: Rubric
+  taxonomy: TaxonomyCategory[]
+  /** This rater's own rating of this read, null before the first edit. */
+  rating: RatingView | null
+}
+
+/** The whole editable state of a rating; each save replaces the draft. */
+export interface RatingEdit {
+  overall: number | null
+  dimensions: Record<string, number>
+  correctness: Correctness | null
+  confidence: number | null
+  comment: string
+  /** Total time on task so far, seconds (not an increment). */
+  seconds_on_task: number
+}
+
+export interface LabelEdit {
+  category: string
+  severity: number
+  span: [number, number] | null
+  mark: Mark | null
+  comment: string
+}
+
+/** Sent back once an edit is committed to disk (WAL, synchronous=FULL). */
+export interface EditAck {
+  saved_at: string
+  status: RatingStatus
+}
+
+export interface LabelAck extends EditAck {
+  label_id: number
+}
+
+export interface ResumePoint {
+  study_id: string
+  assignment: number
+}
