@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { descriptorFor, scaleValues, valueForDigit } from './scoring'
+
+describe('scaleValues', () => {
+  it('lists every level from min to max', () => {
+    expect(scaleValues({ min: 1, max: 5, step: 1, levels: [] })).toEqual([1, 2, 3, 4, 5])
+    expect(scaleValues({ min: 0, max: 1, step: 0.1, levels: [] })).toHaveLength(11)
+    expect(scaleValues({ min: 0, max: 1, step: 0.1, levels: [] })[3]).toBe(0.3)
+  })
+  it('is empty for a scale that cannot be stepped', () => {
+    expect(scaleValues({ min: 1, max: 5, step: 0, levels: [] })).toEqual([])
+  })
+})
+
+describe('valueForDigit', () => {
+  it('uses the digit itself on an integer scale', () => {
+    expect(valueForDigit([1, 2, 3, 4, 5], 4)).toBe(4)
+    expect(valueForDigit([0, 1, 2], 0)).toBe(0)
+    expect(valueForDigit([1, 2, 3, 4, 5], 0)).toBeNull()
+    expect(valueForDigit([1, 2, 3, 4, 5], 7)).toBeNull()
+  })
+  it('counts levels from 1 on a scale without that value', () => {
+    expect(valueForDigit([0, 0.5, 1], 2)).toBe(0.5)
+    expect(valueForDigit([0, 0.5, 1], 3)).toBe(1)
+  })
+})
+
+describe('descriptorFor', () => {
+  it('finds the level descriptor of a value', () => {
+    const scale = { min: 1, max: 3, step: 1, levels: [{ value: 2, descriptor: 'partly' }] }
+    expect(descriptorFor(scale, 2)).toBe('partly')
+    expect(descriptorFor(scale, 3)).toBeNull()
+  })
+})

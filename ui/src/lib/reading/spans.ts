@@ -1,0 +1,59 @@
+// Text spans of a rationale: a selection turned into UTF-16 offsets (what JavaScript strings and
+// the backend's span_start/span_end count), and the text cut into segments for highlighting.
+
+export interface Span {
+  start: number
+  end: number
+}
+
+export interface SpanOwner extends Span {
+  uid: string
+}
+
+/** A run of text covered by the same set of labels (none for plain text). */
+export interface Segment extends Span {
+  text: string
+  uids: string[]
+}
+
+/**
+ * The span between two offsets in `text`, in either order, without the whitespace a mouse
+ * selection tends to pick up at its ends. Null when nothing but whitespace is selected.
+ */
+export function normaliseSelection(text: string, anchor: number, focus: number): Span | null {
+  let start = Math.max(0, Math.min(anchor, focus, text.length))
+  let end = Math.min(text.length, Math.max(anchor, focus, 0))
+  while (start < end && /\s/.test(text[start])) start++
+  while (end > start && /\s/.test(text[end - 1])) end--
+  return start < end ? { start, end } : null
+}
+
+/** Cuts `text` at every span boundary; each segment lists the labels covering it, in span order. */
+export function segmentText(text: string, spans: readonly SpanOwner[]): Segment[] {
+  const inside = spans.filter((s) => s.start < s.end && s.start < text.length && s.end > 0)
+  const cuts = new Set<number>([0, text.length])
+  for (const s of inside) {
+    cuts.add(Math.max(0, s.start))
+    cuts.add(Math.min(text.length, s.end))
+  }
+  const points = [...cuts].sort((a, b) => a - b)
+  const segments: Segment[] = []
+  for (let i = 0; i + 1 < points.length; i++) {
+    const [start, end] = [points[i], points[i + 1]]
+    const uids = inside.filter((s) => s.start <= start && s.end >= end).map((s) => s.uid)
+    segments.push({ start, end, text: text.slice(start, end), uids })
+  }
+  return segments
+}
+
+/**
+ * The offset in a container's text of a DOM point (node, offset) inside it: the length of the
+ * text from the container's start to that point. Null when the point lies outside the container.
+ */
+export function textOffsetIn(container: Node, node: Node, offset: number): number | null {
+  if (!container.contains(node)) return null
+  const range = document.createRange()
+  range.setStart(container, 0)
+  range.setEnd(node, offset)
+  return range.toString().length
+}
