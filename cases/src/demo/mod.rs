@@ -84,7 +84,7 @@ pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<D
     write_jsonl(&out.join("responses.jsonl"), &generated.responses)?;
     write_jsonl(&out.join("grader.jsonl"), &generated.grader)?;
     write_text(&out.join("ratings.csv"), &generated.ratings_csv)?;
-    write_json(&out.join("study.json"), &study_file())?;
+    write_json(&out.join("study.json"), &study_file(cases.len()))?;
     write_text(&out.join("NOTICE"), &notice())?;
     progress.advance(1);
     Ok(summary)
@@ -274,13 +274,13 @@ fn scale(label: Option<&str>, descriptors: [&str; 5]) -> Scale {
     }
 }
 
-fn study_file() -> StudyFile {
+fn study_file(n_cases: usize) -> StudyFile {
     StudyFile {
         format_version: 1,
         study: StudyMeta {
             id: "neurorater-demo".to_string(),
             title: "NeuroRater demo study (synthetic)".to_string(),
-            description: "Fifteen synthetic brain MRI/CT cases built from the MNI ICBM152 template, with answers from three fictitious vision-language models, an LLM grader and three synthetic clinicians. Nothing here comes from a patient; see NOTICE.".to_string(),
+            description: format!("{n_cases} synthetic brain MRI/CT cases built from the MNI ICBM152 template, with answers from three fictitious vision-language models, two versions of an LLM grader and three synthetic clinicians. Nothing here comes from a patient; see NOTICE."),
         },
         rubric: Rubric {
             overall: scale(
