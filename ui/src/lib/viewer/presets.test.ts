@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest'
+import { CT_PRESETS, dragWindow, presetsFor, rangeToWindow, windowToRange } from './presets'
+
+describe('window presets', () => {
+  it('are the neuro CT windows', () => {
+    expect(CT_PRESETS.map((p) => [p.name, p.level, p.width])).toEqual([
+      ['Brain', 40, 80],
+      ['Stroke', 32, 8],
+      ['Subdural', 75, 215],
+      ['Bone', 600, 2800],
+    ])
+  })
+
+  it('convert between level/width and the display range', () => {
+    expect(windowToRange(40, 80)).toEqual({ min: 0, max: 80 })
+    expect(windowToRange(75, 215)).toEqual({ min: -32.5, max: 182.5 })
+    expect(rangeToWindow(-32.5, 182.5)).toEqual({ level: 75, width: 215 })
+  })
+
+  it('offer the CT windows before the volume\'s own for CT, only its own for MR', () => {
+    const ct = presetsFor('CT', { min: 0, max: 80 }, { min: -1024, max: 3071 })
+    expect(ct.map((p) => p.name)).toEqual(['Brain', 'Stroke', 'Subdural', 'Bone', 'Default', 'Full range'])
+    expect(ct[5]).toEqual({ name: 'Full range', level: 1023.5, width: 4095 })
+    const mr = presetsFor('MR', { min: 100, max: 900 }, { min: 0, max: 1300 })
+    expect(mr).toEqual([
+      { name: 'Default', level: 500, width: 800 },
+      { name: 'Full range', level: 650, width: 1300 },
+    ])
+  })
+})
+
+describe('window drag', () => {
+  it('widens to the right and darkens downwards in proportion to the width', () => {
+    // width 80, sensitivity 0.5 → 0.4 units per pixel.
+    expect(dragWindow({ level: 40, width: 80 }, 100, 0)).toEqual({ level: 40, width: 120 })
+    expect(dragWindow({ level: 40, width: 80 }, 0, 50)).toEqual({ level: 60, width: 80 })
+  })
+  it('never narrows below the minimum width', () => {
+    expect(dragWindow({ level: 40, width: 8 }, -1000, 0, 0.5, 1).width).toBe(1)
+  })
+})
