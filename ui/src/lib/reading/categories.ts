@@ -33,3 +33,10 @@ export function needsMark(anchor: CategoryLike['anchor']): boolean {
 export function takesMark(anchor: CategoryLike['anchor']): boolean {
   return anchor === 'image' || anchor === 'text_image'
 }
+
+/** Severity of a labelled error, as docs/taxonomy.md defines it. */
+export const SEVERITY_LABELS: Record<number, string> = {
+  1: 'clinically insignificant',
+  2: 'significant',
+  3: 'significant and urgent',
+}

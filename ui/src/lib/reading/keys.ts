@@ -37,6 +37,7 @@ export const KEY_HELP: readonly { keys: string; what: string }[] = [
   { keys: 'Ctrl + Shift + Z / Ctrl + Y', what: 'redo' },
   { keys: '?', what: 'this sheet' },
   { keys: 'Esc', what: 'close the label box or this sheet' },
+  { keys: 'on the image', what: "the viewer's own keys come first (arrows, 1 – 9 presets, k key images); n / p still navigate" },
 ]
 
 export function keyAction(input: KeyInput): KeyAction | null {

@@ -102,4 +102,32 @@ describe('SaveQueue', () => {
   it('resolves flush at once when nothing is waiting', async () => {
     await expect(new SaveQueue().flush()).resolves.toBeUndefined()
   })
+
+  it('reports an edit the backend refuses for good instead of retrying it, and goes on', async () => {
+    const written: string[] = []
+    const queue = new SaveQueue({
+      debounceMs: 10,
+      isPermanent: (e) => e instanceof Error && e.message.startsWith('refused'),
+    })
+    queue.enqueue({
+      key: 'a',
+      run: async () => {
+        throw new Error('refused: the rating is submitted')
+      },
+    })
+    queue.enqueue({ key: 'b', run: async () => void written.push('b') })
+    await vi.advanceTimersByTimeAsync(10)
+    // 'b' was acknowledged after the refusal, so the refusal is no longer the latest word.
+    expect(written).toEqual(['b'])
+    expect(queue.state.kind).toBe('saved')
+    queue.enqueue({
+      key: 'c',
+      run: async () => {
+        throw new Error('refused: the rating is submitted')
+      },
+    })
+    await vi.advanceTimersByTimeAsync(10)
+    expect(queue.state).toEqual({ kind: 'rejected', message: 'refused: the rating is submitted' })
+    expect(queue.dirty).toBe(false)
+  })
 })

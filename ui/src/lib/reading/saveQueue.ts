@@ -1,7 +1,9 @@
 // Every edit on the reading screen goes through one queue: edits are written in the order they
 // were made, a burst of edits to the same thing (typing a comment, stepping a score) is written
 // once after a short pause, and a failed write stays at the head of the queue and is retried until
-// it succeeds. Nothing is dropped: the screen shows `retrying` until the backend acknowledges.
+// it succeeds. Nothing is dropped silently: the screen shows `retrying` until the backend
+// acknowledges, and an edit the backend refuses for good (a submitted rating) is reported as
+// `rejected` and stays on screen until the next acknowledged write.
 
 /** What the rater sees: all acknowledged, edits waiting, a write under way, or a failed write. */
 export type SaveState =
@@ -9,6 +11,7 @@ export type SaveState =
   | { kind: 'unsaved' }
   | { kind: 'saving' }
   | { kind: 'retrying'; attempt: number; message: string }
+  | { kind: 'rejected'; message: string }
 
 export interface SaveTask {
   /** Edits with the same key replace each other while waiting: only the newest is written. */
@@ -28,6 +31,8 @@ export interface SaveQueueOptions {
   retryDelaysMs?: readonly number[]
   onState?: (state: SaveState) => void
   describeError?: (error: unknown) => string
+  /** Errors that no retry can fix (the backend refused the edit itself): reported, not retried. */
+  isPermanent?: (error: unknown) => boolean
   scheduler?: Scheduler
 }
 
@@ -45,11 +50,13 @@ export class SaveQueue {
   private timer: unknown = null
   private failures = 0
   private lastError = ''
+  private rejection: string | null = null
   private idleWaiters: (() => void)[] = []
   private readonly debounceMs: number
   private readonly retryDelaysMs: readonly number[]
   private readonly onState: (state: SaveState) => void
   private readonly describeError: (error: unknown) => string
+  private readonly isPermanent: (error: unknown) => boolean
   private readonly scheduler: Scheduler
   state: SaveState = { kind: 'saved' }
 
@@ -58,6 +65,7 @@ export class SaveQueue {
     this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS
     this.onState = options.onState ?? (() => {})
     this.describeError = options.describeError ?? ((e) => (e instanceof Error ? e.message : String(e)))
+    this.isPermanent = options.isPermanent ?? (() => false)
     this.scheduler = options.scheduler ?? realScheduler
   }
 
@@ -101,7 +109,14 @@ export class SaveQueue {
       try {
         await task.run()
         this.failures = 0
+        this.rejection = null
       } catch (error) {
+        if (this.isPermanent(error)) {
+          this.rejection = this.describeError(error)
+          this.failures = 0
+          this.running = null
+          continue
+        }
         // Put it back at the head unless a newer edit with the same key replaced it meanwhile.
         if (!this.pending.some((t) => t.key === task.key)) this.pending.unshift(task)
         else {
@@ -126,7 +141,9 @@ export class SaveQueue {
 
   private publish() {
     let next: SaveState
-    if (this.failures > 0) next = { kind: 'retrying', attempt: this.failures, message: this.lastError }
+    if (this.rejection !== null && this.pending.length === 0 && !this.running)
+      next = { kind: 'rejected', message: this.rejection }
+    else if (this.failures > 0) next = { kind: 'retrying', attempt: this.failures, message: this.lastError }
     else if (this.running) next = { kind: 'saving' }
     else if (this.pending.length > 0) next = { kind: 'unsaved' }
     else next = { kind: 'saved' }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { descriptorFor, scaleValues, valueForDigit } from './scoring'
+import { EMPTY_DRAFT, type Draft } from './draft'
+import { descriptorFor, rowValue, rubricRows, scaleValues, valueForDigit, withRowValue } from './scoring'
 
 describe('scaleValues', () => {
   it('lists every level from min to max', () => {
@@ -30,5 +31,30 @@ describe('descriptorFor', () => {
     const scale = { min: 1, max: 3, step: 1, levels: [{ value: 2, descriptor: 'partly' }] }
     expect(descriptorFor(scale, 2)).toBe('partly')
     expect(descriptorFor(scale, 3)).toBeNull()
+  })
+})
+
+describe('rubric rows', () => {
+  const rubric = {
+    overall: { label: 'Overall quality', min: 1, max: 5, step: 1, levels: [] },
+    dimensions: [{ id: 'accuracy', label: 'Accuracy', min: 0, max: 2, step: 1, levels: [] }],
+  }
+  const rows = rubricRows(rubric)
+  const empty: Draft = EMPTY_DRAFT
+
+  it('lists dimensions, then overall, correctness and confidence', () => {
+    expect(rows.map((r) => r.label)).toEqual(['Accuracy', 'Overall quality', 'Final answer', 'Your confidence'])
+    expect(rows[0].values).toEqual([0, 1, 2])
+  })
+
+  it('writes and reads back every row of a draft', () => {
+    let d = empty
+    d = withRowValue(d, rows[0], 2)
+    d = withRowValue(d, rows[1], 4)
+    d = withRowValue(d, rows[2], 2)
+    d = withRowValue(d, rows[3], 5)
+    expect(d).toMatchObject({ dimensions: { accuracy: 2 }, overall: 4, correctness: 'partly', confidence: 5 })
+    expect(rows.map((r) => rowValue(d, r))).toEqual([2, 4, 2, 5])
+    expect(rows.map((r) => rowValue(empty, r))).toEqual([null, null, null, null])
   })
 })

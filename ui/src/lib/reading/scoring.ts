@@ -1,5 +1,8 @@
 // Scales of the study's rubric as score buttons, and what a digit key means on each.
 
+import type { Correctness, Rubric } from '../../ratingTypes'
+import type { Draft } from './draft'
+
 export interface ScaleLike {
   min: number
   max: number
@@ -26,4 +29,58 @@ export function valueForDigit(values: readonly number[], digit: number): number 
 
 export function descriptorFor(scale: ScaleLike, value: number): string | null {
   return scale.levels.find((l) => Math.abs(l.value - value) < 1e-9)?.descriptor ?? null
+}
+
+/** One line of the rubric panel, in the order digits walk through them. */
+export type RubricRow =
+  | { kind: 'dimension'; id: string; label: string; scale: ScaleLike; values: number[] }
+  | { kind: 'overall'; label: string; scale: ScaleLike; values: number[] }
+  | { kind: 'correctness'; label: string; values: number[] }
+  | { kind: 'confidence'; label: string; values: number[] }
+
+export const CORRECTNESS: readonly Correctness[] = ['correct', 'partly', 'incorrect']
+export const CORRECTNESS_LABELS: Record<Correctness, string> = {
+  correct: 'Correct',
+  partly: 'Partly correct',
+  incorrect: 'Incorrect',
+}
+/** The backend stores confidence 1–5. */
+export const CONFIDENCE_VALUES = [1, 2, 3, 4, 5] as const
+
+export function rubricRows(rubric: Rubric): RubricRow[] {
+  return [
+    ...rubric.dimensions.map((d): RubricRow => ({ kind: 'dimension', id: d.id, label: d.label, scale: d, values: scaleValues(d) })),
+    { kind: 'overall', label: rubric.overall.label ?? 'Overall', scale: rubric.overall, values: scaleValues(rubric.overall) },
+    // Correctness is a choice, not a number; 1, 2, 3 pick it in the order listed.
+    { kind: 'correctness', label: 'Final answer', values: [1, 2, 3] },
+    { kind: 'confidence', label: 'Your confidence', values: [...CONFIDENCE_VALUES] },
+  ]
+}
+
+/** The row's value in a draft (correctness as its 1-based place in `CORRECTNESS`). */
+export function rowValue(draft: Draft, row: RubricRow): number | null {
+  switch (row.kind) {
+    case 'dimension':
+      return draft.dimensions[row.id] ?? null
+    case 'overall':
+      return draft.overall
+    case 'correctness':
+      return draft.correctness === null ? null : CORRECTNESS.indexOf(draft.correctness) + 1
+    case 'confidence':
+      return draft.confidence
+  }
+}
+
+/** A new draft with the row set to `value` (one of `row.values`). */
+export function withRowValue(draft: Draft, row: RubricRow, value: number): Draft {
+  switch (row.kind) {
+    case 'dimension':
+      return { ...draft, dimensions: { ...draft.dimensions, [row.id]: value } }
+    case 'overall':
+      return { ...draft, overall: value }
+    case 'correctness':
+      return { ...draft, correctness: CORRECTNESS[value - 1] ?? draft.correctness }
+    case 'confidence':
+      return { ...draft, confidence: value }
+  }
 }
