@@ -7,6 +7,22 @@ const COMMANDS: &[&str] = &[
     "open_case",
     "list_responses",
     "series_volume",
+    "list_raters",
+    "create_rater",
+    "current_rater",
+    "set_current_rater",
+    "create_assignment_plan",
+    "ensure_demo_queue",
+    "reading_queue",
+    "reading_item",
+    "save_rating",
+    "add_error_label",
+    "update_error_label",
+    "delete_error_label",
+    "submit_rating",
+    "reopen_rating",
+    "set_position",
+    "resume_position",
 ];
 
 fn main() {

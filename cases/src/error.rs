@@ -51,6 +51,9 @@ pub enum Error {
          if the change was intended"
     )]
     ImageChanged { path: PathBuf },
+    /// A rating operation was refused or its arguments are invalid; the message says which.
+    #[error(transparent)]
+    Rating(#[from] crate::rating::RatingError),
     /// The demo study could not be synthesised or written; the message names the file or step.
     #[error("demo study: {0}")]
     Demo(String),

@@ -14,6 +14,7 @@ pub mod import;
 pub mod marks;
 pub mod model;
 pub mod progress;
+pub mod rating;
 pub mod store;
 
 pub use error::{Error, Result};

@@ -18,6 +18,10 @@ pub enum ErrorCode {
     ImageUnavailable,
     /// The database could not be read or written.
     Database,
+    /// A rating edit the item's state forbids (submitted, not open yet, assigned elsewhere).
+    Refused,
+    /// Submit without every required field; the message names the missing ones.
+    Incomplete,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
@@ -51,6 +55,11 @@ impl From<cases::Error> for CommandError {
             | E::NoDataDirectory
             | E::Corrupt { .. } => ErrorCode::Database,
             E::Demo(_) => ErrorCode::StartupFailed,
+            E::Rating(rating) => match rating {
+                cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
+                cases::rating::RatingError::Refused(_) => ErrorCode::Refused,
+                cases::rating::RatingError::Incomplete { .. } => ErrorCode::Incomplete,
+            },
         };
         CommandError::new(code, error.to_string())
     }

@@ -14,6 +14,7 @@ use tauri::{App, Builder, Context, Runtime};
 pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
+        .manage(commands::imaging::VolumeCache::default())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
             commands::catalog::list_studies,
@@ -21,6 +22,22 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri:
             commands::catalog::open_case,
             commands::catalog::list_responses,
             commands::imaging::series_volume,
+            commands::rating::list_raters,
+            commands::rating::create_rater,
+            commands::rating::current_rater,
+            commands::rating::set_current_rater,
+            commands::rating::create_assignment_plan,
+            commands::rating::ensure_demo_queue,
+            commands::rating::reading_queue,
+            commands::rating::reading_item,
+            commands::rating::save_rating,
+            commands::rating::add_error_label,
+            commands::rating::update_error_label,
+            commands::rating::delete_error_label,
+            commands::rating::submit_rating,
+            commands::rating::reopen_rating,
+            commands::rating::set_position,
+            commands::rating::resume_position,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

@@ -62,6 +62,22 @@ impl AppState {
         }
     }
 
+    /// Runs `change` against the open store; the lock is held until it returns (edits commit
+    /// inside it, so a command's reply means the change is on disk).
+    pub fn with_store_mut<T>(
+        &self,
+        change: impl FnOnce(&mut Store) -> Result<T, CommandError>,
+    ) -> Result<T, CommandError> {
+        match &mut *lock(&self.library) {
+            Library::Ready(store) => change(store),
+            Library::Preparing => Err(CommandError::new(
+                ErrorCode::NotReady,
+                "the database is still being prepared; wait for start-up to finish",
+            )),
+            Library::Failed(error) => Err(error.clone()),
+        }
+    }
+
     pub fn startup_status(&self) -> StartupStatus {
         lock(&self.startup).clone()
     }

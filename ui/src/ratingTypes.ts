@@ -159,13 +159,12 @@ export interface RatingView {
   labels: ErrorLabelView[]
 }
 
-/** Everything the reading screen shows for one assignment, and nothing that unblinds. */
+/** Everything the reading screen shows for one assignment, and nothing that unblinds. A repeat
+ * read that is not open yet is refused ('refused'), so an item is always readable. */
 export interface ReadingItem {
   assignment: number
   position: number
   total: number
-  available: boolean
-  opens_on: string | null
   case: ReadingCase
   task: ReadingTask
   series: ReadingSeries[]

@@ -3,4 +3,5 @@
 
 pub mod catalog;
 pub mod imaging;
+pub mod rating;
 pub mod startup;

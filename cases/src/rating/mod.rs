@@ -1,0 +1,163 @@
+//! Rating: raters, seeded reading assignments, the blinded reading payload and every edit a rater
+//! makes (scores, error labels, submit, reopen). `docs/rating.md` describes the rules.
+//!
+//! **Invariants.** Every change runs in one [`Store::write`] transaction with an audit entry whose
+//! actor is the acting rater's name and which carries the state before and after. A rater only
+//! ever reaches their own assignments: another rater's id is "not found", never a refusal that
+//! would confirm it exists. Nothing a rater receives names the model, the sample, the response's
+//! key, a grader's output or another rater's work.
+
+mod assignment;
+mod edits;
+mod raters;
+mod reading;
+
+pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
+pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
+pub use raters::{Rater, RaterRole};
+pub use reading::{
+    ErrorLabelView, ItemStatus, QueueItem, RatingView, ReadingCase, ReadingItem, ReadingResponse,
+    ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,
+};
+
+use crate::model::{Rubric, Taxonomy};
+use crate::store::Store;
+use crate::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Why a rating operation was not done; each message says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RatingError {
+    /// An argument is out of range or unknown; names the field.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// The item's state forbids the change (submitted, not open yet, assigned in another plan).
+    #[error("{0}")]
+    Refused(String),
+    /// Submit without every required field; `missing` names them (`overall`,
+    /// `dimensions.<id>`, `correctness`, `confidence`).
+    #[error("the rating cannot be submitted yet: {} still empty", missing.join(", "))]
+    Incomplete { missing: Vec<String> },
+}
+
+pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Error {
+    Error::Rating(RatingError::Invalid {
+        field: field.to_owned(),
+        message: message.into(),
+    })
+}
+
+pub(crate) fn refused(message: impl Into<String>) -> Error {
+    Error::Rating(RatingError::Refused(message.into()))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RatingStatus {
+    Draft,
+    Submitted,
+}
+
+/// Final-answer correctness; it feeds pass@k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Correctness {
+    Correct,
+    Partly,
+    Incorrect,
+}
+
+/// The current time as stored everywhere (UTC, milliseconds), from SQLite so one clock is used.
+pub(crate) const NOW_SQL: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/// A rater's own assignment, resolved from its id. `NotFound` for anyone else's.
+#[derive(Debug, Clone)]
+pub(crate) struct Assignment {
+    pub response: i64,
+    pub read_no: i64,
+    pub not_before: Option<String>,
+    pub available: bool,
+    pub study: i64,
+}
+
+pub(crate) fn own_assignment(
+    conn: &Connection,
+    rater: i64,
+    assignment: i64,
+) -> rusqlite::Result<Option<Assignment>> {
+    conn.query_row(
+        "SELECT a.response, a.read_no, a.not_before,
+                a.not_before IS NULL OR a.not_before <= date('now'), p.study
+         FROM assignments a JOIN assignment_plans p ON a.plan = p.id
+         WHERE a.id = ?1 AND a.rater = ?2",
+        [assignment, rater],
+        |row| {
+            Ok(Assignment {
+                response: row.get(0)?,
+                read_no: row.get(1)?,
+                not_before: row.get(2)?,
+                available: row.get(3)?,
+                study: row.get(4)?,
+            })
+        },
+    )
+    .optional()
+}
+
+pub(crate) fn assignment_not_found(assignment: i64) -> Error {
+    Error::NotFound {
+        what: format!("assignment {assignment} in your reading queue"),
+    }
+}
+
+/// What validating an edit of a response's rating needs: the study's rubric and taxonomy, the
+/// rationale labels point into and the case's series marks may be drawn on.
+pub(crate) struct ResponseContext {
+    pub rubric: Rubric,
+    pub taxonomy: Taxonomy,
+    pub rationale: Option<String>,
+    pub series_ids: Vec<String>,
+}
+
+pub(crate) fn response_context(
+    conn: &Connection,
+    path: &Path,
+    response: i64,
+) -> Result<ResponseContext> {
+    let fail = |e| Error::database(path, "reading the study's rubric and taxonomy", e);
+    let (rubric_json, taxonomy_json, rationale, case_ref): (String, String, Option<String>, i64) =
+        conn.query_row(
+            "SELECT st.rubric_json, st.taxonomy_json, r.rationale, c.id
+             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id WHERE r.id = ?1",
+            [response],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        )
+        .map_err(fail)?;
+    let series_ids = conn
+        .prepare("SELECT series_id FROM series WHERE case_ref = ?1 ORDER BY id")
+        .and_then(|mut stmt| {
+            stmt.query_map([case_ref], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .map_err(fail)?;
+    Ok(ResponseContext {
+        rubric: serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
+            what: format!("the study's rubric: {e}"),
+        })?,
+        taxonomy: serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
+            what: format!("the study's taxonomy: {e}"),
+        })?,
+        rationale,
+        series_ids,
+    })
+}
+
+impl Store {
+    fn fail(&self, doing: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        let doing = doing.to_owned();
+        move |e| Error::database(self.path(), &doing, e)
+    }
+}

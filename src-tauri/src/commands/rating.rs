@@ -1,0 +1,212 @@
+//! Rating: raters, assignment plans, the blinded reading item and every edit. Thin adapters: the
+//! arguments are checked here, the rules (scales, taxonomy, spans, blinding) in `cases::rating`.
+//! An edit's command returns only after the change is committed to disk.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use crate::validate;
+use cases::rating::{
+    EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
+    ReadingItem, ResumePoint,
+};
+use tauri::State;
+
+/// Rater and plan names; the store applies its own, stricter rules on top.
+const MAX_NAME_BYTES: usize = 400;
+/// Seeds travel as JavaScript numbers, exact only up to 2^53 − 1.
+const MAX_JS_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+fn bounded_text<'a>(
+    field: &str,
+    value: &'a str,
+    max_bytes: usize,
+) -> Result<&'a str, CommandError> {
+    if value.len() > max_bytes {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("{field}: at most {max_bytes} bytes, got {}", value.len()),
+        ));
+    }
+    Ok(value)
+}
+
+fn js_safe_integer(field: &str, value: u64) -> Result<u64, CommandError> {
+    if value > MAX_JS_SAFE_INTEGER {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "{field}: at most {MAX_JS_SAFE_INTEGER} (a JavaScript-safe integer), got {value}"
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+#[tauri::command]
+pub async fn list_raters(state: State<'_, AppState>) -> Result<Vec<Rater>, CommandError> {
+    state.with_store(|store| Ok(store.raters()?))
+}
+
+#[tauri::command]
+pub async fn create_rater(
+    state: State<'_, AppState>,
+    name: String,
+    role: RaterRole,
+    years_experience: Option<u32>,
+) -> Result<Rater, CommandError> {
+    let name = bounded_text("name", &name, MAX_NAME_BYTES)?;
+    state.with_store_mut(|store| Ok(store.create_rater(name, role, years_experience)?))
+}
+
+#[tauri::command]
+pub async fn current_rater(state: State<'_, AppState>) -> Result<Option<Rater>, CommandError> {
+    state.with_store(|store| Ok(store.current_rater()?))
+}
+
+#[tauri::command]
+pub async fn set_current_rater(
+    state: State<'_, AppState>,
+    rater_id: i64,
+) -> Result<Rater, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    state.with_store_mut(|store| Ok(store.set_current_rater(rater_id)?))
+}
+
+#[tauri::command]
+pub async fn create_assignment_plan(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    spec: PlanSpec,
+) -> Result<PlanSummary, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    validate::id("spec.study_id", &spec.study_id)?;
+    bounded_text("spec.name", &spec.name, MAX_NAME_BYTES)?;
+    js_safe_integer("spec.seed", spec.seed)?;
+    for &rater in &spec.raters {
+        validate::key("spec.raters", rater)?;
+    }
+    state.with_store_mut(|store| Ok(store.create_assignment_plan(rater_id, &spec)?))
+}
+
+/// Gives the rater a queue on the demo study (see `Store::ensure_demo_queue`).
+#[tauri::command]
+pub async fn ensure_demo_queue(
+    state: State<'_, AppState>,
+    rater_id: i64,
+) -> Result<Option<PlanSummary>, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    state.with_store_mut(|store| Ok(store.ensure_demo_queue(rater_id)?))
+}
+
+#[tauri::command]
+pub async fn reading_queue(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    study_id: String,
+) -> Result<Vec<QueueItem>, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let study_id = validate::id("study_id", &study_id)?;
+    state.with_store(|store| Ok(store.reading_queue(rater_id, study_id)?))
+}
+
+#[tauri::command]
+pub async fn reading_item(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+) -> Result<ReadingItem, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    state.with_store(|store| Ok(store.reading_item(rater_id, assignment)?))
+}
+
+#[tauri::command]
+pub async fn save_rating(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+    edit: RatingEdit,
+) -> Result<EditAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    state.with_store_mut(|store| Ok(store.save_rating(rater_id, assignment, &edit)?))
+}
+
+#[tauri::command]
+pub async fn add_error_label(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+    label: LabelEdit,
+) -> Result<LabelAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    validate::id("label.category", &label.category)?;
+    state.with_store_mut(|store| Ok(store.add_error_label(rater_id, assignment, &label)?))
+}
+
+#[tauri::command]
+pub async fn update_error_label(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    label_id: i64,
+    label: LabelEdit,
+) -> Result<EditAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let label_id = validate::key("label_id", label_id)?;
+    validate::id("label.category", &label.category)?;
+    state.with_store_mut(|store| Ok(store.update_error_label(rater_id, label_id, &label)?))
+}
+
+#[tauri::command]
+pub async fn delete_error_label(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    label_id: i64,
+) -> Result<EditAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let label_id = validate::key("label_id", label_id)?;
+    state.with_store_mut(|store| Ok(store.delete_error_label(rater_id, label_id)?))
+}
+
+#[tauri::command]
+pub async fn submit_rating(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+) -> Result<EditAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    state.with_store_mut(|store| Ok(store.submit_rating(rater_id, assignment)?))
+}
+
+#[tauri::command]
+pub async fn reopen_rating(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+) -> Result<EditAck, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    state.with_store_mut(|store| Ok(store.reopen_rating(rater_id, assignment)?))
+}
+
+#[tauri::command]
+pub async fn set_position(
+    state: State<'_, AppState>,
+    rater_id: i64,
+    assignment: i64,
+) -> Result<(), CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    let assignment = validate::key("assignment", assignment)?;
+    state.with_store_mut(|store| Ok(store.set_position(rater_id, assignment)?))
+}
+
+#[tauri::command]
+pub async fn resume_position(
+    state: State<'_, AppState>,
+    rater_id: i64,
+) -> Result<Option<ResumePoint>, CommandError> {
+    let rater_id = validate::key("rater_id", rater_id)?;
+    state.with_store(|store| Ok(store.resume(rater_id)?))
+}
