@@ -14,7 +14,6 @@ use tauri::{App, Builder, Context, Runtime};
 pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
-        .manage(commands::imaging::VolumeCache::default())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
             commands::catalog::list_studies,
