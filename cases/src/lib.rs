@@ -15,6 +15,7 @@ pub mod marks;
 pub mod model;
 pub mod progress;
 pub mod rating;
+pub mod ratings_import;
 pub mod store;
 
 pub use error::{Error, Result};
