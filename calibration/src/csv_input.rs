@@ -3,6 +3,8 @@
 //! - `item`, `rater`, `score` are required; `dimension` defaults to `overall`;
 //! - `case` (optional) names the case an item belongs to, the cluster the bootstrap resamples;
 //!   without it each item is its own cluster;
+//! - `rater_role` (optional) is a property of the rater, read by `neurorater import-ratings` and
+//!   ignored by the report;
 //! - every other column is a grouping variable, and must hold one value per item;
 //! - RFC 4180 quoting (`"a, b"`, `""` for a quote); blank lines are skipped; a UTF-8 BOM is
 //!   ignored.
@@ -47,6 +49,8 @@ impl fmt::Display for Error {
 }
 
 const REQUIRED: [&str; 3] = ["item", "rater", "score"];
+/// The column giving a rater's role: it varies within an item, so it is no grouping variable.
+pub const RATER_ROLE_COLUMN: &str = "rater_role";
 /// Problems reported before giving up, so a wholly wrong file does not flood the terminal.
 const MAX_PROBLEMS: usize = 200;
 
@@ -175,7 +179,7 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
         .filter(|(_, h)| {
             !matches!(
                 h.as_str(),
-                "item" | "rater" | "score" | "dimension" | "case"
+                "item" | "rater" | "score" | "dimension" | "case" | RATER_ROLE_COLUMN
             )
         })
         .map(|(i, h)| (i, h.clone()))

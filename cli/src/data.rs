@@ -8,7 +8,7 @@ use cases::store::Store;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
-fn db_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
+pub fn db_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
     match db {
         Some(path) => Ok(path),
         None => Ok(Store::default_path()?),

@@ -6,6 +6,7 @@ mod calibrate;
 mod data;
 mod imaging;
 mod progress;
+mod ratings;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +29,13 @@ enum Command {
     /// Import a study bundle (validated whole, then written in one transaction).
     Import {
         dir: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+    /// Import clinicians' ratings from a long CSV (item,rater,score[,dimension][,...]) as
+    /// submitted ratings (validated whole, then written in one transaction).
+    ImportRatings {
+        csv: PathBuf,
         #[arg(long)]
         db: Option<PathBuf>,
     },
@@ -114,6 +122,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Import { dir, db } => data::import(&dir, db),
+        Command::ImportRatings { csv, db } => ratings::import(&csv, db),
         Command::Cases { db, json: _ } => data::list_cases(db),
         Command::Probe { file, json: _ } => imaging::probe(&file),
         Command::Render(args) => imaging::render(&args),

@@ -123,8 +123,31 @@ fn seed_demo_study(
         )),
         cases::import::ImportError::Store(error) => startup_failed(error),
     })?;
+    // The demo's clinicians rated every answer; with their ratings stored the calibration view
+    // has something to calibrate from the first start on.
+    let ratings = bundle_dir.join(DEMO_RATINGS_FILE);
+    cases::ratings_import::import_ratings_csv(store, &ratings, progress).map_err(
+        |error| match error {
+            cases::ratings_import::RatingsImportError::Invalid(problems) => {
+                startup_failed(format!(
+                    "the demo study's ratings did not import ({} problem(s)): {}",
+                    problems.len(),
+                    problems
+                        .iter()
+                        .take(5)
+                        .map(|p| p.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            }
+            cases::ratings_import::RatingsImportError::Store(error) => startup_failed(error),
+        },
+    )?;
     Ok(())
 }
+
+/// The long ratings CSV (FORMATS.md §3) the demo writes beside its bundle files.
+const DEMO_RATINGS_FILE: &str = "ratings.csv";
 
 fn startup_failed(reason: impl std::fmt::Display) -> CommandError {
     CommandError::new(ErrorCode::StartupFailed, reason.to_string())

@@ -1,0 +1,289 @@
+//! Clinicians' ratings from the long CSV into a real SQLite store holding the demo study: what is
+//! written, that a second import changes nothing, and that refused files leave the store as it
+//! was, with every problem on its own `FILE:LINE: field: message`.
+
+use cases::demo::write_demo_bundle;
+use cases::import::import_bundle;
+use cases::progress::NoProgress;
+use cases::ratings_import::{import_ratings_csv, RatingsImportError, ASSUMED_ROLE};
+use cases::store::Store;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+struct Demo {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+/// Generating the demo takes seconds; every test imports the same bundle into its own store.
+fn demo() -> &'static Demo {
+    static DEMO: OnceLock<Demo> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root = dir.path().join("demo");
+        write_demo_bundle(&root, &NoProgress).expect("demo bundle");
+        Demo { _dir: dir, root }
+    })
+}
+
+fn store_with_demo(dir: &Path) -> Store {
+    let mut store = Store::open(&dir.join("study.sqlite")).expect("store");
+    import_bundle(&mut store, &demo().root, &NoProgress).expect("demo imports");
+    store
+}
+
+/// The demo's ratings file split naively (it has no quoted fields): header and rows.
+fn demo_rows() -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(demo().root.join("ratings.csv")).expect("ratings.csv");
+    let mut lines = text.lines().filter(|l| !l.is_empty());
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn is_grader(rater: &str) -> bool {
+    rater.starts_with("demo-grader")
+}
+
+/// Every row of the tables an import may touch, as text: equal snapshots mean nothing changed.
+fn snapshot(store: &Store) -> BTreeMap<&'static str, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for (table, sql) in [
+        (
+            "raters",
+            "SELECT id || '|' || name || '|' || role FROM raters ORDER BY id",
+        ),
+        (
+            "ratings",
+            "SELECT id || '|' || response || '|' || rater || '|' || read_no || '|' ||
+                    ifnull(overall, '-') || '|' || dimensions_json || '|' || status
+             FROM ratings ORDER BY id",
+        ),
+        (
+            "audit_log",
+            "SELECT id || '|' || hash FROM audit_log ORDER BY id",
+        ),
+    ] {
+        let mut stmt = store.read().prepare(sql).unwrap();
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        out.insert(table, rows);
+    }
+    out
+}
+
+fn problems(outcome: Result<impl std::fmt::Debug, RatingsImportError>) -> Vec<String> {
+    match outcome {
+        Err(RatingsImportError::Invalid(problems)) => {
+            problems.iter().map(ToString::to_string).collect()
+        }
+        other => panic!("expected a refused import, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_demo_ratings_become_submitted_first_reads_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_demo(dir.path());
+    let path = demo().root.join("ratings.csv");
+    let (header, rows) = demo_rows();
+    let (item_at, rater_at, score_at, dim_at) = (
+        header.iter().position(|h| h == "item").unwrap(),
+        header.iter().position(|h| h == "rater").unwrap(),
+        header.iter().position(|h| h == "score").unwrap(),
+        header.iter().position(|h| h == "dimension").unwrap(),
+    );
+    let clinician_rows: Vec<&Vec<String>> =
+        rows.iter().filter(|r| !is_grader(&r[rater_at])).collect();
+    let expected_ratings: BTreeSet<(&str, &str)> = clinician_rows
+        .iter()
+        .map(|r| (r[item_at].as_str(), r[rater_at].as_str()))
+        .collect();
+    let expected_raters: Vec<String> = clinician_rows
+        .iter()
+        .map(|r| r[rater_at].clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+
+    let audit_before = snapshot(&store)["audit_log"].len();
+    let summary = import_ratings_csv(&mut store, &path, &NoProgress).expect("imports");
+    assert_eq!(summary.rows, rows.len());
+    assert_eq!(summary.ratings_added, expected_ratings.len());
+    assert_eq!(summary.ratings_already_stored, 0);
+    assert_eq!(
+        summary.grader_rows_checked,
+        rows.len() - clinician_rows.len()
+    );
+    assert_eq!(summary.raters_added, expected_raters);
+    assert_eq!(summary.roles_assumed, expected_raters);
+
+    let after = snapshot(&store);
+    assert_eq!(after["ratings"].len(), expected_ratings.len());
+    assert_eq!(
+        after["audit_log"].len(),
+        audit_before + 1,
+        "one audit entry"
+    );
+    for rater in &after["raters"] {
+        assert!(rater.ends_with(&format!("|{ASSUMED_ROLE}")), "{rater}");
+    }
+
+    // One rating read back: its overall and dimension scores are the file's rows.
+    let (item, rater) = *expected_ratings.iter().next().unwrap();
+    let file_scores: BTreeMap<String, f64> = clinician_rows
+        .iter()
+        .filter(|r| r[item_at] == item && r[rater_at] == rater)
+        .map(|r| (r[dim_at].clone(), r[score_at].parse().unwrap()))
+        .collect();
+    let parts: Vec<&str> = item.split('/').collect();
+    let (overall, dimensions, status, read_no, submitted_at): (
+        f64,
+        String,
+        String,
+        i64,
+        Option<String>,
+    ) = store
+        .read()
+        .query_row(
+            "SELECT g.overall, g.dimensions_json, g.status, g.read_no, g.submitted_at
+             FROM ratings g JOIN raters ra ON g.rater = ra.id JOIN responses r ON g.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             WHERE ra.name = ?1 AND c.case_id = ?2 AND t.task_id = ?3 AND r.model = ?4
+               AND r.sample = ?5",
+            rusqlite::params![rater, parts[0], parts[1], parts[2], parts[3]],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(overall, file_scores["overall"]);
+    let mut stored: BTreeMap<String, f64> = serde_json::from_str(&dimensions).unwrap();
+    stored.insert("overall".into(), overall);
+    assert_eq!(stored, file_scores);
+    assert_eq!((status.as_str(), read_no), ("submitted", 1));
+    assert!(submitted_at.is_some());
+
+    // The same file again: nothing changes, not even the audit log.
+    let again = import_ratings_csv(&mut store, &path, &NoProgress).expect("re-import");
+    assert_eq!(again.ratings_added, 0);
+    assert_eq!(again.ratings_already_stored, expected_ratings.len());
+    assert!(again.raters_added.is_empty());
+    assert_eq!(snapshot(&store), after);
+}
+
+#[test]
+fn a_broken_file_is_refused_whole_with_every_problem_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_demo(dir.path());
+    let (header, rows) = demo_rows();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let first = &rows[0];
+    let item = &first[col("item")];
+    let group = &first[col("disease_group")];
+    let grader_score: f64 = rows
+        .iter()
+        .find(|r| {
+            &r[col("item")] == item
+                && is_grader(&r[col("rater")])
+                && r[col("dimension")] == "overall"
+        })
+        .map(|r| r[col("score")].parse().unwrap())
+        .unwrap();
+    let wrong_grader_score = if grader_score >= 5.0 {
+        1.0
+    } else {
+        grader_score + 1.0
+    };
+    let other_group = if group == "stroke" {
+        "tumour"
+    } else {
+        "stroke"
+    };
+    let csv = format!(
+        "item,rater,score,dimension,disease_group,rater_role\n\
+         {item},dr-x,3,overall,,\n\
+         nope/t1/m/0,dr-x,3,overall,,\n\
+         {item},dr-x,6,diagnostic_accuracy,,\n\
+         {item},dr-x,3,bedside_manner,,\n\
+         {item},demo-grader-v1,{wrong_grader_score},overall,,\n\
+         {item},dr-y,3,overall,{other_group},\n\
+         {item},dr-z,2.5,overall,,\n\
+         {item},dr-w,3,overall,,surgeon\n"
+    );
+    let path = dir.path().join("broken.csv");
+    std::fs::write(&path, csv).unwrap();
+    let file = path.display().to_string();
+    let before = snapshot(&store);
+    let found = problems(import_ratings_csv(&mut store, &path, &NoProgress));
+    assert_eq!(
+        found,
+        vec![
+            format!("{file}:3: item: `nope/t1/m/0` names no stored response (items are case/task/model/sample); import its study bundle first"),
+            format!("{file}:4: score: 6 is not on the `diagnostic_accuracy` scale (1 to 5 in steps of 1)"),
+            format!("{file}:5: dimension: `bedside_manner` is not a dimension of study `neurorater-demo`'s rubric (overall, diagnostic_accuracy, lesion_detection, reasoning, safety)"),
+            format!("{file}:6: score: grader `demo-grader-v1` scored `{item}` {grader_score} on `overall` in grader.jsonl, here {wrong_grader_score}"),
+            format!("{file}:7: disease_group: `{other_group}`, but the stored response `{item}` has `{group}`"),
+            format!("{file}:8: score: 2.5 is not on the `overall` scale (1 to 5 in steps of 1)"),
+            format!("{file}:9: rater_role: `surgeon` is not a role (neuroradiologist, neurologist, resident, curator)"),
+        ]
+    );
+    assert_eq!(snapshot(&store), before, "a refused import writes nothing");
+
+    // A row the report's own parser rejects is reported by it, with its line.
+    let path = dir.path().join("unparsable.csv");
+    std::fs::write(&path, format!("item,rater,score\n{item},dr-x,three\n")).unwrap();
+    assert_eq!(
+        problems(import_ratings_csv(&mut store, &path, &NoProgress)),
+        vec![format!(
+            "{}:2: score: `three` is not a number",
+            path.display()
+        )]
+    );
+    assert_eq!(snapshot(&store), before);
+}
+
+#[test]
+fn a_row_contradicting_a_stored_rating_is_refused_by_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_demo(dir.path());
+    let (_, rows) = demo_rows();
+    let item = &rows[0][0];
+    let path = dir.path().join("first.csv");
+    std::fs::write(
+        &path,
+        format!("item,rater,score,dimension,rater_role\n{item},dr-x,3,overall,neurologist\n{item},dr-x,4,safety,neurologist\n"),
+    )
+    .unwrap();
+    let summary = import_ratings_csv(&mut store, &path, &NoProgress).expect("imports");
+    assert_eq!(summary.ratings_added, 1);
+    assert!(summary.roles_assumed.is_empty(), "the file gives the role");
+    let role: String = store
+        .read()
+        .query_row("SELECT role FROM raters WHERE name = 'dr-x'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(role, "neurologist");
+
+    let before = snapshot(&store);
+    let changed = dir.path().join("changed.csv");
+    std::fs::write(
+        &changed,
+        format!("item,rater,score,dimension\n{item},dr-x,3,overall\n{item},dr-x,2,safety\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        problems(import_ratings_csv(&mut store, &changed, &NoProgress)),
+        vec![format!(
+            "{}:3: score: `dr-x` already has a rating of `{item}`: stored safety 4, here 2; an \
+             import never overwrites a rating",
+            changed.display()
+        )]
+    );
+    assert_eq!(snapshot(&store), before);
+}

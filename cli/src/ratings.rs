@@ -1,0 +1,46 @@
+//! `import-ratings`: clinicians' ratings from a long CSV (FORMATS.md §3) into the database. An
+//! extension of FORMATS.md §4, documented in docs/calibration.md.
+
+use crate::data::db_path;
+use crate::progress::Bar;
+use crate::Failure;
+use cases::ratings_import::{import_ratings_csv, RatingsImportError, ASSUMED_ROLE};
+use cases::store::Store;
+use std::path::{Path, PathBuf};
+
+pub fn import(csv: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
+    let db = db_path(db)?;
+    // Ratings refer to stored responses: without a database there is nothing to attach them to.
+    let mut store = Store::open_existing(&db)?;
+    let bar = Bar::new();
+    let outcome = import_ratings_csv(&mut store, csv, &bar);
+    bar.finish();
+    match outcome {
+        Ok(summary) => {
+            println!(
+                "imported {} into {}: {} rows; {} ratings added ({} already stored); {} grader \
+                 rows matched the stored grader scores and were not stored again",
+                csv.display(),
+                db.display(),
+                summary.rows,
+                summary.ratings_added,
+                summary.ratings_already_stored,
+                summary.grader_rows_checked,
+            );
+            if !summary.raters_added.is_empty() {
+                println!("new raters: {}", summary.raters_added.join(", "));
+            }
+            if !summary.roles_assumed.is_empty() {
+                println!(
+                    "assumed role {ASSUMED_ROLE} for {} (the file has no rater_role column)",
+                    summary.roles_assumed.join(", ")
+                );
+            }
+            Ok(())
+        }
+        Err(RatingsImportError::Invalid(problems)) => Err(Failure::Input(
+            problems.iter().map(ToString::to_string).collect(),
+        )),
+        Err(RatingsImportError::Store(e)) => Err(e.into()),
+    }
+}
