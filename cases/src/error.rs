@@ -57,6 +57,23 @@ pub enum Error {
     /// The demo study could not be synthesised or written; the message names the file or step.
     #[error("demo study: {0}")]
     Demo(String),
+    /// A curator's edit started from a version of the ground truth that is no longer the latest.
+    #[error(
+        "the ground truth of case {case_id} moved on: version {latest} was saved by {by} at {at}, \
+         after {based_on}, which this edit started from; nothing was saved. Reload the case, look \
+         at what changed, and apply the edit again"
+    )]
+    StaleGroundTruth {
+        case_id: String,
+        /// "version N" or "no version".
+        based_on: String,
+        latest: i64,
+        by: String,
+        at: String,
+    },
+    /// A curation or reader-mode step that the rules forbid; the message says which rule.
+    #[error("{0}")]
+    CurationRefused(String),
 }
 
 impl Error {

@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod bundle;
+pub mod curation;
 pub mod demo;
 pub mod error;
 pub mod export;

@@ -55,6 +55,7 @@ impl From<cases::Error> for CommandError {
             | E::NoDataDirectory
             | E::Corrupt { .. } => ErrorCode::Database,
             E::Demo(_) => ErrorCode::StartupFailed,
+            E::StaleGroundTruth { .. } | E::CurationRefused(_) => ErrorCode::Refused,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
                 cases::rating::RatingError::Refused(_) => ErrorCode::Refused,

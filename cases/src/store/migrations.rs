@@ -231,6 +231,64 @@ CREATE TABLE settings (
     value TEXT NOT NULL
 ) STRICT;
 "#,
+    // 3: curated ground truth in versions with reviews, and human-baseline answers. The
+    // `ground_truth` table stays the case's current ground truth (the bundle's, or the last
+    // version a reviewer finalised), so exports and re-imports keep their meaning.
+    r#"
+CREATE TABLE ground_truth_versions (
+    id           INTEGER PRIMARY KEY,
+    case_ref     INTEGER NOT NULL REFERENCES cases(id),
+    -- Counts per case from 1 across branches, so a version number names one version.
+    version      INTEGER NOT NULL CHECK (version >= 1),
+    -- 'main', or the name of an independent curation to be compared and merged.
+    branch       TEXT NOT NULL,
+    -- The version this one was edited from; NULL for the first of a branch.
+    based_on     INTEGER,
+    status       TEXT NOT NULL CHECK (status IN ('draft', 'in_review', 'final')),
+    source       TEXT NOT NULL CHECK (source IN ('bundle', 'curator', 'consensus', 'import')),
+    -- The curator; NULL when the version came from a bundle or an import.
+    author       INTEGER REFERENCES raters(id),
+    body_json    TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    -- When and by whom the status last changed (submitted, sent back, finalised).
+    status_by    INTEGER REFERENCES raters(id),
+    status_at    TEXT,
+    UNIQUE (case_ref, version)
+) STRICT;
+CREATE INDEX ground_truth_versions_by_branch ON ground_truth_versions(case_ref, branch, version);
+
+CREATE TABLE ground_truth_reviews (
+    id        INTEGER PRIMARY KEY,
+    version   INTEGER NOT NULL REFERENCES ground_truth_versions(id),
+    reviewer  INTEGER NOT NULL REFERENCES raters(id),
+    decision  TEXT NOT NULL CHECK (decision IN
+        ('submitted', 'comment', 'changes_requested', 'finalised')),
+    comment   TEXT NOT NULL,
+    at        TEXT NOT NULL
+) STRICT;
+CREATE INDEX ground_truth_reviews_by_version ON ground_truth_reviews(version);
+
+-- Who answered: a model, or a clinician answering blind (human baseline). Existing rows are
+-- models' answers.
+ALTER TABLE responses ADD COLUMN respondent_kind TEXT NOT NULL DEFAULT 'model'
+    CHECK (respondent_kind IN ('model', 'human'));
+
+-- The clinician behind a human-baseline response, with their role and experience at the time.
+CREATE TABLE human_answers (
+    response          INTEGER PRIMARY KEY REFERENCES responses(id),
+    task              INTEGER NOT NULL REFERENCES tasks(id),
+    rater             INTEGER NOT NULL REFERENCES raters(id),
+    role              TEXT NOT NULL CHECK (role IN
+        ('medical_student', 'resident', 'neurologist', 'neuroradiologist')),
+    years_experience  INTEGER CHECK (years_experience >= 0),
+    diagnosis         TEXT NOT NULL,
+    differential_json TEXT NOT NULL,
+    reasoning         TEXT NOT NULL,
+    seconds_on_task   REAL NOT NULL CHECK (seconds_on_task >= 0),
+    answered_at       TEXT NOT NULL,
+    UNIQUE (rater, task)
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -259,7 +317,14 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Applied> {
 
 fn apply_from(conn: &mut Connection, from: i64) -> rusqlite::Result<()> {
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
-        let tx = conn.transaction()?;
+        // Another process may be opening the same new file at this moment (the app and the CLI):
+        // the write lock is taken first and the version read again under it, so each migration
+        // runs once.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if current > index as i64 {
+            continue;
+        }
         tx.execute_batch(sql)?;
         let dangling: i64 =
             tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {

@@ -1,0 +1,248 @@
+//! Human-baseline reader mode: a clinician answers a task as the models did, blind to the ground
+//! truth and to the models' answers. The answer is stored as a response (respondent kind
+//! `human`), so it is assigned and rated like a model's; its `model` column reads
+//! `human:<role>` and its `sample` counts the clinicians of that role who answered the task, so
+//! pass@k over `human:<role>` is the share of tasks where at least one of k such readers was
+//! right, and the pass@k table shows one baseline row per role. Who answered, with role and
+//! experience, is kept in `human_answers` and never reaches raters.
+
+use crate::model::SliceRef;
+use crate::store::audit::Entry;
+use crate::store::Store;
+use crate::{Error, Result};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HumanRole {
+    MedicalStudent,
+    Resident,
+    Neurologist,
+    Neuroradiologist,
+}
+
+/// What the clinician sees: what the model saw, nothing more.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlindTask {
+    pub study_id: String,
+    pub case_id: String,
+    pub task_id: String,
+    pub prompt: String,
+    pub age: i64,
+    pub sex: String,
+    pub clinical_note: String,
+    pub ehr: BTreeMap<String, serde_json::Value>,
+    /// (series id, label) of every series of the case.
+    pub series: Vec<(String, String)>,
+    pub key_images: Vec<SliceRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HumanAnswer {
+    pub study_id: String,
+    pub case_id: String,
+    pub task_id: String,
+    /// The clinician (a rater's key).
+    pub rater: i64,
+    pub role: HumanRole,
+    pub years_experience: Option<u32>,
+    pub diagnosis: String,
+    /// Ranked, most likely first.
+    #[serde(default)]
+    pub differential: Vec<String>,
+    pub reasoning: String,
+    pub seconds_on_task: f64,
+}
+
+/// The task as the model saw it, for `rater` to answer. Refused when the rater has already seen
+/// this case's model answers (an assignment or rating of any of its responses) or has answered
+/// the task: the baseline must be blind.
+pub fn blind_task(
+    store: &Store,
+    rater: i64,
+    study_id: &str,
+    case_id: &str,
+    task_id: &str,
+) -> Result<BlindTask> {
+    let (task_key, case_key) = task_keys(store, study_id, case_id, task_id)?;
+    refuse_if_not_blind(store, rater, case_key, task_key)?;
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "reading a task for a blind answer", e);
+    let (prompt, key_images, age, sex, note, ehr): (String, String, i64, String, String, String) =
+        conn.query_row(
+            "SELECT t.prompt, t.key_images_json, c.age, c.sex, c.clinical_note, c.ehr_json
+             FROM tasks t JOIN cases c ON t.case_ref = c.id WHERE t.id = ?1",
+            [task_key],
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                ))
+            },
+        )
+        .map_err(fail)?;
+    let mut stmt = conn
+        .prepare("SELECT series_id, label FROM series WHERE case_ref = ?1 ORDER BY id")
+        .map_err(fail)?;
+    let series = stmt
+        .query_map([case_key], |row| Ok((row.get(0)?, row.get(1)?)))
+        .and_then(Iterator::collect)
+        .map_err(fail)?;
+    let corrupt = |what: &str, e: serde_json::Error| Error::Corrupt {
+        what: format!("{what} of case {case_id}: {e}"),
+    };
+    Ok(BlindTask {
+        study_id: study_id.to_owned(),
+        case_id: case_id.to_owned(),
+        task_id: task_id.to_owned(),
+        prompt,
+        age,
+        sex,
+        clinical_note: note,
+        ehr: serde_json::from_str(&ehr).map_err(|e| corrupt("EHR", e))?,
+        series,
+        key_images: serde_json::from_str(&key_images).map_err(|e| corrupt("key images", e))?,
+    })
+}
+
+/// Stores a clinician's blind answer as a response and returns its key.
+pub fn submit_human_answer(store: &mut Store, answer: &HumanAnswer) -> Result<i64> {
+    let (task_key, case_key) =
+        task_keys(store, &answer.study_id, &answer.case_id, &answer.task_id)?;
+    refuse_if_not_blind(store, answer.rater, case_key, task_key)?;
+    if answer.diagnosis.trim().is_empty() {
+        return Err(Error::CurationRefused(
+            "diagnosis: the answer names no diagnosis".into(),
+        ));
+    }
+    if !(answer.seconds_on_task.is_finite() && answer.seconds_on_task >= 0.0) {
+        return Err(Error::CurationRefused(format!(
+            "seconds_on_task: {} is not a duration",
+            answer.seconds_on_task
+        )));
+    }
+    let name = super::versions::rater_name(store, answer.rater)?;
+    let role = crate::store::enum_text(&answer.role);
+    let label = format!("human:{role}");
+    // Read as a model's answer is: the diagnosis, then the ranked differential.
+    let mut text = answer.diagnosis.trim().to_owned();
+    if !answer.differential.is_empty() {
+        let ranked: Vec<String> = answer
+            .differential
+            .iter()
+            .enumerate()
+            .map(|(i, d)| format!("{}. {}", i + 1, d.trim()))
+            .collect();
+        text.push_str(&format!("\nDifferential: {}", ranked.join("; ")));
+    }
+    store.write(|w| {
+        let fail = |e| w.fail("storing a human-baseline answer", e);
+        let sample: i64 = w
+            .tx()
+            .query_row(
+                "SELECT coalesce(max(sample) + 1, 0) FROM responses WHERE task = ?1 AND model = ?2",
+                params![task_key, label],
+                |row| row.get(0),
+            )
+            .map_err(fail)?;
+        w.tx()
+            .execute(
+                "INSERT INTO responses (task, model, sample, answer, rationale, turns_json,
+                     extra_json, respondent_kind)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, '{}', 'human')",
+                params![task_key, label, sample, text, answer.reasoning.trim()],
+            )
+            .map_err(fail)?;
+        let response = w.tx().last_insert_rowid();
+        let at = super::now(w.tx()).map_err(fail)?;
+        w.tx()
+            .execute(
+                "INSERT INTO human_answers (response, task, rater, role, years_experience,
+                     diagnosis, differential_json, reasoning, seconds_on_task, answered_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    response,
+                    task_key,
+                    answer.rater,
+                    role,
+                    answer.years_experience,
+                    answer.diagnosis.trim(),
+                    serde_json::to_string(&answer.differential).unwrap_or_default(),
+                    answer.reasoning.trim(),
+                    answer.seconds_on_task,
+                    at
+                ],
+            )
+            .map_err(fail)?;
+        w.audit(&Entry {
+            actor: &name,
+            action: "baseline.answered",
+            entity: &format!(
+                "task:{}/{}/{}",
+                answer.study_id, answer.case_id, answer.task_id
+            ),
+            before: None,
+            after: Some(&serde_json::json!({
+                "response": response,
+                "model": label,
+                "sample": sample,
+            })),
+        })?;
+        Ok(response)
+    })
+}
+
+fn task_keys(store: &Store, study_id: &str, case_id: &str, task_id: &str) -> Result<(i64, i64)> {
+    store
+        .read()
+        .query_row(
+            "SELECT t.id, c.id FROM tasks t JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id
+             WHERE st.study_id = ?1 AND c.case_id = ?2 AND t.task_id = ?3",
+            [study_id, case_id, task_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+        .map_err(|e| Error::database(store.path(), "finding a task", e))?
+        .ok_or_else(|| Error::NotFound {
+            what: format!("task {task_id:?} of case {case_id:?} in study {study_id:?}"),
+        })
+}
+
+fn refuse_if_not_blind(store: &Store, rater: i64, case_key: i64, task_key: i64) -> Result<()> {
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "checking that a reader is blind", e);
+    let (seen, answered): (i64, i64) = conn
+        .query_row(
+            "SELECT
+               (SELECT count(*) FROM responses r JOIN tasks t ON r.task = t.id
+                WHERE t.case_ref = ?2 AND r.respondent_kind = 'model'
+                  AND (EXISTS (SELECT 1 FROM assignments a WHERE a.response = r.id AND a.rater = ?1)
+                    OR EXISTS (SELECT 1 FROM ratings g WHERE g.response = r.id AND g.rater = ?1))),
+               (SELECT count(*) FROM human_answers WHERE rater = ?1 AND task = ?3)",
+            params![rater, case_key, task_key],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(fail)?;
+    if answered > 0 {
+        return Err(Error::CurationRefused(
+            "this clinician has already answered the task".into(),
+        ));
+    }
+    if seen > 0 {
+        return Err(Error::CurationRefused(
+            "this clinician is assigned or has rated model answers of this case: a baseline \
+             answer must be blind to them (and to the ground truth, which opens after rating), \
+             so another clinician should answer it"
+                .into(),
+        ));
+    }
+    Ok(())
+}

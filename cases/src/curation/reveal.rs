@@ -1,0 +1,122 @@
+//! A rater sees the ground truth of a case only after rating: seeing it before would anchor the
+//! rating it is meant to be independent of.
+
+use super::versions::{current, Version};
+use crate::store::audit::Entry;
+use crate::store::Store;
+use crate::{Error, Result};
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RevealedTruth {
+    pub study_id: String,
+    pub case_id: String,
+    pub version: Version,
+}
+
+/// The current ground truth of the case of `assignment`, for `rater`. Refused unless the rater
+/// submitted the rating of that assignment, and while any other assignment of theirs on the same
+/// case (another task, or a repeat read) is still unsubmitted: the truth would bias it. Each
+/// reveal is audited, so a later read can be checked against it.
+pub fn ground_truth_for_rater(
+    store: &mut Store,
+    rater: i64,
+    assignment: i64,
+) -> Result<RevealedTruth> {
+    let (study_id, case_id, name) = check_reveal(store, rater, assignment)?;
+    let version = current(store, &study_id, &case_id)?.ok_or_else(|| Error::NotFound {
+        what: format!("final ground truth of case {case_id}"),
+    })?;
+    store.write(|w| {
+        w.audit(&Entry {
+            actor: &name,
+            action: "ground_truth.revealed",
+            entity: &format!("ground_truth:{study_id}/{case_id}"),
+            before: None,
+            after: Some(&serde_json::json!({
+                "assignment": assignment,
+                "version": version.version,
+            })),
+        })
+    })?;
+    Ok(RevealedTruth {
+        study_id,
+        case_id,
+        version,
+    })
+}
+
+/// The study, case and rater name of an assignment whose ground truth may be revealed.
+fn check_reveal(store: &Store, rater: i64, assignment: i64) -> Result<(String, String, String)> {
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "checking a ground-truth reveal", e);
+    let found: Option<(i64, String, String, i64, String)> = conn
+        .query_row(
+            "SELECT a.rater, st.study_id, c.case_id, c.id, ra.name
+             FROM assignments a JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id JOIN raters ra ON ra.id = ?2
+             WHERE a.id = ?1",
+            [assignment, rater],
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            },
+        )
+        .optional()
+        .map_err(fail)?;
+    let Some((owner, study_id, case_id, case_key, name)) = found else {
+        return Err(Error::NotFound {
+            what: format!("assignment {assignment} (or rater {rater})"),
+        });
+    };
+    if owner != rater {
+        return Err(Error::CurationRefused(format!(
+            "assignment {assignment} belongs to another rater: {name} may reveal the ground \
+             truth of their own assignments only"
+        )));
+    }
+    // Every assignment of this rater on this case, with whether its rating is submitted.
+    let mut stmt = conn
+        .prepare(
+            "SELECT a.id, coalesce(g.status = 'submitted', 0)
+             FROM assignments a JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id
+             LEFT JOIN ratings g ON g.response = a.response AND g.rater = a.rater
+                                 AND g.read_no = a.read_no
+             WHERE a.rater = ?1 AND t.case_ref = ?2 ORDER BY a.position",
+        )
+        .map_err(fail)?;
+    let on_case: Vec<(i64, bool)> = stmt
+        .query_map([rater, case_key], |row| Ok((row.get(0)?, row.get(1)?)))
+        .and_then(Iterator::collect)
+        .map_err(fail)?;
+    if on_case
+        .iter()
+        .any(|(id, submitted)| *id == assignment && !submitted)
+    {
+        return Err(Error::CurationRefused(format!(
+            "the ground truth of case {case_id} opens after the rating is submitted: submit \
+             assignment {assignment} first"
+        )));
+    }
+    let open: Vec<String> = on_case
+        .iter()
+        .filter(|(_, submitted)| !submitted)
+        .map(|(id, _)| id.to_string())
+        .collect();
+    if !open.is_empty() {
+        return Err(Error::CurationRefused(format!(
+            "{name} still has assignment(s) {} on case {case_id} to rate; the ground truth \
+             would bias them, so it opens when they are submitted",
+            open.join(", ")
+        )));
+    }
+    Ok((study_id, case_id, name))
+}

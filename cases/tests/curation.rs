@@ -1,0 +1,823 @@
+//! Curation on a real database holding the imported demo study: versions and review, concurrent
+//! edits, validation against the images, compare and merge, the ground-truth bundle round trip,
+//! reveal after rating, missed findings and the human baseline.
+
+use cases::curation::{
+    self, baseline, bundle::GroundTruthImportError, CuratedLesion, CuratedTruth, Decision, Edit,
+    HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
+};
+use cases::marks::{Mark, MarkKind, Plane};
+use cases::model::SliceRef;
+use cases::progress::NoProgress;
+use cases::store::Store;
+use cases::Error;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const STUDY: &str = "neurorater-demo";
+
+struct Demo {
+    _dir: tempfile::TempDir,
+    bundle: PathBuf,
+    db: PathBuf,
+}
+
+/// The demo bundle written and imported once; every test works on its own copy of the database.
+fn demo() -> &'static Demo {
+    static DEMO: OnceLock<Demo> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("demo");
+        cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+        let db = dir.path().join("template.sqlite");
+        let mut store = Store::open(&db).unwrap();
+        cases::import::import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+        drop(store);
+        Demo {
+            _dir: dir,
+            bundle,
+            db,
+        }
+    })
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    store: Store,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    std::fs::copy(&demo().db, &path).unwrap();
+    let store = Store::open(&path).unwrap();
+    Fixture { dir, store }
+}
+
+fn add_rater(store: &mut Store, name: &str, role: &str) -> i64 {
+    store
+        .write(|w| {
+            w.tx()
+                .execute(
+                    "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, 5)",
+                    [name, role],
+                )
+                .map_err(|e| w.fail("adding a rater", e))?;
+            Ok(w.tx().last_insert_rowid())
+        })
+        .unwrap()
+}
+
+fn count(store: &Store, sql: &str) -> i64 {
+    store.read().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn edit<'a>(curator: i64, based_on: Option<i64>, truth: &'a CuratedTruth) -> Edit<'a> {
+    Edit {
+        study_id: STUDY,
+        case_id: "ms-01",
+        branch: MAIN_BRANCH,
+        curator,
+        based_on,
+        truth,
+    }
+}
+
+fn ms01(store: &Store) -> CuratedTruth {
+    curation::current(store, STUDY, "ms-01")
+        .unwrap()
+        .unwrap()
+        .truth
+}
+
+/// A point mark on the FLAIR of ms-01 at `lps`.
+fn point(lps: [f64; 3]) -> Mark {
+    Mark {
+        series_id: "flair".into(),
+        kind: MarkKind::Point,
+        plane: Plane::Axial,
+        points_lps_mm: vec![lps],
+    }
+}
+
+/// The z (LPS mm) of slice `k` of a demo series: ImagePositionPatient of its k-th file in
+/// display order.
+fn slice_z(series_dir: &Path, k: u32) -> f64 {
+    let mut metas: Vec<_> = std::fs::read_dir(series_dir)
+        .unwrap()
+        .map(|e| cases::imaging::read_dicom_meta(&e.unwrap().path()).unwrap())
+        .collect();
+    cases::imaging::order_series(&mut metas);
+    metas[k as usize].image_position_patient.unwrap()[2]
+}
+
+#[test]
+fn every_demo_case_has_complete_ground_truth_as_version_1_with_marks_on_their_slices() {
+    let f = fixture();
+    let cases = f.store.cases(STUDY).unwrap();
+    let bundled = std::fs::read_dir(demo().bundle.join("cases"))
+        .unwrap()
+        .count();
+    assert_eq!(cases.len(), bundled);
+    let mut marks = 0;
+    for case in cases {
+        let history = curation::history(&f.store, STUDY, &case.id).unwrap();
+        assert_eq!(history.len(), 1, "{}", case.id);
+        let v1 = &history[0];
+        assert_eq!(
+            (v1.version, v1.status, v1.source),
+            (1, Status::Final, Source::Bundle)
+        );
+        let truth = &v1.truth;
+        assert!(!truth.diagnosis.is_empty() && !truth.differential.is_empty());
+        assert!(!truth.expected_reasoning.is_empty() && truth.difficulty.is_some());
+        assert_eq!(truth.tasks.len(), case.n_tasks as usize, "{}", case.id);
+        assert!(truth.tasks.iter().all(|t| !t.key_images.is_empty()));
+        let context = curation::CaseContext::load(&f.store, STUDY, &case.id).unwrap();
+        assert_eq!(context.check(&f.store, truth).unwrap(), vec![]);
+        for lesion in &truth.lesions {
+            assert!(!lesion.marks.is_empty(), "{}/{}", case.id, lesion.id);
+            for mark in &lesion.marks {
+                marks += 1;
+                let shown = lesion
+                    .shown_on
+                    .iter()
+                    .find(|s| s.series == mark.series_id)
+                    .unwrap();
+                let dir = demo()
+                    .bundle
+                    .join("cases")
+                    .join(&case.id)
+                    .join(&mark.series_id);
+                // The slice shown is the one the mark lies on (5 mm slices: within half of one).
+                let z = slice_z(&dir, shown.slice);
+                assert!(
+                    (z - mark.points_lps_mm[0][2]).abs() <= 2.5,
+                    "{}/{}: slice z {z}, mark {:?}",
+                    case.id,
+                    lesion.id,
+                    mark.points_lps_mm[0]
+                );
+            }
+        }
+    }
+    assert!(marks >= 15, "{marks} marks");
+}
+
+#[test]
+fn a_draft_is_reviewed_and_finalised_by_a_second_curator() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let ben = add_rater(&mut f.store, "Ben", "neuroradiologist");
+    let mut truth = ms01(&f.store);
+    truth.lesions.push(CuratedLesion {
+        id: "L7".into(),
+        description: "Right temporal juxtacortical plaque".into(),
+        marks: vec![point([40.0, 10.0, -5.0])],
+        shown_on: vec![],
+    });
+    let v2 = curation::save_draft(&mut f.store, &edit(ana, Some(1), &truth)).unwrap();
+    assert_eq!(v2, 2);
+    // A draft is not the ground truth yet.
+    assert_eq!(
+        curation::current(&f.store, STUDY, "ms-01")
+            .unwrap()
+            .unwrap()
+            .version,
+        1
+    );
+    let early = curation::review(
+        &mut f.store,
+        STUDY,
+        "ms-01",
+        ben,
+        2,
+        Decision::Finalised,
+        "",
+    );
+    assert!(matches!(early, Err(Error::CurationRefused(m)) if m.contains("is draft")));
+    curation::submit_for_review(&mut f.store, STUDY, "ms-01", ana, 2).unwrap();
+    let own = curation::review(
+        &mut f.store,
+        STUDY,
+        "ms-01",
+        ana,
+        2,
+        Decision::Finalised,
+        "",
+    );
+    assert!(matches!(own, Err(Error::CurationRefused(m)) if m.contains("second curator")));
+    curation::review(
+        &mut f.store,
+        STUDY,
+        "ms-01",
+        ben,
+        2,
+        Decision::Comment,
+        "L7 is convincing",
+    )
+    .unwrap();
+    curation::review(
+        &mut f.store,
+        STUDY,
+        "ms-01",
+        ben,
+        2,
+        Decision::Finalised,
+        "",
+    )
+    .unwrap();
+
+    let history = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[0].source, Source::Bundle);
+    let v2 = &history[1];
+    assert_eq!(
+        (v2.status, v2.author.as_deref(), v2.based_on),
+        (Status::Final, Some("Ana"), Some(1))
+    );
+    let decisions: Vec<(&str, &str)> = v2
+        .reviews
+        .iter()
+        .map(|r| (r.by.as_str(), r.decision.as_str()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("Ana", "submitted"),
+            ("Ben", "comment"),
+            ("Ben", "finalised")
+        ]
+    );
+    assert_eq!(ms01(&f.store), truth);
+    let changes = curation::diff_versions(&history[0].truth, &v2.truth);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].field, "lesions[L7]");
+
+    // The table exports read now holds the final version, and a re-import keeps it.
+    let source: String = f
+        .store
+        .read()
+        .query_row(
+            "SELECT g.source FROM ground_truth g JOIN cases c ON g.case_ref = c.id
+             WHERE c.case_id = 'ms-01'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(source, "curator");
+    cases::import::import_bundle(&mut f.store, &demo().bundle, &NoProgress).unwrap();
+    assert_eq!(ms01(&f.store), truth);
+    let exported = cases::export::export(
+        &f.store,
+        cases::export::What::GroundTruth,
+        cases::export::Format::Jsonl,
+    )
+    .unwrap();
+    let line = exported.lines().find(|l| l.contains("\"ms-01\"")).unwrap();
+    assert!(line.contains("Right temporal juxtacortical plaque"));
+    assert!(matches!(
+        cases::store::audit::verify(f.store.read()).unwrap(),
+        cases::store::audit::Verdict::Intact { .. }
+    ));
+    assert_eq!(
+        count(
+            &f.store,
+            "SELECT count(*) FROM audit_log WHERE action LIKE 'ground_truth.%'"
+        ),
+        // Version 1 stored, version 2 saved, submitted, comment, finalised.
+        5
+    );
+}
+
+#[test]
+fn a_concurrent_edit_is_refused_naming_who_saved_first() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let ben = add_rater(&mut f.store, "Ben", "curator");
+    let mut by_ana = ms01(&f.store);
+    by_ana.diagnosis = "Relapsing-remitting multiple sclerosis (Ana)".into();
+    let mut by_ben = ms01(&f.store);
+    by_ben.diagnosis = "Multiple sclerosis (Ben)".into();
+    curation::save_draft(&mut f.store, &edit(ana, Some(1), &by_ana)).unwrap();
+    let refused = curation::save_draft(&mut f.store, &edit(ben, Some(1), &by_ana)).unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        matches!(&refused, Error::StaleGroundTruth { latest: 2, by, .. } if by == "Ana"),
+        "{message}"
+    );
+    assert!(message.contains("after version 1"), "{message}");
+    assert_eq!(
+        count(&f.store, "SELECT count(*) FROM ground_truth_versions"),
+        2
+    );
+    // Starting from nothing while a version exists is just as stale.
+    assert!(matches!(
+        curation::save_draft(&mut f.store, &edit(ben, None, &by_ben)),
+        Err(Error::StaleGroundTruth { latest: 2, .. })
+    ));
+    // Based on the latest, Ben's edit goes through.
+    assert_eq!(
+        curation::save_draft(&mut f.store, &edit(ben, Some(2), &by_ben)).unwrap(),
+        3
+    );
+    // Reviewing a version that is no longer the latest is refused too.
+    assert!(matches!(
+        curation::submit_for_review(&mut f.store, STUDY, "ms-01", ana, 2),
+        Err(Error::StaleGroundTruth { latest: 3, .. })
+    ));
+}
+
+#[test]
+fn ground_truth_that_contradicts_the_case_is_refused_with_each_field() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let mut truth = ms01(&f.store);
+    truth.lesions[0].marks[0].series_id = "swi".into();
+    truth.lesions[1].marks = vec![point([0.0, 0.0, 400.0])];
+    truth.lesions[2].shown_on = vec![SliceRef {
+        series: "flair".into(),
+        slice: 999,
+    }];
+    truth.tasks[0].task_id = "t9".into();
+    let message = curation::save_draft(&mut f.store, &edit(ana, Some(1), &truth))
+        .unwrap_err()
+        .to_string();
+    for expected in [
+        "lesions[0].marks[0].series_id: no series \"swi\"",
+        "lesions[1].marks[0].points_lps_mm: point 1 at (0.0, 0.0, 400.0) mm lies outside",
+        "lesions[2].shown_on[0].slice: slice 999 is beyond the last",
+        "tasks[0].task_id: no task \"t9\"",
+    ] {
+        assert!(message.contains(expected), "{expected} not in {message}");
+    }
+    assert_eq!(
+        count(&f.store, "SELECT count(*) FROM ground_truth_versions"),
+        0
+    );
+}
+
+#[test]
+fn two_independent_curations_are_compared_and_merged_into_a_consensus() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let ben = add_rater(&mut f.store, "Ben", "curator");
+    let base = ms01(&f.store);
+    let mut a = base.clone();
+    a.difficulty = base.difficulty.map(|d| d % 3 + 1);
+    let mut b = base.clone();
+    b.lesions.retain(|l| l.id != "L6");
+    for (curator, branch, truth) in [(ana, "ana", &a), (ben, "ben", &b)] {
+        curation::save_draft(
+            &mut f.store,
+            &Edit {
+                branch,
+                based_on: None,
+                ..edit(curator, None, truth)
+            },
+        )
+        .unwrap();
+    }
+    let history = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    let latest = |branch: &str| {
+        history
+            .iter()
+            .rfind(|v| v.branch == branch)
+            .unwrap()
+            .truth
+            .clone()
+    };
+    let disagreements = curation::compare(&latest("ana"), &latest("ben"));
+    let units: Vec<&str> = disagreements.iter().map(|d| d.unit.as_str()).collect();
+    assert_eq!(units, ["lesions[L6]", "difficulty"]);
+    let choices = BTreeMap::from([
+        ("lesions[L6]".to_owned(), Side::A),
+        ("difficulty".to_owned(), Side::B),
+    ]);
+    let consensus = curation::merge(&latest("ana"), &latest("ben"), &choices).unwrap();
+    assert_eq!(consensus, base, "kept L6 and the original difficulty");
+    let v =
+        curation::versions::save_consensus(&mut f.store, &edit(ana, Some(1), &consensus)).unwrap();
+    let history = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    let saved = history.iter().find(|h| h.version == v).unwrap();
+    assert_eq!(
+        (saved.branch.as_str(), saved.source),
+        (MAIN_BRANCH, Source::Consensus)
+    );
+    // An independent curation is merged, not submitted itself.
+    assert!(matches!(
+        curation::submit_for_review(&mut f.store, STUDY, "ms-01", ana, 2),
+        Err(Error::CurationRefused(m)) if m.contains("independent curation")
+    ));
+}
+
+#[test]
+fn the_ground_truth_bundle_round_trips_through_import() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let ben = add_rater(&mut f.store, "Ben", "curator");
+    let mut truth = ms01(&f.store);
+    truth.lesions[0].description = "Left periventricular plaque, edited".into();
+    truth.lesions[0].marks.push(Mark {
+        series_id: "flair".into(),
+        kind: MarkKind::Ellipse,
+        plane: Plane::Axial,
+        points_lps_mm: vec![[20.0, 5.0, 10.0], [26.0, 5.0, 10.0], [20.0, 9.0, 10.0]],
+    });
+    curation::save_draft(&mut f.store, &edit(ana, Some(1), &truth)).unwrap();
+    curation::submit_for_review(&mut f.store, STUDY, "ms-01", ana, 2).unwrap();
+    curation::review(
+        &mut f.store,
+        STUDY,
+        "ms-01",
+        ben,
+        2,
+        Decision::Finalised,
+        "",
+    )
+    .unwrap();
+
+    let out = f.dir.path().join("gt");
+    let summary = curation::export_bundle(&f.store, STUDY, &out).unwrap();
+    let bundled = std::fs::read_dir(demo().bundle.join("cases"))
+        .unwrap()
+        .count();
+    assert_eq!((summary.cases, summary.skipped.len()), (bundled, 0));
+    let ms = std::fs::read_to_string(out.join("cases/ms-01.json")).unwrap();
+    assert!(ms.contains("points_lps_mm") && ms.contains("edited"));
+    // Key images are real PNGs of the slice's size (the demo's 1.25 mm grid).
+    let file: curation::bundle::CaseTruthFile = serde_json::from_str(&ms).unwrap();
+    assert!(!file.key_image_files.is_empty());
+    for key in &file.key_image_files {
+        let image = image::open(out.join(&key.png)).unwrap();
+        let probe = cases::imaging::probe(
+            &demo()
+                .bundle
+                .join("cases/ms-01")
+                .join(&key.series)
+                .read_dir()
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path(),
+        )
+        .unwrap();
+        assert_eq!((image.width(), image.height()), (probe.columns, probe.rows));
+    }
+    assert_eq!(summary.key_images, count_files(&out.join("key-images")));
+
+    // Into a database that has only the demo study: the same ground truth, final.
+    let mut other = fixture();
+    let written = curation::import_bundle(&mut other.store, &out, "test").unwrap();
+    assert_eq!(written, 1, "only ms-01 differs from the demo's own");
+    assert_eq!(ms01(&other.store), truth);
+    for case in other.store.cases(STUDY).unwrap() {
+        assert_eq!(
+            curation::current(&other.store, STUDY, &case.id)
+                .unwrap()
+                .unwrap()
+                .truth,
+            curation::current(&f.store, STUDY, &case.id)
+                .unwrap()
+                .unwrap()
+                .truth
+        );
+    }
+    // Again: nothing changes.
+    assert_eq!(
+        curation::import_bundle(&mut other.store, &out, "test").unwrap(),
+        0
+    );
+}
+
+fn count_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                count_files(&path)
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn a_bundle_that_contradicts_the_case_is_refused_with_file_line_and_field() {
+    let mut f = fixture();
+    let out = f.dir.path().join("gt");
+    curation::export_bundle(&f.store, STUDY, &out).unwrap();
+    let path = out.join("cases/stroke-01.json");
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let marks = &mut file["ground_truth"]["lesions"][0]["marks"];
+    marks[0]["series_id"] = "t2star".into();
+    marks
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::to_value(point([0.0, 0.0, -300.0])).unwrap());
+    let text = serde_json::to_string_pretty(&file).unwrap();
+    std::fs::write(&path, &text).unwrap();
+    let before = count(&f.store, "SELECT count(*) FROM audit_log");
+
+    let Err(GroundTruthImportError::Invalid(problems)) =
+        curation::import_bundle(&mut f.store, &out, "test")
+    else {
+        panic!("accepted");
+    };
+    let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    // The field's line: the last `points_lps_mm` key before the outside coordinate.
+    let points_line = text
+        .lines()
+        .take(line_of("-300.0"))
+        .enumerate()
+        .filter(|(_, l)| l.contains("points_lps_mm"))
+        .last()
+        .unwrap()
+        .0
+        + 1;
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "cases/stroke-01.json:{}: ground_truth.lesions[0].marks[0].series_id: no series \
+                 \"t2star\" in case stroke-01",
+                line_of("t2star")
+            ),
+            format!(
+                "cases/stroke-01.json:{}: ground_truth.lesions[0].marks[1].points_lps_mm: point 1 \
+                 at (0.0, 0.0, -300.0) mm lies outside the series' volume (series \"flair\")",
+                points_line
+            ),
+        ]
+    );
+    assert_eq!(count(&f.store, "SELECT count(*) FROM audit_log"), before);
+    assert_eq!(
+        count(&f.store, "SELECT count(*) FROM ground_truth_versions"),
+        0
+    );
+}
+
+/// A plan with one assignment per (rater, response key) given, in order.
+fn assign(store: &mut Store, rater: i64, responses: &[i64]) -> Vec<i64> {
+    store
+        .write(|w| {
+            let fail = |e| w.fail("assigning", e);
+            w.tx()
+                .execute(
+                    "INSERT OR IGNORE INTO assignment_plans (study, name, seed, overlap_share,
+                         repeat_share, repeat_after_days, created_by, created_at)
+                     VALUES (1, 'plan', 1, 0, 0, 0, ?1, 'now')",
+                    [rater],
+                )
+                .map_err(fail)?;
+            let mut ids = Vec::new();
+            for (i, response) in responses.iter().enumerate() {
+                w.tx()
+                    .execute(
+                        "INSERT INTO assignments (plan, rater, response, position, overlap)
+                         VALUES (1, ?1, ?2, ?3, 0)",
+                        [rater, *response, i as i64 + 1],
+                    )
+                    .map_err(fail)?;
+                ids.push(w.tx().last_insert_rowid());
+            }
+            Ok(ids)
+        })
+        .unwrap()
+}
+
+fn rate(store: &mut Store, rater: i64, response: i64, status: &str) {
+    store
+        .write(|w| {
+            w.tx()
+                .execute(
+                    "INSERT INTO ratings (response, rater, overall, status, updated_at)
+                     VALUES (?1, ?2, 3, ?3, 'now')
+                     ON CONFLICT (response, rater, read_no) DO UPDATE SET status = excluded.status",
+                    rusqlite::params![response, rater, status],
+                )
+                .map_err(|e| w.fail("rating", e))?;
+            Ok(())
+        })
+        .unwrap()
+}
+
+fn responses_of(store: &Store, case_id: &str, task_id: &str) -> Vec<i64> {
+    store
+        .read()
+        .prepare(
+            "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id
+             WHERE c.case_id = ?1 AND t.task_id = ?2 ORDER BY r.id",
+        )
+        .unwrap()
+        .query_map([case_id, task_id], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_rater_sees_the_ground_truth_only_after_submitting() {
+    let mut f = fixture();
+    let rita = add_rater(&mut f.store, "Rita", "neurologist");
+    let other = add_rater(&mut f.store, "Omar", "neurologist");
+    let t1 = responses_of(&f.store, "stroke-01", "t1");
+    let t2 = responses_of(&f.store, "stroke-01", "t2");
+    let ids = assign(&mut f.store, rita, &[t1[0], t2[0]]);
+    let refused = |store: &mut Store, rater, assignment| match curation::ground_truth_for_rater(
+        store, rater, assignment,
+    ) {
+        Err(Error::CurationRefused(message)) => message,
+        other => panic!("not refused: {other:?}"),
+    };
+    assert!(refused(&mut f.store, rita, ids[0]).contains("after the rating is submitted"));
+    rate(&mut f.store, rita, t1[0], "draft");
+    assert!(refused(&mut f.store, rita, ids[0]).contains("after the rating is submitted"));
+    rate(&mut f.store, rita, t1[0], "submitted");
+    // Another task of the same case is still to be rated.
+    assert!(refused(&mut f.store, rita, ids[0]).contains(&format!("assignment(s) {}", ids[1])));
+    assert!(refused(&mut f.store, other, ids[0]).contains("another rater"));
+    rate(&mut f.store, rita, t2[0], "submitted");
+    let revealed = curation::ground_truth_for_rater(&mut f.store, rita, ids[0]).unwrap();
+    assert_eq!(revealed.case_id, "stroke-01");
+    assert!(revealed.version.truth.lesions[0]
+        .description
+        .contains("left MCA"));
+    assert_eq!(
+        count(
+            &f.store,
+            "SELECT count(*) FROM audit_log WHERE action = 'ground_truth.revealed'"
+        ),
+        1
+    );
+}
+
+fn answer(rater: i64, role: HumanRole, diagnosis: &str, reasoning: &str) -> HumanAnswer {
+    HumanAnswer {
+        study_id: STUDY.into(),
+        case_id: "stroke-01".into(),
+        task_id: "t1".into(),
+        rater,
+        role,
+        years_experience: Some(3),
+        diagnosis: diagnosis.into(),
+        differential: vec!["Stroke mimic".into()],
+        reasoning: reasoning.into(),
+        seconds_on_task: 95.0,
+    }
+}
+
+#[test]
+fn human_baseline_answers_are_blind_responses_with_role_and_experience() {
+    let mut f = fixture();
+    let res1 = add_rater(&mut f.store, "Resident One", "resident");
+    let res2 = add_rater(&mut f.store, "Resident Two", "resident");
+    let seen = add_rater(&mut f.store, "Seen", "neurologist");
+    let task = baseline::blind_task(&f.store, res1, STUDY, "stroke-01", "t1").unwrap();
+    assert!(task.prompt.contains("DWI/ADC"));
+    assert_eq!(task.key_images.len(), 1);
+    let first = curation::submit_human_answer(
+        &mut f.store,
+        &answer(
+            res1,
+            HumanRole::Resident,
+            "Left MCA infarct",
+            "DWI bright, ADC dark",
+        ),
+    )
+    .unwrap();
+    let second = curation::submit_human_answer(
+        &mut f.store,
+        &answer(
+            res2,
+            HumanRole::Resident,
+            "Acute left MCA stroke",
+            "restricted diffusion",
+        ),
+    )
+    .unwrap();
+    let stored: Vec<(String, i64, String, String)> = f
+        .store
+        .read()
+        .prepare(
+            "SELECT r.model, r.sample, r.respondent_kind, h.role FROM responses r
+             JOIN human_answers h ON h.response = r.id WHERE r.id IN (?1, ?2) ORDER BY r.id",
+        )
+        .unwrap()
+        .query_map([first, second], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        stored,
+        [
+            (
+                "human:resident".into(),
+                0,
+                "human".into(),
+                "resident".into()
+            ),
+            (
+                "human:resident".into(),
+                1,
+                "human".into(),
+                "resident".into()
+            ),
+        ]
+    );
+    // Twice by the same clinician, or by one who has seen the models' answers: refused.
+    assert!(curation::submit_human_answer(
+        &mut f.store,
+        &answer(res1, HumanRole::Resident, "MCA stroke", "")
+    )
+    .is_err());
+    let model_answer = responses_of(&f.store, "stroke-01", "t2")[0];
+    assign(&mut f.store, seen, &[model_answer]);
+    let refused = baseline::blind_task(&f.store, seen, STUDY, "stroke-01", "t1").unwrap_err();
+    assert!(refused.to_string().contains("blind"), "{refused}");
+    // The baseline is an item of the calibration input, so pass@k shows a row for it.
+    let data = cases::analysis::study_data(&f.store, STUDY, None).unwrap();
+    let text = format!("{:?}", data.input);
+    assert!(text.contains("stroke-01/t1/human:resident/0"));
+}
+
+#[test]
+fn missed_findings_are_lesions_no_response_mentions_and_no_rater_flagged() {
+    let mut f = fixture();
+    let res1 = add_rater(&mut f.store, "Resident One", "resident");
+    let res2 = add_rater(&mut f.store, "Resident Two", "resident");
+    let rater = add_rater(&mut f.store, "Rita", "neuroradiologist");
+    let right = curation::submit_human_answer(
+        &mut f.store,
+        &answer(res1, HumanRole::Resident, "Left MCA infarct", ""),
+    )
+    .unwrap();
+    let missed = curation::submit_human_answer(
+        &mut f.store,
+        &answer(
+            res2,
+            HumanRole::Resident,
+            "No acute abnormality",
+            "normal DWI",
+        ),
+    )
+    .unwrap();
+    let of = |store: &Store, response: i64| -> Vec<String> {
+        curation::missed_findings(store, STUDY)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.response == response)
+            .map(|m| m.lesion_id)
+            .collect()
+    };
+    assert!(of(&f.store, right).is_empty());
+    assert_eq!(of(&f.store, missed), ["L1"]);
+    // Only lesion-identification tasks are checked.
+    let all = curation::missed_findings(&f.store, STUDY).unwrap();
+    assert!(all
+        .iter()
+        .all(|m| m.task_id == "t1" || m.case_id != "stroke-01"));
+    // A P1 label of a submitted rating far from the lesion does not cover it; one on it does.
+    rate(&mut f.store, rater, missed, "submitted");
+    let label = |store: &mut Store, mark: &Mark| {
+        store
+            .write(|w| {
+                w.tx()
+                    .execute(
+                        "INSERT INTO error_labels (rating, category, severity, mark_json)
+                         SELECT id, 'P1', 3, ?2 FROM ratings WHERE response = ?1",
+                        rusqlite::params![missed, serde_json::to_string(mark).unwrap()],
+                    )
+                    .map_err(|e| w.fail("labelling", e))?;
+                Ok(())
+            })
+            .unwrap()
+    };
+    let lesion = &curation::current(&f.store, STUDY, "stroke-01")
+        .unwrap()
+        .unwrap()
+        .truth
+        .lesions[0];
+    let centre = lesion.marks[0].points_lps_mm[0];
+    let far = Mark {
+        series_id: lesion.marks[0].series_id.clone(),
+        ..point([-centre[0], centre[1], centre[2]])
+    };
+    label(&mut f.store, &far);
+    assert_eq!(of(&f.store, missed), ["L1"]);
+    let near = Mark {
+        series_id: lesion.marks[0].series_id.clone(),
+        ..point(centre)
+    };
+    label(&mut f.store, &near);
+    assert!(of(&f.store, missed).is_empty());
+}
