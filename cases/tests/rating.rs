@@ -1,0 +1,699 @@
+//! Rating on a real SQLite file holding the real demo study: blinding of what raters receive,
+//! seeded assignment, edit rules, submit/reopen, the audit chain and positions.
+
+mod rating_support;
+
+use cases::model::Taxonomy;
+use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
+use cases::store::audit::{self, Verdict};
+use cases::store::Store;
+use cases::Error;
+use rating_support::{demo_store, responses_key_order};
+use rusqlite::Connection;
+use std::collections::{BTreeMap, BTreeSet};
+
+fn spec(name: &str, seed: u64, raters: Vec<i64>, overlap: f64, repeat: f64) -> PlanSpec {
+    PlanSpec {
+        study_id: DEMO_STUDY_ID.into(),
+        name: name.into(),
+        seed,
+        raters,
+        overlap_share: overlap,
+        responses_per_rater: None,
+        repeat_share: repeat,
+        repeat_after_days: 21,
+    }
+}
+
+/// Every assignment of a plan, per rater name, as (case/task/model/sample, read_no) in order.
+fn queues(conn: &Connection, plan_name: &str) -> BTreeMap<String, Vec<(String, i64)>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT ra.name, c.case_id || '/' || t.task_id || '/' || r.model || '/' || r.sample,
+                    a.read_no
+             FROM assignments a JOIN assignment_plans p ON a.plan = p.id
+             JOIN raters ra ON a.rater = ra.id JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             WHERE p.name = ?1 ORDER BY ra.name, a.position",
+        )
+        .unwrap();
+    let mut out: BTreeMap<String, Vec<(String, i64)>> = BTreeMap::new();
+    let rows = stmt
+        .query_map([plan_name], |r| {
+            Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    for row in rows {
+        let (rater, key, read_no) = row.unwrap();
+        out.entry(rater).or_default().push((key, read_no));
+    }
+    out
+}
+
+fn three_raters(store: &mut Store) -> Vec<i64> {
+    [
+        ("Dr Ada", RaterRole::Neuroradiologist, Some(12)),
+        ("Dr Bo", RaterRole::Neurologist, Some(7)),
+        ("Dr Cy", RaterRole::Resident, None),
+    ]
+    .into_iter()
+    .map(|(name, role, years)| store.create_rater(name, role, years).unwrap().id)
+    .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_queues_and_another_seed_other_ones() {
+    let (_a_dir, mut a) = demo_store();
+    let (_b_dir, mut b) = demo_store();
+    let raters_a = three_raters(&mut a);
+    let raters_b = three_raters(&mut b);
+    a.create_assignment_plan(raters_a[0], &spec("p", 42, raters_a.clone(), 0.2, 0.1))
+        .unwrap();
+    b.create_assignment_plan(raters_b[0], &spec("p", 42, raters_b.clone(), 0.2, 0.1))
+        .unwrap();
+    let first = queues(a.read(), "p");
+    assert_eq!(first.len(), 3);
+    assert_eq!(first, queues(b.read(), "p"));
+
+    let (_c_dir, mut c) = demo_store();
+    let raters_c = three_raters(&mut c);
+    c.create_assignment_plan(raters_c[0], &spec("p", 43, raters_c, 0.2, 0.1))
+        .unwrap();
+    let other = queues(c.read(), "p");
+    for rater in first.keys() {
+        assert_ne!(
+            first[rater], other[rater],
+            "{rater}'s queue did not change with the seed"
+        );
+    }
+}
+
+#[test]
+fn overlap_is_exact_every_response_is_assigned_and_repeats_come_last() {
+    let (_dir, mut store) = demo_store();
+    let raters = three_raters(&mut store);
+    let all = responses_key_order(store.read());
+    let n = all.len();
+    assert!(n > 20, "the demo has {n} responses");
+    let summary = store
+        .create_assignment_plan(raters[1], &spec("inter", 5, raters.clone(), 0.3, 0.25))
+        .unwrap();
+    let expected_overlap = (0.3 * n as f64).round() as usize;
+    assert_eq!(summary.n_overlap as usize, expected_overlap);
+    assert_eq!(summary.n_unassigned, 0);
+
+    let queues = queues(store.read(), "inter");
+    let firsts: Vec<BTreeSet<&str>> = queues
+        .values()
+        .map(|q| {
+            q.iter()
+                .filter(|(_, r)| *r == 1)
+                .map(|(k, _)| k.as_str())
+                .collect()
+        })
+        .collect();
+    let everyone: BTreeSet<&str> = firsts.iter().skip(1).fold(firsts[0].clone(), |acc, s| {
+        acc.intersection(s).copied().collect()
+    });
+    assert_eq!(
+        everyone.len(),
+        expected_overlap,
+        "responses read by every rater"
+    );
+    let union: BTreeSet<&str> = firsts.iter().flatten().copied().collect();
+    assert_eq!(
+        union,
+        all.iter().map(String::as_str).collect::<BTreeSet<_>>()
+    );
+    // Non-overlap responses are read by exactly one rater, in balanced shares.
+    let own: Vec<usize> = firsts.iter().map(|s| s.len() - expected_overlap).collect();
+    assert_eq!(own.iter().sum::<usize>(), n - expected_overlap);
+    assert!(
+        own.iter().max().unwrap() - own.iter().min().unwrap() <= 1,
+        "{own:?}"
+    );
+
+    let created_at = summary.created_at.clone();
+    let opens: String = store
+        .read()
+        .query_row("SELECT date(?1, '+21 days')", [&created_at], |r| r.get(0))
+        .unwrap();
+    for queue in queues.values() {
+        let first_reads = queue.iter().filter(|(_, r)| *r == 1).count();
+        let repeats: Vec<&(String, i64)> = queue.iter().filter(|(_, r)| *r == 2).collect();
+        assert_eq!(repeats.len(), (0.25 * first_reads as f64).round() as usize);
+        // Repeats follow every first read and repeat one of them.
+        assert!(queue[..first_reads].iter().all(|(_, r)| *r == 1));
+        let firsts: BTreeSet<&String> = queue[..first_reads].iter().map(|(k, _)| k).collect();
+        assert!(repeats.iter().all(|(k, _)| firsts.contains(k)));
+    }
+    let not_before: BTreeSet<Option<String>> = store
+        .read()
+        .prepare("SELECT DISTINCT not_before FROM assignments WHERE read_no = 2")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(not_before, BTreeSet::from([Some(opens.clone())]));
+
+    // A repeat read is listed with its opening date and cannot be read early.
+    let queue = store.reading_queue(raters[0], DEMO_STUDY_ID).unwrap();
+    let last = queue.last().unwrap();
+    assert_eq!(
+        (last.available, last.opens_on.as_deref()),
+        (false, Some(opens.as_str()))
+    );
+    assert_eq!(last.position, last.total);
+    let early = store.reading_item(raters[0], last.assignment).unwrap_err();
+    assert!(
+        matches!(early, Error::Rating(RatingError::Refused(_))),
+        "{early}"
+    );
+}
+
+#[test]
+fn a_capped_plan_gives_each_rater_exactly_their_share_and_leaves_the_rest() {
+    let (_dir, mut store) = demo_store();
+    let raters = three_raters(&mut store);
+    let n = responses_key_order(store.read()).len();
+    let mut capped = spec("capped", 8, raters.clone(), 0.1, 0.0);
+    capped.responses_per_rater = Some(40);
+    let summary = store.create_assignment_plan(raters[2], &capped).unwrap();
+    let overlap = (0.1 * n as f64).round() as u32;
+    assert!(summary
+        .raters
+        .iter()
+        .all(|r| r.first_reads == 40 && r.overlap == overlap));
+    assert_eq!(
+        summary.n_unassigned as usize,
+        n - (overlap as usize + 3 * (40 - overlap as usize))
+    );
+
+    // The same raters cannot be given a second plan over the same study.
+    let again = store
+        .create_assignment_plan(raters[2], &spec("again", 8, vec![raters[0]], 0.1, 0.0))
+        .unwrap_err();
+    assert!(
+        again
+            .to_string()
+            .contains("Dr Ada already has 40 assignment(s)"),
+        "{again}"
+    );
+}
+
+/// Every string value and key of `value`, recursively.
+fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn nothing_a_rater_receives_names_the_model_the_grader_or_another_raters_work() {
+    let (_dir, mut store) = demo_store();
+    let raters = three_raters(&mut store);
+    let (ada, bo) = (raters[0], raters[1]);
+    store
+        .create_assignment_plan(ada, &spec("blind", 3, vec![ada, bo], 1.0, 0.0))
+        .unwrap();
+    // Bo rates and labels every item Ada will read, with text that must never reach Ada.
+    let bo_queue = store.reading_queue(bo, DEMO_STUDY_ID).unwrap();
+    for item in &bo_queue {
+        store
+            .save_rating(
+                bo,
+                item.assignment,
+                &RatingEdit {
+                    overall: Some(2.0),
+                    dimensions: BTreeMap::new(),
+                    correctness: None,
+                    confidence: Some(3),
+                    comment: "BO-PRIVATE-COMMENT".into(),
+                    seconds_on_task: 4.0,
+                },
+            )
+            .unwrap();
+        store
+            .add_error_label(
+                bo,
+                item.assignment,
+                &text_label("R1", [0, 4], "BO-PRIVATE-LABEL"),
+            )
+            .unwrap();
+    }
+
+    let conn = store.read();
+    let column = |sql: &str| -> Vec<String> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let models = column("SELECT DISTINCT model FROM responses");
+    let graders = column("SELECT DISTINCT grader FROM grader_scores");
+    let grader_rationales =
+        column("SELECT rationale FROM grader_scores WHERE rationale IS NOT NULL");
+    assert_eq!(models.len(), 3);
+    assert!(!graders.is_empty() && !grader_rationales.is_empty());
+    let forbidden_keys = [
+        "model",
+        "sample",
+        "grader",
+        "score",
+        "response_id",
+        "demo_planted_errors",
+        "extra",
+    ];
+
+    let ada_queue = store.reading_queue(ada, DEMO_STUDY_ID).unwrap();
+    assert_eq!(ada_queue.len(), bo_queue.len());
+    let mut bo_ids = BTreeSet::new();
+    for item in &ada_queue {
+        let payload = store.reading_item(ada, item.assignment).unwrap();
+        assert!(payload.rating.is_none(), "Ada has not rated anything yet");
+        let text = serde_json::to_string(&payload).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut all = Vec::new();
+        strings(&value, &mut all);
+        for name in models.iter().chain(&graders) {
+            assert!(!text.contains(name.as_str()), "{name} in {text}");
+        }
+        for rationale in &grader_rationales {
+            assert!(
+                !text.contains(rationale.as_str()),
+                "a grader rationale reached the rater"
+            );
+        }
+        for key in forbidden_keys {
+            assert!(!all.iter().any(|s| s == key), "key {key} in {text}");
+        }
+        assert!(
+            !text.contains("BO-PRIVATE"),
+            "another rater's work in {text}"
+        );
+        assert!(!serde_json::to_string(&ada_queue)
+            .unwrap()
+            .contains("BO-PRIVATE"));
+        bo_ids.insert(item.assignment);
+    }
+    // Bo's assignments are "not found" for Ada: nothing confirms they exist.
+    for item in &bo_queue {
+        assert!(!bo_ids.contains(&item.assignment));
+        for outcome in [
+            store.reading_item(ada, item.assignment).map(|_| ()),
+            store.set_position(ada, item.assignment),
+        ] {
+            assert!(
+                matches!(outcome, Err(Error::NotFound { .. })),
+                "{outcome:?}"
+            );
+        }
+        let saved = store.save_rating(ada, item.assignment, &RatingEdit::empty());
+        assert!(matches!(saved, Err(Error::NotFound { .. })));
+    }
+    let bo_label: i64 = store
+        .read()
+        .query_row("SELECT min(id) FROM error_labels", [], |r| r.get(0))
+        .unwrap();
+    let deleted = store.delete_error_label(ada, bo_label);
+    assert!(
+        matches!(deleted, Err(Error::NotFound { .. })),
+        "{deleted:?}"
+    );
+}
+
+trait Empty {
+    fn empty() -> Self;
+}
+
+impl Empty for RatingEdit {
+    fn empty() -> Self {
+        RatingEdit {
+            overall: None,
+            dimensions: BTreeMap::new(),
+            correctness: None,
+            confidence: None,
+            comment: String::new(),
+            seconds_on_task: 0.0,
+        }
+    }
+}
+
+fn text_label(category: &str, span: [u32; 2], comment: &str) -> LabelEdit {
+    LabelEdit {
+        category: category.into(),
+        severity: 2,
+        span: Some(span),
+        mark: None,
+        comment: comment.into(),
+    }
+}
+
+fn one_item(store: &mut Store) -> (i64, i64) {
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    store
+        .ensure_demo_queue(rater)
+        .unwrap()
+        .expect("a new queue");
+    let first = store.reading_queue(rater, DEMO_STUDY_ID).unwrap()[0].assignment;
+    (rater, first)
+}
+
+#[test]
+fn submit_names_every_missing_field_and_reopen_is_audited() {
+    let (_dir, mut store) = demo_store();
+    let (rater, item) = one_item(&mut store);
+    let payload = store.reading_item(rater, item).unwrap();
+    let dimension_ids: Vec<String> = payload
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| d.id.clone())
+        .collect();
+    assert_eq!(dimension_ids.len(), 4);
+
+    let missing = |e: Error| match e {
+        Error::Rating(RatingError::Incomplete { missing }) => missing,
+        other => panic!("expected Incomplete, got {other}"),
+    };
+    let mut expected = vec!["overall".to_owned()];
+    expected.extend(dimension_ids.iter().map(|d| format!("dimensions.{d}")));
+    expected.extend(["correctness".to_owned(), "confidence".to_owned()]);
+    assert_eq!(
+        missing(store.submit_rating(rater, item).unwrap_err()),
+        expected
+    );
+
+    let mut edit = RatingEdit::empty();
+    edit.overall = Some(4.0);
+    edit.dimensions.insert(dimension_ids[0].clone(), 3.0);
+    edit.correctness = Some(cases::rating::Correctness::Partly);
+    let ack = store.save_rating(rater, item, &edit).unwrap();
+    assert_eq!(ack.status, cases::rating::RatingStatus::Draft);
+    let error = store.submit_rating(rater, item).unwrap_err();
+    let message = error.to_string();
+    let mut expected: Vec<String> = dimension_ids[1..]
+        .iter()
+        .map(|d| format!("dimensions.{d}"))
+        .collect();
+    expected.push("confidence".into());
+    assert_eq!(missing(error), expected);
+    assert!(
+        message.contains("confidence") && message.contains(&dimension_ids[3]),
+        "{message}"
+    );
+
+    for id in &dimension_ids {
+        edit.dimensions.insert(id.clone(), 4.0);
+    }
+    edit.confidence = Some(4);
+    store.save_rating(rater, item, &edit).unwrap();
+    let submitted = store.submit_rating(rater, item).unwrap();
+    assert_eq!(submitted.status, cases::rating::RatingStatus::Submitted);
+    let submitted_at = store
+        .reading_item(rater, item)
+        .unwrap()
+        .rating
+        .unwrap()
+        .submitted_at;
+    assert!(submitted_at.is_some());
+
+    // Submitted: edits are refused until reopened.
+    for refused in [
+        store.save_rating(rater, item, &edit).map(|_| ()),
+        store
+            .add_error_label(rater, item, &text_label("R1", [0, 3], ""))
+            .map(|_| ()),
+    ] {
+        assert!(
+            matches!(refused, Err(Error::Rating(RatingError::Refused(_)))),
+            "{refused:?}"
+        );
+    }
+    let reopened = store.reopen_rating(rater, item).unwrap();
+    assert_eq!(reopened.status, cases::rating::RatingStatus::Draft);
+    let (actor, before, after): (String, String, String) = store
+        .read()
+        .query_row(
+            "SELECT actor, before_json, after_json FROM audit_log WHERE action = 'reopen rating'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(actor, "Dr Ada");
+    let before: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let after: serde_json::Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(before["status"], "submitted");
+    assert_eq!(before["submitted_at"].as_str(), submitted_at.as_deref());
+    assert_eq!(
+        (after["status"].as_str(), after["submitted_at"].is_null()),
+        (Some("draft"), true)
+    );
+    store
+        .save_rating(rater, item, &edit)
+        .expect("a reopened rating is editable");
+
+    let actions: Vec<String> = store
+        .read()
+        .prepare("SELECT action FROM audit_log WHERE actor = 'Dr Ada' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        actions,
+        [
+            "create rater",
+            "create assignment plan",
+            "save rating",
+            "save rating",
+            "submit rating",
+            "reopen rating",
+            "save rating"
+        ]
+    );
+    assert!(matches!(
+        audit::verify(store.read()).unwrap(),
+        Verdict::Intact { .. }
+    ));
+}
+
+#[test]
+fn scores_labels_and_spans_are_checked_against_the_rubric_taxonomy_and_text() {
+    let (dir, mut store) = demo_store();
+    let (rater, item) = one_item(&mut store);
+    let invalid_field = |e: Error| match e {
+        Error::Rating(RatingError::Invalid { field, .. }) => field,
+        other => panic!("expected Invalid, got {other}"),
+    };
+    let mut edit = RatingEdit::empty();
+    edit.overall = Some(3.5);
+    assert_eq!(
+        invalid_field(store.save_rating(rater, item, &edit).unwrap_err()),
+        "overall"
+    );
+    edit.overall = Some(3.0);
+    edit.dimensions.insert("bedside_manner".into(), 3.0);
+    assert_eq!(
+        invalid_field(store.save_rating(rater, item, &edit).unwrap_err()),
+        "dimensions.bedside_manner"
+    );
+    edit.dimensions.clear();
+    edit.confidence = Some(6);
+    assert_eq!(
+        invalid_field(store.save_rating(rater, item, &edit).unwrap_err()),
+        "confidence"
+    );
+
+    // Spans count UTF-16 code units: a brain emoji is two of them.
+    let payload = store.reading_item(rater, item).unwrap();
+    let rationale = format!("🧠 {}", payload.response.rationale.clone().unwrap());
+    drop(payload);
+    let path = dir.path().join("db.sqlite");
+    let response: i64 = store
+        .read()
+        .query_row(
+            "SELECT response FROM assignments WHERE id = ?1",
+            [item],
+            |r| r.get(0),
+        )
+        .unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE responses SET rationale = ?1 WHERE id = ?2",
+            rusqlite::params![rationale, response],
+        )
+        .unwrap();
+    let units = rationale.encode_utf16().count() as u32;
+    assert_eq!(units as usize, rationale.chars().count() + 1);
+    let ok = store
+        .add_error_label(rater, item, &text_label("R1", [0, 2], "the emoji"))
+        .unwrap();
+    assert!(ok.label_id > 0);
+    store
+        .add_error_label(
+            rater,
+            item,
+            &text_label("R1", [units - 3, units], "the end"),
+        )
+        .expect("a span up to the last UTF-16 unit");
+    for bad in [[1, 3], [3, 3], [0, units + 1]] {
+        let error = store
+            .add_error_label(rater, item, &text_label("R1", bad, ""))
+            .unwrap_err();
+        assert_eq!(invalid_field(error), "span", "{bad:?}");
+    }
+    let unknown = store
+        .add_error_label(rater, item, &text_label("Z9", [0, 2], ""))
+        .unwrap_err();
+    assert_eq!(invalid_field(unknown), "category");
+    let mut severe = text_label("R1", [0, 2], "");
+    severe.severity = 4;
+    assert_eq!(
+        invalid_field(store.add_error_label(rater, item, &severe).unwrap_err()),
+        "severity"
+    );
+
+    // Image-anchored categories need a mark, on one of the case's series.
+    let image_codes: Vec<String> = Taxonomy::neurorater_default()
+        .categories
+        .into_iter()
+        .filter(|c| c.anchor == cases::model::Anchor::Image)
+        .map(|c| c.code)
+        .collect();
+    assert_eq!(image_codes, ["P1"]);
+    let mut missed = LabelEdit {
+        category: "P1".into(),
+        severity: 3,
+        span: None,
+        mark: None,
+        comment: "left frontal lesion not reported".into(),
+    };
+    assert_eq!(
+        invalid_field(store.add_error_label(rater, item, &missed).unwrap_err()),
+        "mark"
+    );
+    let series = store.reading_item(rater, item).unwrap().series[0]
+        .series_id
+        .clone();
+    let mut mark = cases::marks::Mark {
+        series_id: "no-such-series".into(),
+        kind: cases::marks::MarkKind::Point,
+        plane: cases::marks::Plane::Axial,
+        points_lps_mm: vec![[10.0, -20.0, 30.0]],
+    };
+    missed.mark = Some(mark.clone());
+    assert_eq!(
+        invalid_field(store.add_error_label(rater, item, &missed).unwrap_err()),
+        "mark.series_id"
+    );
+    mark.series_id = series;
+    mark.points_lps_mm.push([0.0; 3]);
+    missed.mark = Some(mark.clone());
+    assert_eq!(
+        invalid_field(store.add_error_label(rater, item, &missed).unwrap_err()),
+        "mark"
+    );
+    mark.points_lps_mm.pop();
+    missed.mark = Some(mark.clone());
+    let added = store.add_error_label(rater, item, &missed).unwrap();
+
+    // Update and delete, and what the rater reads back.
+    let mut changed = missed.clone();
+    changed.severity = 1;
+    store
+        .update_error_label(rater, added.label_id, &changed)
+        .unwrap();
+    store.delete_error_label(rater, ok.label_id).unwrap();
+    let labels = store
+        .reading_item(rater, item)
+        .unwrap()
+        .rating
+        .unwrap()
+        .labels;
+    assert_eq!(labels.len(), 2);
+    assert_eq!(labels[1].id, added.label_id);
+    assert_eq!(
+        (labels[1].severity, labels[1].mark.as_ref()),
+        (1, Some(&mark))
+    );
+    assert_eq!(labels[0].span, Some([units - 3, units]));
+    assert!(matches!(
+        audit::verify(store.read()).unwrap(),
+        Verdict::Intact { .. }
+    ));
+}
+
+#[test]
+fn the_current_rater_and_position_survive_reopening_the_file() {
+    let (dir, mut store) = demo_store();
+    let (rater, _) = one_item(&mut store);
+    assert!(
+        store.ensure_demo_queue(rater).unwrap().is_none(),
+        "a second call adds nothing"
+    );
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let n = store
+        .read()
+        .query_row("SELECT count(*) FROM responses", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    assert_eq!(queue.len() as i64, n, "the demo queue holds every response");
+    assert_eq!(store.resume(rater).unwrap(), None);
+    store.set_current_rater(rater).unwrap();
+    store.set_position(rater, queue[6].assignment).unwrap();
+    drop(store);
+
+    let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+    assert_eq!(
+        store.current_rater().unwrap().map(|r| r.name),
+        Some("Dr Ada".into())
+    );
+    let resumed = store.resume(rater).unwrap().unwrap();
+    assert_eq!(
+        (resumed.study_id.as_str(), resumed.assignment),
+        (DEMO_STUDY_ID, queue[6].assignment)
+    );
+    assert_eq!(
+        store
+            .reading_item(rater, resumed.assignment)
+            .unwrap()
+            .position,
+        7
+    );
+}
+
+#[test]
+fn raters_are_validated_with_messages_naming_the_field() {
+    let (_dir, mut store) = demo_store();
+    store
+        .create_rater("Dr Ada", RaterRole::Curator, None)
+        .unwrap();
+    for (name, years, field) in [
+        ("  ", None, "name"),
+        ("Dr Ada", None, "name"),
+        ("Dr\nEve", None, "name"),
+        ("Dr Eve", Some(71), "years_experience"),
+    ] {
+        match store.create_rater(name, RaterRole::Resident, years) {
+            Err(Error::Rating(RatingError::Invalid { field: got, .. })) => assert_eq!(got, field),
+            other => panic!("{name:?}: {other:?}"),
+        }
+    }
+    assert_eq!(store.raters().unwrap().len(), 1);
+}

@@ -1,0 +1,57 @@
+//! A fresh database holding the real demo study, for the rating tests and the edit bench.
+//! The bundle is generated and imported once per process into a template file; each caller gets
+//! its own copy, so tests run in parallel without sharing state.
+#![allow(dead_code)] // shared by test binaries and the bench through `mod`/`#[path]`; each uses a part
+
+use cases::import::import_bundle;
+use cases::progress::NoProgress;
+use cases::store::Store;
+use rusqlite::Connection;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The template database's bytes. Nothing in rating reads the images, so the bundle is removed
+/// once imported and no file outlives the process.
+fn template() -> &'static [u8] {
+    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let root = tempfile::tempdir().expect("temporary directory");
+        let bundle = root.path().join("demo");
+        cases::demo::write_demo_bundle(&bundle, &NoProgress).expect("demo bundle");
+        let db = root.path().join("template.sqlite");
+        let mut store = Store::open(&db).expect("template database");
+        import_bundle(&mut store, &bundle, &NoProgress).expect("demo import");
+        // Closing the last connection checkpoints the WAL into the main file.
+        drop(store);
+        std::fs::read(&db).expect("template bytes")
+    })
+}
+
+/// A new database file (`<dir>/db.sqlite`) with the demo study imported and nothing rated.
+pub fn demo_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = demo_file(dir.path());
+    let store = Store::open(&path).expect("open the copy");
+    (dir, store)
+}
+
+/// Writes the demo database to `<dir>/db.sqlite` and returns its path.
+pub fn demo_file(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("db.sqlite");
+    std::fs::write(&path, template()).expect("copy of the template database");
+    path
+}
+
+/// Every response of the database as `case/task/model/sample`, in store order.
+pub fn responses_key_order(conn: &Connection) -> Vec<String> {
+    conn.prepare(
+        "SELECT c.case_id || '/' || t.task_id || '/' || r.model || '/' || r.sample
+         FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+         ORDER BY r.id",
+    )
+    .unwrap()
+    .query_map([], |r| r.get(0))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
