@@ -76,8 +76,12 @@ pub struct ExportArgs {
     what: ExportWhat,
     #[arg(long, value_enum)]
     format: ExportFormat,
+    /// A file for csv and jsonl; a folder for bundle.
     #[arg(long)]
     out: PathBuf,
+    /// The study a ground-truth bundle is written for (needed when the database holds several).
+    #[arg(long)]
+    study: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -91,6 +95,8 @@ enum ExportWhat {
 enum ExportFormat {
     Csv,
     Jsonl,
+    /// Ground truth only: JSON per case and PNG key images (docs/curation.md).
+    Bundle,
 }
 
 pub fn export(args: &ExportArgs) -> Result<(), Failure> {
@@ -100,9 +106,19 @@ pub fn export(args: &ExportArgs) -> Result<(), Failure> {
         ExportWhat::Errors => What::Errors,
         ExportWhat::GroundTruth => What::GroundTruth,
     };
-    let format = match args.format {
-        ExportFormat::Csv => Format::Csv,
-        ExportFormat::Jsonl => Format::Jsonl,
+    let format = match (args.format, args.what) {
+        (ExportFormat::Csv, _) => Format::Csv,
+        (ExportFormat::Jsonl, _) => Format::Jsonl,
+        (ExportFormat::Bundle, ExportWhat::GroundTruth) => {
+            return crate::curation::export_bundle(&store, args.study.as_deref(), &args.out)
+        }
+        (ExportFormat::Bundle, _) => {
+            return Err(Failure::Input(vec![
+                "--format bundle is for --what ground-truth; ratings and errors export as csv \
+                 or jsonl"
+                    .into(),
+            ]))
+        }
     };
     let text = cases::export::export(&store, what, format)?;
     write_file(&args.out, text.as_bytes())

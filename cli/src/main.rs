@@ -3,6 +3,7 @@
 //! 0 success, 2 invalid input (errors name file, line and field), 1 internal failure.
 
 mod calibrate;
+mod curation;
 mod data;
 mod imaging;
 mod progress;
@@ -57,6 +58,13 @@ enum Command {
     Render(imaging::RenderArgs),
     /// Export raw annotations for other tools.
     Export(data::ExportArgs),
+    /// Import a ground-truth bundle (validated against the stored cases, then written in one
+    /// transaction as a new version per changed case).
+    ImportGroundTruth {
+        dir: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
     /// Write the demo study bundle (deterministic, no network).
     Demo {
         #[arg(long)]
@@ -109,7 +117,9 @@ impl From<cases::Error> for Failure {
             | SchemaTooNew { .. }
             | NotFound { .. }
             | ImageMissing { .. }
-            | ImageChanged { .. } => Failure::Input(vec![error.to_string()]),
+            | ImageChanged { .. }
+            | StaleGroundTruth { .. }
+            | CurationRefused(_) => Failure::Input(vec![error.to_string()]),
             Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Failure::Input(vec![error.to_string()])
             }
@@ -127,6 +137,7 @@ fn main() -> ExitCode {
         Command::Probe { file, json: _ } => imaging::probe(&file),
         Command::Render(args) => imaging::render(&args),
         Command::Export(args) => data::export(&args),
+        Command::ImportGroundTruth { dir, db } => curation::import_ground_truth(&dir, db),
         Command::Demo { out } => data::demo(&out),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Audit {

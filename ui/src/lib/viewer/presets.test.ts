@@ -27,6 +27,14 @@ describe('window presets', () => {
       { name: 'Full range', level: 650, width: 1300 },
     ])
   })
+
+  it('add the robust range only when it differs from the opening window', () => {
+    const withRobust = presetsFor('MR', { min: 0, max: 1300 }, { min: 0, max: 1275 }, { min: 40, max: 760 })
+    expect(withRobust.map((p) => p.name)).toEqual(['Default', 'Robust', 'Full range'])
+    expect(withRobust[1]).toEqual({ name: 'Robust', level: 400, width: 720 })
+    const same = presetsFor('MR', { min: 40, max: 760 }, { min: 0, max: 1275 }, { min: 40, max: 760 })
+    expect(same.map((p) => p.name)).toEqual(['Default', 'Full range'])
+  })
 })
 
 describe('window drag', () => {

@@ -29,18 +29,21 @@ export function rangeToWindow(min: number, max: number): { level: number; width:
 
 /**
  * Presets offered for a series, in the order of their number keys (1, 2, …): for CT the four
- * neuro windows; for anything, the window the volume opened with (the file's own window, or for
- * MR the robust 1st–99.5th percentile range the backend computed) and the full range of values.
+ * neuro windows; for every series the window it opened with (the file's own window, or for MR
+ * without one the backend's 1st–99.5th percentile range), NiiVue's robust range when it differs
+ * (its 2nd–98th percentile of the non-zero voxels: a second opinion for MR) and the full range.
  */
 export function presetsFor(
   modality: Modality | null,
   opening: { min: number; max: number },
   full: { min: number; max: number },
+  robust?: { min: number; max: number },
 ): WindowPreset[] {
-  const own: WindowPreset[] = [
-    { name: 'Default', ...rangeToWindow(opening.min, opening.max) },
-    { name: 'Full range', ...rangeToWindow(full.min, full.max) },
-  ]
+  const own: WindowPreset[] = [{ name: 'Default', ...rangeToWindow(opening.min, opening.max) }]
+  if (robust && robust.max > robust.min && (robust.min !== opening.min || robust.max !== opening.max)) {
+    own.push({ name: 'Robust', ...rangeToWindow(robust.min, robust.max) })
+  }
+  own.push({ name: 'Full range', ...rangeToWindow(full.min, full.max) })
   return modality === 'CT' ? [...CT_PRESETS, ...own] : own
 }
 
