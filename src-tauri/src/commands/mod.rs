@@ -2,6 +2,7 @@
 //! Each command is listed in `build.rs` and granted in `capabilities/default.json`.
 
 pub mod catalog;
+pub mod curation;
 pub mod imaging;
 pub mod rating;
 pub mod startup;

@@ -1,0 +1,170 @@
+//! Curation: ground-truth versions, review, diff, and the reveal after rating. Thin adapters: the
+//! arguments are checked here, the rules (validation against the images, concurrency, who may
+//! review) in `cases::curation`. Every step acts as the app's current rater.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use crate::validate;
+use cases::curation::{self, Change, CuratedTruth, Decision, Edit, RevealedTruth, Version};
+use cases::store::Store;
+use tauri::State;
+
+/// A review comment; longer text belongs in the version itself.
+const MAX_COMMENT_BYTES: usize = 4000;
+/// A case's ground truth as JSON: a freehand outline of 2048 points is ~100 kB.
+const MAX_TRUTH_BYTES: usize = 2_000_000;
+
+fn acting_curator(store: &Store) -> Result<i64, CommandError> {
+    store.current_rater()?.map(|r| r.id).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::Refused,
+            "choose who you are (the current rater) before curating",
+        )
+    })
+}
+
+#[tauri::command]
+pub async fn curation_history(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+) -> Result<Vec<Version>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    state.with_store(|store| Ok(curation::history(store, study_id, case_id)?))
+}
+
+#[tauri::command]
+pub async fn curation_save_draft(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    branch: Option<String>,
+    based_on: Option<i64>,
+    truth: CuratedTruth,
+) -> Result<i64, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let branch = match &branch {
+        Some(name) => validate::id("branch", name)?,
+        None => curation::MAIN_BRANCH,
+    };
+    if let Some(version) = based_on {
+        validate::key("based_on", version)?;
+    }
+    let size = serde_json::to_vec(&truth).map_or(usize::MAX, |bytes| bytes.len());
+    if size > MAX_TRUTH_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("truth: at most {MAX_TRUTH_BYTES} bytes of JSON, got {size}"),
+        ));
+    }
+    state.with_store_mut(|store| {
+        let curator = acting_curator(store)?;
+        Ok(curation::save_draft(
+            store,
+            &Edit {
+                study_id,
+                case_id,
+                branch,
+                curator,
+                based_on,
+                truth: &truth,
+            },
+        )?)
+    })
+}
+
+#[tauri::command]
+pub async fn curation_submit(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    version: i64,
+) -> Result<(), CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let version = validate::key("version", version)?;
+    state.with_store_mut(|store| {
+        let curator = acting_curator(store)?;
+        Ok(curation::submit_for_review(
+            store, study_id, case_id, curator, version,
+        )?)
+    })
+}
+
+#[tauri::command]
+pub async fn curation_review(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    version: i64,
+    decision: Decision,
+    comment: String,
+) -> Result<(), CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let version = validate::key("version", version)?;
+    if comment.len() > MAX_COMMENT_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "comment: at most {MAX_COMMENT_BYTES} bytes, got {}",
+                comment.len()
+            ),
+        ));
+    }
+    state.with_store_mut(|store| {
+        let reviewer = acting_curator(store)?;
+        Ok(curation::review(
+            store, study_id, case_id, reviewer, version, decision, &comment,
+        )?)
+    })
+}
+
+/// The field-level changes from version `from` to version `to` of a case.
+#[tauri::command]
+pub async fn curation_diff(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Change>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let from = validate::key("from", from)?;
+    let to = validate::key("to", to)?;
+    state.with_store(|store| {
+        let history = curation::history(store, study_id, case_id)?;
+        let find = |field: &str, number: i64| {
+            history.iter().find(|v| v.version == number).ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::NotFound,
+                    format!("{field}: case {case_id} has no version {number}"),
+                )
+            })
+        };
+        Ok(curation::diff_versions(
+            &find("from", from)?.truth,
+            &find("to", to)?.truth,
+        ))
+    })
+}
+
+/// The ground truth of an assignment's case, for the current rater after they submitted.
+#[tauri::command]
+pub async fn reveal_ground_truth(
+    state: State<'_, AppState>,
+    assignment_id: i64,
+) -> Result<RevealedTruth, CommandError> {
+    let assignment_id = validate::key("assignment_id", assignment_id)?;
+    state.with_store_mut(|store| {
+        let rater = acting_curator(store)?;
+        Ok(curation::ground_truth_for_rater(
+            store,
+            rater,
+            assignment_id,
+        )?)
+    })
+}
