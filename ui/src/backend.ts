@@ -26,6 +26,7 @@ import type {
   ReadingItem,
   ResumePoint,
 } from './ratingTypes'
+import type { Change, CuratedTruth, Decision, Version } from './lib/curation/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -68,6 +69,20 @@ export const listCases = (studyId: string) => call<CaseSummary[]>('list_cases', 
 export const openCase = (studyId: string, caseId: string) =>
   call<CaseView>('open_case', { studyId, caseId })
 export const listResponses = (taskKey: number) => call<ResponseView[]>('list_responses', { taskKey })
+
+// Curation (docs/curation.md). Every step acts as the current rater. A save carries the version
+// it started from; 'refused' means the case moved on (the message names who saved, and when) or
+// a rule forbids the step (e.g. reviewing one's own version).
+export const curationHistory = (studyId: string, caseId: string) =>
+  call<Version[]>('curation_history', { studyId, caseId })
+export const curationSaveDraft = (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth) =>
+  call<number>('curation_save_draft', { studyId, caseId, branch: null, basedOn, truth })
+export const curationSubmit = (studyId: string, caseId: string, version: number) =>
+  call<void>('curation_submit', { studyId, caseId, version })
+export const curationReview = (studyId: string, caseId: string, version: number, decision: Decision, comment: string) =>
+  call<void>('curation_review', { studyId, caseId, version, decision, comment })
+export const curationDiff = (studyId: string, caseId: string, from: number, to: number) =>
+  call<Change[]>('curation_diff', { studyId, caseId, from, to })
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
 export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>('series_volume', { seriesKey })
