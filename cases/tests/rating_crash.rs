@@ -100,7 +100,7 @@ fn kill_the_writer_at_random_moments_and_lose_nothing_acknowledged() {
         let assignments: Vec<i64> = queue.iter().take(7).map(|q| q.assignment).collect();
         (rater, assignments)
     };
-    let mut moments = Moments(0x5EED_0F_C0FFEE);
+    let mut moments = Moments(0x5EED_0FC0_FFEE);
     let mut acked_labels: BTreeSet<u64> = BTreeSet::new();
     let mut total_acks = 0;
     for round in 0..ROUNDS {
