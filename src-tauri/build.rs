@@ -29,6 +29,9 @@ const COMMANDS: &[&str] = &[
     "reopen_rating",
     "set_position",
     "resume_position",
+    "list_graders",
+    "calibration_report",
+    "export_calibration_report",
 ];
 
 fn main() {

@@ -32,7 +32,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .plots { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 figcaption { color: var(--muted); font-size: 12.5px; padding: 4px 6px 0; }
-svg text { font: 11px -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: var(--muted); }
+svg text { font: 11px -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
+svg text:not([fill]) { fill: var(--muted); }
 .note { color: var(--muted); font-size: 13px; }
 @media print {
   body { background: #fff; font-size: 11pt; }
@@ -116,6 +117,124 @@ pub fn to_html(report: &Report) -> String {
     methods(&mut h, report);
     h.push_str("</main></body></html>\n");
     h
+}
+
+const SCATTER_CAPTION: &str =
+    "Grader vs clinicians' mean per item. Dashed: identity; solid: least-squares line.";
+const BLAND_ALTMAN_CAPTION: &str = "Bland–Altman: difference (grader − clinicians) against their mean, with bias and 95 % limits of agreement.";
+const CONFUSION_CAPTION: &str = "Confusion: grader score (rows) against the clinicians' consensus (mean rounded to the scale), counts.";
+
+fn forest_caption(report: &Report) -> String {
+    format!(
+        "Pearson r (95 % CI) per subgroup; the dashed line is the bar r = {}.",
+        num(report.options.bar_pearson_r, 2)
+    )
+}
+
+/// One dimension's plots, each a standalone `<svg>` element (no scripts, no styles beyond
+/// presentation attributes, labels escaped) and its caption as plain text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DimensionPlots {
+    pub dimension: String,
+    pub scatter: String,
+    pub bland_altman: String,
+    pub confusion: String,
+    pub forest: String,
+}
+
+/// A plot with its caption (plain text).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Plot {
+    pub svg: String,
+    pub caption: String,
+}
+
+/// The report's plots, the very ones [`to_html`] draws, for a caller that lays out its own page
+/// (the desktop app's calibration view).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Plots {
+    /// Dimensions with a grader; a clinicians-only report has none.
+    pub dimensions: Vec<DimensionPlots>,
+    pub captions: PlotCaptions,
+    /// Error shares by bucket and by category, when clinicians labelled errors.
+    pub error_distribution: Vec<Plot>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PlotCaptions {
+    pub scatter: String,
+    pub bland_altman: String,
+    pub confusion: String,
+    pub forest: String,
+}
+
+/// The plots of `report`.
+pub fn plots(report: &Report) -> Plots {
+    Plots {
+        dimensions: report
+            .dimensions
+            .iter()
+            .filter(|d| d.overall.grader.is_some())
+            .map(|d| dimension_plots(d, report))
+            .collect(),
+        captions: PlotCaptions {
+            scatter: SCATTER_CAPTION.into(),
+            bland_altman: BLAND_ALTMAN_CAPTION.into(),
+            confusion: CONFUSION_CAPTION.into(),
+            forest: forest_caption(report),
+        },
+        error_distribution: report
+            .error_distribution
+            .iter()
+            .flat_map(|dist| {
+                [("bucket", &dist.by_bucket), ("category", &dist.by_category)].map(
+                    |(by, shares)| Plot {
+                        svg: bars_svg(shares),
+                        caption: error_share_caption(by),
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+fn error_share_caption(by: &str) -> String {
+    format!("Share of errors by {by}, with 95 % Wilson intervals.")
+}
+
+fn dimension_plots(d: &DimensionReport, report: &Report) -> DimensionPlots {
+    let empty = || empty_svg("no grader scores");
+    let Some(g) = &d.overall.grader else {
+        return DimensionPlots {
+            dimension: d.dimension.clone(),
+            scatter: empty(),
+            bland_altman: empty(),
+            confusion: empty(),
+            forest: empty(),
+        };
+    };
+    let m = &g.vs_human_mean;
+    let forest: Vec<ForestRow> = std::iter::once(("all items".to_string(), &d.overall))
+        .chain(
+            d.groups
+                .iter()
+                .map(|g| (format!("{} = {}", g.column, g.value), &g.section)),
+        )
+        .map(|(label, s)| {
+            let p = s
+                .grader
+                .as_ref()
+                .and_then(|g| g.vs_human_mean.pearson.value());
+            (label, p.map(|p| (p.r, p.ci_low, p.ci_high)), s.n_items)
+        })
+        .collect();
+    DimensionPlots {
+        dimension: d.dimension.clone(),
+        scatter: scatter_svg(&m.pairs),
+        bland_altman: bland_altman_svg(&m.pairs, m.bland_altman.value()),
+        confusion: heatmap_svg(&m.pairs, &categories_of(report, &m.pairs)),
+        forest: forest_svg(&forest, report.options.bar_pearson_r),
+    }
 }
 
 fn verdict(h: &mut String, report: &Report) {
@@ -282,26 +401,19 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
     }
     h.push_str("</table>");
 
+    let plots = dimension_plots(d, report);
     h.push_str("<div class=\"plots\">");
-    let _ = write!(h, "<figure>{}<figcaption>Grader vs clinicians' mean per item. Dashed: identity; solid: least-squares line.</figcaption></figure>", scatter_svg(&m.pairs));
-    let _ = write!(h, "<figure>{}<figcaption>Bland–Altman: difference (grader − clinicians) against their mean, with bias and 95 % limits of agreement.</figcaption></figure>", bland_altman_svg(&m.pairs, m.bland_altman.value()));
-    let categories = categories_of(report, &m.pairs);
-    let _ = write!(h, "<figure>{}<figcaption>Confusion: grader score (rows) against the clinicians' consensus (mean rounded to the scale), counts.</figcaption></figure>", heatmap_svg(&m.pairs, &categories));
-    let forest: Vec<ForestRow> = std::iter::once(("all items".to_string(), o))
-        .chain(
-            d.groups
-                .iter()
-                .map(|g| (format!("{} = {}", g.column, g.value), &g.section)),
-        )
-        .map(|(label, s)| {
-            let p = s
-                .grader
-                .as_ref()
-                .and_then(|g| g.vs_human_mean.pearson.value());
-            (label, p.map(|p| (p.r, p.ci_low, p.ci_high)), s.n_items)
-        })
-        .collect();
-    let _ = write!(h, "<figure>{}<figcaption>Pearson r (95 % CI) per subgroup; the dashed line is the bar r = {}.</figcaption></figure>", forest_svg(&forest, report.options.bar_pearson_r), num(report.options.bar_pearson_r, 2));
+    for (svg, caption) in [
+        (&plots.scatter, SCATTER_CAPTION.to_string()),
+        (&plots.bland_altman, BLAND_ALTMAN_CAPTION.to_string()),
+        (&plots.confusion, CONFUSION_CAPTION.to_string()),
+        (&plots.forest, forest_caption(report)),
+    ] {
+        let _ = write!(
+            h,
+            "<figure>{svg}<figcaption>{caption}</figcaption></figure>"
+        );
+    }
     h.push_str("</div>");
 
     h.push_str("<h3>3 · Is the grader as good as one more clinician?</h3>");
@@ -681,7 +793,13 @@ fn heatmap_svg(pairs: &[[f64; 2]], categories: &Categories) -> String {
             let shade = c as f64 / max;
             let _ = write!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{cell:.1}\" height=\"{cell:.1}\" fill=\"#2f6f8f\" fill-opacity=\"{:.3}\" stroke=\"#fff\"/>", x0 + cell * j as f64, y0 + cell * i as f64, 0.06 + 0.9 * shade);
             if c > 0 && cell >= 18.0 {
-                let _ = write!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" style=\"fill:{}\">{c}</text>", x0 + cell * (j as f64 + 0.5), y0 + cell * (i as f64 + 0.5) + 4.0, if shade > 0.5 { "#fff" } else { "#1f2a33" });
+                let _ = write!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{}\">{c}</text>",
+                    x0 + cell * (j as f64 + 0.5),
+                    y0 + cell * (i as f64 + 0.5) + 4.0,
+                    if shade > 0.5 { "#fff" } else { "#1f2a33" }
+                );
             }
         }
         let _ = write!(
@@ -742,7 +860,7 @@ fn forest_svg(rows: &[ForestRow], bar: f64) -> String {
             None => {
                 let _ = write!(
                     s,
-                    "<text x=\"{x0}\" y=\"{:.1}\" style=\"font-style:italic\">not estimable</text>",
+                    "<text x=\"{x0}\" y=\"{:.1}\" font-style=\"italic\">not estimable</text>",
                     y + 4.0
                 );
             }
@@ -825,11 +943,13 @@ fn errors(h: &mut String, report: &Report) {
     }
     if let Some(dist) = &report.error_distribution {
         let _ = write!(h, "<h2>Error distribution</h2><p>{} errors found by clinicians (distinct item × category).</p><div class=\"plots\">", dist.total);
-        for (title, shares) in [
-            ("by bucket", &dist.by_bucket),
-            ("by category", &dist.by_category),
-        ] {
-            let _ = write!(h, "<figure>{}<figcaption>Share of errors {title}, with 95 % Wilson intervals.</figcaption></figure>", bars_svg(shares));
+        for (title, shares) in [("bucket", &dist.by_bucket), ("category", &dist.by_category)] {
+            let _ = write!(
+                h,
+                "<figure>{}<figcaption>{}</figcaption></figure>",
+                bars_svg(shares),
+                error_share_caption(title)
+            );
         }
         h.push_str("</div>");
     }

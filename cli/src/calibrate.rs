@@ -21,7 +21,9 @@ pub struct CalibrateArgs {
     /// The LLM grader's rater name; without it the report holds human-human agreement only.
     #[arg(long)]
     grader: Option<String>,
-    /// Further grader versions that scored the same items (grader drift).
+    /// Further grader versions that scored the same items (grader drift). From a database,
+    /// every other grader that scored the study, unless given here: a grader is never counted
+    /// as a clinician.
     #[arg(long = "other-grader")]
     other_graders: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
@@ -67,13 +69,16 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             args.bar
         )]));
     }
-    let (input, scale) = match &args.ratings {
-        Some(csv) => from_csv(csv, args.scale.as_deref())?,
+    let (input, scale, other_graders) = match &args.ratings {
+        Some(csv) => {
+            let (input, scale) = from_csv(csv, args.scale.as_deref())?;
+            (input, scale, args.other_graders.clone())
+        }
         None => from_db(args)?,
     };
     let options = ReportOptions {
         grader: args.grader.clone(),
-        other_grader_versions: args.other_graders.clone(),
+        other_grader_versions: other_graders,
         seed: args.seed,
         bootstrap_resamples: args.resamples,
         bar_pearson_r: args.bar,
@@ -149,7 +154,9 @@ fn parse_scale(text: &str) -> Result<ScaleSpec, Failure> {
     }
 }
 
-fn from_db(args: &CalibrateArgs) -> Result<(CalibrationInput, Option<ScaleSpec>), Failure> {
+fn from_db(
+    args: &CalibrateArgs,
+) -> Result<(CalibrationInput, Option<ScaleSpec>, Vec<String>), Failure> {
     let path = match &args.db {
         Some(path) => path.clone(),
         None => cases::store::Store::default_path()?,
@@ -178,5 +185,14 @@ fn from_db(args: &CalibrateArgs) -> Result<(CalibrationInput, Option<ScaleSpec>)
         }
     };
     let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
-    Ok((data.input, Some(data.scale)))
+    let other_graders = if args.other_graders.is_empty() && args.grader.is_some() {
+        data.graders
+            .iter()
+            .filter(|g| Some(g.as_str()) != args.grader.as_deref())
+            .cloned()
+            .collect()
+    } else {
+        args.other_graders.clone()
+    };
+    Ok((data.input, Some(data.scale), other_graders))
 }

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     Refused,
     /// Submit without every required field; the message names the missing ones.
     Incomplete,
+    /// An exported file could not be written where the user chose; the message names it.
+    ExportFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]

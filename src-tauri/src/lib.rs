@@ -14,6 +14,8 @@ use tauri::{App, Builder, Context, Runtime};
 pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
+        .manage(commands::calibration::LastReport::default())
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
             commands::catalog::list_studies,
@@ -43,6 +45,9 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri:
             commands::rating::reopen_rating,
             commands::rating::set_position,
             commands::rating::resume_position,
+            commands::calibration::list_graders,
+            commands::calibration::calibration_report,
+            commands::calibration::export_calibration_report,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

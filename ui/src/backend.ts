@@ -3,6 +3,9 @@
 
 import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
+import { save } from '@tauri-apps/plugin-dialog'
+import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
+import type { Change, CuratedTruth, Decision, Version } from './lib/curation/types'
 import type {
   BackendError,
   CaseSummary,
@@ -26,7 +29,6 @@ import type {
   ReadingItem,
   ResumePoint,
 } from './ratingTypes'
-import type { Change, CuratedTruth, Decision, Version } from './lib/curation/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -37,6 +39,7 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'database',
   'refused',
   'incomplete',
+  'export_failed',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -119,3 +122,26 @@ export const reopenRating = (raterId: number, assignment: number) =>
 export const setPosition = (raterId: number, assignment: number) =>
   call<void>('set_position', { raterId, assignment })
 export const resumePosition = (raterId: number) => call<ResumePoint | null>('resume_position', { raterId })
+
+// Calibration (docs/calibration.md, "In the app").
+export const listGraders = (studyId: string) => call<string[]>('list_graders', { studyId })
+/** Builds the report off the UI thread; `onCalibrationProgress` follows the bootstrap. */
+export const calibrationReport = (studyId: string, grader: string, options: { seed?: number; resamples?: number; bar?: number } = {}) =>
+  call<CalibrationView>('calibration_report', { studyId, grader, options })
+export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
+  return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))
+}
+/** Asks where to save (the native dialog); null when the user cancels. */
+export async function chooseExportPath(format: ExportFormat): Promise<string | null> {
+  const filters =
+    format === 'csv' ? [] : [{ name: format === 'html' ? 'HTML report' : 'JSON report', extensions: [format] }]
+  const chosen = await save({
+    title: format === 'csv' ? 'Folder to create for the CSV tables' : 'Save the calibration report',
+    defaultPath: format === 'csv' ? 'calibration-tables' : `calibration-report.${format}`,
+    filters,
+  })
+  return chosen ?? null
+}
+/** Writes the report on screen to `path` (a CSV export creates a folder there); the files written. */
+export const exportCalibrationReport = (format: ExportFormat, path: string) =>
+  call<string[]>('export_calibration_report', { format, path })

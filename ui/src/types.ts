@@ -97,6 +97,8 @@ export type ErrorCode =
   | 'refused'
   /** Submit without every required field; the message names the missing ones. */
   | 'incomplete'
+  /** An exported file could not be written where the user chose; the message names it. */
+  | 'export_failed'
   /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
   | 'ipc'
 

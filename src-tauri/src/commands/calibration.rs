@@ -1,0 +1,395 @@
+//! The calibration view: the report of `neurorater calibrate`, built from the open database off
+//! the UI thread with progress events, its plots (the HTML report's own SVG), and export to the
+//! file the user picked in the save dialog.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use crate::validate;
+use calibration::html::Plots;
+use calibration::input::ReportOptions;
+use calibration::report::Report;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tauri::{AppHandle, Emitter, Runtime, State};
+
+/// The event the calibration view follows while the bootstrap runs.
+pub const PROGRESS_EVENT: &str = "calibration-progress";
+/// Resamples the view may ask for: fewer gives unstable intervals, more only costs time.
+const RESAMPLES: std::ops::RangeInclusive<usize> = 200..=20_000;
+/// Grader names come from `grader.jsonl`; this bounds what the webview may send.
+const MAX_GRADER_NAME: usize = 200;
+
+/// The last report built, which export writes out: the exported file holds exactly the numbers
+/// on screen, without bootstrapping again.
+#[derive(Default)]
+pub struct LastReport(Mutex<Option<Report>>);
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CalibrationOptions {
+    pub seed: Option<u64>,
+    pub resamples: Option<usize>,
+    /// The verdict's bar on Pearson r.
+    pub bar: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibrationView {
+    /// The report in the documented JSON schema (docs/report-schema.md).
+    pub report: serde_json::Value,
+    pub plots: Plots,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProgressPayload {
+    done: usize,
+    total: usize,
+}
+
+/// Emits at most one event per percent, from whichever worker thread gets there first.
+struct EventProgress<R: Runtime> {
+    app: AppHandle<R>,
+    last_percent: std::sync::atomic::AtomicUsize,
+}
+
+impl<R: Runtime> calibration::bootstrap::Progress for EventProgress<R> {
+    fn advance(&self, done: usize, total: usize) {
+        let percent = (done * 100).checked_div(total).unwrap_or(100);
+        let previous = self
+            .last_percent
+            .fetch_max(percent, std::sync::atomic::Ordering::Relaxed);
+        if percent > previous || done == total {
+            // A closed window cannot listen; the report is still returned.
+            let _ = self
+                .app
+                .emit(PROGRESS_EVENT, ProgressPayload { done, total });
+        }
+    }
+}
+
+/// Every grader that scored a response of the study, for the grader picker.
+#[tauri::command]
+pub async fn list_graders(
+    state: State<'_, AppState>,
+    study_id: String,
+) -> Result<Vec<String>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    state.with_store(|store| Ok(cases::analysis::study_data(store, study_id, None)?.graders))
+}
+
+/// The calibration report of `grader` against the study's clinicians; every other grader that
+/// scored the study is compared with it as another version (drift), never counted as a clinician.
+#[tauri::command]
+pub async fn calibration_report<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    last: State<'_, LastReport>,
+    study_id: String,
+    grader: String,
+    options: Option<CalibrationOptions>,
+) -> Result<CalibrationView, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let grader = grader_name(&grader)?;
+    let options = report_options(options.unwrap_or_default())?;
+    let data = state
+        .with_store(|store| Ok(cases::analysis::study_data(store, study_id, Some(grader))?))?;
+    if !data.graders.iter().any(|g| g == grader) {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "grader: `{grader}` scored no response of study {study_id} (graders: {})",
+                if data.graders.is_empty() {
+                    "none".to_owned()
+                } else {
+                    data.graders.join(", ")
+                }
+            ),
+        ));
+    }
+    let options = ReportOptions {
+        grader: Some(grader.to_owned()),
+        other_grader_versions: data
+            .graders
+            .iter()
+            .filter(|g| *g != grader)
+            .cloned()
+            .collect(),
+        scale: Some(data.scale),
+        ..options
+    };
+    let progress = EventProgress {
+        app,
+        last_percent: Default::default(),
+    };
+    let report = tauri::async_runtime::spawn_blocking(move || {
+        calibration::report::build_report(&data.input, &options, &progress)
+    })
+    .await
+    .map_err(|e| {
+        CommandError::new(
+            ErrorCode::Database,
+            format!("the calibration report stopped unexpectedly: {e}"),
+        )
+    })?
+    .map_err(|e| CommandError::new(ErrorCode::InvalidArgument, e.to_string()))?;
+    let view = CalibrationView {
+        report: serde_json::to_value(&report)
+            .map_err(|e| CommandError::new(ErrorCode::Database, format!("report to JSON: {e}")))?,
+        plots: calibration::html::plots(&report),
+    };
+    *last.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+    Ok(view)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Html,
+    Json,
+    Csv,
+}
+
+/// Writes the report on screen to `path`, the file the user chose in the save dialog: HTML or
+/// JSON as that file, CSV as a new folder of that name holding one file per table. Returns what
+/// was written.
+#[tauri::command]
+pub async fn export_calibration_report(
+    last: State<'_, LastReport>,
+    format: ExportFormat,
+    path: String,
+) -> Result<Vec<String>, CommandError> {
+    let target = export_target(Path::new(&path), format)?;
+    let report = last
+        .0
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::NotReady,
+                "no calibration report yet: open the calibration view and let it finish",
+            )
+        })?;
+    let files: Vec<(PathBuf, String)> = match format {
+        ExportFormat::Html => vec![(target, calibration::html::to_html(&report))],
+        ExportFormat::Json => vec![(target, calibration::tables::to_json(&report))],
+        ExportFormat::Csv => {
+            std::fs::create_dir(&target).map_err(|e| export_failed(&target, e))?;
+            calibration::tables::to_csv_tables(&report)
+                .into_iter()
+                .map(|(name, text)| (target.join(name), text))
+                .collect()
+        }
+    };
+    let mut written = Vec::new();
+    for (file, text) in files {
+        std::fs::write(&file, text).map_err(|e| export_failed(&file, e))?;
+        written.push(file.display().to_string());
+    }
+    Ok(written)
+}
+
+fn export_failed(path: &Path, error: std::io::Error) -> CommandError {
+    CommandError::new(
+        ErrorCode::ExportFailed,
+        format!("{}: could not be written: {error}", path.display()),
+    )
+}
+
+fn grader_name(name: &str) -> Result<&str, CommandError> {
+    if name.is_empty() || name.len() > MAX_GRADER_NAME || name.chars().any(char::is_control) {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("grader: must be 1 to {MAX_GRADER_NAME} printable characters"),
+        ));
+    }
+    Ok(name)
+}
+
+fn report_options(options: CalibrationOptions) -> Result<ReportOptions, CommandError> {
+    let defaults = ReportOptions::default();
+    let invalid = |message: String| Err(CommandError::new(ErrorCode::InvalidArgument, message));
+    let resamples = options.resamples.unwrap_or(defaults.bootstrap_resamples);
+    if !RESAMPLES.contains(&resamples) {
+        return invalid(format!(
+            "options.resamples: {resamples} is outside {} to {}",
+            RESAMPLES.start(),
+            RESAMPLES.end()
+        ));
+    }
+    let bar = options.bar.unwrap_or(defaults.bar_pearson_r);
+    if !(bar > -1.0 && bar < 1.0) {
+        return invalid(format!(
+            "options.bar: {bar} is not a correlation between -1 and 1"
+        ));
+    }
+    Ok(ReportOptions {
+        seed: options.seed.unwrap_or(defaults.seed),
+        bootstrap_resamples: resamples,
+        bar_pearson_r: bar,
+        ..defaults
+    })
+}
+
+/// The exact file the save dialog returned, checked: absolute, in an existing folder (resolved
+/// through symbolic links), with the format's extension, and not an existing folder. Anything
+/// else is refused rather than adjusted, so the file written is the one the user saw.
+fn export_target(path: &Path, format: ExportFormat) -> Result<PathBuf, CommandError> {
+    let refuse = |why: &str| {
+        Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("path: {}: {why}", path.display()),
+        ))
+    };
+    if !path.is_absolute() {
+        return refuse("must be an absolute path from the save dialog");
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return refuse("names no file");
+    };
+    if name == ".." || name == "." {
+        return refuse("names no file");
+    }
+    let Ok(parent) = parent.canonicalize() else {
+        return refuse("its folder does not exist");
+    };
+    if !parent.is_dir() {
+        return refuse("its folder does not exist");
+    }
+    let target = parent.join(name);
+    let extension = target
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match (format, extension.as_deref()) {
+        (ExportFormat::Html, Some("html" | "htm")) | (ExportFormat::Json, Some("json")) => {
+            if target.is_dir() {
+                return refuse("is a folder");
+            }
+        }
+        (ExportFormat::Csv, _) => {
+            if target.exists() {
+                return refuse("already exists; the CSV tables go into a new folder of this name");
+            }
+        }
+        (ExportFormat::Html, _) => return refuse("an HTML report must end in .html"),
+        (ExportFormat::Json, _) => return refuse("a JSON report must end in .json"),
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_goes_to_the_chosen_file_in_its_resolved_folder() {
+        let dir = tempfile_dir();
+        let real = dir.join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let chosen = link.join("Report.HTML");
+        assert_eq!(
+            export_target(&chosen, ExportFormat::Html).unwrap(),
+            real.canonicalize().unwrap().join("Report.HTML")
+        );
+        assert_eq!(
+            export_target(&real.join("tables"), ExportFormat::Csv).unwrap(),
+            real.canonicalize().unwrap().join("tables")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn export_refuses_what_the_dialog_cannot_have_returned() {
+        let dir = tempfile_dir();
+        std::fs::create_dir(dir.join("existing")).unwrap();
+        let cases = [
+            (
+                PathBuf::from("report.html"),
+                ExportFormat::Html,
+                "must be an absolute path",
+            ),
+            (
+                dir.join("missing/report.html"),
+                ExportFormat::Html,
+                "its folder does not exist",
+            ),
+            (
+                dir.join("report.json"),
+                ExportFormat::Html,
+                "must end in .html",
+            ),
+            (
+                dir.join("report.html"),
+                ExportFormat::Json,
+                "must end in .json",
+            ),
+            (dir.join("existing"), ExportFormat::Csv, "already exists"),
+            (PathBuf::from("/"), ExportFormat::Json, "names no file"),
+        ];
+        for (path, format, why) in cases {
+            let error = export_target(&path, format).expect_err(why);
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(
+                error.message.contains(why),
+                "{}: {}",
+                path.display(),
+                error.message
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn options_outside_their_range_are_refused_by_name() {
+        let bad = [
+            (
+                CalibrationOptions {
+                    resamples: Some(10),
+                    ..Default::default()
+                },
+                "options.resamples",
+            ),
+            (
+                CalibrationOptions {
+                    bar: Some(1.5),
+                    ..Default::default()
+                },
+                "options.bar",
+            ),
+            (
+                CalibrationOptions {
+                    bar: Some(f64::NAN),
+                    ..Default::default()
+                },
+                "options.bar",
+            ),
+        ];
+        for (options, field) in bad {
+            let error = report_options(options).expect_err(field);
+            assert!(error.message.starts_with(field), "{}", error.message);
+        }
+        let defaults = report_options(CalibrationOptions::default()).unwrap();
+        assert_eq!(defaults, ReportOptions::default());
+        assert!(grader_name("demo-grader-v1").is_ok());
+        assert!(grader_name("").is_err());
+        assert!(grader_name("a\nb").is_err());
+    }
+
+    /// A fresh folder under the system's temporary directory.
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "neurorater-export-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}

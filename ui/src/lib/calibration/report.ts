@@ -1,0 +1,161 @@
+// The calibration report as the app receives it: the JSON of docs/report-schema.md (schema
+// version 1), plus the plots the HTML report draws. Only the fields the view reads are typed.
+// Any statistic may be "not estimable" ({n, not_estimable}); these helpers never turn one into a
+// number, and never show NaN.
+
+export interface NotEstimable {
+  n: number
+  not_estimable: string
+}
+export type Est<T> = T | NotEstimable
+
+export interface Pearson { r: number; ci_low: number; ci_high: number; p: number; n: number }
+export interface Spearman { rho: number; ci_low: number; ci_high: number; p: number; n: number }
+export interface KendallTauB { tau: number; p: number; n: number }
+export interface BlandAltman {
+  bias: number; sd: number; loa_low: number; loa_high: number
+  bias_ci_low: number; bias_ci_high: number; n: number
+}
+export interface IccForm { value: number; ci_low: number; ci_high: number; description: string }
+export interface Icc {
+  ICC1: Est<IccForm>; ICC2: Est<IccForm>; ICC3: Est<IccForm>
+  ICC1k: Est<IccForm>; ICC2k: Est<IccForm>; ICC3k: Est<IccForm>
+  n: number
+}
+export interface Kappa { value: number; se: number; ci_low: number; ci_high: number }
+export interface CohenKappa { unweighted: Est<Kappa>; linear: Est<Kappa>; quadratic: Est<Kappa>; n: number }
+export interface BootstrapInterval {
+  estimate: number; percentile_low: number; percentile_high: number
+  bca_low: number | null; bca_high: number | null; resamples: number; clusters: number
+}
+export interface Precision {
+  r: number; n: number; ci_low: number; ci_high: number; ci_width: number
+  target_lower_bound: number; n_needed: number | null
+}
+export interface PairSummary { n: number; pearson: Est<Pearson>; mean_absolute_difference: Est<number> }
+export interface AltTest {
+  epsilon: number; q: number; winning_rate: number; average_advantage_probability: number
+  passed: boolean; fewer_annotators_than_recommended: boolean
+  annotators: { rater: string; n: number; p: number; grader_wins: boolean }[]
+}
+export interface GraderAgreement {
+  vs_human_mean: {
+    n: number; pearson: Est<Pearson>; spearman: Est<Spearman>; kendall_tau_b: Est<KendallTauB>
+    bland_altman: Est<BlandAltman>; cohen_kappa: CohenKappa; icc: Icc
+    bootstrap: { pearson_r: Est<BootstrapInterval>; bias: Est<BootstrapInterval>; ICC2: Est<BootstrapInterval> }
+    precision: Precision | null
+  }
+  vs_each_rater: { rater: string; n: number; pearson: Est<Pearson>; bland_altman: Est<BlandAltman>; cohen_kappa: CohenKappa }[]
+  leave_one_rater_out: { held_out: string; grader_vs_rest: PairSummary; held_out_vs_rest: PairSummary }[]
+  degradation: { statistic: string; grader_human: Est<number>; human_human: Est<number>; difference: Est<number>; comparisons: number }[]
+  alt_test: Est<AltTest>
+}
+export interface Section {
+  n_items: number
+  n_cases: number
+  human_human: {
+    raters: string[]
+    icc: Icc
+    krippendorff_alpha: { nominal: Est<number>; ordinal: Est<number>; interval: Est<number>; n: number }
+    fleiss_kappa: Est<{ value: number; n: number }>
+  }
+  grader: GraderAgreement | null
+}
+export interface DimensionReport {
+  dimension: string
+  overall: Section
+  groups: { column: string; value: string; section: Section }[]
+}
+export interface Verdict {
+  dimension: string; bar_pearson_r: number; pearson: Est<Pearson>
+  meets_bar: boolean; lower_bound_meets_bar: boolean
+  human_icc2: number | null; bias: number | null; alt_test_passed: boolean | null
+  precision: Precision | null; summary: string
+}
+export interface Proportion { share: number; ci_low: number; ci_high: number }
+export interface Report {
+  schema_version: number
+  options: { grader: string | null; other_grader_versions: string[]; seed: number; bootstrap_resamples: number; bar_pearson_r: number }
+  summary: { items: number; cases: number; scores: number; human_raters: string[]; grader: string | null; dimensions: string[]; grouping_columns: string[] }
+  verdict: Verdict | null
+  dimensions: DimensionReport[]
+  grader_drift: { dimension: string; version: string; vs_primary: PairSummary & { bland_altman: Est<BlandAltman> }; vs_human_mean: Est<Pearson> }[]
+  error_categories: {
+    items: number
+    high_score_threshold: number | null
+    categories: { category: string; n: number; grader_claimed: number; clinicians_labelled: number; cohen_kappa: Est<Kappa>; precision: Proportion | null; recall: Proportion | null }[]
+    dangerous_cases: { item: string; case: string | null; grader_score: number; human_mean: number | null; errors: { category: string; severity: number; rater: string; grader_claimed: boolean }[] }[]
+  } | null
+  error_distribution: { total: number; by_category: ({ name: string; count: number } & Proportion)[]; by_bucket: ({ name: string; count: number } & Proportion)[] } | null
+  pass_at_k: { model: string; task_family: string; level: string; k: number; pass_at_k: Est<{ value: number; ci_low: number; ci_high: number; n: number; tasks_skipped: number }> }[]
+}
+
+export interface DimensionPlots { dimension: string; scatter: string; bland_altman: string; confusion: string; forest: string }
+export interface Plots {
+  dimensions: DimensionPlots[]
+  captions: { scatter: string; bland_altman: string; confusion: string; forest: string }
+  error_distribution: { svg: string; caption: string }[]
+}
+export interface CalibrationView { report: Report; plots: Plots }
+export interface CalibrationProgress { done: number; total: number }
+export type ExportFormat = 'html' | 'json' | 'csv'
+
+export const NOT_ESTIMABLE = 'not estimable'
+
+export function isNotEstimable(value: unknown): value is NotEstimable {
+  return typeof value === 'object' && value !== null && 'not_estimable' in value
+}
+
+/** The value of an estimate, or null when it is not estimable or absent. */
+export function valueOf<T>(estimate: Est<T> | null | undefined): T | null {
+  if (estimate === null || estimate === undefined || isNotEstimable(estimate)) return null
+  return estimate
+}
+
+/** The reason a statistic is missing, for a tooltip; empty when it is there. */
+export function reasonOf(estimate: unknown): string {
+  return isNotEstimable(estimate) ? estimate.not_estimable : ''
+}
+
+/** A number for a table cell: fixed decimals, a true minus sign; "—" for nothing. */
+export function fmt(value: number | null | undefined, decimals = 3): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—'
+  return value.toFixed(decimals).replace('-', '−')
+}
+
+export function interval(low: number | null | undefined, high: number | null | undefined, decimals = 3): string {
+  if (!Number.isFinite(low ?? NaN) || !Number.isFinite(high ?? NaN)) return '—'
+  return `${fmt(low, decimals)} to ${fmt(high, decimals)}`
+}
+
+export function pValue(p: number | null | undefined): string {
+  if (p === null || p === undefined || !Number.isFinite(p)) return '—'
+  return p < 0.001 ? '< 0.001' : fmt(p, 3)
+}
+
+/** How the headline reads: the lower bound clears the bar, only r does, or neither. */
+export function verdictStanding(verdict: Verdict): 'pass' | 'partial' | 'fail' {
+  if (verdict.lower_bound_meets_bar) return 'pass'
+  return verdict.meets_bar ? 'partial' : 'fail'
+}
+
+/** The subgroup columns a dimension breaks down by, in the report's order. */
+export function subgroupColumns(dimension: DimensionReport): string[] {
+  return [...new Set(dimension.groups.map((g) => g.column))]
+}
+
+/** "all items" first, then the subgroups of `column` (every column when `column` is null). */
+export function sectionRows(dimension: DimensionReport, column: string | null): { label: string; section: Section }[] {
+  const groups = dimension.groups
+    .filter((g) => column === null || g.column === column)
+    .map((g) => ({ label: `${g.column} = ${g.value}`, section: g.section }))
+  return [{ label: 'all items', section: dimension.overall }, ...groups]
+}
+
+export const DEGRADATION_LABELS: Record<string, string> = {
+  pearson_r_vs_mean_of_others: 'Pearson r vs the mean of the others',
+  mean_absolute_difference_vs_mean_of_others: 'mean |difference| vs the mean of the others',
+  quadratic_kappa_pairwise: 'quadratic κ, pairwise',
+}
+
+export const ICC_FORMS = ['ICC1', 'ICC2', 'ICC3', 'ICC1k', 'ICC2k', 'ICC3k'] as const
