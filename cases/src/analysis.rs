@@ -2,7 +2,9 @@
 //! graders' scores, one item per model response.
 //!
 //! Item ids are `case/task/model/sample`, the key of `responses.jsonl`, so a report's rows join
-//! with the pipeline's files. Only submitted ratings count: a draft is work in progress.
+//! with the pipeline's files. Only submitted ratings count: a draft is work in progress. Only
+//! first reads (`read_no = 1`) count: a repeat read by the same rater measures intra-rater
+//! reliability, and counting it would weigh that rater twice in inter-rater statistics.
 
 use crate::store::Store;
 use crate::{Error, Result};
@@ -132,7 +134,8 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         .prepare(
             "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness
              FROM ratings g JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' ORDER BY g.response, ra.name",
+             WHERE g.status = 'submitted' AND g.read_no = 1
+             ORDER BY g.response, ra.name",
         )
         .map_err(fail)?;
     let mut rows = stmt.query([]).map_err(fail)?;
@@ -207,7 +210,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         .prepare(
             "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
              JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' ORDER BY e.id",
+             WHERE g.status = 'submitted' AND g.read_no = 1 ORDER BY e.id",
         )
         .map_err(fail)?;
     let mut rows = stmt.query([]).map_err(fail)?;

@@ -1,7 +1,9 @@
 //! Raw annotations for other tools: ratings, error labels and ground truth, as CSV or JSONL.
 //!
 //! Every row carries `case_id`, `task_id`, `model` and `sample`, the key of `responses.jsonl`
-//! and `grader.jsonl`, so exports join with the files the pipeline produced.
+//! and `grader.jsonl`, so exports join with the files the pipeline produced. Ratings and labels
+//! also carry their own stable ids (`rating_id`, `label_id`) and `read_no` (1 first read, 2 a
+//! repeat read by the same rater). Exports are for analysts, not raters: model names are in.
 
 use crate::store::Store;
 use crate::{Error, Result};
@@ -44,15 +46,18 @@ const RESPONSE_KEY_SQL: &str = "st.study_id, c.case_id, t.task_id, r.model, r.sa
 fn ratings(store: &Store) -> Result<Rows> {
     let sql = format!(
         "SELECT {RESPONSE_KEY_SQL}, ra.name, ra.role, g.overall, g.dimensions_json, g.correctness,
-                g.confidence, g.status, g.seconds_on_task, g.updated_at, g.comment
+                g.confidence, g.status, g.seconds_on_task, g.updated_at, g.comment, g.id,
+                g.read_no, g.submitted_at
          FROM ratings g JOIN raters ra ON g.rater = ra.id JOIN responses r ON g.response = r.id
          JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
          JOIN studies st ON c.study = st.id
-         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name"
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name, g.read_no"
     );
     let mut dimension_ids = BTreeSet::new();
     let mut rows = query(store, &sql, |row| {
         let mut map = response_key(row)?;
+        map.insert("rating_id".into(), row.get::<_, i64>(15)?.into());
+        map.insert("read_no".into(), row.get::<_, i64>(16)?.into());
         map.insert("rater".into(), row.get::<_, String>(5)?.into());
         map.insert("rater_role".into(), row.get::<_, String>(6)?.into());
         map.insert("overall".into(), number(row.get::<_, Option<f64>>(7)?));
@@ -68,6 +73,10 @@ fn ratings(store: &Store) -> Result<Rows> {
         map.insert("status".into(), row.get::<_, String>(11)?.into());
         map.insert("seconds_on_task".into(), number(Some(row.get(12)?)));
         map.insert("updated_at".into(), row.get::<_, String>(13)?.into());
+        map.insert(
+            "submitted_at".into(),
+            row.get::<_, Option<String>>(17)?.into(),
+        );
         map.insert("comment".into(), row.get::<_, String>(14)?.into());
         Ok(map)
     })?;
@@ -77,7 +86,7 @@ fn ratings(store: &Store) -> Result<Rows> {
         }
     }
     let mut columns = key_columns();
-    columns.extend(["rater", "rater_role", "overall"].map(String::from));
+    columns.extend(["rating_id", "read_no", "rater", "rater_role", "overall"].map(String::from));
     // In CSV each rubric dimension gets its own column; JSONL keeps the object.
     columns.extend(dimension_ids.iter().map(|id| format!("dimension:{id}")));
     columns.extend(
@@ -87,6 +96,7 @@ fn ratings(store: &Store) -> Result<Rows> {
             "status",
             "seconds_on_task",
             "updated_at",
+            "submitted_at",
             "comment",
         ]
         .map(String::from),
@@ -108,15 +118,16 @@ fn ratings(store: &Store) -> Result<Rows> {
 fn errors(store: &Store) -> Result<Rows> {
     let sql = format!(
         "SELECT {RESPONSE_KEY_SQL}, ra.name, e.id, e.category, e.severity, e.span_start,
-                e.span_end, e.mark_json, e.comment,
-                substr(r.rationale, e.span_start + 1, e.span_end - e.span_start)
+                e.span_end, e.mark_json, e.comment, r.rationale, g.id, g.read_no
          FROM error_labels e JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
          JOIN responses r ON g.response = r.id JOIN tasks t ON r.task = t.id
          JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
-         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name, e.id"
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, ra.name, g.read_no, e.id"
     );
     let rows = query(store, &sql, |row| {
         let mut map = response_key(row)?;
+        map.insert("rating_id".into(), row.get::<_, i64>(14)?.into());
+        map.insert("read_no".into(), row.get::<_, i64>(15)?.into());
         map.insert("rater".into(), row.get::<_, String>(5)?.into());
         map.insert("label_id".into(), row.get::<_, i64>(6)?.into());
         map.insert("category".into(), row.get::<_, String>(7)?.into());
@@ -130,12 +141,23 @@ fn errors(store: &Store) -> Result<Rows> {
                 .unwrap_or(Value::Null),
         );
         map.insert("comment".into(), row.get::<_, String>(12)?.into());
-        map.insert("quote".into(), row.get::<_, Option<String>>(13)?.into());
+        let span = row
+            .get::<_, Option<u32>>(9)?
+            .zip(row.get::<_, Option<u32>>(10)?);
+        let rationale = row.get::<_, Option<String>>(13)?;
+        map.insert(
+            "quote".into(),
+            span.zip(rationale)
+                .and_then(|((start, end), text)| utf16_slice(&text, start, end))
+                .into(),
+        );
         Ok(map)
     })?;
     let mut columns = key_columns();
     columns.extend(
         [
+            "rating_id",
+            "read_no",
             "rater",
             "label_id",
             "category",
@@ -192,6 +214,14 @@ fn ground_truth(store: &Store) -> Result<Rows> {
     .map(String::from)
     .to_vec();
     Ok((columns, rows))
+}
+
+/// Spans are stored in UTF-16 code units (what the reading screen's JavaScript counts).
+fn utf16_slice(text: &str, start: u32, end: u32) -> Option<String> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    units
+        .get(start as usize..end as usize)
+        .map(String::from_utf16_lossy)
 }
 
 fn key_columns() -> Vec<String> {

@@ -697,3 +697,101 @@ fn raters_are_validated_with_messages_naming_the_field() {
     }
     assert_eq!(store.raters().unwrap().len(), 1);
 }
+
+#[test]
+fn repeat_reads_stay_out_of_inter_rater_data_and_exports_carry_read_no_and_ids() {
+    let (dir, mut store) = demo_store();
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    let mut plan = spec("repeat", 11, vec![rater], 0.0, 1.0);
+    plan.responses_per_rater = Some(1);
+    plan.repeat_after_days = 0;
+    store.create_assignment_plan(rater, &plan).unwrap();
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(queue.len(), 2, "one first read and its repeat");
+    assert!(queue[1].available, "a repeat after 0 days is open today");
+    let dimension_ids: Vec<String> = store
+        .reading_item(rater, queue[0].assignment)
+        .unwrap()
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| d.id.clone())
+        .collect();
+    for (item, overall) in [(&queue[0], 2.0), (&queue[1], 5.0)] {
+        let mut edit = RatingEdit::empty();
+        edit.overall = Some(overall);
+        edit.dimensions = dimension_ids.iter().map(|d| (d.clone(), overall)).collect();
+        edit.correctness = Some(cases::rating::Correctness::Correct);
+        edit.confidence = Some(3);
+        store.save_rating(rater, item.assignment, &edit).unwrap();
+        store.submit_rating(rater, item.assignment).unwrap();
+    }
+    // A span after a non-BMP character: the export's quote counts UTF-16 units as the UI does.
+    let response: i64 = store
+        .read()
+        .query_row(
+            "SELECT response FROM assignments WHERE id = ?1",
+            [queue[0].assignment],
+            |r| r.get(0),
+        )
+        .unwrap();
+    Connection::open(dir.path().join("db.sqlite"))
+        .unwrap()
+        .execute(
+            "UPDATE responses SET rationale = '🧠 edema here' WHERE id = ?1",
+            [response],
+        )
+        .unwrap();
+    store.reopen_rating(rater, queue[0].assignment).unwrap();
+    let label = store
+        .add_error_label(rater, queue[0].assignment, &text_label("K1", [3, 8], ""))
+        .unwrap();
+    store.submit_rating(rater, queue[0].assignment).unwrap();
+
+    let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();
+    let ada: Vec<f64> = data
+        .input
+        .table
+        .scores
+        .iter()
+        .filter(|s| s.rater == "Dr Ada" && s.dimension == "overall")
+        .map(|s| s.score)
+        .collect();
+    assert_eq!(ada, [2.0], "only the first read counts");
+
+    use cases::export::{export, Format, What};
+    let ratings = export(&store, What::Ratings, Format::Jsonl).unwrap();
+    let rows: Vec<serde_json::Value> = ratings
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let read_nos: Vec<(i64, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["read_no"].as_i64().unwrap(),
+                r["overall"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(read_nos, [(1, 2.0), (2, 5.0)]);
+    assert!(rows.iter().all(|r| r["rating_id"].as_i64().is_some()
+        && r["model"].as_str().is_some()
+        && r["submitted_at"].as_str().is_some()));
+    let errors = export(&store, What::Errors, Format::Jsonl).unwrap();
+    let error: serde_json::Value = serde_json::from_str(errors.lines().next().unwrap()).unwrap();
+    assert_eq!(error["label_id"].as_i64(), Some(label.label_id));
+    assert_eq!(error["rating_id"], rows[0]["rating_id"]);
+    assert_eq!(
+        (error["read_no"].as_i64(), error["quote"].as_str()),
+        (Some(1), Some("edema"))
+    );
+    let csv = export(&store, What::Ratings, Format::Csv).unwrap();
+    assert!(csv.lines().next().unwrap().starts_with(
+        "study_id,case_id,task_id,model,sample,rating_id,read_no,rater,rater_role,overall"
+    ));
+}
