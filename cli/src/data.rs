@@ -165,6 +165,18 @@ pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+pub fn rotate_backup(db: Option<PathBuf>, dir: &Path, keep: usize) -> Result<(), Failure> {
+    let store = Store::open_existing(&db_path(db)?)?;
+    let taken = store.rotate_backup(dir, keep)?;
+    println!(
+        "backed up {} to {} (keeping the newest {keep} in {})",
+        store.path().display(),
+        taken.path.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
 pub fn restore(backup: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
     let db = db_path(db)?;
     let saved = cases::store::restore(backup, &db)?;

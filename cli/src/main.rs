@@ -81,8 +81,15 @@ enum Command {
     Backup {
         #[arg(long)]
         db: Option<PathBuf>,
+        /// The backup file to write (must not exist).
+        #[arg(long, required_unless_present = "rotate", conflicts_with = "rotate")]
+        out: Option<PathBuf>,
+        /// Write a dated backup into this folder and delete the oldest beyond --keep.
         #[arg(long)]
-        out: PathBuf,
+        rotate: Option<PathBuf>,
+        /// How many rotated backups to keep.
+        #[arg(long, default_value_t = 10, requires = "rotate", value_parser = clap::value_parser!(u16).range(1..))]
+        keep: u16,
     },
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
@@ -143,7 +150,18 @@ fn main() -> ExitCode {
         Command::Audit {
             command: AuditCommand::Verify { db },
         } => data::audit_verify(db),
-        Command::Backup { db, out } => data::backup(db, &out),
+        Command::Backup {
+            db,
+            out,
+            rotate,
+            keep,
+        } => match (out, rotate) {
+            (Some(out), None) => data::backup(db, &out),
+            (None, Some(dir)) => data::rotate_backup(db, &dir, usize::from(keep)),
+            _ => Err(Failure::Input(vec![
+                "backup: give either --out FILE or --rotate DIR".into(),
+            ])),
+        },
         Command::Restore { backup, db } => data::restore(&backup, db),
     };
     match outcome {

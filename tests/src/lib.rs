@@ -3,8 +3,10 @@
 
 use dicom_core::{DataElement, PrimitiveValue, VR};
 use dicom_dictionary_std::tags;
-use dicom_object::{FileMetaTableBuilder, InMemDicomObject};
+use dicom_object::{FileDicomObject, FileMetaTableBuilder, InMemDicomObject};
 use std::path::{Path, PathBuf};
+
+pub mod fuzz_entry;
 
 /// Marker strings planted in every identifying attribute of [`write_identified_dicom`]; none may
 /// appear anywhere after import.
@@ -42,6 +44,12 @@ pub struct Slice<'a> {
 
 /// Writes one MR slice as explicit VR little endian DICOM.
 pub fn write_slice(path: &Path, slice: &Slice<'_>) {
+    slice_file(slice).write_to_file(path).expect("write DICOM");
+}
+
+/// One MR slice as an explicit VR little endian DICOM file in memory, for tests that change some
+/// of its attributes before writing it.
+pub fn slice_file(slice: &Slice<'_>) -> FileDicomObject<InMemDicomObject> {
     let mut obj = InMemDicomObject::new_empty();
     let text = |obj: &mut InMemDicomObject, tag, vr, value: &str| {
         obj.put(DataElement::new(tag, vr, PrimitiveValue::from(value)));
@@ -121,15 +129,13 @@ pub fn write_slice(path: &Path, slice: &Slice<'_>) {
         VR::OW,
         PrimitiveValue::U16(pixels.into()),
     ));
-    let file = obj
-        .with_meta(
-            FileMetaTableBuilder::new()
-                .transfer_syntax("1.2.840.10008.1.2.1")
-                .media_storage_sop_class_uid("1.2.840.10008.5.1.4.1.1.4")
-                .media_storage_sop_instance_uid(slice.sop_uid),
-        )
-        .expect("file meta");
-    file.write_to_file(path).expect("write DICOM");
+    obj.with_meta(
+        FileMetaTableBuilder::new()
+            .transfer_syntax("1.2.840.10008.1.2.1")
+            .media_storage_sop_class_uid("1.2.840.10008.5.1.4.1.1.4")
+            .media_storage_sop_instance_uid(slice.sop_uid),
+    )
+    .expect("file meta")
 }
 
 /// A small valid bundle: one MS case with a 4-slice DICOM series (file names deliberately not in

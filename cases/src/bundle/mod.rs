@@ -29,6 +29,13 @@ pub const GRADER_FILE: &str = "grader.jsonl";
 /// The bundle format version this build reads.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The largest `study.json` or `case.json` read (16 MiB): a hand-written file is kilobytes.
+pub const MAX_JSON_BYTES: u64 = 16 << 20;
+/// The largest `responses.jsonl` or `grader.jsonl` read (1 GiB), refused before reading.
+pub const MAX_JSONL_BYTES: u64 = 1 << 30;
+/// The longest line of a JSONL file (1 MiB): an answer with its rationale and turns is kilobytes.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// A bundle that passed validation, with every image found, ordered and hashed.
 #[derive(Debug)]
 pub struct Bundle {
@@ -206,7 +213,36 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
 }
 
 fn read_text(dir: &Path, rel: &str, problems: &mut Problems) -> Option<String> {
-    match std::fs::read(dir.join(rel)) {
+    let path = dir.join(rel);
+    // A text file reached through a symbolic link out of the bundle is not the bundle's.
+    if let Ok(canonical) = path.canonicalize() {
+        if !canonical.starts_with(dir) {
+            problems.push(
+                rel,
+                None,
+                "-",
+                "leads outside the bundle (a symbolic link?)",
+            );
+            return None;
+        }
+    }
+    let limit = if rel.ends_with(".jsonl") {
+        MAX_JSONL_BYTES
+    } else {
+        MAX_JSON_BYTES
+    };
+    if let Ok(len) = std::fs::metadata(&path).map(|m| m.len()) {
+        if len > limit {
+            problems.push(
+                rel,
+                None,
+                "-",
+                format!("is {len} bytes, more than the {limit}-byte limit for this file"),
+            );
+            return None;
+        }
+    }
+    match std::fs::read(&path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => Some(text),
             Err(e) => {
@@ -279,6 +315,18 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(
     let mut lines = Vec::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
+            continue;
+        }
+        if line.len() > MAX_LINE_BYTES {
+            problems.push(
+                rel,
+                Some(index + 1),
+                "-",
+                format!(
+                    "the line is {} bytes, more than the {MAX_LINE_BYTES}-byte limit",
+                    line.len()
+                ),
+            );
             continue;
         }
         match parse_with_path::<T>(line) {
@@ -633,7 +681,7 @@ fn read_series(
             });
         }
         SeriesKind::KeyImages => {
-            let files = list_folder(path, case_file, case_text, field, problems)?;
+            let files = list_folder(bundle, path, case_file, case_text, field, problems)?;
             for file in files {
                 let rel = relative(bundle, &file);
                 let is_raster = file.extension().and_then(|e| e.to_str()).is_some_and(|e| {
@@ -656,7 +704,7 @@ fn read_series(
             }
         }
         SeriesKind::Dicom => {
-            let files = list_folder(path, case_file, case_text, field, problems)?;
+            let files = list_folder(bundle, path, case_file, case_text, field, problems)?;
             let mut metas = Vec::new();
             let mut by_path = HashMap::new();
             for file in files {
@@ -716,7 +764,10 @@ fn read_series(
     Some(found)
 }
 
+/// The files of a series folder; a file that is a symbolic link out of the bundle is a problem
+/// (the bundle would show another folder's, perhaps another patient's, image).
 fn list_folder(
+    bundle: &Path,
     path: &Path,
     case_file: &str,
     case_text: &str,
@@ -733,7 +784,23 @@ fn list_folder(
         return None;
     }
     match folder_files(path) {
-        Ok(files) => Some(files),
+        Ok(files) => Some(
+            files
+                .into_iter()
+                .filter(|file| {
+                    let inside = file.canonicalize().is_ok_and(|c| c.starts_with(bundle));
+                    if !inside {
+                        problems.push(
+                            &relative(bundle, file),
+                            None,
+                            "-",
+                            "leads outside the bundle (a symbolic link?)",
+                        );
+                    }
+                    inside
+                })
+                .collect(),
+        ),
         Err(e) => {
             problems.at_field(
                 case_file,

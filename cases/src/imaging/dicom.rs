@@ -40,6 +40,7 @@ pub(crate) struct DicomImage {
 /// Opens a whole DICOM file. When the header reads but the rest does not, the error says so,
 /// with the transfer syntax: a file cut short inside its pixel data is `Truncated`.
 pub(crate) fn open(path: &Path) -> Result<DefaultDicomObject, ImagingError> {
+    super::guard::check_dicom_structure(path, false)?;
     open_file(path).map_err(|e| {
         let Ok(header) = OpenFileOptions::new()
             .read_until(tags::PIXEL_DATA)

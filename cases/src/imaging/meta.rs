@@ -32,6 +32,7 @@ pub struct DicomMeta {
 
 /// Reads the header of `path`, stopping before the pixel data.
 pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
+    super::guard::check_dicom_structure(path, true)?;
     let obj = OpenFileOptions::new()
         .read_until(tags::PIXEL_DATA)
         .open_file(path)

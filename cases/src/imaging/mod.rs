@@ -22,6 +22,7 @@ mod deid;
 mod dicom;
 mod error;
 mod geometry;
+mod guard;
 mod meta;
 mod nifti;
 mod raster;

@@ -284,6 +284,15 @@ pub(crate) fn decode_file(path: &Path) -> Result<NiftiImage, ImagingError> {
     let header = read_header(path, stream.as_mut())?;
     let err = |kind, reason: String| ImagingError::new(path, kind, reason);
     let (columns, rows, slices) = (header.extent(1), header.extent(2), header.extent(3));
+    if columns < 1 || rows < 1 || slices < 1 {
+        return Err(err(
+            ImagingErrorKind::InvalidHeader,
+            format!(
+                "dim {:?} declares an empty volume: dim[1..=3] must be at least 1",
+                header.dim
+            ),
+        ));
+    }
     let (channels, bytes_per_sample): (u8, u64) = match header.datatype {
         2 | 256 => (1, 1),
         4 | 512 => (1, 2),
@@ -300,11 +309,13 @@ pub(crate) fn decode_file(path: &Path) -> Result<NiftiImage, ImagingError> {
             ))
         }
     };
-    let volume_bytes = columns as u128
-        * rows as u128
-        * slices as u128
-        * channels as u128
-        * bytes_per_sample as u128;
+    // NIfTI-2 dims are 64-bit: their product can overflow even u128, so it saturates.
+    let volume_bytes = [columns as u128, rows as u128, slices as u128]
+        .into_iter()
+        .fold(
+            channels as u128 * bytes_per_sample as u128,
+            u128::saturating_mul,
+        );
     if volume_bytes > MAX_DECODED_BYTES as u128 {
         return Err(err(
             ImagingErrorKind::TooLarge,

@@ -11,7 +11,7 @@ mod catalog;
 pub(crate) use catalog::enum_text;
 pub mod migrations;
 
-pub use backup::restore;
+pub use backup::{restore, rotated_backups, AutoBackup, RotatedBackup, AUTOMATIC_BACKUP_DIR};
 pub use catalog::{
     CaseSummary, CaseView, ResponseView, SeriesFile, SeriesFiles, SeriesView, StudySummary,
     TaskView,
@@ -110,9 +110,12 @@ impl Store {
     /// The write side: runs `change` in one transaction, committed only if it returns `Ok`.
     pub fn write<T>(&mut self, change: impl FnOnce(&mut Write<'_>) -> Result<T>) -> Result<T> {
         let path = self.path.clone();
+        // IMMEDIATE takes the write lock up front, waiting up to BUSY_TIMEOUT for another
+        // process; a deferred transaction that reads first fails at once with "database is
+        // locked" when another process wrote since its read began (WAL snapshot rule).
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| Error::database(&path, "starting a write", e))?;
         let mut write = Write { tx, path: &path };
         let value = change(&mut write)?;
