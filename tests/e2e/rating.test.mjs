@@ -1,0 +1,331 @@
+// The reading screen in the real window (WebKitGTK through tauri-driver): a new rater reads a demo
+// response, labels a text span and an image location, scores every rubric row and submits; starts
+// the next response; then the app process is killed with SIGKILL and started again on the same
+// database, and everything the screen showed as saved must still be there, with the rater back on
+// the response they were reading. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+const APP = process.env.NEURORATER_APP
+const DB = process.env.NEURORATER_DB
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
+// First start writes and imports the demo study; a debug build on 2 shared cores is slow.
+const FIRST_START_TIMEOUT_MS = 240_000
+const LOAD_TIMEOUT_MS = 60_000
+// The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
+const SAVE_TIMEOUT_MS = 15_000
+const RATER = { name: 'Dr Ada Reader', role: 'neuroradiologist', years: '12' }
+
+let browser
+
+const session = () =>
+  remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    // No browserName: tauri-driver rejects sessions that set one.
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  browser = await session()
+})
+
+after(async () => {
+  await browser?.deleteSession().catch(() => {})
+})
+
+const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `rating-${name}.png`))
+const $ = (selector) => browser.$(selector)
+const testid = (id) => `[data-testid="${id}"]`
+
+async function waitSaved(what) {
+  await browser.waitUntil(async () => (await $(testid('save-state')).getAttribute('data-state')) === 'saved', {
+    timeout: SAVE_TIMEOUT_MS,
+    timeoutMsg: `${what}: the screen never showed "saved" (it shows "${await $(testid('save-state')).getText()}")`,
+  })
+}
+
+async function waitReading() {
+  const reading = await $(testid('reading'))
+  await reading.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await $(testid('rationale')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  return reading
+}
+
+/** Rubric rows as {row: value} from the DOM ('' when unscored). */
+async function rubricValues() {
+  return Object.fromEntries(
+    await browser.$$(testid('rubric-row')).map(async (el) => [await el.getAttribute('data-row'), await el.getAttribute('data-value')]),
+  )
+}
+
+async function labels() {
+  return browser.$$(testid('label-item')).map(async (el) => ({
+    category: await el.getAttribute('data-category'),
+    severity: await el.getAttribute('data-severity'),
+    text: await el.getText(),
+  }))
+}
+
+/** Focus somewhere neutral so single-key shortcuts reach the reading screen, not a text box. */
+async function focusPage() {
+  await browser.execute(() => {
+    document.activeElement?.blur?.()
+  })
+}
+
+/**
+ * The app process of this run: a child of WebKitWebDriver (or tauri-driver) whose environment
+ * carries this run's NEURORATER_DB. Other runs on the machine use the same binary, so the
+ * process is never looked up by name.
+ */
+function appPid() {
+  const parentOf = (pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    } catch {
+      return null
+    }
+  }
+  const commOf = (pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+    } catch {
+      return ''
+    }
+  }
+  const matches = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readlinkSync(`/proc/${entry}/exe`) !== APP) continue
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0')
+      if (!env.includes(`NEURORATER_DB=${DB}`)) continue
+      const parent = commOf(parentOf(entry))
+      if (parent.startsWith('WebKitWebDriver') || parent.startsWith('tauri-driver')) matches.push(Number(entry))
+    } catch {
+      // Not ours to read, or gone meanwhile.
+    }
+  }
+  assert.equal(matches.length, 1, `exactly one app process of this run (found ${JSON.stringify(matches)})`)
+  return matches[0]
+}
+
+// What the first session acknowledged, checked after the kill.
+const expected = {}
+
+test('a new rater opens the first response of their queue', async () => {
+  const form = await $(testid('new-rater'))
+  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await form.$('input[name="name"]').setValue(RATER.name)
+  await form.$('select[name="role"]').selectByAttribute('value', RATER.role)
+  await form.$('input[name="years"]').setValue(RATER.years)
+  await form.$('button[type="submit"]').click()
+
+  await $(testid('continue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await $(testid('reading-queue')).waitForExist()
+  const rows = await browser.$$(testid('queue-row')).length
+  assert.ok(rows >= 2, `the demo queue has at least two responses (it has ${rows})`)
+  await shot('1-queue')
+  await $(testid('continue')).click()
+  const reading = await waitReading()
+  expected.first = await reading.getAttribute('data-assignment')
+  assert.match(await $(testid('progress')).getText(), /^Response 1 of \d+$/)
+  assert.equal(await $(testid('current-rater')).getText(), RATER.name)
+  // Blinded: nothing on the screen names a model or a grader.
+  const body = await $('body').getText()
+  assert.doesNotMatch(body, /grader|model-[a-z]|gpt|gemini|claude/i)
+  await browser.pause(500) // let the viewer draw for the screenshot
+  await shot('2-reading')
+})
+
+test('a span of the rationale is labelled as an error, and undo/redo work on it', async () => {
+  const rationale = await $(testid('rationale')).getText()
+  // Select the first two words past the first 10 characters, as a mouse would, through a Range.
+  const picked = await browser.execute(() => {
+    const el = document.querySelector('[data-testid="rationale"]')
+    const text = el.textContent
+    const start = text.indexOf(' ', 10) + 1
+    const end = text.indexOf(' ', text.indexOf(' ', start) + 1)
+    // Rendered text may be split over several text nodes: find the ones holding each end.
+    const point = (offset) => {
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT)
+      let seen = 0
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (offset <= seen + n.length) return [n, offset - seen]
+        seen += n.length
+      }
+      throw new Error(`offset ${offset} is past the text`)
+    }
+    const range = document.createRange()
+    range.setStart(...point(start))
+    range.setEnd(...point(end))
+    const selection = window.getSelection()
+    selection.removeAllRanges()
+    selection.addRange(range)
+    el.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }))
+    return text.slice(start, end)
+  })
+  assert.ok(picked.trim().length > 2 && rationale.includes(picked), `selected "${picked}"`)
+  await $(testid('label-selection')).waitForDisplayed()
+  await browser.keys('e')
+  const editor = await $(testid('label-editor'))
+  await editor.waitForDisplayed()
+  await shot('3-label-editor')
+  await browser.keys(['r', '1'])
+  await browser.keys('Enter') // picks R1 (faulty inference)
+  await browser.keys('2') // severity 2
+  await $(testid('label-comment')).setValue('conclusion does not follow')
+  await $(testid('save-label')).click()
+  await editor.waitForExist({ reverse: true })
+
+  let list = await labels()
+  assert.equal(list.length, 1)
+  assert.equal(list[0].category, 'R1')
+  assert.equal(list[0].severity, '2')
+  assert.ok(list[0].text.includes(picked.trim()), `the label quotes the span: ${list[0].text}`)
+  assert.equal(await $('[data-testid="rationale"] mark.hl').getText(), picked.trim())
+  await waitSaved('text label')
+
+  await focusPage()
+  await browser.keys(['Control', 'z'])
+  await browser.waitUntil(async () => (await labels()).length === 0, { timeout: 5_000, timeoutMsg: 'Ctrl+Z did not remove the label' })
+  await browser.keys(['Control', 'Shift', 'z'])
+  await browser.waitUntil(async () => (await labels()).length === 1, { timeout: 5_000, timeoutMsg: 'Ctrl+Shift+Z did not restore it' })
+  await waitSaved('undo and redo')
+  expected.textLabel = { category: 'R1', severity: '2', quote: picked.trim() }
+})
+
+test('an image finding is labelled with a point drawn on the image', async () => {
+  await focusPage()
+  await browser.keys('i')
+  const editor = await $(testid('label-editor'))
+  await editor.waitForDisplayed()
+  await browser.keys(['p', '1'])
+  await browser.keys('Enter') // P1 missed finding: needs a mark
+  await browser.keys('3')
+  assert.equal(await $(testid('save-label')).isEnabled(), false, 'a missed finding cannot be saved without a mark')
+  await $('[data-testid="mark-field"] [data-tool="point"]').click()
+  const viewport = await $('[data-testid="viewport"]')
+  await browser.waitUntil(async () => (await viewport.getAttribute('data-state')) === 'ready', {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the image never loaded',
+  })
+  await viewport.$('svg.marks').click() // the centre of the image
+  await browser.waitUntil(async () => (await $(testid('mark-status')).getText()).includes('point on'), {
+    timeout: 5_000,
+    timeoutMsg: 'no point mark arrived from the viewer',
+  })
+  await shot('4-image-mark')
+  await $(testid('save-label')).click()
+  await editor.waitForExist({ reverse: true })
+  const list = await labels()
+  assert.deepEqual(list.map((l) => l.category), ['R1', 'P1'])
+  assert.ok(list[1].text.includes('point on'), list[1].text)
+  assert.ok((await browser.$$('[data-testid="viewport"] [data-testid="mark"]').length) >= 1, 'the mark is drawn on the image')
+  await waitSaved('image label')
+})
+
+test('every rubric row is scored by keyboard, commented and submitted', async () => {
+  await $('.rubric-row .row-label').click()
+  const rowCount = await browser.$$(testid('rubric-row')).length
+  // 1–3 are levels of every row (correctness has three: correct, partly, incorrect).
+  const digits = Array.from({ length: rowCount }, (_, i) => String((i % 3) + 1))
+  for (const d of digits) await browser.keys(d)
+  await browser
+    .waitUntil(async () => Object.values(await rubricValues()).every((v) => v !== ''), { timeout: 5_000 })
+    .catch(() => {})
+  const values = await rubricValues()
+  await shot('5-scored')
+  assert.deepEqual(
+    Object.values(values),
+    digits.map((d) => d),
+    `digits ${digits.join(' ')} score the rows in order: ${JSON.stringify(values)}`,
+  )
+  await $(testid('rating-comment')).setValue('Read in the e2e test.')
+  await waitSaved('rubric')
+  expected.firstRubric = values
+
+  await focusPage()
+  await browser.keys(['Control', 'Enter'])
+  await $(testid('submitted')).waitForExist({ timeout: SAVE_TIMEOUT_MS })
+  assert.equal(await $(testid('reading')).getAttribute('data-status'), 'submitted')
+  await shot('6-submitted')
+})
+
+test('the next response is started, then the app is killed mid-edit and restarted', async () => {
+  await focusPage()
+  await browser.keys('n')
+  await browser.waitUntil(async () => (await $(testid('progress')).getText()).startsWith('Response 2 of'), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'n did not move to response 2',
+  })
+  const reading = await waitReading()
+  expected.second = await reading.getAttribute('data-assignment')
+  assert.notEqual(expected.second, expected.first)
+  await $('.rubric-row .row-label').click()
+  await browser.keys('4')
+  const comment = await $(testid('rating-comment'))
+  await comment.setValue('partial: first impression')
+  await waitSaved('partial rating')
+  expected.secondRubric = await rubricValues()
+  expected.secondComment = 'partial: first impression'
+  await shot('7-partial')
+
+  // Mid-edit: more typing goes in and the process dies within the save queue's quiet time.
+  await comment.addValue(' and more')
+  const pid = appPid()
+  process.kill(pid, 'SIGKILL')
+  await browser.deleteSession().catch(() => {})
+  browser = await session()
+
+  await $(testid('continue-as')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  assert.equal(await $(testid('continue-as')).getText(), `Continue as ${RATER.name}`)
+  await $(testid('continue-as')).click()
+  const again = await waitReading()
+  assert.equal(await again.getAttribute('data-assignment'), expected.second, 'back on the response being read')
+  assert.match(await $(testid('progress')).getText(), /^Response 2 of \d+$/)
+  assert.deepEqual(await rubricValues(), expected.secondRubric)
+  const stored = await $(testid('rating-comment')).getValue()
+  assert.ok(
+    stored === expected.secondComment || stored === `${expected.secondComment} and more`,
+    `the acknowledged comment survived (found "${stored}")`,
+  )
+  await shot('8-after-kill')
+})
+
+test('after the restart the submitted response keeps its labels, mark and scores', async () => {
+  await focusPage()
+  await browser.keys('p')
+  await browser.waitUntil(async () => (await $(testid('progress')).getText()).startsWith('Response 1 of'), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'p did not move back to response 1',
+  })
+  const reading = await waitReading()
+  assert.equal(await reading.getAttribute('data-assignment'), expected.first)
+  assert.equal(await reading.getAttribute('data-status'), 'submitted')
+  assert.deepEqual(await rubricValues(), expected.firstRubric)
+  const list = await labels()
+  assert.deepEqual(
+    list.map((l) => [l.category, l.severity]),
+    [
+      [expected.textLabel.category, expected.textLabel.severity],
+      ['P1', '3'],
+    ],
+  )
+  assert.equal(await $('[data-testid="rationale"] mark.hl').getText(), expected.textLabel.quote)
+  assert.ok(list[1].text.includes('point on'))
+  assert.equal(await $(testid('rating-comment')).getValue(), 'Read in the e2e test.')
+  await browser.pause(500)
+  await shot('9-restored')
+})
