@@ -66,6 +66,8 @@ pub struct ImageFile {
     pub path: String,
     pub sha256: String,
     pub byte_len: u64,
+    /// `sha256:<hex>` of the SOP Instance UID: PS3.15 replaces it (it leads back to the
+    /// hospital's archive), so only a one-way digest is kept, enough to recognise the instance.
     pub sop_instance_uid: Option<String>,
 }
 
@@ -749,7 +751,12 @@ fn read_series(
             imaging::order_series(&mut metas);
             for meta in metas {
                 let file = &by_path[&meta.sop_instance_uid];
-                let image = hash_file(bundle, file, Some(meta.sop_instance_uid.clone()), problems)?;
+                let image = hash_file(
+                    bundle,
+                    file,
+                    Some(uid_digest(&meta.sop_instance_uid)),
+                    problems,
+                )?;
                 found.push(FoundImage {
                     file: image,
                     identifying: meta.identifying_attributes.len(),
@@ -811,6 +818,13 @@ fn list_folder(
             None
         }
     }
+}
+
+fn uid_digest(uid: &str) -> String {
+    format!(
+        "sha256:{}",
+        crate::store::audit::hex(&Sha256::digest(uid.as_bytes()))
+    )
 }
 
 fn hash_file(
