@@ -1,0 +1,279 @@
+// The reading-room viewer in the real window (WebKitGTK through tauri-driver): opening speed,
+// frame time while scrolling, presets, multi-viewport sync in patient space, planes, key images
+// and marks. Screenshots of each mode and tests/e2e/artifacts/timings-viewer.json are written.
+// Run: E2E_DRIVER_PORT=4470 E2E_TESTS=viewer.test.mjs bash scripts/e2e.sh
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PNG } from 'pngjs'
+import { remote } from 'webdriverio'
+
+const APP = process.env.NEURORATER_APP
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
+const FIRST_START_TIMEOUT_MS = 240_000
+const IMAGE_TIMEOUT_MS = 60_000
+const SCROLL_STEPS = 100
+
+let browser
+const timings = {}
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+  await browser.waitUntil(async () => (await browser.$$('.case-row').length) >= 12, {
+    timeout: FIRST_START_TIMEOUT_MS,
+    interval: 500,
+    timeoutMsg: 'the case table never showed 12 rows',
+  })
+})
+
+after(async () => {
+  writeFileSync(join(ARTIFACTS, 'timings-viewer.json'), JSON.stringify(timings, null, 2))
+  await browser?.deleteSession()
+})
+
+/** Mean luma (0–255) and the fraction of pixels brighter than 12, of a PNG screenshot. */
+function lumaStats(pngBytes) {
+  const png = PNG.sync.read(pngBytes)
+  let sum = 0
+  let bright = 0
+  const n = png.width * png.height
+  for (let i = 0; i < png.data.length; i += 4) {
+    const luma = 0.299 * png.data[i] + 0.587 * png.data[i + 1] + 0.114 * png.data[i + 2]
+    sum += luma
+    if (luma > 12) bright++
+  }
+  return { mean: sum / n, brightFraction: bright / n }
+}
+
+async function shoot(name) {
+  await browser.pause(250)
+  await browser.saveScreenshot(join(ARTIFACTS, `viewer-${name}.png`))
+}
+
+async function waitViewportsReady(count) {
+  await browser.waitUntil(
+    async () => {
+      const states = await browser.$$('[data-testid="viewport"]').map((el) => el.getAttribute('data-state'))
+      return states.length === count && states.every((s) => s === 'ready')
+    },
+    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: `${count} viewport(s) never all became ready` },
+  )
+}
+
+async function openCase(caseId) {
+  const row = await browser.$(`.case-row[data-case-id="${caseId}"]`)
+  await row.$('button').click()
+  await waitViewportsReady(1)
+  return browser.execute(() => {
+    const get = (name) => performance.getEntriesByName(name)[0]?.duration ?? null
+    const key = (prefix) => performance.getEntriesByType('measure').filter((m) => m.name.startsWith(prefix)).at(-1)?.duration ?? null
+    return {
+      openCaseToFirstImageMs: get('open-case-to-first-image'),
+      niivueInitMs: key('viewer-init-'),
+      seriesVolumeIpcMs: key('viewer-ipc-'),
+      niivueParseUploadMs: key('viewer-parse-upload-'),
+    }
+  })
+}
+
+/** Back to the case list: the "All cases" button when a reader is chosen, else the start page. */
+async function backToCases() {
+  const back = await browser.$('button.back')
+  if (await back.isExisting()) await back.click()
+  else await browser.$('[data-testid="mode-reading"]').click()
+  await browser.$('.case-row').waitForExist({ timeout: 10_000 })
+}
+
+const text = async (selector) => browser.$(selector).getText()
+
+test('an MS case opens on FLAIR fast, with a window that shows lesions, and scrolls smoothly', async () => {
+  const rows = await browser.$$('.case-row').map((el) => el.getAttribute('data-case-id'))
+  const caseId = rows.find((id) => id.startsWith('ms-'))
+  assert.ok(caseId, `an MS case is listed (${rows.join(', ')})`)
+
+  const first = await openCase(caseId)
+  assert.equal(typeof first.openCaseToFirstImageMs, 'number', 'the UI measured open case → first image')
+  timings.firstOpen = { caseId, ...first }
+  console.log(`first open ${caseId}:`, first)
+
+  assert.match(await text('[data-testid="series-label"]'), /flair/i)
+  const wl = await text('[data-testid="window-level"]')
+  const match = /^W (\S+) +L (\S+)$/.exec(wl)
+  assert.ok(match, `window/level overlay reads "${wl}"`)
+  timings.flairOpeningWindow = wl
+  const canvas = await browser.$('[data-testid="viewport"] canvas')
+  const shot = Buffer.from(await browser.takeElementScreenshot(canvas.elementId), 'base64')
+  writeFileSync(join(ARTIFACTS, 'viewer-flair-canvas.png'), shot)
+  const stats = lumaStats(shot)
+  timings.flairCanvasLuma = stats
+  assert.ok(stats.brightFraction > 0.1, `only ${(100 * stats.brightFraction).toFixed(1)} % of the canvas is image`)
+  await shoot('1-axial-flair')
+
+  // Frame time while scrolling: one slice step per animation frame, as a held arrow key does.
+  const scroll = await browser.executeAsync((steps, done) => {
+    const viewer = document.querySelector('[data-testid="viewer"]')
+    viewer.focus()
+    const deltas = []
+    const handlerMs = []
+    let last = performance.now()
+    let k = 0
+    let direction = 'ArrowUp'
+    const tick = (now) => {
+      deltas.push(now - last)
+      last = now
+      if (k === steps) {
+        const sorted = [...deltas.slice(1)].sort((a, b) => a - b)
+        const hs = [...handlerMs].sort((a, b) => a - b)
+        const q = (arr, p) => arr[Math.min(arr.length - 1, Math.floor(p * arr.length))]
+        done({
+          steps,
+          frameMedianMs: q(sorted, 0.5),
+          frameP95Ms: q(sorted, 0.95),
+          drawMedianMs: q(hs, 0.5),
+          drawP95Ms: q(hs, 0.95),
+          slice: document.querySelector('[data-testid="slice-position"]')?.textContent,
+        })
+        return
+      }
+      const label = document.querySelector('[data-testid="slice-position"]')?.textContent ?? ''
+      const [, i, n] = /(\d+)\/(\d+)/.exec(label) ?? [0, 1, 1]
+      if (Number(i) >= Number(n)) direction = 'ArrowDown'
+      if (Number(i) <= 1) direction = 'ArrowUp'
+      const t0 = performance.now()
+      viewer.dispatchEvent(new KeyboardEvent('keydown', { key: direction, bubbles: true }))
+      handlerMs.push(performance.now() - t0)
+      k++
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+  }, SCROLL_STEPS)
+  timings.scroll = scroll
+  console.log('scroll:', scroll)
+  assert.equal(scroll.steps, SCROLL_STEPS)
+
+  // Open the same case again: the backend's decoded-series cache should make this the fast path.
+  await backToCases()
+  const again = await openCase(caseId)
+  timings.secondOpen = { caseId, ...again }
+  console.log(`second open ${caseId}:`, again)
+})
+
+test('presets, W/L drag, zoom and the neurological convention change what is shown', async () => {
+  const viewer = await browser.$('[data-testid="viewer"]')
+  const before = await text('[data-testid="window-level"]')
+  await browser.$('[data-testid="mode-window"]').click()
+  const canvas = await browser.$('[data-testid="viewport"] canvas')
+  await browser.action('pointer').move({ origin: canvas }).down().move({ origin: canvas, x: 60, y: 30 }).up().perform()
+  const dragged = await text('[data-testid="window-level"]')
+  assert.notEqual(dragged, before, 'a W/L drag changes the window')
+  const presets = await browser.$$('[data-testid="preset"]').map((el) => el.getText())
+  assert.equal(presets[0], 'Default', `presets: ${presets.join(', ')}`)
+  assert.equal(presets.at(-1), 'Full range', `presets: ${presets.join(', ')}`)
+  assert.ok(!presets.includes('Brain'), 'no CT presets on MR')
+  timings.flairPresets = presets
+  await browser.$('[data-testid="mode-crosshair"]').click()
+  for (const [i, name] of presets.entries()) {
+    await viewer.click()
+    await browser.keys(String(i + 1))
+    timings[`flairWindow ${name}`] = await text('[data-testid="window-level"]')
+    await shoot(`2-preset-${name.toLowerCase().replace(/\W+/g, '-')}`)
+  }
+  await browser.keys('1')
+  assert.equal(await text('[data-testid="window-level"]'), timings.flairOpeningWindow, 'preset 1 restores the opening window')
+
+  assert.equal(await text('[data-testid="side-left"]'), 'R', 'radiological: patient right on screen left')
+  await browser.$('[data-testid="convention"]').click()
+  await browser.waitUntil(async () => (await text('[data-testid="side-left"]')) === 'L', {
+    timeout: 5_000,
+    timeoutMsg: 'neurological convention did not flip the side markers',
+  })
+  await browser.$('[data-testid="convention"]').click()
+  await browser.$('[data-testid="mode-crosshair"]').click()
+  await viewer.click()
+  await browser.keys(['+', '+'])
+  await shoot('3-zoomed')
+  await browser.keys('0')
+})
+
+test('coronal and sagittal planes, and four viewports synchronised in patient space', async () => {
+  await browser.$('[data-testid="plane-coronal"]').click()
+  await browser.waitUntil(async () => (await text('[data-testid="side-left"]')) === 'R', { timeout: 5_000 })
+  await shoot('4-coronal')
+  await browser.$('[data-testid="plane-sagittal"]').click()
+  await browser.pause(200)
+  await shoot('5-sagittal')
+  await browser.$('[data-testid="plane-axial"]').click()
+
+  const layout4 = await browser.$$('.toolbar button').find(async (b) => (await b.getText()) === '4')
+  await layout4.click()
+  const t0 = Date.now()
+  await waitViewportsReady(4)
+  timings.fourViewportsReadyMs = Date.now() - t0
+  const viewer = await browser.$('[data-testid="viewer"]')
+  await viewer.click()
+  await browser.keys(['ArrowUp', 'ArrowUp', 'ArrowUp'])
+  await browser.pause(200)
+  const positions = await browser.$$('[data-testid="slice-mm"]').map((el) => el.getText())
+  timings.fourViewportPositions = positions
+  // Every axial viewport sits at the same patient z (mm): they were synced by position.
+  const zs = positions.map((p) => Number(/Z (-?[\d.]+) mm/.exec(p)?.[1]))
+  assert.ok(zs.every((z) => Number.isFinite(z)), `positions read ${positions.join(' | ')}`)
+  const spread = Math.max(...zs) - Math.min(...zs)
+  assert.ok(spread <= 3, `axial viewports within one slice of each other in patient z: ${positions.join(' | ')}`)
+  await shoot('6-four-viewports')
+})
+
+test('key images jump to the slices the model was shown', async () => {
+  const keys = await browser.$$('[data-testid="key-image"]')
+  if (keys.length === 0) {
+    test.skip?.('this task lists no key images')
+    return
+  }
+  await keys[0].click()
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="key-badge"]').length) > 0, {
+    timeout: 10_000,
+    timeoutMsg: 'no viewport shows the "Key image" badge after jumping to key image 1',
+  })
+  await shoot('7-key-image')
+})
+
+test('marks drawn in a viewport come back in patient mm and are drawn on the slice', async () => {
+  const one = await browser.$$('.toolbar button').find(async (b) => (await b.getText()) === '1')
+  await one.click()
+  await waitViewportsReady(1)
+  const tool = await browser.$('[data-testid="mark-tool-ellipse"]')
+  await tool.click()
+  const layer = await browser.$('[data-testid="viewport"] svg.marks')
+  await browser.action('pointer').move({ origin: layer, x: -40, y: -10 }).down().move({ origin: layer, x: -10, y: 15 }).up().perform()
+  await browser.$('[data-testid="mark-tool-point"]').click()
+  await browser.action('pointer').move({ origin: layer, x: 50, y: 40 }).down().up().perform()
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="mark"]').length) >= 2, {
+    timeout: 5_000,
+    timeoutMsg: 'the drawn marks are not shown',
+  })
+  const listed = await browser.$$('[data-testid="scratch-mark"]').map((el) => el.getText())
+  assert.equal(listed.length, 2)
+  assert.match(listed[0], /ellipse · axial/)
+  await shoot('8-marks')
+  // Leaving the slice hides the marks; coming back shows them again.
+  const viewer = await browser.$('[data-testid="viewer"]')
+  await browser.$('[data-testid="mark-tool-none"]').click()
+  await viewer.click()
+  await browser.keys(['ArrowUp', 'ArrowUp'])
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="mark"]').length) === 0, {
+    timeout: 5_000,
+    timeoutMsg: 'marks stayed visible two slices away',
+  })
+  await browser.keys(['ArrowDown', 'ArrowDown'])
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="mark"]').length) >= 2, { timeout: 5_000 })
+})
