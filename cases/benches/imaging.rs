@@ -1,5 +1,6 @@
 //! Imaging speed: decode + VOI of one 512² 16-bit slice (goal ≤ 1 ms), loading a 300-slice
-//! series as a volume, and rendering real compressed sample files.
+//! series as a volume, a NIfTI reslice, and rendering real compressed sample files. Loading the
+//! 300-slice series also prints its peak memory against its decoded size (goal < 1.5×).
 
 #[path = "../tests/imaging_support.rs"]
 mod imaging_support;
@@ -7,7 +8,7 @@ mod imaging_support;
 use std::hint::black_box;
 use std::path::Path;
 
-use cases::imaging::{load_dicom_series, render, RenderOptions};
+use cases::imaging::{load_dicom_series, load_nifti, render, RenderOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn slice_512(dir: &Path) -> std::path::PathBuf {
@@ -56,6 +57,7 @@ fn load_series(c: &mut Criterion) {
             imaging_support::write_slice(dir.path(), &format!("{k:03}.dcm"), "1.2.826.0.1.21", spec)
         })
         .collect();
+    report_peak_memory(&paths);
     let mut group = c.benchmark_group("series");
     group.sample_size(10);
     group.bench_function("load_dicom_series 300 x 512x512 int16", |b| {
@@ -64,5 +66,74 @@ fn load_series(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render_one_slice, render_real_files, load_series);
+/// A `/proc/self/status` field in KiB (Linux).
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Peak resident memory while loading the series, above what was resident before, against the
+/// decoded size: the high-water mark is reset first (`clear_refs` 5), so the peak is this load's.
+fn report_peak_memory(paths: &[std::path::PathBuf]) {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let (Some(before), true) = (status_kib("VmRSS:"), reset) else {
+        eprintln!("peak memory: not measurable here (needs Linux /proc with clear_refs)");
+        return;
+    };
+    let volume = load_dicom_series(paths).expect("loads");
+    let peak = status_kib("VmHWM:").unwrap_or(0);
+    let decoded = volume.samples.len() * volume.samples.bytes_per_sample();
+    let grown = peak.saturating_sub(before) * 1024;
+    eprintln!(
+        "peak memory loading {} slices: {:.1} MiB above the start for {:.1} MiB decoded = {:.2}x",
+        volume.dims[2],
+        grown as f64 / (1 << 20) as f64,
+        decoded as f64 / (1 << 20) as f64,
+        grown as f64 / decoded as f64
+    );
+    let nifti = volume.to_nifti1_bytes();
+    let peak_with_nifti = status_kib("VmHWM:").unwrap_or(0);
+    eprintln!(
+        "  ... and with its NIfTI copy for the viewer ({:.1} MiB): {:.2}x",
+        nifti.len() as f64 / (1 << 20) as f64,
+        (peak_with_nifti.saturating_sub(before) * 1024) as f64 / decoded as f64
+    );
+}
+
+/// Reslicing a volume the viewer way: NiiVue reslices on the GPU, so the CPU-side cost of a new
+/// plane is reading the NIfTI file and walking its voxels along another axis (coronal here).
+fn nifti_reslice(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/imaging/example4d.nii.gz");
+    let volume = load_nifti(&path).expect("loads");
+    let [nx, ny, nz] = volume.dims;
+    c.bench_function(
+        &format!("coronal reslice of a {nx}x{ny}x{nz} NIfTI volume (all rows)"),
+        |b| {
+            b.iter(|| {
+                let mut plane = vec![0f64; nx * nz];
+                for j in 0..ny {
+                    for k in 0..nz {
+                        for i in 0..nx {
+                            plane[k * nx + i] =
+                                volume.samples.get((k * ny + j) * nx + i).unwrap_or(0.0);
+                        }
+                    }
+                    black_box(&plane);
+                }
+            })
+        },
+    );
+    c.bench_function("load_nifti example4d.nii.gz (gunzip + volume 0)", |b| {
+        b.iter(|| load_nifti(black_box(&path)).expect("loads"))
+    });
+}
+
+criterion_group!(
+    benches,
+    render_one_slice,
+    render_real_files,
+    load_series,
+    nifti_reslice
+);
 criterion_main!(benches);

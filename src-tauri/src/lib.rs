@@ -14,6 +14,7 @@ use tauri::{App, Builder, Context, Runtime};
 pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
+        .manage(commands::imaging::VolumeCache::default())
         .manage(commands::calibration::LastReport::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![

@@ -174,6 +174,25 @@ pub(crate) fn grey_levels<T: Sample>(
     invert: bool,
 ) -> Vec<u8> {
     let Rescale { slope, intercept } = rescale;
+    if window.function == VoiFunction::Linear && window.width > 1.0 {
+        // The linear window is one affine map clamped to 0..=255: the same arithmetic as
+        // `Window::apply` (so the same grey levels) without its branches or a `floor` call, which
+        // lets the loop vectorise. For y ≥ 0, truncation is floor.
+        let (low, span) = (window.center - 0.5, window.width - 1.0);
+        return values
+            .iter()
+            .map(|v| {
+                let x = v.value() * slope + intercept;
+                let y = (((x - low) / span + 0.5) * 255.0).clamp(0.0, 255.0);
+                let y8 = (y + 0.5) as u8;
+                if invert {
+                    255 - y8
+                } else {
+                    y8
+                }
+            })
+            .collect();
+    }
     values
         .iter()
         .map(|v| {

@@ -228,6 +228,11 @@ fn finish(
 ) -> Volume {
     let stored = samples.min_max(0..samples.len()).unwrap_or((0.0, 0.0));
     let value_range = rescale.range(stored);
+    // MR has no standard windows and its whole range is dominated by a few bright voxels (fat,
+    // vessels, flow): without the file's own window, open on the robust range so lesions show.
+    if channels == 1 && windows.is_empty() && modality.as_deref() == Some("MR") {
+        windows.extend(robust_window(&samples, rescale, stored));
+    }
     if channels == 1 {
         windows.push(Window::spanning(
             value_range.0,
@@ -246,6 +251,65 @@ fn finish(
         monochrome1,
         value_range,
     }
+}
+
+/// Share of the stored range above the minimum that counts as background (air, noise floor).
+const BACKGROUND_FRACTION: f64 = 0.02;
+const ROBUST_LOW_PERCENTILE: f64 = 1.0;
+const ROBUST_HIGH_PERCENTILE: f64 = 99.5;
+const ROBUST_BINS: usize = 4096;
+
+/// The window from the 1st to the 99.5th percentile of the non-background voxels (those more
+/// than 2 % of the stored range above its minimum), from a 4096-bin histogram of the stored
+/// values: exact to 1/4096 of the range, one pass, no sort. `None` for an empty or flat volume,
+/// or a rescale that reverses the order of values.
+fn robust_window(samples: &Samples, rescale: Rescale, (lo, hi): (f64, f64)) -> Option<Window> {
+    if hi <= lo || rescale.slope <= 0.0 {
+        return None;
+    }
+    let width = (hi - lo) / ROBUST_BINS as f64;
+    let background = lo + BACKGROUND_FRACTION * (hi - lo);
+    let mut counts = vec![0u64; ROBUST_BINS];
+    with_samples!(samples, v => {
+        for x in v {
+            let x = x.value();
+            if x > background {
+                let bin = (((x - lo) / width) as usize).min(ROBUST_BINS - 1);
+                counts[bin] += 1;
+            }
+        }
+    });
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let bin_at = |percentile: f64| {
+        let rank = (percentile / 100.0 * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        counts
+            .iter()
+            .position(|c| {
+                seen += c;
+                seen >= rank
+            })
+            .unwrap_or(ROBUST_BINS - 1)
+    };
+    let (b_lo, b_hi) = (
+        bin_at(ROBUST_LOW_PERCENTILE),
+        bin_at(ROBUST_HIGH_PERCENTILE),
+    );
+    // Lower edge of the low bin, upper edge of the high bin: the window never clips the
+    // percentile voxels themselves.
+    let stored_lo = lo + b_lo as f64 * width;
+    let stored_hi = (lo + (b_hi + 1) as f64 * width).min(hi);
+    let (a, b) = rescale.range((stored_lo, stored_hi));
+    (b > a).then(|| {
+        Window::spanning(
+            a,
+            b,
+            "1st to 99.5th percentile of the non-background voxels",
+        )
+    })
 }
 
 /// Colour scaled to 8 bits once, so a colour volume is always RGB bytes.
@@ -464,5 +528,96 @@ impl Volume {
         h.reserve(self.samples.len() * self.samples.bytes_per_sample());
         with_samples!(&self.samples, v => for x in v { h.extend_from_slice(&x.to_le_bytes()) });
         h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robust_window_skips_background_and_the_brightest_half_percent() {
+        // 1000 background voxels at 0, then 1..=1000 once each, then 4 outliers at 4000.
+        let mut v: Vec<i16> = vec![0; 1000];
+        v.extend(1..=1000);
+        v.extend([4000; 4]);
+        let samples = Samples::I16(v);
+        let w = robust_window(&samples, Rescale::IDENTITY, (0.0, 4000.0)).expect("a window");
+        // Background: values <= 80 (2 % of 4000). Counted: 81..=1000 (920) and the 4 outliers:
+        // 924 voxels. 1st percentile = rank ceil(9.24) = 10 -> value 90; 99.5th = rank
+        // ceil(919.38) = 920 -> value 1000 (the outliers are ranks 921..924).
+        // Bins are 4000/4096 wide: the edges are the bins holding 90 and 1000.
+        let bin = 4000.0 / 4096.0;
+        let lo = (90.0f64 / bin).floor() * bin;
+        let hi = ((1000.0f64 / bin).floor() + 1.0) * bin;
+        let edges = (
+            w.center - 0.5 - (w.width - 1.0) / 2.0,
+            w.center - 0.5 + (w.width - 1.0) / 2.0,
+        );
+        assert!((edges.0 - lo).abs() < 1e-9, "{edges:?} vs {lo}");
+        assert!((edges.1 - hi).abs() < 1e-9, "{edges:?} vs {hi}");
+    }
+
+    #[test]
+    fn robust_window_applies_the_rescale_and_refuses_flat_volumes() {
+        let samples = Samples::U16((0..=100).collect());
+        let rescale = Rescale {
+            slope: 2.0,
+            intercept: 10.0,
+        };
+        let w = robust_window(&samples, rescale, (0.0, 100.0)).expect("a window");
+        let low_edge = w.center - 0.5 - (w.width - 1.0) / 2.0;
+        // Non-background: 3..=100 (98 voxels); 1st percentile = rank 1 -> stored 3, bin edge
+        // floor(3 / (100/4096)) * (100/4096), then x2 + 10.
+        let bin = 100.0 / 4096.0;
+        assert!((low_edge - ((3.0f64 / bin).floor() * bin * 2.0 + 10.0)).abs() < 1e-9);
+        assert!(robust_window(&Samples::U16(vec![5; 10]), rescale, (5.0, 5.0)).is_none());
+        let reversed = Rescale {
+            slope: -1.0,
+            intercept: 0.0,
+        };
+        assert!(robust_window(&samples, reversed, (0.0, 100.0)).is_none());
+    }
+
+    #[test]
+    fn mr_without_a_window_opens_on_the_robust_range_and_ct_on_the_full_range() {
+        let mut v: Vec<i16> = vec![0; 500];
+        v.extend(1..=500);
+        v.push(5000);
+        let mr = finish(
+            [1001, 1, 1],
+            [
+                [1.0, 0.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+            ],
+            Samples::I16(v.clone()),
+            1,
+            Rescale::IDENTITY,
+            Vec::new(),
+            Some("MR".into()),
+            false,
+        );
+        assert_eq!(mr.windows.len(), 2);
+        assert!(mr.windows[0].explanation.contains("percentile"));
+        assert!(mr.windows[0].width < 1000.0, "{:?}", mr.windows[0]);
+        let ct = finish(
+            [1001, 1, 1],
+            [
+                [1.0, 0.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+            ],
+            Samples::I16(v),
+            1,
+            Rescale::IDENTITY,
+            Vec::new(),
+            Some("CT".into()),
+            false,
+        );
+        assert_eq!(ct.windows.len(), 1);
+        assert_eq!(ct.windows[0].width, 5001.0);
     }
 }
