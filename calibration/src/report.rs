@@ -34,6 +34,15 @@ pub enum ReportError {
     NoHumanRaters,
     #[error("scale: min {min}, max {max}, step {step} do not describe a scale (need step > 0, max ≥ min, at most 1000 levels)")]
     BadScale { min: f64, max: f64, step: f64 },
+    #[error("score: {rater} scored item '{item}' {score} on '{dimension}', outside the scale {min} to {max}")]
+    ScoreOutsideScale {
+        item: String,
+        rater: String,
+        dimension: String,
+        score: f64,
+        min: f64,
+        max: f64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -314,6 +323,25 @@ pub fn build_report(
         )?),
         None => None,
     };
+    if let Some(scale) = options.scale {
+        // A score off the scale is a data error (a typo, a 0–10 file read as 1–5), never a
+        // figure to average silently.
+        let tolerance = 1e-9 * (scale.max - scale.min).abs().max(1.0);
+        if let Some(off) = table
+            .scores
+            .iter()
+            .find(|s| s.score < scale.min - tolerance || s.score > scale.max + tolerance)
+        {
+            return Err(ReportError::ScoreOutsideScale {
+                item: off.item.clone(),
+                rater: off.rater.clone(),
+                dimension: off.dimension.clone(),
+                score: off.score,
+                min: scale.min,
+                max: scale.max,
+            });
+        }
+    }
     let is_grader = |r: &str| {
         options.grader.as_deref() == Some(r) || options.other_grader_versions.iter().any(|v| v == r)
     };

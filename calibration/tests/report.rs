@@ -283,6 +283,17 @@ fn unknown_grader_is_an_error_that_names_the_raters() {
 }
 
 #[test]
+fn a_score_outside_the_scale_is_an_error_that_names_it() {
+    let csv = "item,rater,score\na,r1,3\na,r2,9\nb,r1,2\nb,r2,4\n";
+    let error = build_report(&input_from(csv), &options_with_grader("r1"), &NoProgress)
+        .expect_err("9 is off a 1-5 scale");
+    assert_eq!(
+        error.to_string(),
+        "score: r2 scored item 'a' 9 on 'overall', outside the scale 1 to 5"
+    );
+}
+
+#[test]
 fn too_few_items_are_not_estimable_rather_than_nan() {
     let csv = "item,rater,score\na,r1,3\na,r2,3\nb,r1,3\nb,r2,3\na,g,4\nb,g,2\n";
     let report =
@@ -528,6 +539,12 @@ fn other_grader_versions_are_not_clinicians_and_their_drift_is_reported() {
     csv.push_str(&extra.concat());
     let options = ReportOptions {
         other_grader_versions: vec!["grader_v2".into()],
+        // v2's 5 + 1 must be on the scale: a score off the scale is an error.
+        scale: Some(ScaleSpec {
+            min: 1.0,
+            max: 6.0,
+            step: 1.0,
+        }),
         ..options()
     };
     let report = build_report(&input_from(&csv), &options, &NoProgress).expect("report");

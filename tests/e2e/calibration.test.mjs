@@ -1,0 +1,144 @@
+// Drives the real NeuroRater window to the calibration view on the demo study (whose clinicians'
+// ratings first start imports) and checks its numbers against `neurorater calibrate`, run here on
+// the same database with the same grader, seed and resamples.
+// Run through scripts/e2e.sh, which provides the display, the driver and NEURORATER_DB.
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(HERE, '..', '..')
+const APP = process.env.NEURORATER_APP
+const DB = process.env.NEURORATER_DB
+const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
+const CLI = join(TARGET, 'debug', 'neurorater')
+const ARTIFACTS = join(HERE, 'artifacts')
+// First start writes and imports the whole demo study; a debug build on 2 shared cores is slow.
+const FIRST_START_TIMEOUT_MS = 300_000
+const REPORT_TIMEOUT_MS = 180_000
+// The app's defaults (ReportOptions::default): the CLI is given the same.
+const SEED = '1'
+const RESAMPLES = '2000'
+
+let browser
+let work
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  assert.ok(DB, 'NEURORATER_DB must name the test database (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  work = mkdtempSync(join(tmpdir(), 'neurorater-calibration-e2e-'))
+  // The CLI is the reference the window is checked against; build it as the tests need it.
+  execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
+    stdio: 'inherit',
+    env: { ...process.env, CARGO_TARGET_DIR: TARGET },
+  })
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+})
+
+after(async () => {
+  await browser?.deleteSession()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+function calibrate(grader, others) {
+  const args = ['calibrate', '--db', DB, '--grader', grader, '--seed', SEED, '--resamples', RESAMPLES]
+  for (const other of others) args.push('--other-grader', other)
+  return JSON.parse(execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }))
+}
+
+const fixed = (v, d = 3) => v.toFixed(d).replace('-', '−')
+
+let cli
+
+test('the calibration view shows the report neurorater calibrate prints for the same ratings', async () => {
+  const tab = await browser.$('[data-testid="mode-calibration"]')
+  await tab.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, timeoutMsg: 'the Calibration tab never appeared' })
+  const started = Date.now()
+  await tab.click()
+  const headline = await browser.$('[data-testid="headline-r"]')
+  await headline.waitForExist({ timeout: REPORT_TIMEOUT_MS, timeoutMsg: 'the calibration report never arrived' })
+  console.log(`calibration report in the window after ${Date.now() - started} ms`)
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration.png'))
+
+  const picker = await browser.$('[data-testid="grader-picker"]')
+  const grader = await picker.getValue()
+  const graders = await browser.$$('[data-testid="grader-picker"] option').map((o) => o.getAttribute('value'))
+  assert.ok(graders.length >= 1 && graders.includes(grader), `graders ${graders}, chosen ${grader}`)
+  cli = calibrate(grader, graders.filter((g) => g !== grader))
+
+  const shownR = Number(await headline.getAttribute('data-r'))
+  assert.equal(shownR, cli.verdict.pearson.r, 'headline r equals the CLI’s, to the last bit')
+  assert.equal(await headline.getText(), fixed(cli.verdict.pearson.r))
+  assert.equal(
+    await browser.$('[data-testid="headline-lower-bound"]').getText(),
+    fixed(cli.verdict.pearson.ci_low),
+  )
+  // The bootstrap interval depends on the seed: the same seed gives the same interval.
+  const boot = cli.dimensions[0].overall.grader.vs_human_mean.bootstrap.pearson_r
+  assert.equal(
+    await browser.$('[data-testid="bootstrap-interval"]').getText(),
+    `percentile ${fixed(boot.percentile_low)} to ${fixed(boot.percentile_high)}`,
+  )
+  const standing = await browser.$('[data-testid="verdict"]').getAttribute('data-standing')
+  const expected = cli.verdict.lower_bound_meets_bar ? 'pass' : cli.verdict.meets_bar ? 'partial' : 'fail'
+  assert.equal(standing, expected)
+  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), cli.verdict.summary)
+  // Four plots of the overall dimension, drawn as inline SVG.
+  assert.equal(await browser.$$('[data-testid="plots"] svg').length, 4)
+  await browser.$('[data-testid="plots"]').scrollIntoView()
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-plots.png'))
+})
+
+test('the filters show one dimension’s subgroups with their n, as in the report', async () => {
+  const dimension = cli.dimensions.find((d) => d.dimension !== 'overall')
+  assert.ok(dimension, 'the demo rubric has dimensions besides overall')
+  await browser.$('[data-testid="dimension-filter"]').selectByAttribute('value', dimension.dimension)
+  await browser.$('[data-testid="subgroup-filter"]').selectByVisibleText('model')
+  const models = dimension.groups.filter((g) => g.column === 'model')
+  const rows = await browser.$$('[data-testid="subgroup-table"] .subgroup-row')
+  assert.equal(rows.length, 1 + models.length, 'all items, then one row per model')
+  for (const [i, group] of models.entries()) {
+    const cells = await rows[i + 1].$$('td').map((td) => td.getText())
+    assert.equal(cells[0], `model = ${group.value}`)
+    assert.equal(Number(cells[1]), group.section.n_items)
+    assert.equal(cells[3], fixed(group.section.grader.vs_human_mean.pearson.r))
+  }
+  await browser.$('[data-testid="subgroup-table"]').scrollIntoView()
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-subgroups.png'))
+})
+
+test('export writes the report on screen to the chosen file, and refuses a path the dialog cannot give', async () => {
+  // The native save dialog cannot be driven here; the command behind it is called as the button
+  // does after the dialog returns a path.
+  const target = join(work, 'report.json')
+  const written = await browser.execute(
+    (path) => window.__TAURI_INTERNALS__.invoke('export_calibration_report', { format: 'json', path }),
+    target,
+  )
+  assert.deepEqual(written, [target])
+  const exported = JSON.parse(readFileSync(target, 'utf8'))
+  assert.equal(exported.verdict.pearson.r, cli.verdict.pearson.r)
+  assert.deepEqual(
+    exported.dimensions[0].overall.grader.vs_human_mean.bootstrap,
+    cli.dimensions[0].overall.grader.vs_human_mean.bootstrap,
+  )
+  const refused = await browser.execute((path) =>
+    window.__TAURI_INTERNALS__
+      .invoke('export_calibration_report', { format: 'html', path })
+      .then(() => null, (e) => e),
+    'report.html',
+  )
+  assert.equal(refused?.code, 'invalid_argument', JSON.stringify(refused))
+})
