@@ -19,11 +19,6 @@ export interface SaveTask {
   run: () => Promise<void>
 }
 
-export interface Scheduler {
-  setTimeout(fn: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
-
 export interface SaveQueueOptions {
   /** Quiet time after the last edit before it is written (the issue allows at most 300 ms). */
   debounceMs?: number
@@ -33,21 +28,15 @@ export interface SaveQueueOptions {
   describeError?: (error: unknown) => string
   /** Errors that no retry can fix (the backend refused the edit itself): reported, not retried. */
   isPermanent?: (error: unknown) => boolean
-  scheduler?: Scheduler
 }
 
 export const DEFAULT_DEBOUNCE_MS = 250
 export const DEFAULT_RETRY_DELAYS_MS = [500, 1000, 2000, 4000] as const
 
-const realScheduler: Scheduler = {
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
-}
-
 export class SaveQueue {
   private pending: SaveTask[] = []
   private running: SaveTask | null = null
-  private timer: unknown = null
+  private timer: ReturnType<typeof setTimeout> | null = null
   private failures = 0
   private lastError = ''
   private rejection: string | null = null
@@ -57,7 +46,6 @@ export class SaveQueue {
   private readonly onState: (state: SaveState) => void
   private readonly describeError: (error: unknown) => string
   private readonly isPermanent: (error: unknown) => boolean
-  private readonly scheduler: Scheduler
   state: SaveState = { kind: 'saved' }
 
   constructor(options: SaveQueueOptions = {}) {
@@ -66,7 +54,6 @@ export class SaveQueue {
     this.onState = options.onState ?? (() => {})
     this.describeError = options.describeError ?? ((e) => (e instanceof Error ? e.message : String(e)))
     this.isPermanent = options.isPermanent ?? (() => false)
-    this.scheduler = options.scheduler ?? realScheduler
   }
 
   /** Queues an edit; written after `debounceMs` of quiet unless `immediate`. */
@@ -93,8 +80,8 @@ export class SaveQueue {
   }
 
   private schedule(ms: number) {
-    if (this.timer !== null) this.scheduler.clearTimeout(this.timer)
-    this.timer = this.scheduler.setTimeout(() => {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
       this.timer = null
       void this.drain()
     }, ms)
