@@ -210,3 +210,61 @@ pub async fn resume_position(
     let rater_id = validate::key("rater_id", rater_id)?;
     state.with_store(|store| Ok(store.resume(rater_id)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_beyond_javascript_precision_are_refused_naming_the_field() {
+        assert_eq!(
+            js_safe_integer("spec.seed", 9_007_199_254_740_991),
+            Ok(9_007_199_254_740_991)
+        );
+        let error = js_safe_integer("spec.seed", 9_007_199_254_740_992).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgument);
+        assert!(
+            error.message.starts_with("spec.seed: "),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn overlong_names_are_refused_before_reaching_the_store() {
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        assert_eq!(bounded_text("name", "Dr Ada", MAX_NAME_BYTES), Ok("Dr Ada"));
+        let error = bounded_text("name", &long, MAX_NAME_BYTES).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgument);
+        assert!(
+            error.message.starts_with("name: at most 400 bytes"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn rating_errors_reach_the_ui_with_their_own_codes() {
+        use cases::rating::RatingError;
+        let incomplete = CommandError::from(cases::Error::Rating(RatingError::Incomplete {
+            missing: vec!["overall".into(), "confidence".into()],
+        }));
+        assert_eq!(incomplete.code, ErrorCode::Incomplete);
+        assert_eq!(
+            incomplete.message,
+            "the rating cannot be submitted yet: overall, confidence still empty"
+        );
+        let refused = CommandError::from(cases::Error::Rating(RatingError::Refused(
+            "this rating is submitted".into(),
+        )));
+        assert_eq!(refused.code, ErrorCode::Refused);
+        let invalid = CommandError::from(cases::Error::Rating(RatingError::Invalid {
+            field: "span".into(),
+            message: "outside the rationale".into(),
+        }));
+        assert_eq!(
+            (invalid.code, invalid.message.as_str()),
+            (ErrorCode::InvalidArgument, "span: outside the rationale")
+        );
+    }
+}
