@@ -11,9 +11,12 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
+/// A fuzz target's entry point: arbitrary bytes in, a panic or abort the only failure.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets, by the name of their `fuzz/fuzz_targets/<name>.rs` and
 /// `fuzz/regressions/<name>/` folder.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("dicom", dicom),
     ("nifti", nifti),
     ("study_bundle", study_bundle),

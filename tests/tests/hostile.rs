@@ -95,7 +95,7 @@ fn bounded_child_entry() {
         "read_dicom_meta" => imaging::read_dicom_meta(&input)
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        "load_dicom_series" => imaging::load_dicom_series(&[input.clone()])
+        "load_dicom_series" => imaging::load_dicom_series(std::slice::from_ref(&input))
             .map(|_| ())
             .map_err(|e| e.to_string()),
         "load_nifti" => imaging::load_nifti(&input)

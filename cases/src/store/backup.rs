@@ -227,7 +227,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// Creates `path` empty with mode 0600, refusing an existing file.
-fn create_owner_only(path: &Path) -> Result<()> {
+pub(crate) fn create_owner_only(path: &Path) -> Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -248,7 +248,7 @@ fn create_owner_only(path: &Path) -> Result<()> {
     })
 }
 
-fn create_owner_only_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_owner_only_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -398,6 +398,21 @@ mod tests {
         let backups = dir.path().join("new/backups");
         store.rotate_backup(&backups, 2).unwrap();
         assert_eq!(mode(&backups), 0o700);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_database_its_folder_and_its_wal_are_owner_only_while_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("data/neurorater");
+        let db = folder.join("db.sqlite");
+        let mut store = Store::open(&db).unwrap();
+        change(&mut store, "first");
+        let wal = folder.join("db.sqlite-wal");
+        assert!(wal.exists(), "the store writes through a WAL");
+        assert_eq!(mode(&db), 0o600);
+        assert_eq!(mode(&wal), 0o600);
+        assert_eq!(mode(&folder), 0o700);
     }
 
     #[test]

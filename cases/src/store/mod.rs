@@ -37,17 +37,16 @@ impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+            if !parent.exists() {
+                backup::create_owner_only_dir(parent)?;
+            }
         }
-        let created = !path.exists();
-        let store = Store::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)?;
-        if created {
-            backup::restrict_permissions(path)?;
+        // Created owner-only before SQLite writes a byte: the WAL and shared-memory files SQLite
+        // creates beside it copy its permissions (an empty file is a new database to SQLite).
+        if !path.exists() {
+            backup::create_owner_only(path)?;
         }
-        Ok(store)
+        Store::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
     }
 
     /// Opens a database that must already exist (a backup to restore, a file named by `--db`
