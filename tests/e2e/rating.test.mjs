@@ -280,6 +280,22 @@ test('the next response is started, then the app is killed mid-edit and restarte
   await waitSaved('partial rating')
   expected.secondRubric = await rubricValues()
   expected.secondComment = 'partial: first impression'
+
+  // Submitting a partial rating is refused, and the screen names what is missing.
+  await focusPage()
+  await browser.keys(['Control', 'Enter'])
+  const problem = await $(testid('submit-problem'))
+  await problem.waitForDisplayed({ timeout: SAVE_TIMEOUT_MS })
+  const missing = await problem.getText()
+  assert.match(missing, /overall|correctness|confidence/i, `the refusal names missing fields: ${missing}`)
+  assert.equal(await $(testid('reading')).getAttribute('data-status'), 'draft')
+  // The cheat sheet opens on "?" and closes on Escape.
+  await browser.keys('?')
+  await $(testid('cheat-sheet')).waitForDisplayed({ timeout: 5_000 })
+  await shot('7-cheat-sheet')
+  await browser.keys('Escape')
+  await $(testid('cheat-sheet')).waitForExist({ reverse: true, timeout: 5_000 })
+  await browser.pause(300) // software GL repaints late; the screenshot should show the closed sheet
   await shot('7-partial')
 
   // Mid-edit: more typing goes in and the process dies within the save queue's quiet time.
