@@ -126,8 +126,8 @@ fn seed_demo_study(
     // The demo's clinicians rated every answer; with their ratings stored the calibration view
     // has something to calibrate from the first start on.
     let ratings = bundle_dir.join(DEMO_RATINGS_FILE);
-    cases::ratings_import::import_ratings_csv(store, &ratings, progress).map_err(
-        |error| match error {
+    cases::ratings_import::import_ratings_csv(store, &ratings, progress).map_err(|error| {
+        match error {
             cases::ratings_import::RatingsImportError::Invalid(problems) => {
                 startup_failed(format!(
                     "the demo study's ratings did not import ({} problem(s)): {}",
@@ -141,8 +141,8 @@ fn seed_demo_study(
                 ))
             }
             cases::ratings_import::RatingsImportError::Store(error) => startup_failed(error),
-        },
-    )?;
+        }
+    })?;
     Ok(())
 }
 
