@@ -77,6 +77,11 @@ fn open_or_seed(progress: &dyn Progress) -> Result<Store, CommandError> {
         let bundle_dir = demo_bundle_dir(&db_path);
         seed_demo_study(&mut store, &bundle_dir, progress)?;
     }
+    // Rotated backups beside the database (docs/reliability.md). A failed backup must not keep
+    // the rater from working: it is reported on stderr and tried again at the next start.
+    if let Err(e) = store.backup_if_due(&cases::store::AutoBackup::beside(&db_path)) {
+        eprintln!("automatic backup failed: {e}");
+    }
     Ok(store)
 }
 
