@@ -263,3 +263,51 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         graders: graders.into_iter().collect(),
     })
 }
+
+/// A response a rater read twice (first read and repeat), both submitted: the pairs intra-rater
+/// reliability is computed from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RepeatPair {
+    pub rater: String,
+    /// `case/task/model/sample`, as in the report.
+    pub item: String,
+    pub first_overall: Option<f64>,
+    pub repeat_overall: Option<f64>,
+    pub first_correctness: Option<String>,
+    pub repeat_correctness: Option<String>,
+}
+
+/// Every submitted first read of the study paired with the same rater's submitted repeat read.
+pub fn repeat_pairs(store: &Store, study_id: &str) -> Result<Vec<RepeatPair>> {
+    let fail = |e| Error::database(store.path(), "reading repeat reads", e);
+    let mut stmt = store
+        .read()
+        .prepare(
+            "SELECT ra.name, c.case_id || '/' || t.task_id || '/' || r.model || '/' || r.sample,
+                    g1.overall, g2.overall, g1.correctness, g2.correctness
+             FROM ratings g1
+             JOIN ratings g2 ON g2.response = g1.response AND g2.rater = g1.rater
+                 AND g2.read_no = 2 AND g2.status = 'submitted'
+             JOIN raters ra ON g1.rater = ra.id JOIN responses r ON g1.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id
+             WHERE g1.read_no = 1 AND g1.status = 'submitted' AND st.study_id = ?1
+             ORDER BY ra.name, r.id",
+        )
+        .map_err(fail)?;
+    let pairs = stmt
+        .query_map([study_id], |row| {
+            Ok(RepeatPair {
+                rater: row.get(0)?,
+                item: row.get(1)?,
+                first_overall: row.get(2)?,
+                repeat_overall: row.get(3)?,
+                first_correctness: row.get(4)?,
+                repeat_correctness: row.get(5)?,
+            })
+        })
+        .map_err(fail)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(fail)?;
+    Ok(pairs)
+}

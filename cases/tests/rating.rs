@@ -761,6 +761,16 @@ fn repeat_reads_stay_out_of_inter_rater_data_and_exports_carry_read_no_and_ids()
         .map(|s| s.score)
         .collect();
     assert_eq!(ada, [2.0], "only the first read counts");
+    let pairs = cases::analysis::repeat_pairs(&store, DEMO_STUDY_ID).unwrap();
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(
+        (
+            pairs[0].rater.as_str(),
+            pairs[0].first_overall,
+            pairs[0].repeat_overall
+        ),
+        ("Dr Ada", Some(2.0), Some(5.0))
+    );
 
     use cases::export::{export, Format, What};
     let ratings = export(&store, What::Ratings, Format::Jsonl).unwrap();
