@@ -1,0 +1,68 @@
+// The rating calls in backend.ts against the Rust commands they invoke: every command exists in
+// src-tauri/src/commands/rating.rs, and the argument names sent are exactly its parameters in
+// the camelCase Tauri expects. A rename on either side fails here rather than at run time.
+
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import commandsSource from '../../src-tauri/src/commands/rating.rs?raw'
+
+const invoke = vi.fn()
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }))
+vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn() }))
+
+const backend = await import('./backend')
+
+/** `#[tauri::command] pub async fn name(state: …, a: T, b: U)` → { name: ['a', 'b'] } in camelCase. */
+function rustCommands(source: string): Map<string, string[]> {
+  const commands = new Map<string, string[]>()
+  const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)/g
+  for (const [, name, params] of source.matchAll(pattern)) {
+    // The managed state is injected by Tauri, not sent; its type holds a comma.
+    const names = params
+      .replace(/state:\s*State<[^>]*>/, '')
+      .split(',')
+      .map((p) => p.trim().split(':')[0].trim())
+      .filter((p) => p !== '')
+      .map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
+    commands.set(name, names)
+  }
+  return commands
+}
+
+const calls: [keyof typeof backend, unknown[]][] = [
+  ['listRaters', []],
+  ['createRater', ['Dr Ada', 'neurologist', 4]],
+  ['currentRater', []],
+  ['setCurrentRater', [1]],
+  ['createAssignmentPlan', [1, {}]],
+  ['ensureDemoQueue', [1]],
+  ['readingQueue', [1, 'neurorater-demo']],
+  ['readingItem', [1, 2]],
+  ['saveRating', [1, 2, {}]],
+  ['addErrorLabel', [1, 2, {}]],
+  ['updateErrorLabel', [1, 3, {}]],
+  ['deleteErrorLabel', [1, 3]],
+  ['submitRating', [1, 2]],
+  ['reopenRating', [1, 2]],
+  ['setPosition', [1, 2]],
+  ['resumePosition', [1]],
+]
+
+describe('rating commands', () => {
+  const rust = rustCommands(commandsSource)
+
+  beforeEach(() => invoke.mockReset().mockResolvedValue(null))
+
+  it('finds every command of rating.rs', () => {
+    expect([...rust.keys()].sort()).toEqual(
+      calls.map(([fn]) => fn.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).sort(),
+    )
+  })
+
+  it.each(calls)('%s sends the parameters the command declares', async (fn, args) => {
+    await (backend[fn] as (...a: unknown[]) => Promise<unknown>)(...args)
+    expect(invoke).toHaveBeenCalledTimes(1)
+    const [command, sent] = invoke.mock.calls[0] as [string, Record<string, unknown> | undefined]
+    expect(rust.has(command), `${command} is not a command of rating.rs`).toBe(true)
+    expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
+  })
+})
