@@ -805,3 +805,146 @@ fn repeat_reads_stay_out_of_inter_rater_data_and_exports_carry_read_no_and_ids()
         "study_id,case_id,task_id,model,sample,rating_id,read_no,rater,rater_role,overall"
     ));
 }
+
+/// Every object key path of `value` (`a.b`, arrays as `a[]`), not descending into `skip` paths,
+/// whose keys are data (EHR field names, rubric dimension ids).
+fn key_paths(value: &serde_json::Value, path: &str, skip: &[&str], out: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, child) in map {
+                let child_path = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                out.insert(child_path.clone());
+                if !skip.contains(&child_path.as_str()) {
+                    key_paths(child, &child_path, skip, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                key_paths(item, &format!("{path}[]"), skip, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The allow-list: a field added to the reading payload must be added here, deliberately (and to
+/// `ui/src/ratingTypes.ts`).
+#[test]
+fn the_reading_payload_holds_exactly_the_allowed_fields() {
+    let (_dir, mut store) = demo_store();
+    let (rater, item) = one_item(&mut store);
+    let series = store.reading_item(rater, item).unwrap().series[0]
+        .series_id
+        .clone();
+    let mut edit = RatingEdit::empty();
+    edit.overall = Some(3.0);
+    edit.dimensions.insert("diagnostic_accuracy".into(), 3.0);
+    store.save_rating(rater, item, &edit).unwrap();
+    store
+        .add_error_label(rater, item, &text_label("R1", [0, 4], "span"))
+        .unwrap();
+    let mut missed = text_label("P1", [0, 4], "mark");
+    missed.span = None;
+    missed.mark = Some(cases::marks::Mark {
+        series_id: series,
+        kind: cases::marks::MarkKind::Point,
+        plane: cases::marks::Plane::Axial,
+        points_lps_mm: vec![[1.0, 2.0, 3.0]],
+    });
+    store.add_error_label(rater, item, &missed).unwrap();
+
+    let payload = serde_json::to_value(store.reading_item(rater, item).unwrap()).unwrap();
+    let mut paths = BTreeSet::new();
+    key_paths(&payload, "", &["case.ehr", "rating.dimensions"], &mut paths);
+    let expected: BTreeSet<String> = [
+        "assignment",
+        "position",
+        "total",
+        "case",
+        "case.case_id",
+        "case.age",
+        "case.sex",
+        "case.modality",
+        "case.ehr",
+        "case.clinical_note",
+        "task",
+        "task.prompt",
+        "task.family",
+        "task.level",
+        "task.key_images",
+        "task.key_images[].series",
+        "task.key_images[].slice",
+        "series",
+        "series[].key",
+        "series[].series_id",
+        "series[].label",
+        "series[].kind",
+        "series[].n_images",
+        "response",
+        "response.answer",
+        "response.rationale",
+        "response.turns",
+        "rubric",
+        "rubric.overall",
+        "rubric.overall.label",
+        "rubric.overall.min",
+        "rubric.overall.max",
+        "rubric.overall.step",
+        "rubric.overall.levels",
+        "rubric.overall.levels[].value",
+        "rubric.overall.levels[].descriptor",
+        "rubric.dimensions",
+        "rubric.dimensions[].id",
+        "rubric.dimensions[].label",
+        "rubric.dimensions[].min",
+        "rubric.dimensions[].max",
+        "rubric.dimensions[].step",
+        "rubric.dimensions[].levels",
+        "rubric.dimensions[].levels[].value",
+        "rubric.dimensions[].levels[].descriptor",
+        "taxonomy",
+        "taxonomy[].code",
+        "taxonomy[].name",
+        "taxonomy[].definition",
+        "taxonomy[].anchor",
+        "rating",
+        "rating.status",
+        "rating.overall",
+        "rating.dimensions",
+        "rating.correctness",
+        "rating.confidence",
+        "rating.comment",
+        "rating.seconds_on_task",
+        "rating.updated_at",
+        "rating.submitted_at",
+        "rating.labels",
+        "rating.labels[].id",
+        "rating.labels[].category",
+        "rating.labels[].severity",
+        "rating.labels[].span",
+        "rating.labels[].mark",
+        "rating.labels[].mark.series_id",
+        "rating.labels[].mark.kind",
+        "rating.labels[].mark.plane",
+        "rating.labels[].mark.points_lps_mm",
+        "rating.labels[].comment",
+    ]
+    .map(String::from)
+    .into_iter()
+    .collect();
+    assert_eq!(
+        paths.difference(&expected).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "fields not on the allow-list"
+    );
+    assert_eq!(
+        expected.difference(&paths).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "allowed fields missing"
+    );
+}
