@@ -278,6 +278,19 @@ fn deeply_nested_dicom_sequences_are_read_or_refused_without_exhausting_the_stac
     }
 }
 
+#[test]
+fn sequences_nested_to_the_depth_limit_are_read_on_a_test_thread_stack() {
+    // 64 is the documented limit (docs/reliability.md); this runs on a 2 MiB test thread, the
+    // smallest stack the app's command threads have.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "nested-64.dcm", &nested_sequences(64, true));
+    let meta = imaging::read_dicom_meta(&path).unwrap();
+    assert_eq!(meta.sop_instance_uid, "2.25.30001");
+    let path = write(dir.path(), "nested-65.dcm", &nested_sequences(65, true));
+    let refusal = imaging::read_dicom_meta(&path).unwrap_err().to_string();
+    assert!(refusal.contains("nested more than 64 deep"), "{refusal}");
+}
+
 /// A NIfTI-1 header (little endian) with the given dims and datatype, voxels at byte 352.
 fn nifti1_header(dim: [i16; 8], datatype: i16, bitpix: i16) -> Vec<u8> {
     let mut header = vec![0u8; 352];
