@@ -1,0 +1,173 @@
+// Curation in the real window (WebKitGTK through tauri-driver): a curator adds a lesion to the
+// demo ground truth of ms-01, marks it on the FLAIR, saves a draft and submits it for review; a
+// second curator finalises it. The version history shows both versions with who did what, the
+// diff names the new lesion, and `neurorater export --what ground-truth --format bundle` run on
+// the same database holds the lesion with its mark in patient coordinates.
+// Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+const APP = process.env.NEURORATER_APP
+const DB = process.env.NEURORATER_DB
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ARTIFACTS = join(HERE, 'artifacts')
+// The CLI is built beside the app (same target directory).
+const CLI = APP ? join(dirname(APP), 'neurorater') : ''
+const FIRST_START_TIMEOUT_MS = 240_000
+const LOAD_TIMEOUT_MS = 60_000
+const LESION = 'Right frontal juxtacortical plaque (added in e2e)'
+
+let browser
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+})
+
+after(async () => {
+  await browser?.deleteSession().catch(() => {})
+})
+
+const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `curation-${name}.png`))
+const $ = (selector) => browser.$(selector)
+const testid = (id) => `[data-testid="${id}"]`
+/** The form scrolls; a button below the fold is brought into view before the click. */
+async function press(id) {
+  const button = await $(testid(id))
+  await button.scrollIntoView({ block: 'center' })
+  await button.click()
+}
+
+async function becomeNewRater(name, role) {
+  const form = await $(testid('new-rater'))
+  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await form.$('input[name="name"]').setValue(name)
+  await form.$('select[name="role"]').selectByAttribute('value', role)
+  await form.$('button[type="submit"]').click()
+  await browser.waitUntil(async () => (await $(testid('current-rater')).getText().catch(() => '')) === name, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `${name} never became the current rater`,
+  })
+}
+
+async function openCuration() {
+  await $(testid('mode-curation')).click()
+  try {
+    await $(testid('gt-diagnosis')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  } catch (e) {
+    await shot('failed-to-open')
+    throw new Error(`the curation form never appeared; the page says: ${await $('main').getText()}`, { cause: e })
+  }
+}
+
+/** The latest version of main as the form shows it: "2 in_review". */
+async function status() {
+  const badge = await $(testid('curation-status'))
+  return `${await badge.getAttribute('data-version')} ${await badge.getAttribute('data-status')}`
+}
+
+async function waitStatus(expected) {
+  await browser.waitUntil(async () => (await status().catch(() => '')) === expected, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `the status never became "${expected}" (it is "${await status().catch(() => '?')}")`,
+  })
+}
+
+async function historyRows() {
+  return browser.$$(testid('gt-version')).map((row) => row.getText())
+}
+
+test('a curator marks a lesion on the image and submits the draft for review', async () => {
+  await becomeNewRater('Dr Cora Curator', 'curator')
+  await openCuration()
+  // ms-01 is the first case; the bundle's ground truth is its version 1, final.
+  await waitStatus('1 final')
+  await browser.waitUntil(
+    async () => {
+      const states = await browser.$$(testid('viewport')).map((el) => el.getAttribute('data-state'))
+      return states.length > 0 && states.every((s) => s === 'ready')
+    },
+    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the viewer never became ready' },
+  )
+  const before = await browser.$$(testid('gt-lesion')).length
+  await press('gt-add-lesion')
+  const lesions = await browser.$$(testid('gt-lesion'))
+  assert.equal(lesions.length, before + 1)
+  const added = lesions[lesions.length - 1]
+  await added.$(testid('gt-lesion-description')).setValue(LESION)
+  // Adding a lesion starts marking it; an ellipse drag on the first viewport draws the mark.
+  const layer = await $(`${testid('viewport')} svg.marks`)
+  await browser.action('pointer').move({ origin: layer, x: -40, y: -30 }).down().move({ origin: layer, x: -15, y: -12 }).up().perform()
+  await browser.waitUntil(async () => (await added.getText()).includes('1 mark(s)'), {
+    timeout: 10_000,
+    timeoutMsg: 'the drawn mark did not reach the lesion',
+  })
+  await shot('1-lesion-marked')
+  await press('gt-save')
+  await waitStatus('2 draft')
+  await press('gt-submit')
+  await waitStatus('2 in_review')
+  // The author may not finalise their own version.
+  await press('gt-finalise')
+  const refusal = await $(`${testid('curation-form')} .error-notice`)
+  await refusal.waitForExist({ timeout: 10_000 })
+  assert.match(await refusal.getText(), /second curator/)
+  await shot('2-submitted')
+})
+
+test('a second curator finalises; history, diff and the export hold the lesion', async () => {
+  await $('button=Switch reader').click()
+  await becomeNewRater('Dr Rex Reviewer', 'neuroradiologist')
+  await openCuration()
+  await waitStatus('2 in_review')
+  await $(testid('gt-review-comment')).setValue('Plaque confirmed on FLAIR.')
+  await press('gt-finalise')
+  await waitStatus('2 final')
+
+  const rows = await historyRows()
+  assert.equal(rows.length, 2, JSON.stringify(rows))
+  assert.match(rows[0], /v2.*main.*Final.*Dr Cora Curator/)
+  assert.match(rows[0], /Dr Cora Curator: submitted; Dr Rex Reviewer: finalised \(“Plaque confirmed on FLAIR\.”\)/)
+  assert.match(rows[1], /v1.*main.*Final.*the bundle/)
+
+  await shot('3-finalised-history')
+  await press('gt-diff')
+  const diff = await $(testid('gt-diff-table'))
+  await diff.waitForExist({ timeout: 10_000 })
+  const diffText = await diff.getText()
+  assert.match(diffText, /lesions\[L\d+\]/)
+  assert.ok(diffText.includes(LESION), diffText)
+  await diff.scrollIntoView({ block: 'center' })
+  await shot('4-diff')
+
+  // The CLI reads the same database file (WAL: the app's committed writes are visible).
+  assert.ok(existsSync(CLI), `build the CLI beside the app first (cargo build -p neurorater-cli): no ${CLI}`)
+  const out = join(mkdtempSync(join(tmpdir(), 'neurorater-gt-')), 'gt')
+  execFileSync(CLI, ['export', '--what', 'ground-truth', '--format', 'bundle', '--out', out, '--db', DB])
+  const file = JSON.parse(readFileSync(join(out, 'cases', 'ms-01.json'), 'utf8'))
+  assert.equal(file.version, 2)
+  assert.equal(file.status, 'final')
+  const lesion = file.ground_truth.lesions.find((l) => l.description === LESION)
+  assert.ok(lesion, 'the exported ground truth has the new lesion')
+  assert.equal(lesion.marks.length, 1)
+  assert.equal(lesion.marks[0].kind, 'ellipse')
+  assert.equal(lesion.marks[0].points_lps_mm.length, 3)
+  for (const point of lesion.marks[0].points_lps_mm) {
+    assert.ok(point.every((c) => Number.isFinite(c) && Math.abs(c) < 200), `a point in patient mm: ${point}`)
+  }
+  assert.ok(file.key_image_files.length > 0 && existsSync(join(out, file.key_image_files[0].png)))
+})
