@@ -274,7 +274,11 @@ impl CaseContext {
     /// The bundle's ground truth as a curated version: marks in the shared primitive, each
     /// lesion shown on the slices its marks lie on, and every task with its family and key
     /// images as the study lists them.
-    pub(crate) fn curated_from_bundle(&self, store: &Store, truth: &GroundTruth) -> Result<CuratedTruth> {
+    pub(crate) fn curated_from_bundle(
+        &self,
+        store: &Store,
+        truth: &GroundTruth,
+    ) -> Result<CuratedTruth> {
         let mut lesions = Vec::with_capacity(truth.lesions.len());
         for lesion in &truth.lesions {
             let mut marks = Vec::new();
