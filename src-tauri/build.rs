@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "create_rater",
     "current_rater",
     "set_current_rater",
+    "leave_reading",
     "create_assignment_plan",
     "ensure_demo_queue",
     "reading_queue",

@@ -948,3 +948,56 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
         "allowed fields missing"
     );
 }
+
+#[test]
+fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
+    let (_dir, mut store) = demo_store();
+    let reader = store
+        .create_rater("Dr Ada", RaterRole::Neurologist, Some(8))
+        .unwrap()
+        .id;
+    let curator = store
+        .create_rater("Dr Cora", RaterRole::Curator, None)
+        .unwrap()
+        .id;
+    // A lead with nobody reading may open everything.
+    store.require_unblinded("The calibration report").unwrap();
+
+    store.set_current_rater(reader).unwrap();
+    match store.require_unblinded("The calibration report") {
+        Err(Error::Rating(RatingError::Refused(message))) => {
+            assert!(
+                message.contains("Dr Ada reads blinded (neurologist)"),
+                "{message}"
+            )
+        }
+        other => panic!("a blinded reader must be refused: {other:?}"),
+    }
+    store.leave_reading().unwrap();
+    assert_eq!(store.current_rater().unwrap(), None);
+    store.require_unblinded("The calibration report").unwrap();
+    let left: String = store
+        .read()
+        .query_row(
+            "SELECT actor FROM audit_log WHERE action = 'leave reading'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, "Dr Ada");
+
+    // Curators know the ground truth: they get no blinded queue and are no plan's reader.
+    store.set_current_rater(curator).unwrap();
+    store.require_unblinded("Curation").unwrap();
+    assert_eq!(store.ensure_demo_queue(curator).unwrap(), None);
+    match store.create_assignment_plan(
+        curator,
+        &spec("with a curator", 3, vec![reader, curator], 0.5, 0.0),
+    ) {
+        Err(Error::Rating(RatingError::Invalid { field, message })) => {
+            assert_eq!(field, "raters");
+            assert!(message.contains("Dr Cora is a curator"), "{message}");
+        }
+        other => panic!("a curator cannot be assigned blinded reading: {other:?}"),
+    }
+}

@@ -34,6 +34,7 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri:
             commands::rating::create_rater,
             commands::rating::current_rater,
             commands::rating::set_current_rater,
+            commands::rating::leave_reading,
             commands::rating::create_assignment_plan,
             commands::rating::ensure_demo_queue,
             commands::rating::reading_queue,

@@ -131,7 +131,7 @@ test('a curator marks a lesion on the image and submits the draft for review', a
 
 test('a second curator finalises; history, diff and the export hold the lesion', async () => {
   await $('button=Switch reader').click()
-  await becomeNewRater('Dr Rex Reviewer', 'neuroradiologist')
+  await becomeNewRater('Dr Rex Reviewer', 'curator')
   await openCuration()
   await waitStatus('2 in_review')
   await $(testid('gt-review-comment')).setValue('Plaque confirmed on FLAIR.')

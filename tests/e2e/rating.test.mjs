@@ -345,3 +345,29 @@ test('after the restart the submitted response keeps its labels, mark and scores
   await browser.pause(500)
   await shot('9-restored')
 })
+
+test('while a clinician reads, calibration and curation stay closed, in the window and in the backend', async () => {
+  await $(testid('mode-calibration')).click()
+  const gate = await $(testid('blinded-gate'))
+  await gate.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  assert.match(await gate.getText(), new RegExp(`${RATER.name} is reading blinded as a ${RATER.role}`))
+  await shot('10-blinded-gate')
+  // The UI hides the view; the backend must refuse it too, whatever the page asks for.
+  const refusal = await browser.execute(async () => {
+    try {
+      await window.__TAURI_INTERNALS__.invoke('calibration_report', { studyId: 'neurorater-demo', grader: 'demo-grader-v1' })
+      return null
+    } catch (error) {
+      return error
+    }
+  })
+  assert.equal(refusal?.code, 'refused', JSON.stringify(refusal))
+  assert.match(refusal.message, /reads blinded/)
+
+  await $(testid('leave-reading')).click()
+  await browser.waitUntil(async () => !(await $(testid('blinded-gate')).isExisting()), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'leaving reading mode did not open the calibration view',
+  })
+  assert.equal(await $(testid('current-rater')).isExisting(), false, 'nobody is reading any more')
+})

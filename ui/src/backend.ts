@@ -98,6 +98,7 @@ export const createRater = (name: string, role: RaterRole, yearsExperience: numb
   call<Rater>('create_rater', { name, role, yearsExperience })
 export const currentRater = () => call<Rater | null>('current_rater')
 export const setCurrentRater = (raterId: number) => call<Rater>('set_current_rater', { raterId })
+export const leaveReading = () => call<void>('leave_reading')
 export const createAssignmentPlan = (raterId: number, spec: PlanSpec) =>
   call<PlanSummary>('create_assignment_plan', { raterId, spec })
 /** On the demo study: gives the rater a queue (plan "demo:<name>", seed 1) unless they have one. */

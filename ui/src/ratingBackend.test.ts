@@ -33,6 +33,7 @@ const calls: [keyof typeof backend, unknown[]][] = [
   ['createRater', ['Dr Ada', 'neurologist', 4]],
   ['currentRater', []],
   ['setCurrentRater', [1]],
+  ['leaveReading', []],
   ['createAssignmentPlan', [1, {}]],
   ['ensureDemoQueue', [1]],
   ['readingQueue', [1, 'neurorater-demo']],

@@ -200,6 +200,16 @@ impl Store {
             .iter()
             .map(|&id| self.rater(id))
             .collect::<Result<Vec<_>>>()?;
+        if let Some(curator) = raters.iter().find(|r| !r.role.reads_blinded()) {
+            return Err(invalid(
+                "raters",
+                format!(
+                    "{} is a curator: they know the ground truth, so their reading would not be \
+                     blind",
+                    curator.name
+                ),
+            ));
+        }
 
         let conn = self.read();
         let study: i64 = conn
@@ -373,9 +383,13 @@ impl Store {
     }
 
     /// On the demo study, gives `rater` a queue of every response (plan `demo:<name>`, seed 1, no
-    /// repeats) unless they already have assignments there. `None` when they already do.
+    /// repeats) unless they already have assignments there. `None` when they already do, and for a
+    /// curator, whose reading would not be blind.
     pub fn ensure_demo_queue(&mut self, rater: i64) -> Result<Option<PlanSummary>> {
         let who = self.rater(rater)?;
+        if !who.role.reads_blinded() {
+            return Ok(None);
+        }
         let has_queue: bool = self
             .read()
             .query_row(

@@ -17,6 +17,14 @@ pub enum RaterRole {
     Curator,
 }
 
+impl RaterRole {
+    /// Clinicians who read responses are blinded to the models, the grader and the ground truth;
+    /// curators build the ground truth, so nothing they read would be blind.
+    pub fn reads_blinded(self) -> bool {
+        !matches!(self, RaterRole::Curator)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rater {
     pub id: i64,
@@ -161,6 +169,40 @@ impl Store {
             },
             None => Ok(None),
         }
+    }
+
+    /// Refuses `view` (something showing grader output or ground truth) while the current rater
+    /// reads blinded: the backend, not only the UI, keeps a reader blind.
+    pub fn require_unblinded(&self, view: &str) -> Result<()> {
+        match self.current_rater()? {
+            Some(rater) if rater.role.reads_blinded() => Err(super::refused(format!(
+                "{view} is closed while {} reads blinded ({}): it shows grader scores or ground \
+                 truth. Leave reading mode, or choose a curator, to open it",
+                rater.name,
+                enum_text(&rater.role)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ends the current rater's session: the workstation is then a study lead's, who may open
+    /// the calibration report. Audited like choosing a rater.
+    pub fn leave_reading(&mut self) -> Result<()> {
+        let Some(leaving) = self.current_rater()? else {
+            return Ok(());
+        };
+        self.write(|w| {
+            w.tx()
+                .execute("DELETE FROM settings WHERE key = ?1", [CURRENT_RATER_KEY])
+                .map_err(|e| w.fail("leaving reading mode", e))?;
+            w.audit(&Entry {
+                actor: &leaving.name,
+                action: "leave reading",
+                entity: "settings:current_rater",
+                before: Some(&serde_json::json!({ "rater": leaving.name })),
+                after: None,
+            })
+        })
     }
 
     pub fn set_current_rater(&mut self, rater: i64) -> Result<Rater> {

@@ -77,7 +77,10 @@ pub async fn list_graders(
     study_id: String,
 ) -> Result<Vec<String>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| Ok(cases::analysis::study_data(store, study_id, None)?.graders))
+    state.with_store(|store| {
+        store.require_unblinded("The calibration report")?;
+        Ok(cases::analysis::study_data(store, study_id, None)?.graders)
+    })
 }
 
 /// The calibration report of `grader` against the study's clinicians; every other grader that
@@ -94,8 +97,10 @@ pub async fn calibration_report<R: Runtime>(
     let study_id = validate::id("study_id", &study_id)?;
     let grader = grader_name(&grader)?;
     let options = report_options(options.unwrap_or_default())?;
-    let data = state
-        .with_store(|store| Ok(cases::analysis::study_data(store, study_id, Some(grader))?))?;
+    let data = state.with_store(|store| {
+        store.require_unblinded("The calibration report")?;
+        Ok(cases::analysis::study_data(store, study_id, Some(grader))?)
+    })?;
     if !data.graders.iter().any(|g| g == grader) {
         return Err(CommandError::new(
             ErrorCode::InvalidArgument,
@@ -157,10 +162,12 @@ pub enum ExportFormat {
 /// was written.
 #[tauri::command]
 pub async fn export_calibration_report(
+    state: State<'_, AppState>,
     last: State<'_, LastReport>,
     format: ExportFormat,
     path: String,
 ) -> Result<Vec<String>, CommandError> {
+    state.with_store(|store| Ok(store.require_unblinded("The calibration report")?))?;
     let target = export_target(Path::new(&path), format)?;
     let report = last
         .0

@@ -14,13 +14,20 @@ const MAX_COMMENT_BYTES: usize = 4000;
 /// A case's ground truth as JSON: a freehand outline of 2048 points is ~100 kB.
 const MAX_TRUTH_BYTES: usize = 2_000_000;
 
-fn acting_curator(store: &Store) -> Result<i64, CommandError> {
+fn acting_rater(store: &Store) -> Result<i64, CommandError> {
     store.current_rater()?.map(|r| r.id).ok_or_else(|| {
         CommandError::new(
             ErrorCode::Refused,
-            "choose who you are (the current rater) before curating",
+            "choose who you are (the current rater) first",
         )
     })
+}
+
+/// The current rater, who must not be reading blinded: ground truth is what they would be
+/// blind to.
+fn acting_curator(store: &Store) -> Result<i64, CommandError> {
+    store.require_unblinded("Curation")?;
+    acting_rater(store)
 }
 
 #[tauri::command]
@@ -31,7 +38,10 @@ pub async fn curation_history(
 ) -> Result<Vec<Version>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
-    state.with_store(|store| Ok(curation::history(store, study_id, case_id)?))
+    state.with_store(|store| {
+        store.require_unblinded("Curation")?;
+        Ok(curation::history(store, study_id, case_id)?)
+    })
 }
 
 #[tauri::command]
@@ -136,6 +146,7 @@ pub async fn curation_diff(
     let from = validate::key("from", from)?;
     let to = validate::key("to", to)?;
     state.with_store(|store| {
+        store.require_unblinded("Curation")?;
         let history = curation::history(store, study_id, case_id)?;
         let find = |field: &str, number: i64| {
             history.iter().find(|v| v.version == number).ok_or_else(|| {
@@ -160,7 +171,7 @@ pub async fn reveal_ground_truth(
 ) -> Result<RevealedTruth, CommandError> {
     let assignment_id = validate::key("assignment_id", assignment_id)?;
     state.with_store_mut(|store| {
-        let rater = acting_curator(store)?;
+        let rater = acting_rater(store)?;
         Ok(curation::ground_truth_for_rater(
             store,
             rater,

@@ -72,6 +72,12 @@ pub async fn set_current_rater(
     state.with_store_mut(|store| Ok(store.set_current_rater(rater_id)?))
 }
 
+/// Ends the current rater's blinded session, so a study lead can open the calibration report.
+#[tauri::command]
+pub async fn leave_reading(state: State<'_, AppState>) -> Result<(), CommandError> {
+    state.with_store_mut(|store| Ok(store.leave_reading()?))
+}
+
 #[tauri::command]
 pub async fn create_assignment_plan(
     state: State<'_, AppState>,
