@@ -19,8 +19,8 @@ done
 
 echo "e2e: building the UI"
 (cd "$ROOT/ui" && { [ -d node_modules ] || npm install --no-audit --no-fund; } && npm run build)
-echo "e2e: building the app (debug)"
-cargo build -p neurorater-app --manifest-path "$ROOT/Cargo.toml"
+echo "e2e: building the app and the CLI the tests compare with (debug)"
+cargo build -p neurorater-app -p neurorater-cli --manifest-path "$ROOT/Cargo.toml"
 if ! command -v tauri-driver >/dev/null; then
   echo "e2e: installing tauri-driver"
   cargo install tauri-driver --locked
