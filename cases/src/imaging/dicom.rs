@@ -109,12 +109,22 @@ pub(crate) fn decode_object(
         ));
     }
 
-    let pixels = obj.decode_pixel_data().map_err(|e| {
-        err(
-            ImagingErrorKind::Decode,
-            format!("cannot decode the pixel data: {}", error_chain(&e)),
-        )
-    })?;
+    // dicom-rs's JPEG adapter indexes past its buffer on some malformed streams (found by the
+    // fuzzer, fuzz/regressions/dicom/): a codec's panic is this file's decode error, not a crash.
+    let pixels = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| obj.decode_pixel_data()))
+        .map_err(|_| {
+            err(
+                ImagingErrorKind::Decode,
+                "cannot decode the pixel data: the codec failed on malformed compressed data"
+                    .into(),
+            )
+        })?
+        .map_err(|e| {
+            err(
+                ImagingErrorKind::Decode,
+                format!("cannot decode the pixel data: {}", error_chain(&e)),
+            )
+        })?;
     let native_422 = header.photometric == "YBR_FULL_422" && is_native(&header.transfer_syntax);
     let frame_pixels = header.rows as usize * header.columns as usize;
     let bytes_per_sample = (header.bits_allocated as usize).div_ceil(8);
