@@ -2,6 +2,7 @@
 //! arguments, calls the `cases` or `calibration` crate, and maps the outcome to an exit code —
 //! 0 success, 2 invalid input (errors name file, line and field), 1 internal failure.
 
+mod assign;
 mod calibrate;
 mod curation;
 mod data;
@@ -58,6 +59,14 @@ enum Command {
     Render(imaging::RenderArgs),
     /// Export raw annotations for other tools.
     Export(data::ExportArgs),
+    /// Add or list raters.
+    Rater {
+        #[command(subcommand)]
+        command: assign::RaterCommand,
+    },
+    /// Create an assignment plan: which responses each rater reads, in an order reproducible from
+    /// the seed, with an overlap read by all and optional repeat reads (docs/rating.md).
+    Assign(assign::AssignArgs),
     /// Import a ground-truth bundle (validated against the stored cases, then written in one
     /// transaction as a new version per changed case).
     ImportGroundTruth {
@@ -126,7 +135,8 @@ impl From<cases::Error> for Failure {
             | ImageMissing { .. }
             | ImageChanged { .. }
             | StaleGroundTruth { .. }
-            | CurationRefused(_) => Failure::Input(vec![error.to_string()]),
+            | CurationRefused(_)
+            | Rating(_) => Failure::Input(vec![error.to_string()]),
             Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Failure::Input(vec![error.to_string()])
             }
@@ -144,6 +154,8 @@ fn main() -> ExitCode {
         Command::Probe { file, json: _ } => imaging::probe(&file),
         Command::Render(args) => imaging::render(&args),
         Command::Export(args) => data::export(&args),
+        Command::Rater { command } => assign::rater(&command),
+        Command::Assign(args) => assign::run(&args),
         Command::ImportGroundTruth { dir, db } => curation::import_ground_truth(&dir, db),
         Command::Demo { out } => data::demo(&out),
         Command::Calibrate(args) => calibrate::run(&args),

@@ -1,0 +1,159 @@
+//! `neurorater rater` and `assign` as real processes on the demo study: a lead's plan from the
+//! command line, with the overlap and shares the summary reports, and refusals that exit 2
+//! naming the argument and leave the database as it was.
+
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn neurorater(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neurorater"))
+        .args(args)
+        .env_remove("NEURORATER_DB")
+        .output()
+        .expect("run neurorater")
+}
+
+fn ok(args: &[&str]) -> serde_json::Value {
+    let out = neurorater(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn refused(args: &[&str]) -> String {
+    let out = neurorater(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} must be refused as bad input"
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn digest(path: &Path) -> String {
+    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+#[test]
+fn a_lead_assigns_the_demo_study_from_the_command_line() {
+    let work = tempfile::tempdir().unwrap();
+    let (bundle, db) = (work.path().join("demo"), work.path().join("study.sqlite"));
+    let (bundle, db) = (bundle.to_str().unwrap(), db.to_str().unwrap());
+    assert!(neurorater(&["demo", "--out", bundle]).status.success());
+    assert!(neurorater(&["import", bundle, "--db", db]).status.success());
+
+    for (name, role) in [
+        ("Dr Lee Lead", "curator"),
+        ("Dr A", "neuroradiologist"),
+        ("Dr B", "neurologist"),
+        ("Dr C", "resident"),
+    ] {
+        let rater = ok(&["rater", "add", name, "--role", role, "--db", db]);
+        assert_eq!(rater["role"], role);
+    }
+    assert_eq!(
+        ok(&["rater", "list", "--db", db]).as_array().unwrap().len(),
+        4
+    );
+
+    let plan = ok(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "pilot",
+        "--seed",
+        "7",
+        "--lead",
+        "Dr Lee Lead",
+        "--rater",
+        "Dr A",
+        "--rater",
+        "Dr B",
+        "--rater",
+        "Dr C",
+        "--overlap",
+        "0.25",
+        "--repeat",
+        "0.1",
+        "--repeat-after-days",
+        "21",
+    ]);
+    // 288 demo responses: 72 read by all three, the other 216 dealt out 72 each.
+    assert_eq!(plan["n_responses"], 288);
+    assert_eq!(plan["n_overlap"], 72);
+    assert_eq!(plan["n_unassigned"], 0);
+    assert_eq!(plan["seed"], 7);
+    for rater in plan["raters"].as_array().unwrap() {
+        assert_eq!(rater["first_reads"], 144, "{rater}");
+    }
+
+    let before = digest(Path::new(db));
+    let unknown = refused(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "second",
+        "--seed",
+        "1",
+        "--lead",
+        "Dr Lee Lead",
+        "--rater",
+        "Dr Nobody",
+    ]);
+    assert!(
+        unknown.contains("--rater: no rater named \"Dr Nobody\""),
+        "{unknown}"
+    );
+    let bad_share = refused(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "second",
+        "--seed",
+        "1",
+        "--lead",
+        "Dr Lee Lead",
+        "--rater",
+        "Dr A",
+        "--overlap",
+        "1.5",
+    ]);
+    assert!(bad_share.contains("overlap_share"), "{bad_share}");
+    let curator_reads = refused(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "second",
+        "--seed",
+        "1",
+        "--lead",
+        "Dr Lee Lead",
+        "--rater",
+        "Dr Lee Lead",
+    ]);
+    assert!(curator_reads.contains("is a curator"), "{curator_reads}");
+    let bad_role = refused(&["rater", "add", "Dr D", "--role", "surgeon", "--db", db]);
+    assert!(bad_role.contains("--role: \"surgeon\""), "{bad_role}");
+    assert_eq!(
+        digest(Path::new(db)),
+        before,
+        "a refused command writes nothing"
+    );
+}
