@@ -574,14 +574,20 @@ fn ratings_table_has_clinicians_and_a_lenient_correlated_grader() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "item,rater,score,dimension,case,disease_group,modality,task_family,level,model"
+        "item,rater,score,dimension,case,disease_group,modality,task_family,level,model,rater_role"
     );
     // item → rater → overall score
     let mut overall: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut dimensions = BTreeSet::new();
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
-        assert_eq!(fields.len(), 10, "{line}");
+        assert_eq!(fields.len(), 11, "{line}");
+        let expected_role = match fields[1] {
+            "neurologist-C" => "neurologist",
+            "demo-grader-v1" => "",
+            _ => "neuroradiologist",
+        };
+        assert_eq!(fields[10], expected_role, "{line}");
         dimensions.insert(fields[3].to_string());
         if fields[3] == "overall" {
             overall

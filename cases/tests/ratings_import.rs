@@ -122,7 +122,27 @@ fn the_demo_ratings_become_submitted_first_reads_once() {
         rows.len() - clinician_rows.len()
     );
     assert_eq!(summary.raters_added, expected_raters);
-    assert_eq!(summary.roles_assumed, expected_raters);
+    assert!(
+        summary.roles_assumed.is_empty(),
+        "the demo file gives every role"
+    );
+    let roles: BTreeMap<String, String> = store
+        .raters()
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            (
+                r.name,
+                serde_json::to_value(r.role)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(roles["neurologist-C"], "neurologist");
+    assert_eq!(roles["neurorad-A"], "neuroradiologist");
 
     let after = snapshot(&store);
     assert_eq!(after["ratings"].len(), expected_ratings.len());
@@ -131,9 +151,7 @@ fn the_demo_ratings_become_submitted_first_reads_once() {
         audit_before + 1,
         "one audit entry"
     );
-    for rater in &after["raters"] {
-        assert!(rater.ends_with(&format!("|{ASSUMED_ROLE}")), "{rater}");
-    }
+    assert_eq!(after["raters"].len(), expected_raters.len());
 
     // One rating read back: its overall and dimension scores are the file's rows.
     let (item, rater) = *expected_ratings.iter().next().unwrap();
@@ -286,4 +304,23 @@ fn a_row_contradicting_a_stored_rating_is_refused_by_its_line() {
         )]
     );
     assert_eq!(snapshot(&store), before);
+}
+
+#[test]
+fn without_a_rater_role_column_new_raters_are_assumed_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_demo(dir.path());
+    let (_, rows) = demo_rows();
+    let item = &rows[0][0];
+    let path = dir.path().join("no-roles.csv");
+    std::fs::write(&path, format!("item,rater,score\n{item},dr-x,3\n")).unwrap();
+    let summary = import_ratings_csv(&mut store, &path, &NoProgress).expect("imports");
+    assert_eq!(summary.roles_assumed, vec!["dr-x".to_owned()]);
+    let role: String = store
+        .read()
+        .query_row("SELECT role FROM raters WHERE name = 'dr-x'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(role, ASSUMED_ROLE);
 }

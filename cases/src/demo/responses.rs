@@ -57,11 +57,11 @@ const MODELS: [ModelProfile; 3] = [
     },
 ];
 
-/// (name, bias in score points, noise SD): clinicians differ a little in strictness.
-const CLINICIANS: [(&str, f64, f64); 3] = [
-    ("neurorad-A", 0.0, 0.30),
-    ("neurorad-B", -0.2, 0.32),
-    ("neurologist-C", 0.15, 0.36),
+/// (name, role, bias in score points, noise SD): clinicians differ a little in strictness.
+const CLINICIANS: [(&str, &str, f64, f64); 3] = [
+    ("neurorad-A", "neuroradiologist", 0.0, 0.30),
+    ("neurorad-B", "neuroradiologist", -0.2, 0.32),
+    ("neurologist-C", "neurologist", 0.15, 0.36),
 ];
 
 pub(crate) const GRADER_V1: &str = "demo-grader-v1";
@@ -367,7 +367,7 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
     let mut responses = Vec::new();
     let mut grader = Vec::new();
     let mut csv = String::from(
-        "item,rater,score,dimension,case,disease_group,modality,task_family,level,model\n",
+        "item,rater,score,dimension,case,disease_group,modality,task_family,level,model,rater_role\n",
     );
     let mut rotation = 0usize;
     let dimension_ids: Vec<&str> = std::iter::once("overall")
@@ -506,14 +506,15 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
                         task.level,
                         profile.name
                     );
-                    for (rater, bias, noise) in CLINICIANS {
+                    for (rater, role, bias, noise) in CLINICIANS {
                         // The neurologist did not get to every answer: missing ratings are normal.
                         if rater == "neurologist-C" && rng.chance(0.08) {
                             continue;
                         }
                         for dimension in &dimension_ids {
                             let score = observe(latent[dimension], bias, noise, &mut rng);
-                            writeln!(csv, "{label},{rater},{score},{dimension},{groups}").ok();
+                            writeln!(csv, "{label},{rater},{score},{dimension},{groups},{role}")
+                                .ok();
                         }
                     }
                     for dimension in &dimension_ids {
@@ -526,7 +527,7 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
                                 .copied()
                                 .unwrap_or(v1.score)
                         };
-                        writeln!(csv, "{label},{GRADER_V1},{score},{dimension},{groups}").ok();
+                        writeln!(csv, "{label},{GRADER_V1},{score},{dimension},{groups},").ok();
                     }
 
                     responses.push(ResponseLine {
