@@ -58,6 +58,7 @@ pub fn prepare_library<R: Runtime>(app: AppHandle<R>) {
         phase: Mutex::new(("opening the database".into(), 0)),
     };
     let outcome = open_or_seed(&progress);
+    let opened = outcome.is_ok();
     app.state::<AppState>().finish(outcome);
     let _ = app.emit(
         PROGRESS_EVENT,
@@ -67,6 +68,33 @@ pub fn prepare_library<R: Runtime>(app: AppHandle<R>) {
             total: 1,
         },
     );
+    if opened {
+        let spawned = std::thread::Builder::new()
+            .name("automatic-backups".into())
+            .spawn(move || take_backups_while_running(app));
+        if let Err(e) = spawned {
+            eprintln!("automatic backups while running are off: {e}");
+        }
+    }
+}
+
+/// How often the app asks whether a rotated backup is due (by age or by number of changes; see
+/// `AutoBackup`); asking costs one directory listing.
+const BACKUP_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Rotated backups while a rater works, not only at start: a long session's edits are in a
+/// backup within the policy's bounds. A failure is reported and tried again, never in the way.
+fn take_backups_while_running<R: Runtime>(app: AppHandle<R>) {
+    loop {
+        std::thread::sleep(BACKUP_CHECK_INTERVAL);
+        let outcome = app.state::<AppState>().with_store(|store| {
+            let policy = cases::store::AutoBackup::beside(store.path());
+            Ok(store.backup_if_due(&policy)?)
+        });
+        if let Err(e) = outcome {
+            eprintln!("automatic backup failed: {}", e.message);
+        }
+    }
 }
 
 fn open_or_seed(progress: &dyn Progress) -> Result<Store, CommandError> {
