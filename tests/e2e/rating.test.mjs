@@ -344,6 +344,14 @@ test('after the restart the submitted response keeps its labels, mark and scores
   assert.equal(await $(testid('rating-comment')).getValue(), 'Read in the e2e test.')
   await browser.pause(500)
   await shot('9-restored')
+
+  // Submitted, but other responses of this case are still in the queue: the ground truth stays
+  // closed, and the reason says so.
+  await $(testid('reveal-truth')).click()
+  const problem = await $(testid('reveal-problem'))
+  await problem.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  assert.match(await problem.getText(), /still has \d+ response\(s\) of case \S+ to rate/)
+  assert.equal(await $(testid('revealed-truth')).isExisting(), false)
 })
 
 test('while a clinician reads, calibration and curation stay closed, in the window and in the backend', async () => {

@@ -5,7 +5,7 @@ import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { save } from '@tauri-apps/plugin-dialog'
 import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
-import type { Change, CuratedTruth, Decision, Version } from './lib/curation/types'
+import type { Change, CuratedTruth, Decision, RevealedTruth, Version } from './lib/curation/types'
 import type {
   BackendError,
   CaseSummary,
@@ -86,6 +86,10 @@ export const curationReview = (studyId: string, caseId: string, version: number,
   call<void>('curation_review', { studyId, caseId, version, decision, comment })
 export const curationDiff = (studyId: string, caseId: string, from: number, to: number) =>
   call<Change[]>('curation_diff', { studyId, caseId, from, to })
+/** The case's ground truth for the current rater, once they have submitted every rating they
+ * hold on that case ('refused' before: it would anchor the ratings still to come). Audited. */
+export const revealGroundTruth = (assignmentId: number) =>
+  call<RevealedTruth>('reveal_ground_truth', { assignmentId })
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
 export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>('series_volume', { seriesKey })

@@ -106,16 +106,11 @@ fn check_reveal(store: &Store, rater: i64, assignment: i64) -> Result<(String, S
              assignment {assignment} first"
         )));
     }
-    let open: Vec<String> = on_case
-        .iter()
-        .filter(|(_, submitted)| !submitted)
-        .map(|(id, _)| id.to_string())
-        .collect();
-    if !open.is_empty() {
+    let open = on_case.iter().filter(|(_, submitted)| !submitted).count();
+    if open > 0 {
         return Err(Error::CurationRefused(format!(
-            "{name} still has assignment(s) {} on case {case_id} to rate; the ground truth \
-             would bias them, so it opens when they are submitted",
-            open.join(", ")
+            "{name} still has {open} response(s) of case {case_id} to rate; the ground truth \
+             would bias them, so it opens when they are submitted"
         )));
     }
     Ok((study_id, case_id, name))

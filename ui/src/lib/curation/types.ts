@@ -57,6 +57,12 @@ export interface Version {
   truth: CuratedTruth
 }
 
+export interface RevealedTruth {
+  study_id: string
+  case_id: string
+  version: Version
+}
+
 export interface Change {
   field: string
   before: unknown
