@@ -2,17 +2,10 @@
 //! command line, with the overlap and shares the summary reports, and refusals that exit 2
 //! naming the argument and leave the database as it was.
 
-use sha2::{Digest, Sha256};
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn neurorater(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neurorater"))
-        .args(args)
-        .env_remove("NEURORATER_DB")
-        .output()
-        .expect("run neurorater")
-}
+use std::path::Path;
+use support::{digest, neurorater};
 
 fn ok(args: &[&str]) -> serde_json::Value {
     let out = neurorater(args);
@@ -33,10 +26,6 @@ fn refused(args: &[&str]) -> String {
         "{args:?} must be refused as bad input"
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn digest(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
 }
 
 #[test]

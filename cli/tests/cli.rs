@@ -3,21 +3,11 @@
 //! by a refused import.
 
 use neurorater_tests::write_small_bundle;
-use sha2::{Digest, Sha256};
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn neurorater(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neurorater"))
-        .args(args)
-        .env_remove("NEURORATER_DB")
-        .output()
-        .expect("run neurorater")
-}
-
-fn digest(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
-}
+use std::process::Output;
+use support::{digest, neurorater};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

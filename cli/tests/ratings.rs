@@ -2,24 +2,13 @@
 //! clinicians' ratings go in once, a broken file exits 2 naming its lines and leaves the database
 //! byte-identical, and the report counts only clinicians as clinicians.
 
-use sha2::{Digest, Sha256};
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn neurorater(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neurorater"))
-        .args(args)
-        .env_remove("NEURORATER_DB")
-        .output()
-        .expect("run neurorater")
-}
+use std::path::Path;
+use support::{digest, neurorater};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn digest(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
 }
 
 #[test]
