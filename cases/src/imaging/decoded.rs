@@ -167,41 +167,119 @@ fn scale_colour<T: Sample>(values: &[T], scale: f64) -> Vec<u8> {
         .collect()
 }
 
+/// Grey levels of one frame. Samples of 16 bits or fewer go through a lookup table over the
+/// frame's stored range when that range is smaller than the frame (CT and MR nearly always):
+/// each distinct stored value is windowed once, by the same arithmetic, so the grey levels are
+/// the same as computing every pixel.
 pub(crate) fn grey_levels<T: Sample>(
     values: &[T],
     rescale: Rescale,
     window: &Window,
     invert: bool,
 ) -> Vec<u8> {
-    let Rescale { slope, intercept } = rescale;
-    if window.function == VoiFunction::Linear && window.width > 1.0 {
-        // The linear window is one affine map clamped to 0..=255: the same arithmetic as
-        // `Window::apply` (so the same grey levels) without its branches or a `floor` call, which
-        // lets the loop vectorise. For y ≥ 0, truncation is floor.
-        let (low, span) = (window.center - 0.5, window.width - 1.0);
-        return values
-            .iter()
-            .map(|v| {
-                let x = v.value() * slope + intercept;
-                let y = (((x - low) / span + 0.5) * 255.0).clamp(0.0, 255.0);
-                let y8 = (y + 0.5) as u8;
-                if invert {
-                    255 - y8
-                } else {
-                    y8
-                }
-            })
-            .collect();
-    }
-    values
-        .iter()
-        .map(|v| {
-            let y8 = window.apply(v.value() * slope + intercept);
-            if invert {
-                255 - y8
-            } else {
-                y8
+    let level = grey_level_of(rescale, window, invert);
+    if let Some((lo, hi)) = small_integer_range(values) {
+        if ((hi - lo) as usize) < values.len() {
+            let lut: Vec<u8> = (lo..=hi).map(|stored| level(stored as f64)).collect();
+            // Every value lies in lo..=hi, so the index is always inside the table.
+            let mut grey = vec![0u8; values.len()];
+            for (g, v) in grey.iter_mut().zip(values) {
+                *g = lut[(v.small_integer() - lo) as usize];
             }
-        })
-        .collect()
+            return grey;
+        }
+    }
+    values.iter().map(|v| level(v.value())).collect()
+}
+
+/// The smallest and largest value when every sample is an integer of at most 16 bits (the
+/// types whose values fit a table of at most 65,536 entries); `None` otherwise or when empty.
+fn small_integer_range<T: Sample>(values: &[T]) -> Option<(i32, i32)> {
+    if !T::SMALL_INTEGER || values.is_empty() {
+        return None;
+    }
+    let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+    for v in values {
+        let x = v.small_integer();
+        lo = lo.min(x);
+        hi = hi.max(x);
+    }
+    Some((lo, hi))
+}
+
+/// The grey level of one stored value: modality LUT, VOI, MONOCHROME1 inversion.
+fn grey_level_of(rescale: Rescale, window: &Window, invert: bool) -> impl Fn(f64) -> u8 + '_ {
+    let Rescale { slope, intercept } = rescale;
+    // The linear window is one affine map clamped to 0..=255: the same arithmetic as
+    // `Window::apply` (so the same grey levels) without its branches or a `floor` call. For
+    // y ≥ 0, truncation is floor.
+    let linear = window.function == VoiFunction::Linear && window.width > 1.0;
+    let (low, span) = (window.center - 0.5, window.width - 1.0);
+    move |stored: f64| {
+        let x = stored * slope + intercept;
+        let y8 = if linear {
+            let y = (((x - low) / span + 0.5) * 255.0).clamp(0.0, 255.0);
+            (y + 0.5) as u8
+        } else {
+            window.apply(x)
+        };
+        if invert {
+            255 - y8
+        } else {
+            y8
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 4,096 pixels over a range of 1,201 values: the lookup-table path.
+    fn ct_like() -> Vec<i16> {
+        (0..4096).map(|i| ((i * 37) % 1201) as i16 - 1024).collect()
+    }
+
+    fn window(center: f64, width: f64, function: VoiFunction) -> Window {
+        Window {
+            center,
+            width,
+            function,
+            explanation: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_lookup_table_gives_the_grey_levels_of_the_standards_formulas() {
+        let values = ct_like();
+        let rescale = Rescale {
+            slope: 1.5,
+            intercept: -20.0,
+        };
+        for w in [
+            window(40.0, 400.0, VoiFunction::Linear),
+            window(-300.0, 1.0, VoiFunction::Linear),
+            window(0.0, 900.0, VoiFunction::LinearExact),
+            window(100.0, 700.0, VoiFunction::Sigmoid),
+        ] {
+            for invert in [false, true] {
+                let expected: Vec<u8> = values
+                    .iter()
+                    .map(|&v| {
+                        let y8 = w.apply(v as f64 * 1.5 - 20.0);
+                        if invert {
+                            255 - y8
+                        } else {
+                            y8
+                        }
+                    })
+                    .collect();
+                assert_eq!(
+                    grey_levels(&values, rescale, &w, invert),
+                    expected,
+                    "{w:?}, invert {invert}"
+                );
+            }
+        }
+    }
 }

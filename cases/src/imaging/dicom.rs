@@ -289,14 +289,30 @@ fn grey_samples(data: &[u8], h: &PixelHeader) -> Samples {
                 Samples::U8(values.map(|v| v as u8).collect())
             }
         }
+        // The common case (CT, MR) in 16-bit arithmetic, which vectorises: shifting the stored
+        // bits to the top and back drops the unused high bits and, for signed data, extends the
+        // sign from BitsStored, as `fit` does.
+        // (Filling a zeroed vector through `zip` vectorises where `collect` over the chunks
+        // did not: a third of the benchmark's decode + VOI time went to that loop.)
         16 => {
-            let values = data
-                .chunks_exact(2)
-                .map(|c| fit(u16::from_le_bytes([c[0], c[1]]) as u32, bits, h.signed));
+            let unused = 16 - bits;
+            let words = || {
+                data.chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]) << unused)
+            };
+            let n = data.len() / 2;
             if h.signed {
-                Samples::I16(values.map(|v| v as i16).collect())
+                let mut values = vec![0i16; n];
+                for (v, w) in values.iter_mut().zip(words()) {
+                    *v = (w as i16) >> unused;
+                }
+                Samples::I16(values)
             } else {
-                Samples::U16(values.map(|v| v as u16).collect())
+                let mut values = vec![0u16; n];
+                for (v, w) in values.iter_mut().zip(words()) {
+                    *v = w >> unused;
+                }
+                Samples::U16(values)
             }
         }
         _ => {
@@ -513,4 +529,56 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     reason
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(bits_stored: u32, signed: bool) -> PixelHeader {
+        PixelHeader {
+            rows: 1,
+            columns: 4,
+            frames: 1,
+            samples_per_pixel: 1,
+            bits_allocated: 16,
+            bits_stored,
+            signed,
+            photometric: "MONOCHROME2".into(),
+            transfer_syntax: "1.2.840.10008.1.2.1".into(),
+            modality: None,
+        }
+    }
+
+    /// Little-endian words with junk above bit 11 (an overlay in the high bits, as old
+    /// scanners wrote): 12-bit values 0x800 (−2048 signed), 0xFFF (−1), 0x7FF (2047), 5.
+    const WORDS: [u16; 4] = [0xF800, 0xAFFF, 0x17FF, 0x3005];
+
+    fn bytes() -> Vec<u8> {
+        WORDS.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn twelve_bit_samples_drop_the_high_bits_and_extend_the_sign() {
+        assert_eq!(
+            grey_samples(&bytes(), &header(12, true)),
+            Samples::I16(vec![-2048, -1, 2047, 5])
+        );
+        assert_eq!(
+            grey_samples(&bytes(), &header(12, false)),
+            Samples::U16(vec![0x800, 0xFFF, 0x7FF, 5])
+        );
+    }
+
+    #[test]
+    fn full_sixteen_bit_samples_are_the_words_themselves() {
+        assert_eq!(
+            grey_samples(&bytes(), &header(16, true)),
+            Samples::I16(WORDS.iter().map(|&w| w as i16).collect())
+        );
+        assert_eq!(
+            grey_samples(&bytes(), &header(16, false)),
+            Samples::U16(WORDS.to_vec())
+        );
+    }
 }

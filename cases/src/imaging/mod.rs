@@ -4,6 +4,8 @@
 //! - [`probe`]`(path) -> Probe` and [`render`]`(path, &RenderOptions) -> DynamicImage` (L8 or
 //!   Rgb8), [`render_png`]: FORMATS.md §4 for DICOM (every dicom-rs codec), NIfTI-1/2 (.nii,
 //!   .nii.gz) and PNG/JPEG. The format is found from the content, not the name.
+//!   [`ParsedDicom`]`::open(path)` then `.render(&RenderOptions)` parses a DICOM file once and
+//!   renders it as often as needed (decode + VOI only).
 //! - [`read_dicom_meta`]`(path) -> DicomMeta`: a DICOM header without pixel data (grouping,
 //!   ordering, de-identification facts). [`order_series`]`(&mut [DicomMeta])` sorts one series
 //!   along the slice normal, InstanceNumber as fallback. [`identifying_tags`] and
@@ -35,7 +37,7 @@ pub use decoded::Rescale;
 pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
 pub use error::{ImagingError, ImagingErrorKind};
 pub use meta::{order_series, read_dicom_meta, DicomMeta};
-pub use render::{probe, render, render_png, Probe, RenderOptions};
+pub use render::{probe, render, render_png, ParsedDicom, Probe, RenderOptions};
 pub use samples::Samples;
 pub use voi::{VoiFunction, Window};
 pub use volume::{load_dicom_series, load_key_images, load_nifti, Volume};

@@ -35,12 +35,21 @@ pub(crate) use with_samples;
 
 /// A sample type that converts to f64 without loss (f32 and integers up to 32 bits do).
 pub(crate) trait Sample: Copy {
+    /// Integers of at most 16 bits: every value is exactly an `i32` and the range is small.
+    const SMALL_INTEGER: bool;
     fn value(self) -> f64;
+    /// The value as an `i32`: exact when `SMALL_INTEGER`, saturating otherwise.
+    fn small_integer(self) -> i32;
 }
 macro_rules! impl_sample {
-    ($($t:ty),*) => { $(impl Sample for $t { #[inline] fn value(self) -> f64 { self as f64 } })* };
+    ($small:expr; $($t:ty),*) => { $(impl Sample for $t {
+        const SMALL_INTEGER: bool = $small;
+        #[inline] fn value(self) -> f64 { self as f64 }
+        #[inline] fn small_integer(self) -> i32 { self as i32 }
+    })* };
 }
-impl_sample!(u8, i8, u16, i16, u32, i32, f32, f64);
+impl_sample!(true; u8, i8, u16, i16);
+impl_sample!(false; u32, i32, f32, f64);
 
 impl Samples {
     pub fn len(&self) -> usize {
@@ -71,11 +80,13 @@ impl Samples {
     }
 }
 
-fn min_max_of<T: Sample>(values: &[T]) -> Option<(f64, f64)> {
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for x in values {
-        let x = x.value();
+/// Compares in the samples' own type, which for integers vectorises (through f64 it did not).
+/// NaN never compares, so it is skipped, including as the starting value.
+fn min_max_of<T: Sample + PartialOrd>(values: &[T]) -> Option<(f64, f64)> {
+    #[allow(clippy::eq_op)] // x == x is false only for NaN
+    let start = values.iter().position(|x| x == x)?;
+    let (mut lo, mut hi) = (values[start], values[start]);
+    for &x in &values[start + 1..] {
         if x < lo {
             lo = x;
         }
@@ -83,5 +94,5 @@ fn min_max_of<T: Sample>(values: &[T]) -> Option<(f64, f64)> {
             hi = x;
         }
     }
-    (lo <= hi).then_some((lo, hi))
+    Some((lo.value(), hi.value()))
 }
