@@ -90,6 +90,20 @@ def main():
             for path in batch:
                 render_with_pydicom(path, out)
             theirs.append(time.perf_counter() - start)
+        # The same work, checked on the last round's outputs: identical pixels, except where
+        # the two sides' lossy JPEG / JPEG 2000 decoders round differently.
+        identical, differing = 0, []
+        for path in batch:
+            a = np.asarray(Image.open(Path(tmp) / f"ours{args.rounds - 1}" / f"{path.name}.png"))
+            b = np.asarray(Image.open(Path(tmp) / f"pydicom{args.rounds - 1}" / f"{path.name}.png"))
+            if a.shape == b.shape and np.array_equal(a, b):
+                identical += 1
+            else:
+                diff = int(np.abs(a.astype(int) - b.astype(int)).max()) if a.shape == b.shape else "shape"
+                differing.append(f"{path.name[4:]} (max |difference| {diff})")
+        print(f"pixels identical to pydicom's in {identical} of {len(batch)} files")
+        for name in sorted(set(differing)):
+            print(f"  differs: {name}")
         ours_median, theirs_median = statistics.median(ours), statistics.median(theirs)
         print(f"{len(batch)} files, {args.rounds} alternating rounds")
         print(f"neurorater render: median {ours_median * 1000:.1f} ms ({ours_median / len(batch) * 1e3:.2f} ms/file)")
