@@ -114,6 +114,8 @@ pub fn to_html(report: &Report) -> String {
     drift(&mut h, report);
     errors(&mut h, report);
     pass_at_k(&mut h, report);
+    intra_rater(&mut h, report);
+    missed_findings(&mut h, report);
     methods(&mut h, report);
     h.push_str("</main></body></html>\n");
     h
@@ -158,6 +160,10 @@ pub struct Plots {
     pub captions: PlotCaptions,
     /// Error shares by bucket and by category, when clinicians labelled errors.
     pub error_distribution: Vec<Plot>,
+    /// ICC(A,1) per clinician and pooled, when clinicians read responses twice.
+    pub intra_rater: Option<Plot>,
+    /// Share of ground-truth lesions missed per model, when responses were checked.
+    pub missed_findings: Option<Plot>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -195,7 +201,52 @@ pub fn plots(report: &Report) -> Plots {
                 )
             })
             .collect(),
+        intra_rater: intra_rater_plot(report),
+        missed_findings: missed_findings_plot(report),
     }
+}
+
+/// Koo & Li (2016): ICC below 0.5 poor, 0.5–0.75 moderate, 0.75–0.9 good, above 0.9 excellent.
+const GOOD_RELIABILITY_ICC: f64 = 0.75;
+
+fn intra_rater_plot(report: &Report) -> Option<Plot> {
+    let section = report.intra_rater.as_ref()?;
+    let rows: Vec<ForestRow> = std::iter::once(&section.pooled)
+        .chain(&section.raters)
+        .map(|e| {
+            let icc = e.reliability.value().and_then(|t| t.icc.value());
+            (
+                e.rater.clone().unwrap_or_else(|| "pooled".into()),
+                icc.map(|v| (v.value, v.ci_low, v.ci_high)),
+                e.n_pairs,
+            )
+        })
+        .collect();
+    Some(Plot {
+        svg: forest_svg(&rows, GOOD_RELIABILITY_ICC),
+        caption: format!(
+            "Test-retest ICC(A,1) (95 % F interval) per clinician and pooled, n = repeat pairs; the dashed line is {}, \"good\" reliability after Koo & Li (2016).",
+            num(GOOD_RELIABILITY_ICC, 2)
+        ),
+    })
+}
+
+fn missed_findings_plot(report: &Report) -> Option<Plot> {
+    let section = report.missed_findings.as_ref()?;
+    let shares: Vec<crate::report::NamedShare> = section
+        .by_model
+        .iter()
+        .filter_map(|m| {
+            Some(crate::report::NamedShare {
+                name: m.model.clone(),
+                share: m.share_missed.clone()?,
+            })
+        })
+        .collect();
+    (!shares.is_empty()).then(|| Plot {
+        svg: bars_svg(&shares),
+        caption: "Share of ground-truth lesions missed per model (of response × lesion pairs), with 95 % Wilson intervals.".into(),
+    })
 }
 
 fn error_share_caption(by: &str) -> String {
@@ -1001,6 +1052,112 @@ fn pass_at_k(h: &mut String, report: &Report) {
         h.push_str("</tr>");
     }
     h.push_str("</table>");
+}
+
+fn intra_rater(h: &mut String, report: &Report) {
+    let Some(section) = &report.intra_rater else {
+        return;
+    };
+    let _ = write!(h, "<section id=\"intra-rater\"><h2>Intra-rater reliability (test-retest)</h2><p>Each clinician's first read of a response against their own repeat read after the wash-out, on the {} scale. ICC(A,1): two-way, absolute agreement, single measurement (a shift between sessions counts against reliability). Fewer than {} pairs are not estimable. Intervals: analytic 95 % and cluster bootstrap (cases resampled, percentile).</p>",
+        escape(&section.dimension), section.min_pairs);
+    h.push_str("<table><tr><th class=\"text\">Clinician</th><th>pairs</th><th>cases</th><th>ICC(A,1) (95 % CI)</th><th>bootstrap</th><th>quadratic κ (95 % CI)</th><th>bootstrap</th><th>mean |difference|</th><th>bootstrap</th><th>mean shift (repeat − first)</th></tr>");
+    let interval = |low: f64, high: f64, decimals: usize| {
+        format!("{}–{}", num(low, decimals), num(high, decimals))
+    };
+    let boot = |e: &Estimate<crate::bootstrap::BootstrapInterval>, decimals: usize| {
+        e.value().map_or("—".to_string(), |b| {
+            interval(b.percentile_low, b.percentile_high, decimals)
+        })
+    };
+    for e in std::iter::once(&section.pooled).chain(&section.raters) {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            escape(e.rater.as_deref().unwrap_or("pooled")),
+            e.n_pairs,
+            e.n_cases
+        );
+        h.push_str(&estimate_cells(&e.reliability, 7, |t| {
+            let icc = t.icc.value().map_or("—".to_string(), |v| {
+                format!("{} ({})", num(v.value, 3), interval(v.ci_low, v.ci_high, 2))
+            });
+            let kappa = t
+                .cohen_kappa
+                .quadratic
+                .value()
+                .map_or("—".to_string(), |k| {
+                    format!("{} ({})", num(k.value, 3), interval(k.ci_low, k.ci_high, 2))
+                });
+            vec![
+                icc,
+                boot(&t.bootstrap.icc, 2),
+                kappa,
+                boot(&t.bootstrap.quadratic_kappa, 2),
+                num(t.mean_absolute_difference, 2),
+                boot(&t.bootstrap.mean_absolute_difference, 2),
+                num(t.mean_difference, 2),
+            ]
+        }));
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    if let Some(plot) = intra_rater_plot(report) {
+        let _ = write!(
+            h,
+            "<figure>{}<figcaption>{}</figcaption></figure>",
+            plot.svg,
+            escape(&plot.caption)
+        );
+    }
+    h.push_str("</section>");
+}
+
+fn missed_findings(h: &mut String, report: &Report) {
+    let Some(section) = &report.missed_findings else {
+        return;
+    };
+    let _ = write!(h, "<section id=\"missed-findings\"><h2>Missed findings</h2><p>Ground-truth lesions a response to a lesion-identification task did not mention and no rater flagged: {} of {} lesion checks over {} responses.</p>",
+        section.missed, section.lesions_checked, section.responses_checked);
+    h.push_str("<table><tr><th class=\"text\">Model</th><th>responses</th><th>lesions</th><th>missed</th><th>responses with a miss</th><th>share missed (95 % CI)</th></tr>");
+    for m in &section.by_model {
+        let share = m.share_missed.as_ref().map_or("—".to_string(), |p| {
+            format!(
+                "{}% ({}–{}%)",
+                num(100.0 * p.share, 1),
+                num(100.0 * p.ci_low, 1),
+                num(100.0 * p.ci_high, 1)
+            )
+        });
+        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&m.model), m.responses, m.lesions, m.missed, m.responses_with_miss, share);
+    }
+    h.push_str("</table>");
+    if let Some(plot) = missed_findings_plot(report) {
+        let _ = write!(
+            h,
+            "<figure>{}<figcaption>{}</figcaption></figure>",
+            plot.svg,
+            escape(&plot.caption)
+        );
+    }
+    if section.findings.is_empty() {
+        h.push_str("<p>No lesion was missed.</p>");
+    } else {
+        h.push_str("<table><tr><th class=\"text\">Response</th><th class=\"text\">Model</th><th class=\"text\">Lesion</th><th class=\"text\">Description</th><th class=\"text\">Location</th></tr>");
+        for f in &section.findings {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&f.item),
+                escape(&f.model),
+                escape(&f.lesion_id),
+                escape(&f.description),
+                escape(&f.location)
+            );
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("</section>");
 }
 
 fn methods(h: &mut String, report: &Report) {

@@ -72,6 +72,47 @@ pub struct CalibrationInput {
     pub correctness: Vec<CorrectnessJudgement>,
     /// Category code → bucket; empty means the default taxonomy's roll-up (DOMAIN.md).
     pub category_buckets: BTreeMap<String, String>,
+    /// First and repeat reads of the same item by the same clinician (intra-rater reliability).
+    /// They are not in `table`, which holds first reads only.
+    pub repeat_reads: Vec<RepeatRead>,
+    /// Ground-truth lesions responses did not mention; empty `checked` means not checked.
+    pub missed_findings: MissedFindingsInput,
+}
+
+/// A clinician's first read and repeat read (after the wash-out) of one item, overall scale.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatRead {
+    pub rater: String,
+    pub item: String,
+    pub first: f64,
+    pub repeat: f64,
+}
+
+/// The responses checked for missed findings and the lesions each missed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MissedFindingsInput {
+    pub checked: Vec<CheckedResponse>,
+    pub missed: Vec<MissedLesion>,
+}
+
+/// A response whose answer was checked against its case's ground-truth lesions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckedResponse {
+    pub item: String,
+    pub case: String,
+    pub model: String,
+    /// Ground-truth lesions of the case.
+    pub lesions: usize,
+}
+
+/// A ground-truth lesion that `item` did not mention and no rater flagged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MissedLesion {
+    pub item: String,
+    pub lesion_id: String,
+    pub description: String,
+    /// Where it is, in words (series and slices, mark centre in LPS mm); empty when unknown.
+    pub location: String,
 }
 
 /// The rubric scale, when known: scores are min, min+step, …, max.

@@ -20,7 +20,9 @@
 //!   [`krippendorff::krippendorff_alpha`];
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
-//!   [`proportions`] (Wilson, pass@k).
+//!   [`proportions`] (Wilson, pass@k);
+//! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
+//!   [`missed_findings`] (lesions a response did not mention, per model).
 
 pub mod alt_test;
 pub mod bland_altman;
@@ -32,8 +34,10 @@ pub mod estimate;
 pub mod html;
 pub mod icc;
 pub mod input;
+pub mod intra_rater;
 pub mod kappa;
 pub mod krippendorff;
+pub mod missed_findings;
 pub mod precision;
 pub mod proportions;
 pub mod ratings;

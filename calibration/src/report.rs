@@ -10,8 +10,10 @@ use crate::correlation::{kendall_tau_b, pearson, spearman, KendallTauB, Pearson,
 use crate::estimate::Estimate;
 use crate::icc::{icc, Icc, MeanSquares};
 use crate::input::{default_bucket, CalibrationInput, ReportOptions};
+use crate::intra_rater::{intra_rater_report, IntraRaterReport};
 use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKappa, KappaValue};
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
+use crate::missed_findings::{missed_findings_report, MissedFindingsReport};
 use crate::precision::{precision_guidance, PrecisionGuidance};
 use crate::proportions::{pass_at_k, wilson, Proportion};
 use crate::ratings::RatingMatrix;
@@ -56,6 +58,10 @@ pub struct Report {
     pub error_categories: Option<ErrorCategoryReport>,
     pub error_distribution: Option<ErrorDistribution>,
     pub pass_at_k: Vec<PassAtKRow>,
+    /// Test-retest of clinicians who read responses twice; `None` without repeat reads.
+    pub intra_rater: Option<IntraRaterReport>,
+    /// Ground-truth lesions responses did not mention; `None` when not checked.
+    pub missed_findings: Option<MissedFindingsReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -520,6 +526,13 @@ pub fn build_report(
         error_categories: error_categories(input, options, &grader_scores, &human_means, &case_of),
         error_distribution: error_distribution(input),
         pass_at_k: pass_at_k_table(input, options),
+        intra_rater: intra_rater_report(
+            &input.repeat_reads,
+            &case_of,
+            categories.as_ref(),
+            options,
+        ),
+        missed_findings: missed_findings_report(&input.missed_findings),
     })
 }
 

@@ -38,8 +38,8 @@ fn reason<T>(e: &Estimate<T>) -> String {
     e.reason().unwrap_or("").to_string()
 }
 
-/// CSV tables: agreement per dimension and group, per rater, degradation, pass@k and the error
-/// distribution. Empty cells are not-estimable figures; the `not_estimable` column says why.
+/// CSV tables: agreement per dimension and group, per rater, degradation, pass@k, the error
+/// distribution, intra-rater reliability and missed findings (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
 pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
     let mut agreement = line(
         &[
@@ -189,13 +189,146 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
             }
         }
     }
+    let (missed, missed_by_model) = missed_findings_tables(report);
     vec![
         ("agreement.csv".to_string(), agreement),
         ("per_rater.csv".to_string(), per_rater),
         ("degradation.csv".to_string(), degradation),
         ("pass_at_k.csv".to_string(), pass),
         ("error_distribution.csv".to_string(), errors),
+        ("intra_rater.csv".to_string(), intra_rater_table(report)),
+        ("missed_findings.csv".to_string(), missed),
+        ("missed_findings_by_model.csv".to_string(), missed_by_model),
     ]
+}
+
+/// One row for the pooled reads, then one per clinician.
+fn intra_rater_table(report: &Report) -> String {
+    let mut table = line(
+        &[
+            "rater",
+            "n_pairs",
+            "n_cases",
+            "icc_a1",
+            "icc_a1_ci_low",
+            "icc_a1_ci_high",
+            "icc_a1_bootstrap_low",
+            "icc_a1_bootstrap_high",
+            "quadratic_kappa",
+            "quadratic_kappa_ci_low",
+            "quadratic_kappa_ci_high",
+            "quadratic_kappa_bootstrap_low",
+            "quadratic_kappa_bootstrap_high",
+            "linear_kappa",
+            "mean_absolute_difference",
+            "mean_absolute_difference_bootstrap_low",
+            "mean_absolute_difference_bootstrap_high",
+            "mean_difference",
+            "not_estimable",
+        ]
+        .map(String::from),
+    );
+    let Some(section) = &report.intra_rater else {
+        return table;
+    };
+    for entry in std::iter::once(&section.pooled).chain(&section.raters) {
+        let t = entry.reliability.value();
+        let icc = t.and_then(|t| t.icc.value());
+        let quadratic = t.and_then(|t| t.cohen_kappa.quadratic.value());
+        let percentile = |e: Option<&Estimate<crate::bootstrap::BootstrapInterval>>| {
+            let b = e.and_then(Estimate::value);
+            (
+                number(b.map(|b| b.percentile_low)),
+                number(b.map(|b| b.percentile_high)),
+            )
+        };
+        let (icc_low, icc_high) = percentile(t.map(|t| &t.bootstrap.icc));
+        let (kappa_low, kappa_high) = percentile(t.map(|t| &t.bootstrap.quadratic_kappa));
+        let (mad_low, mad_high) = percentile(t.map(|t| &t.bootstrap.mean_absolute_difference));
+        let mut reasons = vec![reason(&entry.reliability)];
+        if let Some(t) = t {
+            reasons.push(reason(&t.icc));
+            reasons.push(reason(&t.cohen_kappa.quadratic));
+        }
+        reasons.retain(|r| !r.is_empty());
+        table.push_str(&line(&[
+            entry.rater.clone().unwrap_or_else(|| "pooled".into()),
+            entry.n_pairs.to_string(),
+            entry.n_cases.to_string(),
+            number(icc.map(|v| v.value)),
+            number(icc.map(|v| v.ci_low)),
+            number(icc.map(|v| v.ci_high)),
+            icc_low,
+            icc_high,
+            number(quadratic.map(|k| k.value)),
+            number(quadratic.map(|k| k.ci_low)),
+            number(quadratic.map(|k| k.ci_high)),
+            kappa_low,
+            kappa_high,
+            number(t.and_then(|t| t.cohen_kappa.linear.value().map(|k| k.value))),
+            number(t.map(|t| t.mean_absolute_difference)),
+            mad_low,
+            mad_high,
+            number(t.map(|t| t.mean_difference)),
+            reasons.join("; "),
+        ]));
+    }
+    table
+}
+
+/// The missed lesions one by one, and their counts per model.
+fn missed_findings_tables(report: &Report) -> (String, String) {
+    let mut findings = line(
+        &[
+            "item",
+            "case",
+            "model",
+            "lesion_id",
+            "description",
+            "location",
+        ]
+        .map(String::from),
+    );
+    let mut by_model = line(
+        &[
+            "model",
+            "responses",
+            "lesions",
+            "missed",
+            "responses_with_miss",
+            "share_missed",
+            "ci_low",
+            "ci_high",
+        ]
+        .map(String::from),
+    );
+    let Some(section) = &report.missed_findings else {
+        return (findings, by_model);
+    };
+    for f in &section.findings {
+        findings.push_str(&line(&[
+            f.item.clone(),
+            f.case.clone(),
+            f.model.clone(),
+            f.lesion_id.clone(),
+            f.description.clone(),
+            f.location.clone(),
+        ]));
+    }
+    for m in &section.by_model {
+        let share = m.share_missed.as_ref();
+        by_model.push_str(&line(&[
+            m.model.clone(),
+            m.responses.to_string(),
+            m.lesions.to_string(),
+            m.missed.to_string(),
+            m.responses_with_miss.to_string(),
+            number(share.map(|s| s.share)),
+            number(share.map(|s| s.ci_low)),
+            number(share.map(|s| s.ci_high)),
+        ]));
+    }
+    (findings, by_model)
 }
 
 fn agreement_row(dimension: &str, column: &str, value: &str, s: &Section) -> String {

@@ -492,7 +492,10 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "per_rater.csv",
             "degradation.csv",
             "pass_at_k.csv",
-            "error_distribution.csv"
+            "error_distribution.csv",
+            "intra_rater.csv",
+            "missed_findings.csv",
+            "missed_findings_by_model.csv"
         ]
     );
     assert!(

@@ -9,8 +9,8 @@
 use crate::store::Store;
 use crate::{Error, Result};
 use calibration::input::{
-    CalibrationInput, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo, LongTable, ScaleSpec,
-    ScoreRow,
+    CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
+    LongTable, MissedFindingsInput, MissedLesion, RepeatRead, ScaleSpec, ScoreRow,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -240,6 +240,19 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         })
         .collect();
 
+    let repeat_reads = repeat_pairs(store, study_id)?
+        .into_iter()
+        .filter_map(|pair| {
+            Some(RepeatRead {
+                first: pair.first_overall?,
+                repeat: pair.repeat_overall?,
+                rater: pair.rater,
+                item: pair.item,
+            })
+        })
+        .collect();
+    let missed_findings = missed_findings_input(store, study_id, &item_of_response)?;
+
     Ok(StudyData {
         input: CalibrationInput {
             table: LongTable {
@@ -254,6 +267,8 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
                 .iter()
                 .map(|c| (c.code.clone(), crate::store::enum_text(&c.bucket)))
                 .collect(),
+            repeat_reads,
+            missed_findings,
         },
         scale: ScaleSpec {
             min: rubric.overall.min,
@@ -262,6 +277,115 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         },
         graders: graders.into_iter().collect(),
     })
+}
+
+/// The study's lesion-identification responses, each with its case's count of ground-truth
+/// lesions, and the lesions [`crate::curation::missed_findings`] says each missed, with where the
+/// lesion is.
+fn missed_findings_input(
+    store: &Store,
+    study_id: &str,
+    item_of_response: &BTreeMap<i64, String>,
+) -> Result<MissedFindingsInput> {
+    let fail = |e| Error::database(store.path(), "reading responses for missed findings", e);
+    let family = crate::store::enum_text(&crate::model::TaskFamily::LesionIdentification);
+    let responses: Vec<(i64, String, String)> = store
+        .read()
+        .prepare(
+            "SELECT r.id, c.case_id, r.model
+             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id
+             WHERE st.study_id = ?1 AND t.family = ?2 ORDER BY r.id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([study_id, family.as_str()], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?
+            .collect()
+        })
+        .map_err(fail)?;
+    let mut lesions_of: BTreeMap<String, Vec<crate::curation::CuratedLesion>> = BTreeMap::new();
+    let mut checked = Vec::new();
+    for (response, case, model) in responses {
+        let Some(item) = item_of_response.get(&response) else {
+            continue;
+        };
+        if !lesions_of.contains_key(&case) {
+            let lesions = crate::curation::versions::current(store, study_id, &case)?
+                .map(|v| v.truth.lesions)
+                .unwrap_or_default();
+            lesions_of.insert(case.clone(), lesions);
+        }
+        checked.push(CheckedResponse {
+            item: item.clone(),
+            lesions: lesions_of[&case].len(),
+            case,
+            model,
+        });
+    }
+    let missed = crate::curation::missed_findings(store, study_id)?
+        .into_iter()
+        .filter_map(|miss| {
+            let item = item_of_response.get(&miss.response)?.clone();
+            let location = lesions_of
+                .get(&miss.case_id)
+                .and_then(|lesions| lesions.iter().find(|l| l.id == miss.lesion_id))
+                .map(location_of)
+                .unwrap_or_default();
+            Some(MissedLesion {
+                item,
+                lesion_id: miss.lesion_id,
+                description: miss.description,
+                location,
+            })
+        })
+        .collect();
+    Ok(MissedFindingsInput { checked, missed })
+}
+
+/// Where a lesion is, in words: the series and slices that show it, then its first mark's centre
+/// in patient coordinates, e.g. `FLAIR slices 11, 12; marked at (−23.0, 10.5, 41.0) mm LPS`.
+fn location_of(lesion: &crate::curation::CuratedLesion) -> String {
+    let mut slices: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for shown in &lesion.shown_on {
+        slices.entry(&shown.series).or_default().push(shown.slice);
+    }
+    let mut parts: Vec<String> = slices
+        .into_iter()
+        .map(|(series, mut numbers)| {
+            numbers.sort_unstable();
+            numbers.dedup();
+            let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
+            let noun = if numbers.len() == 1 {
+                "slice"
+            } else {
+                "slices"
+            };
+            format!("{series} {noun} {}", list.join(", "))
+        })
+        .collect();
+    if let Some(mark) = lesion.marks.first() {
+        // An ellipse's first point is its centre; the others end its semi-axes.
+        let points = match mark.kind {
+            crate::marks::MarkKind::Ellipse => {
+                &mark.points_lps_mm[..1.min(mark.points_lps_mm.len())]
+            }
+            _ => &mark.points_lps_mm[..],
+        };
+        let n = points.len().max(1) as f64;
+        let centre: Vec<String> = (0..3)
+            .map(|axis| {
+                let mean = points.iter().map(|p| p[axis]).sum::<f64>() / n;
+                format!("{mean:.1}")
+            })
+            .collect();
+        parts.push(format!(
+            "marked on {} at ({}) mm LPS",
+            mark.series_id,
+            centre.join(", ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// A response a rater read twice (first read and repeat), both submitted: the pairs intra-rater
