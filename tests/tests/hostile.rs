@@ -240,6 +240,31 @@ fn a_dicom_text_element_declaring_4_gib_is_refused_by_the_header_reader() {
     }
 }
 
+#[test]
+fn an_element_with_an_invalid_vr_is_refused_before_dicom_rs_reads_it_as_a_long_un() {
+    // Found by the `dicom` fuzz target: an unknown VR, which dicom-rs reads as UN with a 4-byte
+    // length (here 512 MiB) where a walk reading the 2-byte form sees an empty element followed
+    // by a valid empty one, (0810,2000) LO, made of the same bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = slice_without_pixel_data();
+    bytes.extend(long_element_header(
+        0x0008,
+        0x025A,
+        &[0x02, 0x00],
+        0x2000_0810,
+    ));
+    bytes.extend(b"LO\0\0");
+    let path = write(dir.path(), "invalid-vr.dcm", &bytes);
+    for operation in ["read_dicom_meta", "probe", "render", "load_dicom_series"] {
+        let outcome = in_bounded_child(operation, &path);
+        assert_refused(
+            &outcome,
+            &path,
+            &["(0008,025A)", "invalid value representation"],
+        );
+    }
+}
+
 /// `depth` sequences of undefined length, each in an item of the one around it; closed properly
 /// when `closed`, otherwise the file ends inside the innermost.
 fn nested_sequences(depth: usize, closed: bool) -> Vec<u8> {

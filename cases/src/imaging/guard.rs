@@ -296,6 +296,19 @@ impl Walk {
             u32_at(len)
         } else {
             self.read_all(&mut vr, "an element header")?;
+            // dicom-rs reads an unknown VR as UN, whose length field is four bytes further on:
+            // the two readers would disagree on where every later element starts, and this walk
+            // would no longer vouch for the lengths dicom-rs allocates.
+            if VR::from_binary(vr).is_none() {
+                return Err((
+                    ImagingErrorKind::InvalidHeader,
+                    format!(
+                        "element {tag} at byte {} has an invalid value representation {:?}",
+                        self.pos - 6,
+                        String::from_utf8_lossy(&vr)
+                    ),
+                ));
+            }
             if has_long_length(&vr) {
                 let mut long = [0u8; 6];
                 self.read_all(&mut long, "an element header")?;
