@@ -88,6 +88,26 @@ export interface Report {
   } | null
   error_distribution: { total: number; by_category: ({ name: string; count: number } & Proportion)[]; by_bucket: ({ name: string; count: number } & Proportion)[] } | null
   pass_at_k: { model: string; task_family: string; level: string; k: number; pass_at_k: Est<{ value: number; ci_low: number; ci_high: number; n: number; tasks_skipped: number }> }[]
+  intra_rater: IntraRater | null
+  missed_findings: MissedFindings | null
+}
+
+export interface TestRetest {
+  icc: Est<IccForm>
+  cohen_kappa: CohenKappa
+  mean_absolute_difference: number
+  mean_difference: number
+  bootstrap: { icc: Est<BootstrapInterval>; quadratic_kappa: Est<BootstrapInterval>; mean_absolute_difference: Est<BootstrapInterval> }
+}
+/** One clinician's first reads against their repeat reads; `rater` null for the pooled row. */
+export interface IntraRaterEntry { rater: string | null; n_pairs: number; n_cases: number; reliability: Est<TestRetest> }
+export interface IntraRater { dimension: string; min_pairs: number; pooled: IntraRaterEntry; raters: IntraRaterEntry[] }
+export interface MissedFindings {
+  responses_checked: number
+  lesions_checked: number
+  missed: number
+  by_model: { model: string; responses: number; lesions: number; missed: number; responses_with_miss: number; share_missed: Proportion | null }[]
+  findings: { item: string; case: string; model: string; lesion_id: string; description: string; location: string }[]
 }
 
 export interface DimensionPlots { dimension: string; scatter: string; bland_altman: string; confusion: string; forest: string }
@@ -95,6 +115,8 @@ export interface Plots {
   dimensions: DimensionPlots[]
   captions: { scatter: string; bland_altman: string; confusion: string; forest: string }
   error_distribution: { svg: string; caption: string }[]
+  intra_rater: { svg: string; caption: string } | null
+  missed_findings: { svg: string; caption: string } | null
 }
 export interface CalibrationView { report: Report; plots: Plots }
 export interface CalibrationProgress { done: number; total: number }
