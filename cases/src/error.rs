@@ -74,6 +74,14 @@ pub enum Error {
     /// A curation or reader-mode step that the rules forbid; the message says which rule.
     #[error("{0}")]
     CurationRefused(String),
+    /// A rater or results package that is damaged, incomplete or not for this database; each
+    /// problem names the member of the package, its line and field. Nothing was written.
+    #[error("{}: the package was refused, nothing was written:\n{}", package.display(),
+        problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    Package {
+        package: PathBuf,
+        problems: Vec<crate::bundle::Problem>,
+    },
 }
 
 impl Error {

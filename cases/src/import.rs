@@ -144,7 +144,7 @@ fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> {
+pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> {
     use crate::store::enum_text;
     let tx = w.tx();
     let study = &bundle.study;

@@ -14,6 +14,7 @@ pub mod imaging;
 pub mod import;
 pub mod marks;
 pub mod model;
+pub mod package;
 pub mod progress;
 pub mod rating;
 pub mod ratings_import;

@@ -7,6 +7,7 @@ mod calibrate;
 mod curation;
 mod data;
 mod imaging;
+mod package;
 mod progress;
 mod ratings;
 
@@ -100,6 +101,11 @@ enum Command {
         #[arg(long, default_value_t = 10, requires = "rotate", value_parser = clap::value_parser!(u16).range(1..))]
         keep: u16,
     },
+    /// Multi-site studies: rater packages out, results packages back (docs/multisite.md).
+    Package {
+        #[command(subcommand)]
+        command: package::PackageCommand,
+    },
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -136,7 +142,8 @@ impl From<cases::Error> for Failure {
             | ImageChanged { .. }
             | StaleGroundTruth { .. }
             | CurationRefused(_)
-            | Rating(_) => Failure::Input(vec![error.to_string()]),
+            | Rating(_)
+            | Package { .. } => Failure::Input(vec![error.to_string()]),
             Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Failure::Input(vec![error.to_string()])
             }
@@ -175,6 +182,7 @@ fn main() -> ExitCode {
             ])),
         },
         Command::Restore { backup, db } => data::restore(&backup, db),
+        Command::Package { command } => package::run(&command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -289,6 +289,40 @@ CREATE TABLE human_answers (
     UNIQUE (rater, task)
 ) STRICT;
 "#,
+    // 4: multi-site rater packages (cases::package). A package is known on both sides by its UUID:
+    // the lead's database records what it exported, the remote rater's what it imported; each
+    // item of a package is one assignment, so a results package names items, never local ids.
+    // `merged_ratings` remembers what a merge wrote, so a later package may update a rating that
+    // nobody at the lead's site has edited since, and anything else is a conflict.
+    r#"
+CREATE TABLE rater_packages (
+    id           INTEGER PRIMARY KEY,
+    package_id   TEXT NOT NULL UNIQUE,
+    direction    TEXT NOT NULL CHECK (direction IN ('exported', 'imported')),
+    study        INTEGER NOT NULL REFERENCES studies(id),
+    rater        INTEGER NOT NULL REFERENCES raters(id),
+    site         TEXT NOT NULL,
+    -- The lead's study content when the package was built (responses, rubric, taxonomy).
+    study_sha256 TEXT NOT NULL,
+    created_at   TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE rater_package_items (
+    package    INTEGER NOT NULL REFERENCES rater_packages(id),
+    item       INTEGER NOT NULL CHECK (item >= 1),
+    assignment INTEGER NOT NULL REFERENCES assignments(id),
+    PRIMARY KEY (package, item),
+    UNIQUE (package, assignment)
+) STRICT;
+
+CREATE TABLE merged_ratings (
+    rating            INTEGER PRIMARY KEY REFERENCES ratings(id),
+    results_package   TEXT NOT NULL,
+    -- The rating's content (scores, labels, status) as the merge wrote it.
+    content_sha256    TEXT NOT NULL,
+    remote_updated_at TEXT NOT NULL
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.

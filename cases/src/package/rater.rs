@@ -1,0 +1,994 @@
+//! The rater package: built at the lead's site from one rater's queue, imported at theirs.
+//!
+//! Members: `bundle/…` is a study bundle (docs/bundle.md) holding only what the blinded reading
+//! item shows: `study.json` (title, rubric, taxonomy), each needed case without ground truth and
+//! with its disease group withheld, the tasks in the queue, the images de-identified and renamed
+//! by position, and `responses.jsonl` with every model name replaced by `blinded` and samples
+//! numbered per task in reading order. `plans.jsonl` and `items.jsonl` are the queue: one line per
+//! plan, one per assignment (`item` numbers it within the package).
+
+use super::archive::{self, PackageWriter};
+use super::{
+    check_label, new_package_id, refuse, study_sha256, Manifest, PackageKind, PackageRater,
+    FORMAT_VERSION, MANIFEST,
+};
+use crate::bundle::{self, Problem};
+use crate::model::{
+    CaseFile, DiseaseGroup, ResponseLine, SeriesKind, SeriesSpec, StudyFile, StudyMeta, TaskSpec,
+};
+use crate::progress::Progress;
+use crate::rating::RaterRole;
+use crate::store::audit::Entry;
+use crate::store::{enum_text, Store};
+use crate::{Error, Result};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The model name every response of a rater package carries.
+pub(crate) const BLINDED_MODEL: &str = "blinded";
+pub(crate) const PLANS: &str = "plans.jsonl";
+pub(crate) const ITEMS: &str = "items.jsonl";
+const BUNDLE_PREFIX: &str = "bundle/";
+/// Where imported packages' images live, beside the database file.
+const PACKAGES_DIR: &str = "rater-packages";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PackagePlan {
+    pub plan: u32,
+    pub name: String,
+    pub seed: u64,
+    pub overlap_share: f64,
+    pub repeat_share: f64,
+    pub repeat_after_days: u32,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PackageItem {
+    pub item: u32,
+    pub plan: u32,
+    pub case_id: String,
+    pub task_id: String,
+    pub sample: u32,
+    pub read_no: u32,
+    pub position: u32,
+    pub overlap: bool,
+    pub not_before: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RaterPackageExport {
+    pub package_id: String,
+    pub study_id: String,
+    pub rater: String,
+    pub site: String,
+    pub items: u32,
+    pub cases: u32,
+    pub images: u32,
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RaterPackageImport {
+    pub package_id: String,
+    pub study_id: String,
+    pub rater: String,
+    pub site: String,
+    pub items: u32,
+    /// The package was imported before; nothing changed.
+    pub already_imported: bool,
+    /// Where the package's images are kept (referenced by the database, like a bundle's).
+    pub images_dir: PathBuf,
+}
+
+struct QueueRow {
+    assignment: i64,
+    plan: i64,
+    response: i64,
+    read_no: u32,
+    position: u32,
+    overlap: bool,
+    not_before: Option<String>,
+    case_id: String,
+    task_id: String,
+}
+
+/// Builds the rater package of `rater_name`'s queue in `study_id` at `out`, and records it in the
+/// lead's database (so that its results can be merged).
+pub fn export_rater_package(
+    store: &mut Store,
+    study_id: &str,
+    rater_name: &str,
+    site: &str,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<RaterPackageExport> {
+    check_label("site", site)?;
+    let path = store.path().to_path_buf();
+    let fail = |doing: &'static str| super::db_fail(&path, doing);
+    let conn = store.read();
+    let (study, title, description, rubric_json, taxonomy_json, bundle_dir): (
+        i64,
+        String,
+        String,
+        String,
+        String,
+        String,
+    ) = conn
+        .query_row(
+            "SELECT id, title, description, rubric_json, taxonomy_json, bundle_dir FROM studies
+             WHERE study_id = ?1",
+            [study_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
+        )
+        .optional()
+        .map_err(fail("finding the study"))?
+        .ok_or_else(|| Error::NotFound {
+            what: format!("study {study_id:?}"),
+        })?;
+    let rater = store
+        .raters()?
+        .into_iter()
+        .find(|r| r.name == rater_name)
+        .ok_or_else(|| Error::NotFound {
+            what: format!("rater {rater_name:?} (neurorater rater list shows who exists)"),
+        })?;
+    if !rater.role.reads_blinded() {
+        return Err(crate::rating::RatingError::Refused(format!(
+            "{} is a curator and reads nothing blinded: there is no queue to send",
+            rater.name
+        ))
+        .into());
+    }
+    let queue: Vec<QueueRow> = conn
+        .prepare(
+            "SELECT a.id, a.plan, a.response, a.read_no, a.position, a.overlap, a.not_before,
+                    c.case_id, t.task_id
+             FROM assignments a JOIN assignment_plans p ON a.plan = p.id
+             JOIN responses r ON a.response = r.id JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id
+             WHERE a.rater = ?1 AND p.study = ?2 ORDER BY p.id, a.position",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map(params![rater.id, study], |r| {
+                Ok(QueueRow {
+                    assignment: r.get(0)?,
+                    plan: r.get(1)?,
+                    response: r.get(2)?,
+                    read_no: r.get(3)?,
+                    position: r.get(4)?,
+                    overlap: r.get(5)?,
+                    not_before: r.get(6)?,
+                    case_id: r.get(7)?,
+                    task_id: r.get(8)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(fail("reading the rater's queue"))?;
+    if queue.is_empty() {
+        return Err(crate::rating::RatingError::Refused(format!(
+            "{} has no assignments in study {study_id:?}: create a plan first (neurorater assign)",
+            rater.name
+        ))
+        .into());
+    }
+    let study_hash = study_sha256(conn, store.path(), study)?;
+    let package_id = new_package_id();
+
+    // Plans in queue order, numbered from 1; samples numbered per task in reading order, so the
+    // numbering says nothing about which model answered.
+    let mut plan_numbers: BTreeMap<i64, u32> = BTreeMap::new();
+    let mut plans = Vec::new();
+    let mut samples: BTreeMap<i64, (String, String, u32)> = BTreeMap::new();
+    let mut next_sample: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut items = Vec::new();
+    for (index, row) in queue.iter().enumerate() {
+        let plan = match plan_numbers.get(&row.plan) {
+            Some(&number) => number,
+            None => {
+                let number = plan_numbers.len() as u32 + 1;
+                plan_numbers.insert(row.plan, number);
+                let plan = conn
+                    .query_row(
+                        "SELECT name, seed, overlap_share, repeat_share, repeat_after_days,
+                                created_at FROM assignment_plans WHERE id = ?1",
+                        [row.plan],
+                        |r| {
+                            Ok(PackagePlan {
+                                plan: number,
+                                name: r.get(0)?,
+                                seed: r.get::<_, i64>(1)? as u64,
+                                overlap_share: r.get(2)?,
+                                repeat_share: r.get(3)?,
+                                repeat_after_days: r.get(4)?,
+                                created_at: r.get(5)?,
+                            })
+                        },
+                    )
+                    .map_err(fail("reading a plan"))?;
+                plans.push(plan);
+                number
+            }
+        };
+        let sample = match samples.get(&row.response) {
+            Some((_, _, sample)) => *sample,
+            None => {
+                let counter = next_sample
+                    .entry((row.case_id.clone(), row.task_id.clone()))
+                    .or_insert(0);
+                let sample = *counter;
+                *counter += 1;
+                samples.insert(
+                    row.response,
+                    (row.case_id.clone(), row.task_id.clone(), sample),
+                );
+                sample
+            }
+        };
+        items.push(PackageItem {
+            item: index as u32 + 1,
+            plan,
+            case_id: row.case_id.clone(),
+            task_id: row.task_id.clone(),
+            sample,
+            read_no: row.read_no,
+            position: row.position,
+            overlap: row.overlap,
+            not_before: row.not_before.clone(),
+        });
+    }
+
+    let mut writer = PackageWriter::create(out)?;
+    let written = (|| -> Result<(u32, u32)> {
+        let study_file = StudyFile {
+            format_version: 1,
+            study: StudyMeta {
+                id: study_id.to_owned(),
+                title,
+                description,
+            },
+            rubric: serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
+                what: format!("the study's rubric: {e}"),
+            })?,
+            taxonomy: Some(
+                serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
+                    what: format!("the study's taxonomy: {e}"),
+                })?,
+            ),
+        };
+        writer.add(
+            "bundle/study.json",
+            &serde_json::to_vec_pretty(&study_file).expect("a study serialises"),
+        )?;
+        let cases: BTreeSet<&str> = items.iter().map(|i| i.case_id.as_str()).collect();
+        let mut images = 0;
+        progress.phase("de-identifying images", cases.len() as u64);
+        for (done, case_id) in cases.iter().enumerate() {
+            let tasks: BTreeSet<&str> = items
+                .iter()
+                .filter(|i| i.case_id == *case_id)
+                .map(|i| i.task_id.as_str())
+                .collect();
+            images += write_case(
+                &mut writer,
+                conn,
+                store.path(),
+                study,
+                case_id,
+                &tasks,
+                Path::new(&bundle_dir),
+                &package_id,
+            )?;
+            progress.advance(done as u64 + 1);
+        }
+        let mut responses = String::new();
+        let mut by_sample: Vec<(&i64, &(String, String, u32))> = samples.iter().collect();
+        by_sample.sort_by(|a, b| a.1.cmp(b.1));
+        for (response, (case_id, task_id, sample)) in by_sample {
+            let (answer, rationale, turns): (String, Option<String>, Option<String>) = conn
+                .query_row(
+                    "SELECT answer, rationale, turns_json FROM responses WHERE id = ?1",
+                    [response],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(fail("reading a response"))?;
+            let line = ResponseLine {
+                case_id: case_id.clone(),
+                task_id: task_id.clone(),
+                model: BLINDED_MODEL.to_owned(),
+                sample: *sample,
+                answer,
+                rationale,
+                turns: turns
+                    .map(|t| serde_json::from_str(&t))
+                    .transpose()
+                    .map_err(|e| Error::Corrupt {
+                        what: format!("a response's turns: {e}"),
+                    })?,
+                extra: serde_json::Map::new(),
+            };
+            responses.push_str(&serde_json::to_string(&line).expect("a response serialises"));
+            responses.push('\n');
+        }
+        writer.add("bundle/responses.jsonl", responses.as_bytes())?;
+        writer.add(PLANS, jsonl(&plans).as_bytes())?;
+        writer.add(ITEMS, jsonl(&items).as_bytes())?;
+        Ok((cases.len() as u32, images))
+    })();
+    let (n_cases, n_images) = match written {
+        Ok(counts) => counts,
+        Err(e) => {
+            writer.abandon();
+            return Err(e);
+        }
+    };
+    let created_at: String = conn
+        .query_row(&format!("SELECT {}", crate::rating::NOW_SQL), [], |r| {
+            r.get(0)
+        })
+        .map_err(fail("reading the clock"))?;
+    let manifest = Manifest {
+        format: PackageKind::RaterPackage,
+        format_version: FORMAT_VERSION,
+        package_id: package_id.clone(),
+        answers_package: None,
+        study_id: study_id.to_owned(),
+        study_sha256: study_hash.clone(),
+        rater: PackageRater {
+            name: rater.name.clone(),
+            role: rater.role,
+            years_experience: rater.years_experience,
+        },
+        site: site.trim().to_owned(),
+        created_at: created_at.clone(),
+        members: Vec::new(),
+    };
+    let queue_ids: Vec<i64> = queue.iter().map(|q| q.assignment).collect();
+    // Recorded before the file is moved into place: a package without its record could never be
+    // merged, while a record whose file was lost is harmless.
+    let recorded =
+        store.write(|w| {
+            let tx = w.tx();
+            tx.execute(
+            "INSERT INTO rater_packages (package_id, direction, study, rater, site, study_sha256,
+                 created_at) VALUES (?1, 'exported', ?2, ?3, ?4, ?5, ?6)",
+            params![package_id, study, rater.id, site.trim(), study_hash, created_at],
+        )
+        .map_err(|e| w.fail("recording the rater package", e))?;
+            let package = tx.last_insert_rowid();
+            for (index, assignment) in queue_ids.iter().enumerate() {
+                tx.execute(
+                "INSERT INTO rater_package_items (package, item, assignment) VALUES (?1, ?2, ?3)",
+                params![package, index as i64 + 1, assignment],
+            )
+            .map_err(|e| w.fail("recording the rater package", e))?;
+            }
+            w.audit(&Entry {
+                actor: "package",
+                action: "export rater package",
+                entity: &format!("rater_package:{package_id}"),
+                before: None,
+                after: Some(&serde_json::json!({
+                    "study_id": study_id, "rater": rater.name, "site": site.trim(),
+                    "items": queue_ids.len(), "study_sha256": study_hash,
+                })),
+            })
+        });
+    if let Err(e) = recorded {
+        writer.abandon();
+        return Err(e);
+    }
+    writer.finish(manifest)?;
+    Ok(RaterPackageExport {
+        package_id,
+        study_id: study_id.to_owned(),
+        rater: rater.name,
+        site: site.trim().to_owned(),
+        items: queue_ids.len() as u32,
+        cases: n_cases,
+        images: n_images,
+        out: out.to_path_buf(),
+    })
+}
+
+fn jsonl<T: Serialize>(rows: &[T]) -> String {
+    rows.iter()
+        .map(|r| serde_json::to_string(r).expect("a row serialises") + "\n")
+        .collect()
+}
+
+/// Writes one case's `case.json` and images; returns the number of images.
+#[allow(clippy::too_many_arguments)]
+fn write_case(
+    writer: &mut PackageWriter,
+    conn: &rusqlite::Connection,
+    db: &Path,
+    study: i64,
+    case_id: &str,
+    tasks: &BTreeSet<&str>,
+    bundle_dir: &Path,
+    package_id: &str,
+) -> Result<u32> {
+    let fail = |e| Error::database(db, "reading a case for the package", e);
+    let (case_key, modality, age, sex, ehr, note): (i64, String, u32, String, String, String) =
+        conn.query_row(
+            "SELECT id, modality, age, sex, ehr_json, clinical_note FROM cases
+             WHERE study = ?1 AND case_id = ?2",
+            params![study, case_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
+        )
+        .map_err(fail)?;
+    let series: Vec<(i64, String, String, String, String)> = conn
+        .prepare(
+            "SELECT id, series_id, label, kind, path FROM series WHERE case_ref = ?1 ORDER BY id",
+        )
+        .and_then(|mut s| {
+            s.query_map([case_key], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?
+            .collect()
+        })
+        .map_err(fail)?;
+    let case_dir = format!("{BUNDLE_PREFIX}cases/{case_id}");
+    let mut specs = Vec::new();
+    let mut images = 0;
+    for (key, series_id, label, kind, source_path) in series {
+        let kind: SeriesKind = enum_from_text(&kind, "a series kind")?;
+        let files: Vec<(String, String)> = conn
+            .prepare("SELECT path, sha256 FROM images WHERE series = ?1 ORDER BY position")
+            .and_then(|mut s| {
+                s.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .map_err(fail)?;
+        let series_path = match kind {
+            SeriesKind::Nifti => {
+                let extension = if source_path.ends_with(".gz") {
+                    "nii.gz"
+                } else {
+                    "nii"
+                };
+                format!("{series_id}.{extension}")
+            }
+            SeriesKind::Dicom | SeriesKind::KeyImages => series_id.clone(),
+        };
+        for (position, (file, sha256)) in files.iter().enumerate() {
+            let source = bundle_dir.join(file);
+            let bytes = std::fs::read(&source).map_err(|e| Error::ImageMissing {
+                path: source.clone(),
+                source: e,
+            })?;
+            if archive::sha256_hex(&bytes) != *sha256 {
+                return Err(Error::ImageChanged { path: source });
+            }
+            let (name, bytes) = match kind {
+                SeriesKind::Dicom => (
+                    format!("{case_dir}/{series_path}/{:05}.dcm", position + 1),
+                    super::deid::deidentified_dicom(&source, package_id)?,
+                ),
+                SeriesKind::Nifti => (format!("{case_dir}/{series_path}"), bytes),
+                SeriesKind::KeyImages => {
+                    let extension = Path::new(file)
+                        .extension()
+                        .and_then(|e| e.to_str())
+                        .unwrap_or("png")
+                        .to_ascii_lowercase();
+                    (
+                        format!("{case_dir}/{series_path}/{:05}.{extension}", position + 1),
+                        bytes,
+                    )
+                }
+            };
+            writer.add(&name, &bytes)?;
+            images += 1;
+        }
+        specs.push(SeriesSpec {
+            id: series_id,
+            label,
+            kind,
+            path: series_path,
+        });
+    }
+    let task_specs: Vec<TaskSpec> = conn
+        .prepare(
+            "SELECT task_id, family, level, prompt, key_images_json FROM tasks
+             WHERE case_ref = ?1 ORDER BY task_id",
+        )
+        .and_then(|mut s| {
+            s.query_map([case_key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u8>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(fail)?
+        .into_iter()
+        .filter(|(id, ..)| tasks.contains(id.as_str()))
+        .map(|(id, family, level, prompt, key_images)| {
+            Ok(TaskSpec {
+                id,
+                family: enum_from_text(&family, "a task family")?,
+                level,
+                prompt,
+                key_images: serde_json::from_str(&key_images).map_err(|e| Error::Corrupt {
+                    what: format!("a task's key images: {e}"),
+                })?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let case = CaseFile {
+        id: case_id.to_owned(),
+        // Withheld: the disease group names the diagnosis, and the reading item never shows it.
+        // The bundle format requires a value; docs/multisite.md says which one stands in.
+        disease_group: DiseaseGroup::OtherAbnormality,
+        modality: enum_from_text(&modality, "a case's modality")?,
+        age,
+        sex: enum_from_text(&sex, "a case's sex")?,
+        ehr: serde_json::from_str(&ehr).map_err(|e| Error::Corrupt {
+            what: format!("a case's EHR fields: {e}"),
+        })?,
+        clinical_note: note,
+        series: specs,
+        tasks: task_specs,
+        ground_truth: None,
+    };
+    writer.add(
+        &format!("{case_dir}/case.json"),
+        &serde_json::to_vec_pretty(&case).expect("a case serialises"),
+    )?;
+    Ok(images)
+}
+
+fn enum_from_text<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| Error::Corrupt {
+        what: format!("{what} is {text:?}"),
+    })
+}
+
+/// Removes a directory it owns unless told to keep it.
+struct Staging {
+    dir: PathBuf,
+    keep: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Imports a rater package into the remote rater's database: the blinded bundle (images kept in
+/// `rater-packages/<package id>/` beside the database), the rater, their plans and queue, all in
+/// one transaction. Importing the same package again changes nothing.
+pub fn import_rater_package(
+    store: &mut Store,
+    file: &Path,
+    progress: &dyn Progress,
+) -> Result<RaterPackageImport> {
+    let root = store
+        .path()
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(PACKAGES_DIR);
+    std::fs::create_dir_all(&root).map_err(|source| Error::Io {
+        path: root.clone(),
+        source,
+    })?;
+    let mut staging = Staging {
+        dir: root.join(format!(".incoming-{}", new_package_id())),
+        keep: false,
+    };
+    progress.phase("checking the package", 1);
+    let staging_dir = staging.dir.clone();
+    let manifest = archive::read(file, |name, reader| {
+        if !(name.starts_with(BUNDLE_PREFIX) || name == PLANS || name == ITEMS) {
+            return Err(refuse(
+                file,
+                name,
+                None,
+                "-",
+                "not a member of a rater package (expected bundle/…, plans.jsonl, items.jsonl)"
+                    .into(),
+            ));
+        }
+        let target = staging_dir.join(name);
+        let io = |source| Error::Io {
+            path: target.clone(),
+            source,
+        };
+        std::fs::create_dir_all(target.parent().expect("a member has a parent")).map_err(io)?;
+        let mut out = std::fs::File::create(&target).map_err(io)?;
+        std::io::copy(reader, &mut out).map_err(io)?;
+        Ok(())
+    })?;
+    progress.advance(1);
+    if manifest.format != PackageKind::RaterPackage || manifest.format_version != FORMAT_VERSION {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "format",
+            format!(
+                "a rater package of format version {FORMAT_VERSION} is expected, this is a {:?} \
+                 of version {}",
+                manifest.format, manifest.format_version
+            ),
+        ));
+    }
+    let package_id = uuid::Uuid::parse_str(&manifest.package_id)
+        .map_err(|e| {
+            refuse(
+                file,
+                MANIFEST,
+                None,
+                "package_id",
+                format!("not a UUID: {e}"),
+            )
+        })?
+        .to_string();
+    let final_dir = root.join(&package_id);
+    let imported = RaterPackageImport {
+        package_id: package_id.clone(),
+        study_id: manifest.study_id.clone(),
+        rater: manifest.rater.name.clone(),
+        site: manifest.site.clone(),
+        items: 0,
+        already_imported: false,
+        images_dir: final_dir.clone(),
+    };
+    let conn = store.read();
+    let db_path = store.path().to_path_buf();
+    let fail = |doing: &'static str| super::db_fail(&db_path, doing);
+    let known: Option<i64> = conn
+        .query_row(
+            "SELECT count(*) FROM rater_package_items i JOIN rater_packages p ON i.package = p.id
+             WHERE p.package_id = ?1 AND p.direction = 'imported'",
+            [&package_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(fail("looking for the package"))?
+        .filter(|&n| n > 0);
+    if let Some(items) = known {
+        return Ok(RaterPackageImport {
+            items: items as u32,
+            already_imported: true,
+            ..imported
+        });
+    }
+    let study_known: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM studies WHERE study_id = ?1",
+            [&manifest.study_id],
+            |r| r.get(0),
+        )
+        .map_err(fail("looking for the study"))?;
+    if study_known {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "study_id",
+            format!(
+                "this database already holds study {:?}: a rater package is read in a database \
+                 of its own (neurorater package import --db NEW_FILE)",
+                manifest.study_id
+            ),
+        ));
+    }
+    if final_dir.exists() {
+        std::fs::remove_dir_all(&final_dir).map_err(|source| Error::Io {
+            path: final_dir.clone(),
+            source,
+        })?;
+    }
+    std::fs::rename(&staging.dir, &final_dir).map_err(|source| Error::Io {
+        path: final_dir.clone(),
+        source,
+    })?;
+    staging.dir = final_dir.clone();
+
+    let bundle =
+        bundle::load(&final_dir.join("bundle"), progress).map_err(|problems| Error::Package {
+            package: file.to_path_buf(),
+            problems: problems
+                .into_iter()
+                .map(|p| Problem {
+                    file: format!("{BUNDLE_PREFIX}{}", p.file),
+                    ..p
+                })
+                .collect(),
+        })?;
+    if bundle.study.study.id != manifest.study_id {
+        return Err(refuse(
+            file,
+            "bundle/study.json",
+            None,
+            "study.id",
+            format!(
+                "{:?}, but {MANIFEST} says {:?}",
+                bundle.study.study.id, manifest.study_id
+            ),
+        ));
+    }
+    let plans: Vec<(usize, PackagePlan)> = read_jsonl(file, &final_dir, PLANS)?;
+    let items: Vec<(usize, PackageItem)> = read_jsonl(file, &final_dir, ITEMS)?;
+    let mut problems = Vec::new();
+    let plan_numbers: BTreeSet<u32> = plans.iter().map(|(_, p)| p.plan).collect();
+    let responses: BTreeSet<(&str, &str, u32)> = bundle
+        .responses
+        .iter()
+        .filter(|r| r.value.model == BLINDED_MODEL)
+        .map(|r| {
+            (
+                r.value.case_id.as_str(),
+                r.value.task_id.as_str(),
+                r.value.sample,
+            )
+        })
+        .collect();
+    for (expected, (line, item)) in items.iter().enumerate() {
+        let mut problem = |field: &str, message: String| {
+            problems.push(Problem {
+                file: ITEMS.to_owned(),
+                line: Some(*line),
+                field: field.to_owned(),
+                message,
+            })
+        };
+        if item.item != expected as u32 + 1 {
+            problem(
+                "item",
+                format!("items are numbered 1, 2, …; expected {}", expected + 1),
+            );
+        }
+        if !plan_numbers.contains(&item.plan) {
+            problem("plan", format!("no plan {} in {PLANS}", item.plan));
+        }
+        if !responses.contains(&(item.case_id.as_str(), item.task_id.as_str(), item.sample)) {
+            problem(
+                "sample",
+                format!(
+                    "no response {}/{}/{} in bundle/responses.jsonl",
+                    item.case_id, item.task_id, item.sample
+                ),
+            );
+        }
+        if item.read_no == 0 || item.position == 0 {
+            problem("read_no", "read_no and position count from 1".to_owned());
+        }
+    }
+    if items.is_empty() {
+        problems.push(Problem {
+            file: ITEMS.to_owned(),
+            line: None,
+            field: "-".into(),
+            message: "the package holds no assignment".into(),
+        });
+    }
+    let existing_rater = store
+        .raters()?
+        .into_iter()
+        .find(|r| r.name == manifest.rater.name);
+    if let Some(rater) = &existing_rater {
+        if rater.role != manifest.rater.role {
+            problems.push(Problem {
+                file: MANIFEST.to_owned(),
+                line: None,
+                field: "rater.role".into(),
+                message: format!(
+                    "this database knows {} as a {}, the package as a {}",
+                    rater.name,
+                    enum_text(&rater.role),
+                    enum_text(&manifest.rater.role)
+                ),
+            });
+        }
+    }
+    if manifest.rater.role == RaterRole::Curator {
+        problems.push(Problem {
+            file: MANIFEST.to_owned(),
+            line: None,
+            field: "rater.role".into(),
+            message: "a curator reads nothing blinded".into(),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::Package {
+            package: file.to_path_buf(),
+            problems,
+        });
+    }
+
+    progress.phase("writing", 1);
+    let n_items = items.len() as u32;
+    store.write(|w| {
+        crate::import::write_bundle(w, &bundle)?;
+        let tx = w.tx();
+        let rater = match &existing_rater {
+            Some(rater) => rater.id,
+            None => {
+                tx.execute(
+                    "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, ?3)",
+                    params![
+                        manifest.rater.name,
+                        enum_text(&manifest.rater.role),
+                        manifest.rater.years_experience
+                    ],
+                )
+                .map_err(|e| w.fail("adding the rater", e))?;
+                tx.last_insert_rowid()
+            }
+        };
+        let study: i64 = tx
+            .query_row(
+                "SELECT id FROM studies WHERE study_id = ?1",
+                [&manifest.study_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| w.fail("finding the study", e))?;
+        let mut plan_keys = BTreeMap::new();
+        for (_, plan) in &plans {
+            tx.execute(
+                "INSERT INTO assignment_plans (study, name, seed, overlap_share, repeat_share,
+                     repeat_after_days, created_by, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    study,
+                    plan.name,
+                    plan.seed as i64,
+                    plan.overlap_share,
+                    plan.repeat_share,
+                    plan.repeat_after_days,
+                    rater,
+                    plan.created_at
+                ],
+            )
+            .map_err(|e| w.fail("writing the package's plans", e))?;
+            plan_keys.insert(plan.plan, tx.last_insert_rowid());
+        }
+        tx.execute(
+            "INSERT INTO rater_packages (package_id, direction, study, rater, site, study_sha256,
+                 created_at) VALUES (?1, 'imported', ?2, ?3, ?4, ?5, ?6)",
+            params![
+                package_id,
+                study,
+                rater,
+                manifest.site,
+                manifest.study_sha256,
+                manifest.created_at
+            ],
+        )
+        .map_err(|e| w.fail("recording the package", e))?;
+        let package = tx.last_insert_rowid();
+        for (_, item) in &items {
+            let response: i64 = tx
+                .query_row(
+                    "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+                     JOIN cases c ON t.case_ref = c.id
+                     WHERE c.study = ?1 AND c.case_id = ?2 AND t.task_id = ?3 AND r.model = ?4
+                       AND r.sample = ?5",
+                    params![
+                        study,
+                        item.case_id,
+                        item.task_id,
+                        BLINDED_MODEL,
+                        item.sample
+                    ],
+                    |r| r.get(0),
+                )
+                .map_err(|e| w.fail("finding an item's response", e))?;
+            tx.execute(
+                "INSERT INTO assignments (plan, rater, response, read_no, position, overlap,
+                     not_before) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    plan_keys[&item.plan],
+                    rater,
+                    response,
+                    item.read_no,
+                    item.position,
+                    item.overlap,
+                    item.not_before
+                ],
+            )
+            .map_err(|e| w.fail("writing the queue", e))?;
+            let assignment = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO rater_package_items (package, item, assignment) VALUES (?1, ?2, ?3)",
+                params![package, item.item, assignment],
+            )
+            .map_err(|e| w.fail("recording the package", e))?;
+        }
+        w.audit(&Entry {
+            actor: &manifest.rater.name,
+            action: "import rater package",
+            entity: &format!("rater_package:{package_id}"),
+            before: None,
+            after: Some(&serde_json::json!({
+                "study_id": manifest.study_id, "site": manifest.site, "items": n_items,
+                "created_at": manifest.created_at,
+            })),
+        })
+    })?;
+    progress.advance(1);
+    staging.keep = true;
+    Ok(RaterPackageImport {
+        items: n_items,
+        ..imported
+    })
+}
+
+/// Parses a JSONL member already extracted to `dir`, each value with its 1-based line.
+pub(crate) fn read_jsonl<T: serde::de::DeserializeOwned>(
+    package: &Path,
+    dir: &Path,
+    member: &str,
+) -> Result<Vec<(usize, T)>> {
+    let text = std::fs::read_to_string(dir.join(member)).map_err(|e| {
+        refuse(
+            package,
+            member,
+            None,
+            "-",
+            format!("missing or not UTF-8: {e}"),
+        )
+    })?;
+    parse_jsonl(package, member, &text)
+}
+
+pub(crate) fn parse_jsonl<T: serde::de::DeserializeOwned>(
+    package: &Path,
+    member: &str,
+    text: &str,
+) -> Result<Vec<(usize, T)>> {
+    let mut rows = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let field = e.path().to_string();
+            refuse(
+                package,
+                member,
+                Some(index + 1),
+                if field == "." { "-" } else { &field },
+                e.into_inner().to_string(),
+            )
+        })?;
+        rows.push((index + 1, value));
+    }
+    Ok(rows)
+}

@@ -1,0 +1,842 @@
+//! The results package: the remote rater's ratings of a rater package's items, and its merge
+//! into the lead's database.
+//!
+//! Members: `ratings.jsonl` (one line per rated item: scores, status, times, error labels with
+//! spans and marks) and `audit.jsonl` (every audit entry the remote database holds for those
+//! ratings, in order, with its hash there). Items are the rater package's numbers, so no local row
+//! id crosses sites.
+
+use super::archive::{self, PackageWriter};
+use super::rater::parse_jsonl;
+use super::{
+    new_package_id, refuse, study_sha256, Conflict, Manifest, MergeReport, PackageKind,
+    PackageRater, FORMAT_VERSION, MANIFEST,
+};
+use crate::bundle::Problem;
+use crate::marks::Mark;
+use crate::model::Anchor;
+use crate::progress::Progress;
+use crate::rating::{Correctness, RatingStatus};
+use crate::store::audit::Entry;
+use crate::store::{enum_text, Store};
+use crate::{Error, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const RATINGS: &str = "ratings.jsonl";
+const AUDIT: &str = "audit.jsonl";
+/// A results package is text; anything larger is not one.
+const MAX_MEMBER_BYTES: u64 = 256 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResultLabel {
+    pub category: String,
+    pub severity: u8,
+    pub span: Option<[u32; 2]>,
+    pub mark: Option<Mark>,
+    pub comment: String,
+}
+
+/// One rating as it travels; `item` is 0 for a rating read from a database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResultRating {
+    pub item: u32,
+    pub status: RatingStatus,
+    pub overall: Option<f64>,
+    pub dimensions: BTreeMap<String, f64>,
+    pub correctness: Option<Correctness>,
+    pub confidence: Option<u8>,
+    pub comment: String,
+    pub seconds_on_task: f64,
+    pub updated_at: String,
+    pub submitted_at: Option<String>,
+    pub labels: Vec<ResultLabel>,
+}
+
+impl ResultRating {
+    /// What two sites compare: everything the rater decided, not when it was stored.
+    fn content_sha256(&self) -> String {
+        let mut labels: Vec<String> = self
+            .labels
+            .iter()
+            .map(|l| serde_json::to_string(l).expect("a label serialises"))
+            .collect();
+        labels.sort();
+        let content = serde_json::json!([
+            self.status,
+            self.overall,
+            self.dimensions,
+            self.correctness,
+            self.confidence,
+            self.comment,
+            self.seconds_on_task,
+            labels
+        ]);
+        archive::sha256_hex(content.to_string().as_bytes())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResultAudit {
+    pub item: u32,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+    /// The entry's hash in the remote database's chain.
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResultsPackageExport {
+    pub package_id: String,
+    pub answers_package: String,
+    pub rater: String,
+    pub site: String,
+    /// Items with a rating (draft or submitted), of `items`.
+    pub rated: u32,
+    pub submitted: u32,
+    pub items: u32,
+    pub out: PathBuf,
+}
+
+/// The rating of one read with its labels, and its row id.
+fn load_rating(
+    conn: &Connection,
+    response: i64,
+    rater: i64,
+    read_no: i64,
+) -> rusqlite::Result<Option<(i64, ResultRating)>> {
+    let found = conn
+        .query_row(
+            "SELECT id, status, overall, dimensions_json, correctness, confidence, comment,
+                    seconds_on_task, updated_at, submitted_at
+             FROM ratings WHERE response = ?1 AND rater = ?2 AND read_no = ?3",
+            params![response, rater, read_no],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<f64>>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<u8>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, f64>(7)?,
+                    r.get::<_, String>(8)?,
+                    r.get::<_, Option<String>>(9)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((
+        id,
+        status,
+        overall,
+        dimensions,
+        correctness,
+        confidence,
+        comment,
+        seconds,
+        updated_at,
+        submitted_at,
+    )) = found
+    else {
+        return Ok(None);
+    };
+    let corrupt = |what: String| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, what.into())
+    };
+    let labels = conn
+        .prepare(
+            "SELECT category, severity, span_start, span_end, mark_json, comment
+             FROM error_labels WHERE rating = ?1 ORDER BY id",
+        )?
+        .query_map([id], |r| {
+            let start: Option<u32> = r.get(2)?;
+            let end: Option<u32> = r.get(3)?;
+            let mark: Option<String> = r.get(4)?;
+            Ok(ResultLabel {
+                category: r.get(0)?,
+                severity: r.get(1)?,
+                span: start.zip(end).map(|(s, e)| [s, e]),
+                mark: mark
+                    .map(|m| serde_json::from_str(&m))
+                    .transpose()
+                    .map_err(|e| corrupt(format!("a stored mark: {e}")))?,
+                comment: r.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some((
+        id,
+        ResultRating {
+            item: 0,
+            status: serde_json::from_value(serde_json::Value::String(status.clone()))
+                .map_err(|_| corrupt(format!("a rating status {status:?}")))?,
+            overall,
+            dimensions: serde_json::from_str(&dimensions)
+                .map_err(|e| corrupt(format!("a rating's dimensions: {e}")))?,
+            correctness: correctness
+                .map(|c| serde_json::from_value(serde_json::Value::String(c.clone())))
+                .transpose()
+                .map_err(|e| corrupt(format!("a rating's correctness: {e}")))?,
+            confidence,
+            comment,
+            seconds_on_task: seconds,
+            updated_at,
+            submitted_at,
+            labels,
+        },
+    )))
+}
+
+/// Exports the ratings of an imported rater package (the only one, or `package_id`) as a results
+/// package at `out`. Reads only; the database is not changed.
+pub fn export_results_package(
+    store: &Store,
+    package_id: Option<&str>,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<ResultsPackageExport> {
+    let conn = store.read();
+    let db_path = store.path().to_path_buf();
+    let fail = |doing: &'static str| super::db_fail(&db_path, doing);
+    let packages: Vec<(i64, String, String, i64, String, String)> = conn
+        .prepare(
+            "SELECT p.id, p.package_id, s.study_id, p.rater, p.site, p.study_sha256
+             FROM rater_packages p JOIN studies s ON p.study = s.id
+             WHERE p.direction = 'imported' ORDER BY p.id",
+        )
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(fail("listing imported rater packages"))?;
+    let chosen = match package_id {
+        Some(wanted) => packages
+            .iter()
+            .find(|p| p.1 == wanted)
+            .ok_or_else(|| Error::NotFound {
+                what: format!("imported rater package {wanted}"),
+            })?,
+        None => match packages.as_slice() {
+            [only] => only,
+            [] => {
+                return Err(Error::NotFound {
+                    what: "an imported rater package in this database (import one first)".into(),
+                })
+            }
+            several => {
+                return Err(crate::rating::RatingError::Invalid {
+                    field: "package".into(),
+                    message: format!(
+                        "this database holds {} rater packages ({}): name the one to answer",
+                        several.len(),
+                        several
+                            .iter()
+                            .map(|p| p.1.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+                .into())
+            }
+        },
+    };
+    let (package, answers, study_id, rater_id, site, study_hash) = chosen.clone();
+    let rater = store.rater(rater_id)?;
+    let items: Vec<(u32, i64, i64)> = conn
+        .prepare(
+            "SELECT i.item, a.response, a.read_no FROM rater_package_items i
+             JOIN assignments a ON i.assignment = a.id WHERE i.package = ?1 ORDER BY i.item",
+        )
+        .and_then(|mut s| {
+            s.query_map([package], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect()
+        })
+        .map_err(fail("listing the package's items"))?;
+    progress.phase("collecting ratings", items.len() as u64);
+    let mut ratings = String::new();
+    let mut audit = String::new();
+    let (mut rated, mut submitted) = (0, 0);
+    for (done, (item, response, read_no)) in items.iter().enumerate() {
+        let Some((id, mut rating)) =
+            load_rating(conn, *response, rater_id, *read_no).map_err(fail("reading a rating"))?
+        else {
+            continue;
+        };
+        rating.item = *item;
+        rated += 1;
+        submitted += u32::from(rating.status == RatingStatus::Submitted);
+        ratings.push_str(&serde_json::to_string(&rating).expect("a rating serialises"));
+        ratings.push('\n');
+        let entries: Vec<ResultAudit> = conn
+            .prepare(
+                "SELECT at, actor, action, before_json, after_json, hash FROM audit_log
+                 WHERE entity = ?1 ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map([format!("rating:{id}")], |r| {
+                    let before: Option<String> = r.get(3)?;
+                    let after: Option<String> = r.get(4)?;
+                    Ok(ResultAudit {
+                        item: *item,
+                        at: r.get(0)?,
+                        actor: r.get(1)?,
+                        action: r.get(2)?,
+                        before: before.and_then(|b| serde_json::from_str(&b).ok()),
+                        after: after.and_then(|a| serde_json::from_str(&a).ok()),
+                        hash: r.get(5)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(fail("reading the rating's audit trail"))?;
+        for entry in entries {
+            audit.push_str(&serde_json::to_string(&entry).expect("an entry serialises"));
+            audit.push('\n');
+        }
+        progress.advance(done as u64 + 1);
+    }
+    let created_at: String = conn
+        .query_row(&format!("SELECT {}", crate::rating::NOW_SQL), [], |r| {
+            r.get(0)
+        })
+        .map_err(fail("reading the clock"))?;
+    let package_id = new_package_id();
+    let mut writer = PackageWriter::create(out)?;
+    let added = writer
+        .add(RATINGS, ratings.as_bytes())
+        .and_then(|_| writer.add(AUDIT, audit.as_bytes()));
+    if let Err(e) = added {
+        writer.abandon();
+        return Err(e);
+    }
+    writer.finish(Manifest {
+        format: PackageKind::ResultsPackage,
+        format_version: FORMAT_VERSION,
+        package_id: package_id.clone(),
+        answers_package: Some(answers.clone()),
+        study_id,
+        study_sha256: study_hash,
+        rater: PackageRater {
+            name: rater.name.clone(),
+            role: rater.role,
+            years_experience: rater.years_experience,
+        },
+        site: site.clone(),
+        created_at,
+        members: Vec::new(),
+    })?;
+    Ok(ResultsPackageExport {
+        package_id,
+        answers_package: answers,
+        rater: rater.name,
+        site,
+        rated,
+        submitted,
+        items: items.len() as u32,
+        out: out.to_path_buf(),
+    })
+}
+
+enum Action {
+    Add,
+    Update { rating: i64, before: ResultRating },
+}
+
+struct Planned {
+    line: usize,
+    rating: ResultRating,
+    response: i64,
+    read_no: i64,
+    action: Action,
+}
+
+/// Merges a results package into the lead's database. The package is validated whole first
+/// (damaged, foreign or invalid: [`Error::Package`], nothing written); then every rating is added,
+/// updated (only a rating an earlier merge wrote and nobody changed since), left unchanged, or
+/// listed as a conflict and left alone. Everything written is one transaction; a second merge of
+/// the same package writes nothing.
+pub fn merge_results_package(
+    store: &mut Store,
+    file: &Path,
+    progress: &dyn Progress,
+) -> Result<MergeReport> {
+    progress.phase("checking the package", 1);
+    let mut members: BTreeMap<String, String> = BTreeMap::new();
+    let manifest = archive::read(file, |name, reader| {
+        if name != RATINGS && name != AUDIT {
+            return Err(refuse(
+                file,
+                name,
+                None,
+                "-",
+                format!("not a member of a results package (expected {RATINGS}, {AUDIT})"),
+            ));
+        }
+        let mut text = String::new();
+        reader
+            .take(MAX_MEMBER_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| refuse(file, name, None, "-", format!("not UTF-8 text: {e}")))?;
+        if text.len() as u64 > MAX_MEMBER_BYTES {
+            return Err(refuse(
+                file,
+                name,
+                None,
+                "-",
+                format!("larger than {MAX_MEMBER_BYTES} bytes"),
+            ));
+        }
+        members.insert(name.to_owned(), text);
+        Ok(())
+    })?;
+    progress.advance(1);
+    if manifest.format != PackageKind::ResultsPackage || manifest.format_version != FORMAT_VERSION {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "format",
+            format!(
+                "a results package of format version {FORMAT_VERSION} is expected, this is a \
+                 {:?} of version {}",
+                manifest.format, manifest.format_version
+            ),
+        ));
+    }
+    let empty = String::new();
+    let ratings: Vec<(usize, ResultRating)> =
+        parse_jsonl(file, RATINGS, members.get(RATINGS).unwrap_or(&empty))?;
+    let trail: Vec<(usize, ResultAudit)> =
+        parse_jsonl(file, AUDIT, members.get(AUDIT).unwrap_or(&empty))?;
+
+    let conn = store.read();
+    let db_path = store.path().to_path_buf();
+    let fail = |doing: &'static str| super::db_fail(&db_path, doing);
+    let study: i64 = conn
+        .query_row(
+            "SELECT id FROM studies WHERE study_id = ?1",
+            [&manifest.study_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(fail("finding the study"))?
+        .ok_or_else(|| {
+            refuse(
+                file,
+                MANIFEST,
+                None,
+                "study_id",
+                format!(
+                    "this database holds no study {:?}: merge the package into the study lead's \
+                     database",
+                    manifest.study_id
+                ),
+            )
+        })?;
+    let mut report = MergeReport {
+        package_id: manifest.package_id.clone(),
+        rater: manifest.rater.name.clone(),
+        site: manifest.site.clone(),
+        added: 0,
+        updated: 0,
+        unchanged: 0,
+        conflicts: Vec::new(),
+    };
+    let answers = manifest.answers_package.clone().unwrap_or_default();
+    let exported: Option<(i64, i64, String, String)> = conn
+        .query_row(
+            "SELECT p.id, p.rater, r.name, p.study_sha256 FROM rater_packages p
+             JOIN raters r ON p.rater = r.id
+             WHERE p.package_id = ?1 AND p.direction = 'exported' AND p.study = ?2",
+            params![answers, study],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()
+        .map_err(fail("finding the rater package"))?;
+    let Some((package, rater, rater_name, exported_hash)) = exported else {
+        report.conflicts.push(Conflict::UnknownPackage {
+            package_id: answers,
+        });
+        return Ok(report);
+    };
+    if rater_name != manifest.rater.name {
+        report.conflicts.push(Conflict::UnknownRater {
+            package_id: answers,
+            expected: rater_name,
+            found: manifest.rater.name.clone(),
+        });
+        return Ok(report);
+    }
+    if exported_hash != manifest.study_sha256
+        || study_sha256(conn, store.path(), study)? != exported_hash
+    {
+        report.conflicts.push(Conflict::StudyChanged {
+            study_id: manifest.study_id.clone(),
+        });
+        return Ok(report);
+    }
+
+    let mut problems = Vec::new();
+    let mut planned = Vec::new();
+    let mut seen_items = BTreeMap::new();
+    for (line, rating) in ratings {
+        if let Some(first) = seen_items.insert(rating.item, line) {
+            problems.push(Problem {
+                file: RATINGS.into(),
+                line: Some(line),
+                field: "item".into(),
+                message: format!("item {} was rated on line {first} already", rating.item),
+            });
+            continue;
+        }
+        let found: Option<(i64, i64, String, String)> = conn
+            .query_row(
+                "SELECT a.response, a.read_no, c.case_id, t.task_id FROM rater_package_items i
+                 JOIN assignments a ON i.assignment = a.id JOIN responses r ON a.response = r.id
+                 JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+                 WHERE i.package = ?1 AND i.item = ?2 AND a.rater = ?3",
+                params![package, rating.item, rater],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(fail("finding an item"))?;
+        let Some((response, read_no, case_id, task_id)) = found else {
+            report.conflicts.push(Conflict::UnknownAssignment {
+                item: rating.item,
+                line,
+            });
+            continue;
+        };
+        let context = crate::rating::response_context(conn, store.path(), response)?;
+        for (field, message) in check_rating(&context, &rating) {
+            problems.push(Problem {
+                file: RATINGS.into(),
+                line: Some(line),
+                field,
+                message,
+            });
+        }
+        let current =
+            load_rating(conn, response, rater, read_no).map_err(fail("reading a rating"))?;
+        let action = match current {
+            None => Action::Add,
+            Some((_, ref here)) if here.content_sha256() == rating.content_sha256() => {
+                report.unchanged += 1;
+                continue;
+            }
+            Some((id, here)) => {
+                let merged: Option<(String, String)> = conn
+                    .query_row(
+                        "SELECT content_sha256, remote_updated_at FROM merged_ratings
+                         WHERE rating = ?1",
+                        [id],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(fail("reading what earlier merges wrote"))?;
+                match merged {
+                    Some((hash, _)) if hash != here.content_sha256() => {
+                        report.conflicts.push(Conflict::EditedAtLead {
+                            item: rating.item,
+                            line,
+                            case_id,
+                            task_id,
+                        });
+                        continue;
+                    }
+                    None => {
+                        report.conflicts.push(Conflict::EditedAtLead {
+                            item: rating.item,
+                            line,
+                            case_id,
+                            task_id,
+                        });
+                        continue;
+                    }
+                    Some((_, remote_updated_at)) if rating.updated_at <= remote_updated_at => {
+                        report.conflicts.push(Conflict::OlderThanMerged {
+                            item: rating.item,
+                            line,
+                            case_id,
+                            task_id,
+                        });
+                        continue;
+                    }
+                    Some(_) => Action::Update {
+                        rating: id,
+                        before: here,
+                    },
+                }
+            }
+        };
+        planned.push(Planned {
+            line,
+            rating,
+            response,
+            read_no,
+            action,
+        });
+    }
+    for (line, entry) in &trail {
+        if !seen_items.contains_key(&entry.item) {
+            problems.push(Problem {
+                file: AUDIT.into(),
+                line: Some(*line),
+                field: "item".into(),
+                message: format!("item {} has no rating in {RATINGS}", entry.item),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Package {
+            package: file.to_path_buf(),
+            problems,
+        });
+    }
+    if planned.is_empty() {
+        return Ok(report);
+    }
+
+    progress.phase("merging", 1);
+    store.write(|w| {
+        let tx = w.tx();
+        for plan in &planned {
+            let r = &plan.rating;
+            let (rating_id, before) = match &plan.action {
+                Action::Add => {
+                    tx.execute(
+                        "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json,
+                             correctness, confidence, comment, status, seconds_on_task,
+                             updated_at, submitted_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                        params![
+                            plan.response,
+                            rater,
+                            plan.read_no,
+                            r.overall,
+                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
+                            r.correctness.as_ref().map(enum_text),
+                            r.confidence,
+                            r.comment,
+                            enum_text(&r.status),
+                            r.seconds_on_task,
+                            r.updated_at,
+                            r.submitted_at
+                        ],
+                    )
+                    .map_err(|e| w.fail("adding a merged rating", e))?;
+                    (tx.last_insert_rowid(), None)
+                }
+                Action::Update { rating, before } => {
+                    tx.execute(
+                        "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
+                             confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
+                             updated_at = ?8, submitted_at = ?9 WHERE id = ?10",
+                        params![
+                            r.overall,
+                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
+                            r.correctness.as_ref().map(enum_text),
+                            r.confidence,
+                            r.comment,
+                            enum_text(&r.status),
+                            r.seconds_on_task,
+                            r.updated_at,
+                            r.submitted_at,
+                            rating
+                        ],
+                    )
+                    .map_err(|e| w.fail("updating a merged rating", e))?;
+                    tx.execute("DELETE FROM error_labels WHERE rating = ?1", [rating])
+                        .map_err(|e| w.fail("replacing a merged rating's labels", e))?;
+                    (*rating, Some(before))
+                }
+            };
+            for label in &r.labels {
+                tx.execute(
+                    "INSERT INTO error_labels (rating, category, severity, span_start, span_end,
+                         mark_json, comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        rating_id,
+                        label.category,
+                        label.severity,
+                        label.span.map(|s| s[0]),
+                        label.span.map(|s| s[1]),
+                        label
+                            .mark
+                            .as_ref()
+                            .map(|m| serde_json::to_string(m).expect("a mark serialises")),
+                        label.comment
+                    ],
+                )
+                .map_err(|e| w.fail("adding a merged error label", e))?;
+            }
+            tx.execute(
+                "INSERT INTO merged_ratings (rating, results_package, content_sha256,
+                     remote_updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (rating) DO UPDATE SET results_package = excluded.results_package,
+                     content_sha256 = excluded.content_sha256,
+                     remote_updated_at = excluded.remote_updated_at",
+                params![
+                    rating_id,
+                    manifest.package_id,
+                    r.content_sha256(),
+                    r.updated_at
+                ],
+            )
+            .map_err(|e| w.fail("recording the merge", e))?;
+            let remote_trail: Vec<&ResultAudit> = trail
+                .iter()
+                .filter(|(_, e)| e.item == r.item)
+                .map(|(_, e)| e)
+                .collect();
+            w.audit(&Entry {
+                actor: &manifest.rater.name,
+                action: match plan.action {
+                    Action::Add => "merge rating (added)",
+                    Action::Update { .. } => "merge rating (updated)",
+                },
+                entity: &format!("rating:{rating_id}"),
+                before: before
+                    .map(|b| serde_json::to_value(b).expect("a rating serialises"))
+                    .as_ref(),
+                after: Some(&serde_json::json!({
+                    "rating": r,
+                    "results_package": manifest.package_id,
+                    "site": manifest.site,
+                    "line": plan.line,
+                    "remote_audit": remote_trail,
+                })),
+            })?;
+        }
+        Ok(())
+    })?;
+    for plan in &planned {
+        match plan.action {
+            Action::Add => report.added += 1,
+            Action::Update { .. } => report.updated += 1,
+        }
+    }
+    progress.advance(1);
+    Ok(report)
+}
+
+/// The checks an edit in the app gets, on a rating that arrives whole: `(field, message)` pairs.
+fn check_rating(
+    context: &crate::rating::ResponseContext,
+    rating: &ResultRating,
+) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    let rubric = &context.rubric;
+    if let Some(overall) = rating.overall.filter(|o| !rubric.overall.admits(*o)) {
+        problems.push((
+            "overall".into(),
+            format!("{overall} is not on the rubric's scale"),
+        ));
+    }
+    for (id, value) in &rating.dimensions {
+        match rubric.dimensions.iter().find(|d| &d.id == id) {
+            None => problems.push((
+                format!("dimensions.{id}"),
+                "the rubric has no such dimension".into(),
+            )),
+            Some(d) if !d.scale.admits(*value) => problems.push((
+                format!("dimensions.{id}"),
+                format!("{value} is not on the dimension's scale"),
+            )),
+            Some(_) => {}
+        }
+    }
+    if let Some(confidence) = rating.confidence.filter(|c| !(1..=5).contains(c)) {
+        problems.push(("confidence".into(), format!("1 to 5, got {confidence}")));
+    }
+    if !rating.seconds_on_task.is_finite() || rating.seconds_on_task < 0.0 {
+        problems.push(("seconds_on_task".into(), "a non-negative number".into()));
+    }
+    if rating.status == RatingStatus::Submitted {
+        let complete = rating.overall.is_some()
+            && rating.correctness.is_some()
+            && rating.confidence.is_some()
+            && rubric
+                .dimensions
+                .iter()
+                .all(|d| rating.dimensions.contains_key(&d.id));
+        if !complete {
+            problems.push((
+                "status".into(),
+                "submitted, but a rubric score, correctness or confidence is empty".into(),
+            ));
+        }
+    }
+    let rationale_units = context
+        .rationale
+        .as_deref()
+        .map(|r| r.encode_utf16().count() as u32);
+    for (index, label) in rating.labels.iter().enumerate() {
+        let field = |name: &str| format!("labels[{index}].{name}");
+        let Some(category) = context
+            .taxonomy
+            .categories
+            .iter()
+            .find(|c| c.code == label.category)
+        else {
+            problems.push((
+                field("category"),
+                format!("{:?} is not in the taxonomy", label.category),
+            ));
+            continue;
+        };
+        if !(1..=3).contains(&label.severity) {
+            problems.push((field("severity"), format!("1 to 3, got {}", label.severity)));
+        }
+        if let Some([start, end]) = label.span {
+            if rationale_units.is_none_or(|n| start >= end || end > n) {
+                problems.push((
+                    field("span"),
+                    format!("[{start}, {end}) is not within the rationale"),
+                ));
+            }
+        }
+        if let Some(mark) = &label.mark {
+            if let Err(message) = mark.check_shape() {
+                problems.push((field("mark"), message));
+            } else if !context.series_ids.contains(&mark.series_id) {
+                problems.push((
+                    field("mark.series_id"),
+                    format!("{:?} is not a series of this case", mark.series_id),
+                ));
+            }
+        }
+        let anchored = match category.anchor {
+            Anchor::Image => label.mark.is_some(),
+            Anchor::Text => label.span.is_some(),
+            _ => label.span.is_some() || label.mark.is_some(),
+        };
+        if !anchored {
+            problems.push((
+                field("span"),
+                format!("{} needs its span or mark", category.code),
+            ));
+        }
+    }
+    problems
+}

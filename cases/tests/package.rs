@@ -1,0 +1,671 @@
+//! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
+//! SQLite files, with the package files between them.
+
+use cases::import::import_bundle;
+use cases::marks::{Mark, MarkKind, Plane};
+use cases::package::{
+    export_rater_package, export_results_package, import_rater_package, merge_results_package,
+    Conflict, MergeReport,
+};
+use cases::progress::NoProgress;
+use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, DEMO_STUDY_ID};
+use cases::store::Store;
+use cases::Error;
+use rusqlite::types::ValueRef;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+const RATER: &str = "Dr Remote";
+const OTHER: &str = "Dr Other OTHER-NAME";
+const OTHER_COMMENT: &str = "OTHER-PRIVATE comment";
+
+struct Lead {
+    dir: TempDir,
+    store: Store,
+    rater: i64,
+}
+
+/// The demo bundle imported into `lead.sqlite`, a remote rater and another rater sharing part of
+/// the queue (with a rating of their own), each with a plan.
+fn lead() -> Lead {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("demo");
+    cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+    let mut store = Store::open(&dir.path().join("lead.sqlite")).unwrap();
+    import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+    let rater = store
+        .create_rater(RATER, RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    let other = store
+        .create_rater(OTHER, RaterRole::Neurologist, Some(3))
+        .unwrap()
+        .id;
+    store
+        .create_assignment_plan(
+            rater,
+            &PlanSpec {
+                study_id: DEMO_STUDY_ID.into(),
+                name: "multi-site".into(),
+                seed: 42,
+                raters: vec![rater, other],
+                overlap_share: 0.02,
+                responses_per_rater: Some(12),
+                repeat_share: 0.25,
+                repeat_after_days: 0,
+            },
+        )
+        .unwrap();
+    let other_first = store.reading_queue(other, DEMO_STUDY_ID).unwrap()[0].assignment;
+    store
+        .save_rating(
+            other,
+            other_first,
+            &RatingEdit {
+                overall: Some(2.0),
+                dimensions: BTreeMap::new(),
+                correctness: None,
+                confidence: None,
+                comment: OTHER_COMMENT.into(),
+                seconds_on_task: 5.0,
+            },
+        )
+        .unwrap();
+    Lead { dir, store, rater }
+}
+
+fn rater_id(store: &Store, name: &str) -> i64 {
+    store
+        .raters()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == name)
+        .unwrap()
+        .id
+}
+
+/// A digest of every row of every table, audit log included.
+fn tables_digest(store: &Store) -> String {
+    let conn = store.read();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut hasher = Sha256::new();
+    for table in tables {
+        hasher.update(table.as_bytes());
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM \"{table}\" ORDER BY rowid"))
+            .unwrap();
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            for index in 0..columns {
+                let cell = match row.get_ref(index).unwrap() {
+                    ValueRef::Null => "NULL".to_owned(),
+                    ValueRef::Integer(i) => i.to_string(),
+                    ValueRef::Real(f) => f.to_string(),
+                    ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    ValueRef::Blob(b) => format!("{b:?}"),
+                };
+                hasher.update((cell.len() as u64).to_le_bytes());
+                hasher.update(cell.as_bytes());
+            }
+        }
+    }
+    format!("{:x}", hasher.finalize())
+}
+
+/// Every member of a package file: name → bytes.
+fn members(package: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut archive = tar::Archive::new(std::fs::File::open(package).unwrap());
+    let mut out = BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).unwrap();
+        out.insert(name, bytes);
+    }
+    out
+}
+
+/// A remote rater's database with the package imported.
+fn remote(dir: &Path, package: &Path) -> Store {
+    let mut store = Store::open(&dir.join("remote").join("remote.sqlite")).unwrap();
+    let imported = import_rater_package(&mut store, package, &NoProgress).unwrap();
+    assert!(!imported.already_imported);
+    store
+}
+
+/// Rates the first two items at the remote site: the first submitted with a text label and an
+/// image label (a mark), the second a draft.
+fn rate_remotely(remote: &mut Store) -> Vec<i64> {
+    let rater = rater_id(remote, RATER);
+    let queue = remote.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let first = queue[0].assignment;
+    let item = remote.reading_item(rater, first).unwrap();
+    let dimensions = item
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| (d.id.clone(), d.scale.min))
+        .collect();
+    remote
+        .save_rating(
+            rater,
+            first,
+            &RatingEdit {
+                overall: Some(item.rubric.overall.max),
+                dimensions,
+                correctness: Some(cases::rating::Correctness::Partly),
+                confidence: Some(4),
+                comment: "read offline".into(),
+                seconds_on_task: 61.5,
+            },
+        )
+        .unwrap();
+    let rationale_units = item
+        .response
+        .rationale
+        .as_deref()
+        .map(|r| r.encode_utf16().count() as u32)
+        .unwrap_or(0);
+    if rationale_units >= 4 {
+        remote
+            .add_error_label(
+                rater,
+                first,
+                &LabelEdit {
+                    category: "P3".into(),
+                    severity: 2,
+                    span: Some([0, 4]),
+                    mark: None,
+                    comment: "not there".into(),
+                },
+            )
+            .unwrap();
+    }
+    remote
+        .add_error_label(
+            rater,
+            first,
+            &LabelEdit {
+                category: "P1".into(),
+                severity: 3,
+                span: None,
+                mark: Some(Mark {
+                    series_id: item.series[0].series_id.clone(),
+                    kind: MarkKind::Point,
+                    plane: Plane::Axial,
+                    points_lps_mm: vec![[1.0, -2.0, 3.0]],
+                }),
+                comment: "missed lesion".into(),
+            },
+        )
+        .unwrap();
+    remote.submit_rating(rater, first).unwrap();
+    let second = queue[1].assignment;
+    remote
+        .save_rating(
+            rater,
+            second,
+            &RatingEdit {
+                overall: Some(item.rubric.overall.min),
+                dimensions: BTreeMap::new(),
+                correctness: None,
+                confidence: None,
+                comment: "to finish".into(),
+                seconds_on_task: 10.0,
+            },
+        )
+        .unwrap();
+    vec![first, second]
+}
+
+/// The lead's rating of the remote rater's n-th queue item: (overall, comment, status, labels).
+fn lead_rating(lead: &Lead, position: usize) -> Option<(Option<f64>, String, String, i64)> {
+    let assignment =
+        lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap()[position].assignment;
+    lead.store
+        .read()
+        .query_row(
+            "SELECT g.overall, g.comment, g.status,
+                    (SELECT count(*) FROM error_labels e WHERE e.rating = g.id)
+             FROM ratings g JOIN assignments a ON a.response = g.response AND a.rater = g.rater
+                 AND a.read_no = g.read_no WHERE a.id = ?1",
+            [assignment],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .ok()
+}
+
+fn export_results(remote: &Store, dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    export_results_package(remote, None, &out, &NoProgress).unwrap();
+    out
+}
+
+fn merge(lead: &mut Lead, file: &Path) -> MergeReport {
+    merge_results_package(&mut lead.store, file, &NoProgress).unwrap()
+}
+
+#[test]
+fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
+    let mut lead = lead();
+    let dir = lead.dir.path().to_path_buf();
+    let package = dir.join("rater.tar");
+    let exported = export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    let lead_queue = lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(exported.items as usize, lead_queue.len());
+
+    let mut remote = remote(&dir, &package);
+    let remote_rater = rater_id(&remote, RATER);
+    let remote_queue = remote.reading_queue(remote_rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(remote_queue.len(), lead_queue.len());
+    // The same responses in the same order, read for read.
+    for (here, there) in lead_queue.iter().zip(&remote_queue) {
+        let a = lead.store.reading_item(lead.rater, here.assignment);
+        let b = remote.reading_item(remote_rater, there.assignment);
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.response, b.response);
+                assert_eq!(a.case, b.case);
+                assert_eq!(a.task, b.task);
+                assert_eq!(a.rubric, b.rubric);
+                assert_eq!(
+                    a.series
+                        .iter()
+                        .map(|s| (&s.series_id, s.n_images))
+                        .collect::<Vec<_>>(),
+                    b.series
+                        .iter()
+                        .map(|s| (&s.series_id, s.n_images))
+                        .collect::<Vec<_>>()
+                );
+            }
+            (Err(_), Err(_)) => {} // a repeat read not open yet on either side
+            (a, b) => panic!("differ: {a:?} / {b:?}"),
+        }
+    }
+    // The images at the remote site open, de-identified, and decode to the same pixels.
+    let series = remote
+        .reading_item(remote_rater, remote_queue[0].assignment)
+        .unwrap()
+        .series[0]
+        .key;
+    let files = remote.series_files(series).unwrap();
+    files.verify().unwrap();
+    let there = cases::imaging::load_dicom_series(&files.paths()).unwrap();
+    let lead_series = lead
+        .store
+        .reading_item(lead.rater, lead_queue[0].assignment)
+        .unwrap()
+        .series[0]
+        .key;
+    let here =
+        cases::imaging::load_dicom_series(&lead.store.series_files(lead_series).unwrap().paths())
+            .unwrap();
+    assert_eq!(here.dims, there.dims);
+    assert_eq!(here.voxel_to_patient, there.voxel_to_patient);
+    assert!(
+        here.samples == there.samples,
+        "the pixels changed on the way"
+    );
+
+    // Importing the same package again changes nothing.
+    let before = tables_digest(&remote);
+    let again = import_rater_package(&mut remote, &package, &NoProgress).unwrap();
+    assert!(again.already_imported);
+    assert_eq!(tables_digest(&remote), before);
+
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    assert!(members(&results).contains_key("audit.jsonl"));
+
+    assert_eq!(lead_rating(&lead, 0), None);
+    let report = merge(&mut lead, &results);
+    assert_eq!((report.added, report.updated, report.unchanged), (2, 0, 0));
+    assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+    let (overall, comment, status, labels) = lead_rating(&lead, 0).unwrap();
+    assert_eq!(comment, "read offline");
+    assert_eq!(status, "submitted");
+    assert!(overall.is_some() && labels >= 1);
+    assert_eq!(lead_rating(&lead, 1).unwrap().2, "draft");
+    // The merge is audited with the remote trail, and the lead's chain still verifies.
+    let trail: String = lead
+        .store
+        .read()
+        .query_row(
+            "SELECT after_json FROM audit_log WHERE action = 'merge rating (added)' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(trail.contains("remote_audit") && trail.contains("submit rating"));
+    assert!(matches!(
+        cases::store::audit::verify(lead.store.read()).unwrap(),
+        cases::store::audit::Verdict::Intact { .. }
+    ));
+
+    let digest = tables_digest(&lead.store);
+    let second = merge(&mut lead, &results);
+    assert_eq!((second.added, second.updated, second.unchanged), (0, 0, 2));
+    assert!(second.conflicts.is_empty());
+    assert_eq!(
+        tables_digest(&lead.store),
+        digest,
+        "a second merge wrote something"
+    );
+}
+
+#[test]
+fn a_rating_edited_at_the_lead_is_listed_not_overwritten_and_an_untouched_one_is_updated() {
+    let mut lead = lead();
+    let dir = lead.dir.path().to_path_buf();
+    let package = dir.join("rater.tar");
+    export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    let mut remote = remote(&dir, &package);
+    let remote_items = rate_remotely(&mut remote);
+    let first = export_results(&remote, &dir, "results-1.tar");
+    assert_eq!(merge(&mut lead, &first).added, 2);
+
+    // At the lead's site someone changes the draft (item 2); at the remote site the rater
+    // changes it too, differently, and also reopens and edits item 1.
+    let lead_second = lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap()[1].assignment;
+    let edit = |comment: &str| RatingEdit {
+        overall: Some(1.0),
+        dimensions: BTreeMap::new(),
+        correctness: None,
+        confidence: None,
+        comment: comment.into(),
+        seconds_on_task: 20.0,
+    };
+    lead.store
+        .save_rating(lead.rater, lead_second, &edit("edited at the lead"))
+        .unwrap();
+    let remote_rater = rater_id(&remote, RATER);
+    remote
+        .save_rating(remote_rater, remote_items[1], &edit("edited remotely"))
+        .unwrap();
+    remote.reopen_rating(remote_rater, remote_items[0]).unwrap();
+    remote
+        .submit_rating(remote_rater, remote_items[0])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut changed = remote
+        .reading_item(remote_rater, remote_items[0])
+        .unwrap()
+        .rating
+        .unwrap();
+    changed.comment.clear();
+    remote.reopen_rating(remote_rater, remote_items[0]).unwrap();
+    remote
+        .save_rating(
+            remote_rater,
+            remote_items[0],
+            &RatingEdit {
+                overall: changed.overall,
+                dimensions: changed.dimensions.clone(),
+                correctness: changed.correctness,
+                confidence: Some(2),
+                comment: "second thoughts".into(),
+                seconds_on_task: 90.0,
+            },
+        )
+        .unwrap();
+    let second = export_results(&remote, &dir, "results-2.tar");
+    let report = merge(&mut lead, &second);
+    assert_eq!((report.added, report.updated, report.unchanged), (0, 1, 0));
+    assert_eq!(report.conflicts.len(), 1, "{:?}", report.conflicts);
+    assert!(matches!(
+        report.conflicts[0],
+        Conflict::EditedAtLead { item: 2, .. }
+    ));
+    assert_eq!(lead_rating(&lead, 1).unwrap().1, "edited at the lead");
+    let (_, comment, status, _) = lead_rating(&lead, 0).unwrap();
+    assert_eq!(
+        (comment.as_str(), status.as_str()),
+        ("second thoughts", "draft")
+    );
+
+    // The first package is now older than what was merged: a conflict, nothing written.
+    let digest = tables_digest(&lead.store);
+    let stale = merge(&mut lead, &first);
+    assert!(stale
+        .conflicts
+        .iter()
+        .any(|c| matches!(c, Conflict::OlderThanMerged { item: 1, .. })));
+    assert_eq!(tables_digest(&lead.store), digest);
+}
+
+/// Flips one byte inside `member`'s data.
+fn corrupt(package: &Path, member: &str) {
+    let offset = {
+        let mut archive = tar::Archive::new(std::fs::File::open(package).unwrap());
+        let entry = archive
+            .entries()
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|e| e.path().unwrap().to_string_lossy() == member)
+            .unwrap();
+        entry.raw_file_position() + entry.size() / 2
+    };
+    let mut bytes = std::fs::read(package).unwrap();
+    bytes[offset as usize] ^= 0x01;
+    std::fs::write(package, bytes).unwrap();
+}
+
+fn refused_members(error: Error) -> Vec<(String, String)> {
+    match error {
+        Error::Package { problems, .. } => {
+            problems.into_iter().map(|p| (p.file, p.field)).collect()
+        }
+        other => panic!("expected a refused package, got {other}"),
+    }
+}
+
+#[test]
+fn a_changed_byte_is_refused_naming_the_member_and_nothing_is_written() {
+    let mut lead = lead();
+    let dir = lead.dir.path().to_path_buf();
+    let package = dir.join("rater.tar");
+    export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    let good = std::fs::read(&package).unwrap();
+    let image = members(&package)
+        .into_keys()
+        .find(|name| name.ends_with(".dcm"))
+        .unwrap();
+    corrupt(&package, &image);
+    let remote_db = dir.join("remote").join("remote.sqlite");
+    let mut remote = Store::open(&remote_db).unwrap();
+    let digest = tables_digest(&remote);
+    let error = import_rater_package(&mut remote, &package, &NoProgress).unwrap_err();
+    assert!(error.to_string().contains(&image), "{error}");
+    assert_eq!(refused_members(error), vec![(image, "sha256".to_owned())]);
+    assert_eq!(tables_digest(&remote), digest);
+    // Nothing of the refused package stays on disk.
+    let kept: Vec<_> = std::fs::read_dir(dir.join("remote").join("rater-packages"))
+        .unwrap()
+        .collect();
+    assert!(kept.is_empty(), "{kept:?}");
+
+    std::fs::write(&package, good).unwrap();
+    import_rater_package(&mut remote, &package, &NoProgress).unwrap();
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    corrupt(&results, "ratings.jsonl");
+    let digest = tables_digest(&lead.store);
+    let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+    assert_eq!(
+        refused_members(error),
+        vec![("ratings.jsonl".to_owned(), "sha256".to_owned())]
+    );
+    assert_eq!(tables_digest(&lead.store), digest);
+}
+
+#[test]
+fn packages_for_another_study_or_database_are_refused_or_listed() {
+    let mut lead = lead();
+    let dir = lead.dir.path().to_path_buf();
+    let package = dir.join("rater.tar");
+    export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    // The lead's own database already holds the study: a rater package goes into a database of
+    // its own.
+    let error = import_rater_package(&mut lead.store, &package, &NoProgress).unwrap_err();
+    assert_eq!(
+        refused_members(error),
+        vec![("manifest.json".to_owned(), "study_id".to_owned())]
+    );
+
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+
+    // A database without the study refuses the package whole.
+    let mut empty = Store::open(&dir.join("empty.sqlite")).unwrap();
+    let error = merge_results_package(&mut empty, &results, &NoProgress).unwrap_err();
+    assert_eq!(
+        refused_members(error),
+        vec![("manifest.json".to_owned(), "study_id".to_owned())]
+    );
+
+    // Another lead database with the same study never exported this package: listed, nothing
+    // written.
+    let mut other = self::lead();
+    let digest = tables_digest(&other.store);
+    let report = merge(&mut other, &results);
+    assert!(matches!(
+        report.conflicts.as_slice(),
+        [Conflict::UnknownPackage { .. }]
+    ));
+    assert_eq!(tables_digest(&other.store), digest);
+
+    // A rater package is not a results package.
+    let error = merge_results_package(&mut lead.store, &package, &NoProgress).unwrap_err();
+    assert!(matches!(error, Error::Package { .. }), "{error}");
+}
+
+#[test]
+fn the_rater_package_carries_nothing_that_unblinds_or_identifies() {
+    let mut lead = lead();
+    let dir = lead.dir.path().to_path_buf();
+    let package = dir.join("rater.tar");
+    export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    let conn = lead.store.read();
+    let column = |sql: &str| -> Vec<String> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let mut forbidden: Vec<String> = Vec::new();
+    let models = column("SELECT DISTINCT model FROM responses");
+    assert_eq!(models.len(), 3);
+    forbidden.extend(models);
+    forbidden.extend(column("SELECT DISTINCT grader FROM grader_scores"));
+    forbidden.extend(column(
+        "SELECT rationale FROM grader_scores WHERE rationale IS NOT NULL",
+    ));
+    forbidden.extend(column(
+        "SELECT json_extract(body_json, '$.expected_reasoning') FROM ground_truth",
+    ));
+    forbidden.extend([
+        "demo_planted_errors".to_owned(),
+        "ground_truth".to_owned(),
+        "DEMO^CASE".to_owned(),
+        "DEMO-".to_owned(),
+        OTHER.to_owned(),
+        OTHER_COMMENT.to_owned(),
+    ]);
+    // Every UID of the original DICOM files (study, series, instance, frame of reference).
+    let bundle_dir: String = conn
+        .query_row("SELECT bundle_dir FROM studies", [], |r| r.get(0))
+        .unwrap();
+    let paths = column("SELECT path FROM images");
+    assert!(!paths.is_empty());
+    let mut uids = std::collections::BTreeSet::new();
+    for path in &paths {
+        let object = dicom_object::open_file(Path::new(&bundle_dir).join(path)).unwrap();
+        for tag in cases::imaging::uid_tags_to_replace() {
+            if let Ok(element) = object.element(*tag) {
+                uids.insert(element.to_str().unwrap().trim_end_matches('\0').to_owned());
+            }
+        }
+    }
+    assert!(
+        uids.len() > paths.len(),
+        "each file has its own SOP UID, plus shared ones"
+    );
+
+    let members = members(&package);
+    assert!(members.keys().filter(|n| n.ends_with(".dcm")).count() > 0);
+    for (name, bytes) in &members {
+        // The needles are text; a lossy view keeps every ASCII byte where it was.
+        let text = String::from_utf8_lossy(bytes);
+        for needle in &forbidden {
+            assert!(
+                !text.contains(needle.as_str()),
+                "{needle:?} found in member {name}"
+            );
+        }
+        // A UID is a run of digits and dots wherever it is stored.
+        for run in text.split(|c: char| !(c.is_ascii_digit() || c == '.')) {
+            assert!(
+                !uids.contains(run),
+                "original UID {run} found in member {name}"
+            );
+        }
+        if name.ends_with("case.json") {
+            let case: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+            assert_eq!(case["disease_group"], "other_abnormality", "{name}");
+        }
+    }
+}

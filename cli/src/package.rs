@@ -1,0 +1,187 @@
+//! `package`: multi-site studies (docs/multisite.md). The lead exports a rater package for a
+//! rater elsewhere, the rater imports it into their own database and exports a results package,
+//! the lead merges it. A merge with conflicts exits 2 and lists them; nothing conflicting is
+//! written.
+
+use crate::data::db_path;
+use crate::progress::Bar;
+use crate::Failure;
+use cases::package::{self, MergeReport};
+use cases::store::Store;
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum PackageCommand {
+    /// Lead: write one rater's queue, its images (de-identified) and the blinded responses and
+    /// rubric to a single .tar file to send them.
+    ExportRater {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long)]
+        study: String,
+        /// The rater's name, as `neurorater rater list` shows it.
+        #[arg(long)]
+        rater: String,
+        /// Where the rater works; recorded in both packages and every merged rating's audit entry.
+        #[arg(long, default_value = "remote")]
+        site: String,
+        /// The package file to write (conventionally NAME.nrpkg.tar).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remote rater: import a rater package into your own database (a new file is best).
+    Import {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remote rater: write your ratings, error labels and marks, with their audit trail.
+    ExportResults {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The rater package to answer, when the database holds more than one.
+        #[arg(long)]
+        package: Option<String>,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lead: merge a results package; conflicts are listed (exit 2), never overwritten.
+    Merge {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn print_json<T: serde::Serialize>(value: &T) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("a summary serialises")
+    );
+}
+
+pub fn run(command: &PackageCommand) -> Result<(), Failure> {
+    match command {
+        PackageCommand::ExportRater {
+            db,
+            study,
+            rater,
+            site,
+            out,
+            json,
+        } => {
+            let mut store = Store::open_existing(&db_path(db.clone())?)?;
+            let bar = Bar::new();
+            let outcome = package::export_rater_package(&mut store, study, rater, site, out, &bar);
+            bar.finish();
+            let summary = outcome?;
+            if *json {
+                print_json(&summary);
+            } else {
+                println!(
+                    "wrote rater package {} for {} at {} to {}: {} items, {} cases, {} images",
+                    summary.package_id,
+                    summary.rater,
+                    summary.site,
+                    summary.out.display(),
+                    summary.items,
+                    summary.cases,
+                    summary.images
+                );
+            }
+            Ok(())
+        }
+        PackageCommand::Import { db, file, json } => {
+            let mut store = Store::open(&db_path(db.clone())?)?;
+            let bar = Bar::new();
+            let outcome = package::import_rater_package(&mut store, file, &bar);
+            bar.finish();
+            let summary = outcome?;
+            if *json {
+                print_json(&summary);
+            } else if summary.already_imported {
+                println!(
+                    "rater package {} was imported before; nothing changed",
+                    summary.package_id
+                );
+            } else {
+                println!(
+                    "imported rater package {} of study {} for {} ({} items); images in {}",
+                    summary.package_id,
+                    summary.study_id,
+                    summary.rater,
+                    summary.items,
+                    summary.images_dir.display()
+                );
+            }
+            Ok(())
+        }
+        PackageCommand::ExportResults {
+            db,
+            package: answers,
+            out,
+            json,
+        } => {
+            let store = Store::open_existing(&db_path(db.clone())?)?;
+            let bar = Bar::new();
+            let outcome = package::export_results_package(&store, answers.as_deref(), out, &bar);
+            bar.finish();
+            let summary = outcome?;
+            if *json {
+                print_json(&summary);
+            } else {
+                println!(
+                    "wrote results package {} to {}: {} of {} items rated ({} submitted)",
+                    summary.package_id,
+                    summary.out.display(),
+                    summary.rated,
+                    summary.items,
+                    summary.submitted
+                );
+            }
+            Ok(())
+        }
+        PackageCommand::Merge { db, file, json } => {
+            let mut store = Store::open_existing(&db_path(db.clone())?)?;
+            let bar = Bar::new();
+            let outcome = package::merge_results_package(&mut store, file, &bar);
+            bar.finish();
+            let report = outcome?;
+            if *json {
+                print_json(&report);
+            } else {
+                print_report(&report);
+            }
+            if report.conflicts.is_empty() {
+                Ok(())
+            } else {
+                Err(Failure::Input(
+                    report.conflicts.iter().map(ToString::to_string).collect(),
+                ))
+            }
+        }
+    }
+}
+
+fn print_report(report: &MergeReport) {
+    println!(
+        "merged results package {} from {} at {}: {} added, {} updated, {} unchanged, {} \
+         conflict(s)",
+        report.package_id,
+        report.rater,
+        report.site,
+        report.added,
+        report.updated,
+        report.unchanged,
+        report.conflicts.len()
+    );
+}
