@@ -3,8 +3,8 @@
 //! reveal after rating, missed findings and the human baseline.
 
 use cases::curation::{
-    self, baseline, bundle::GroundTruthImportError, CuratedLesion, CuratedTruth, Decision, Edit,
-    HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
+    self, baseline, bundle::GroundTruthImportError, BaselineState, BaselineTask, CuratedLesion,
+    CuratedTruth, Decision, Edit, HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
 };
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::model::SliceRef;
@@ -749,6 +749,150 @@ fn human_baseline_answers_are_blind_responses_with_role_and_experience() {
     let data = cases::analysis::study_data(&f.store, STUDY, None).unwrap();
     let text = format!("{:?}", data.input);
     assert!(text.contains("stroke-01/t1/human:resident/0"));
+}
+
+#[test]
+fn the_baseline_lists_what_a_clinician_may_answer_and_refuses_curators() {
+    let mut f = fixture();
+    let cora = add_rater(&mut f.store, "Cora", "curator");
+    let rex = add_rater(&mut f.store, "Rex", "resident");
+    for refused in [
+        curation::baseline_tasks(&f.store, cora, STUDY).unwrap_err(),
+        baseline::blind_task(&f.store, cora, STUDY, "stroke-01", "t1").unwrap_err(),
+    ] {
+        assert!(refused.to_string().contains("curator"), "{refused}");
+    }
+    let tasks = curation::baseline_tasks(&f.store, rex, STUDY).unwrap();
+    assert_eq!(
+        tasks.len() as i64,
+        count(&f.store, "SELECT count(*) FROM tasks")
+    );
+    assert!(tasks.iter().all(|t| t.state == BaselineState::Open));
+
+    let mut bad = |edit: &dyn Fn(&mut HumanAnswer)| {
+        let mut a = answer(rex, HumanRole::Resident, "Left MCA infarct", "DWI");
+        edit(&mut a);
+        curation::submit_human_answer(&mut f.store, &a)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(bad(&|a| a.years_experience = Some(71)).contains("years_experience"));
+    assert!(bad(&|a| a.differential = vec!["ICH".into(), " ".into()]).contains("differential[1]"));
+    curation::submit_human_answer(
+        &mut f.store,
+        &answer(rex, HumanRole::Resident, "Left MCA infarct", "DWI"),
+    )
+    .unwrap();
+    let ms01_answer = responses_of(&f.store, "ms-01", "t1")[0];
+    assign(&mut f.store, rex, &[ms01_answer]);
+
+    let state_of = |case: &str, task: &str| {
+        curation::baseline_tasks(&f.store, rex, STUDY)
+            .unwrap()
+            .into_iter()
+            .find(|t| t.case_id == case && t.task_id == task)
+            .unwrap()
+            .state
+    };
+    assert_eq!(state_of("stroke-01", "t1"), BaselineState::Answered);
+    assert_eq!(state_of("stroke-01", "t2"), BaselineState::Open);
+    // Rating one model answer of ms-01 unblinds every task of the case.
+    let ms01_tasks: Vec<BaselineTask> = curation::baseline_tasks(&f.store, rex, STUDY)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.case_id == "ms-01")
+        .collect();
+    assert!(ms01_tasks.len() > 1);
+    assert!(ms01_tasks
+        .iter()
+        .all(|t| t.state == BaselineState::NotBlind));
+}
+
+#[test]
+fn rated_baseline_answers_are_a_row_of_the_pass_at_k_table() {
+    let mut f = fixture();
+    let rita = add_rater(&mut f.store, "Rita", "neuroradiologist");
+    let mut judged = Vec::new();
+    for (name, correctness) in [("Resident One", "correct"), ("Resident Two", "incorrect")] {
+        let resident = add_rater(&mut f.store, name, "resident");
+        let response = curation::submit_human_answer(
+            &mut f.store,
+            &answer(resident, HumanRole::Resident, "Left MCA infarct", "DWI"),
+        )
+        .unwrap();
+        judged.push((response, correctness));
+    }
+    f.store
+        .write(|w| {
+            for (response, correctness) in &judged {
+                w.tx()
+                    .execute(
+                        "INSERT INTO ratings (response, rater, overall, correctness, status,
+                             updated_at)
+                         VALUES (?1, ?2, 3, ?3, 'submitted', 'now')",
+                        rusqlite::params![response, rita, correctness],
+                    )
+                    .map_err(|e| w.fail("rating", e))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let data = cases::analysis::study_data(&f.store, STUDY, None).unwrap();
+    let report = calibration::report::build_report(
+        &data.input,
+        &calibration::input::ReportOptions::default(),
+        &calibration::bootstrap::NoProgress,
+    )
+    .unwrap();
+    let row = |k: usize| {
+        report
+            .pass_at_k
+            .iter()
+            .find(|r| r.model == "human:resident" && r.k == k)
+            .unwrap_or_else(|| panic!("no human:resident row for k={k}: {:?}", report.pass_at_k))
+    };
+    // One task, two residents' answers, one judged right: pass@1 = 1 - C(1,1)/C(2,1) = 0.5.
+    match &row(1).pass_at_k {
+        calibration::Estimate::Value(v) => assert_eq!((v.value, v.n), (0.5, 1)),
+        other => panic!("pass@1 not estimated: {other:?}"),
+    }
+    assert!(matches!(
+        row(5).pass_at_k,
+        calibration::Estimate::NotEstimable { .. }
+    ));
+}
+
+#[test]
+fn a_lesion_one_curator_placed_elsewhere_is_listed_as_two_places() {
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let ben = add_rater(&mut f.store, "Ben", "curator");
+    let base = ms01(&f.store);
+    let mut moved = base.clone();
+    // Ben gives L1 the marks of L2: the same name for another place.
+    moved.lesions[0].marks = base.lesions[1].marks.clone();
+    let mut versions = Vec::new();
+    for (curator, branch, truth) in [(ana, "ana", &base), (ben, "ben", &moved)] {
+        versions.push(
+            curation::save_draft(
+                &mut f.store,
+                &Edit {
+                    branch,
+                    ..edit(curator, None, truth)
+                },
+            )
+            .unwrap(),
+        );
+    }
+    let history = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    let truth_of = |v: i64| &history.iter().find(|h| h.version == v).unwrap().truth;
+    let found = curation::compare(truth_of(versions[0]), truth_of(versions[1]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].unit, "lesions[L1]");
+    assert_eq!(
+        found[0].detail.as_deref(),
+        Some("the marks do not overlap: two different places; differs in marks")
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! right, and the pass@k table shows one baseline row per role. Who answered, with role and
 //! experience, is kept in `human_answers` and never reaches raters.
 
-use crate::model::SliceRef;
+use crate::model::{SliceRef, TaskFamily};
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -22,6 +22,31 @@ pub enum HumanRole {
     Neurologist,
     Neuroradiologist,
 }
+
+/// Where a task stands for one clinician in the baseline screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineState {
+    /// They may answer it.
+    Open,
+    /// They answered it (once per clinician and task).
+    Answered,
+    /// They are assigned or have rated model answers of its case: not blind.
+    NotBlind,
+}
+
+/// A task of the study as the baseline screen lists it: no prompt, no answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineTask {
+    pub case_id: String,
+    pub task_id: String,
+    pub family: TaskFamily,
+    pub level: i64,
+    pub state: BaselineState,
+}
+
+/// Longer than a career: a typing slip.
+const MAX_YEARS_EXPERIENCE: u32 = 70;
 
 /// What the clinician sees: what the model saw, nothing more.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,11 +137,81 @@ pub fn blind_task(
     })
 }
 
+/// Every task of the study, case by case, with whether `rater` may answer it blind. Refused to a
+/// curator, who knows the ground truth.
+pub fn baseline_tasks(store: &Store, rater: i64, study_id: &str) -> Result<Vec<BaselineTask>> {
+    refuse_curator(store, rater)?;
+    let conn = store.read();
+    let fail = |e| Error::database(store.path(), "listing the tasks for a baseline answer", e);
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.case_id, t.task_id, t.family, t.level,
+                EXISTS (SELECT 1 FROM human_answers h WHERE h.task = t.id AND h.rater = ?1),
+                EXISTS (SELECT 1 FROM responses r JOIN tasks u ON r.task = u.id
+                        WHERE u.case_ref = c.id AND r.respondent_kind = 'model'
+                          AND (EXISTS (SELECT 1 FROM assignments a
+                                       WHERE a.response = r.id AND a.rater = ?1)
+                            OR EXISTS (SELECT 1 FROM ratings g
+                                       WHERE g.response = r.id AND g.rater = ?1)))
+             FROM tasks t JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+             WHERE st.study_id = ?2 ORDER BY c.id, t.id",
+        )
+        .map_err(fail)?;
+    let rows: Vec<(String, String, String, i64, bool, bool)> = stmt
+        .query_map(params![rater, study_id], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+            ))
+        })
+        .and_then(Iterator::collect)
+        .map_err(fail)?;
+    rows.into_iter()
+        .map(|(case_id, task_id, family, level, answered, seen)| {
+            let family = serde_json::from_value(serde_json::Value::String(family.clone()))
+                .map_err(|_| Error::Corrupt {
+                    what: format!("task family {family:?} of case {case_id} task {task_id}"),
+                })?;
+            let state = if answered {
+                BaselineState::Answered
+            } else if seen {
+                BaselineState::NotBlind
+            } else {
+                BaselineState::Open
+            };
+            Ok(BaselineTask {
+                case_id,
+                task_id,
+                family,
+                level,
+                state,
+            })
+        })
+        .collect()
+}
+
 /// Stores a clinician's blind answer as a response and returns its key.
 pub fn submit_human_answer(store: &mut Store, answer: &HumanAnswer) -> Result<i64> {
     let (task_key, case_key) =
         task_keys(store, &answer.study_id, &answer.case_id, &answer.task_id)?;
     refuse_if_not_blind(store, answer.rater, case_key, task_key)?;
+    if let Some(years) = answer
+        .years_experience
+        .filter(|&y| y > MAX_YEARS_EXPERIENCE)
+    {
+        return Err(Error::CurationRefused(format!(
+            "years_experience: {years} is more than {MAX_YEARS_EXPERIENCE}"
+        )));
+    }
+    if let Some(rank) = answer.differential.iter().position(|d| d.trim().is_empty()) {
+        return Err(Error::CurationRefused(format!(
+            "differential[{rank}]: an empty diagnosis; remove it or name one"
+        )));
+    }
     if answer.diagnosis.trim().is_empty() {
         return Err(Error::CurationRefused(
             "diagnosis: the answer names no diagnosis".into(),
@@ -216,7 +311,21 @@ fn task_keys(store: &Store, study_id: &str, case_id: &str, task_id: &str) -> Res
         })
 }
 
+/// Curators build the ground truth: nothing they answer is blind to it.
+fn refuse_curator(store: &Store, rater: i64) -> Result<()> {
+    let who = store.rater(rater)?;
+    if who.role.reads_blinded() {
+        return Ok(());
+    }
+    Err(Error::CurationRefused(format!(
+        "{} is a curator and knows the ground truth, so their answer would not be a blind \
+         baseline; a clinician who has not curated or rated this study should answer",
+        who.name
+    )))
+}
+
 fn refuse_if_not_blind(store: &Store, rater: i64, case_key: i64, task_key: i64) -> Result<()> {
+    refuse_curator(store, rater)?;
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "checking that a reader is blind", e);
     let (seen, answered): (i64, i64) = conn

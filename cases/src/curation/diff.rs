@@ -4,9 +4,12 @@
 //!
 //! Lesions are matched by `id` and tasks by `task_id`, so reordering them is no change and an
 //! edit to one lesion is not reported as a change of every lesion after it; the differential is
-//! compared by rank, because its order is what it says.
+//! compared by rank, because its order is what it says. Two curators name their lesions
+//! independently, so a lesion disagreement also says whether the two sides' marks lie in the same
+//! place, and a lesion only one side has names the other side's lesion at that place, if any.
 
-use super::CuratedTruth;
+use super::{CuratedLesion, CuratedTruth};
+use crate::marks::{Mark, MarkKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -28,6 +31,10 @@ pub struct Disagreement {
     pub unit: String,
     pub a: Value,
     pub b: Value,
+    /// What a curator needs to decide quickly: for the differential, whether only the order
+    /// differs; for a lesion, whether its marks on the two sides overlap (patient coordinates,
+    /// so marks on different series of the case compare) and which fields differ.
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,24 +53,148 @@ pub fn diff_versions(before: &CuratedTruth, after: &CuratedTruth) -> Vec<Change>
 
 /// The units on which curations `a` and `b` disagree.
 pub fn compare(a: &CuratedTruth, b: &CuratedTruth) -> Vec<Disagreement> {
-    let (a, b) = (units(a), units(b));
-    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    let (units_a, units_b) = (units(a), units(b));
+    let mut names: Vec<&String> = units_a.keys().chain(units_b.keys()).collect();
     names.sort_by_key(|name| unit_order(name));
     names.dedup();
     names
         .into_iter()
         .filter_map(|unit| {
             let (left, right) = (
-                a.get(unit).cloned().unwrap_or(Value::Null),
-                b.get(unit).cloned().unwrap_or(Value::Null),
+                units_a.get(unit).cloned().unwrap_or(Value::Null),
+                units_b.get(unit).cloned().unwrap_or(Value::Null),
             );
             (left != right).then(|| Disagreement {
                 unit: unit.clone(),
+                detail: detail(unit, a, b),
                 a: left,
                 b: right,
             })
         })
         .collect()
+}
+
+/// Marks within this distance of each other (between the edges of their extents) count as the
+/// same place: two curators clicking one small lesion land a few millimetres apart.
+pub const SAME_PLACE_MM: f64 = 3.0;
+
+fn detail(unit: &str, a: &CuratedTruth, b: &CuratedTruth) -> Option<String> {
+    if unit == "differential" {
+        let names = |t: &CuratedTruth| {
+            let mut names: Vec<String> = t
+                .differential
+                .iter()
+                .map(|d| d.diagnosis.trim().to_lowercase())
+                .collect();
+            names.sort();
+            names
+        };
+        let order_a: Vec<&str> = a
+            .differential
+            .iter()
+            .map(|d| d.diagnosis.as_str())
+            .collect();
+        let order_b: Vec<&str> = b
+            .differential
+            .iter()
+            .map(|d| d.diagnosis.as_str())
+            .collect();
+        return Some(if order_a == order_b {
+            "same diagnoses in the same order; the evidence differs".to_owned()
+        } else if names(a) == names(b) {
+            "same diagnoses in a different order".to_owned()
+        } else {
+            "different diagnoses".to_owned()
+        });
+    }
+    let id = unit.strip_prefix("lesions[")?.strip_suffix(']')?;
+    let find = |t: &'_ CuratedTruth| t.lesions.iter().find(|l| l.id == id).cloned();
+    Some(match (find(a), find(b)) {
+        (Some(left), Some(right)) => {
+            let mut differs = Vec::new();
+            if left.description != right.description {
+                differs.push("description");
+            }
+            if left.marks != right.marks {
+                differs.push("marks");
+            }
+            if left.shown_on != right.shown_on {
+                differs.push("slices shown on");
+            }
+            let place = match same_place(&left, &right) {
+                Some(true) => "the marks overlap",
+                Some(false) => "the marks do not overlap: two different places",
+                None if left.marks.is_empty() && right.marks.is_empty() => "neither side marks it",
+                None => "only one side marks it",
+            };
+            format!("{place}; differs in {}", differs.join(", "))
+        }
+        (Some(only), None) => only_on_one_side("A", &only, "B", &b.lesions),
+        (None, Some(only)) => only_on_one_side("B", &only, "A", &a.lesions),
+        (None, None) => return None,
+    })
+}
+
+fn only_on_one_side(
+    side: &str,
+    lesion: &CuratedLesion,
+    other: &str,
+    others: &[CuratedLesion],
+) -> String {
+    let overlapping: Vec<&str> = others
+        .iter()
+        .filter(|o| same_place(lesion, o) == Some(true))
+        .map(|o| o.id.as_str())
+        .collect();
+    if overlapping.is_empty() {
+        format!("only {side} has it; nothing of {other}'s is marked there")
+    } else {
+        format!(
+            "only {side} has it; its marks overlap {other}'s {} (the same lesion named differently?)",
+            overlapping.join(", ")
+        )
+    }
+}
+
+/// Whether any mark of `a` meets any mark of `b`; `None` when either has no marks.
+fn same_place(a: &CuratedLesion, b: &CuratedLesion) -> Option<bool> {
+    if a.marks.is_empty() || b.marks.is_empty() {
+        return None;
+    }
+    Some(a.marks.iter().any(|m| {
+        b.marks.iter().any(|n| {
+            let (lo_m, hi_m) = extent(m);
+            let (lo_n, hi_n) = extent(n);
+            (0..3).all(|i| lo_m[i] <= hi_n[i] + SAME_PLACE_MM && lo_n[i] <= hi_m[i] + SAME_PLACE_MM)
+        })
+    }))
+}
+
+/// The box a mark covers, in patient mm: an arrow's head (what it points at), an ellipse's full
+/// outline, a point, or an outline's points.
+fn extent(mark: &Mark) -> ([f64; 3], [f64; 3]) {
+    let p = &mark.points_lps_mm;
+    match (mark.kind, p.as_slice()) {
+        (MarkKind::Arrow, [_, head, ..]) => (*head, *head),
+        (MarkKind::Ellipse, [c, u, v, ..]) => {
+            let half = |i: usize| ((u[i] - c[i]).powi(2) + (v[i] - c[i]).powi(2)).sqrt();
+            (
+                [c[0] - half(0), c[1] - half(1), c[2] - half(2)],
+                [c[0] + half(0), c[1] + half(1), c[2] + half(2)],
+            )
+        }
+        _ => {
+            let mut lo = [f64::INFINITY; 3];
+            let mut hi = [f64::NEG_INFINITY; 3];
+            for point in p {
+                for i in 0..3 {
+                    lo[i] = lo[i].min(point[i]);
+                    hi[i] = hi[i].max(point[i]);
+                }
+            }
+            (lo, hi)
+        }
+    }
 }
 
 /// The consensus of `a` and `b`: what they agree on, and for each disagreement the side
@@ -245,7 +376,99 @@ fn is_points(path: &str) -> bool {
 mod tests {
     use super::*;
     use crate::curation::CuratedLesion;
+    use crate::marks::Plane;
     use crate::model::DifferentialItem;
+
+    fn mark(kind: MarkKind, points: &[[f64; 3]]) -> Mark {
+        Mark {
+            series_id: "flair".into(),
+            kind,
+            plane: Plane::Axial,
+            points_lps_mm: points.to_vec(),
+        }
+    }
+
+    fn detail_of<'a>(disagreements: &'a [Disagreement], unit: &str) -> &'a str {
+        disagreements
+            .iter()
+            .find(|d| d.unit == unit)
+            .and_then(|d| d.detail.as_deref())
+            .unwrap_or_else(|| panic!("no detail for {unit}: {disagreements:?}"))
+    }
+
+    #[test]
+    fn a_lesion_disagreement_says_whether_the_marks_lie_in_one_place() {
+        let mut a = truth();
+        let mut b = truth();
+        a.lesions[0].marks = vec![mark(MarkKind::Point, &[[10.0, 0.0, 0.0]])];
+        // Same id, 40 mm away: two curators meant different lesions.
+        b.lesions[0].marks = vec![mark(MarkKind::Point, &[[50.0, 0.0, 0.0]])];
+        // An ellipse centred 7 mm from A's point with a 5 mm semi-axis along x: its outline
+        // reaches 12 mm, within SAME_PLACE_MM (3) of the point at 10.
+        b.lesions.push(CuratedLesion {
+            id: "l3".into(),
+            description: "periventricular".into(),
+            marks: vec![mark(
+                MarkKind::Ellipse,
+                &[[17.0, 0.0, 0.0], [22.0, 0.0, 0.0], [17.0, 4.0, 0.0]],
+            )],
+            shown_on: vec![],
+        });
+        // An arrow whose tail is far away points at A's l1.
+        a.lesions[1].marks = vec![mark(
+            MarkKind::Arrow,
+            &[[90.0, 90.0, 0.0], [51.0, 1.0, 0.0]],
+        )];
+        b.lesions[1].marks = vec![mark(MarkKind::Point, &[[50.0, 0.0, 0.0]])];
+        let found = compare(&a, &b);
+        assert_eq!(
+            detail_of(&found, "lesions[l1]"),
+            "the marks do not overlap: two different places; differs in marks"
+        );
+        assert_eq!(
+            detail_of(&found, "lesions[l2]"),
+            "the marks overlap; differs in marks"
+        );
+        assert_eq!(
+            detail_of(&found, "lesions[l3]"),
+            "only B has it; its marks overlap A's l1 (the same lesion named differently?)"
+        );
+        b.lesions[2].marks[0].points_lps_mm =
+            vec![[30.0, 0.0, 0.0], [35.0, 0.0, 0.0], [30.0, 4.0, 0.0]];
+        assert_eq!(
+            detail_of(&compare(&a, &b), "lesions[l3]"),
+            "only B has it; nothing of A's is marked there"
+        );
+    }
+
+    #[test]
+    fn a_differential_disagreement_says_whether_only_the_order_differs() {
+        let mut a = truth();
+        a.differential.push(DifferentialItem {
+            diagnosis: "ADEM".into(),
+            supporting: vec![],
+            opposing: vec![],
+        });
+        let mut b = a.clone();
+        b.differential.reverse();
+        assert_eq!(
+            detail_of(&compare(&a, &b), "differential"),
+            "same diagnoses in a different order"
+        );
+        b.differential[0].diagnosis = "NMOSD".into();
+        assert_eq!(
+            detail_of(&compare(&a, &b), "differential"),
+            "different diagnoses"
+        );
+        let mut c = a.clone();
+        c.differential[1].supporting.push("young adult".into());
+        assert_eq!(
+            detail_of(&compare(&a, &c), "differential"),
+            "same diagnoses in the same order; the evidence differs"
+        );
+        assert_eq!(compare(&a, &c)[0].unit, "differential");
+        assert!(compare(&a, &a).is_empty());
+    }
 
     fn truth() -> CuratedTruth {
         CuratedTruth {

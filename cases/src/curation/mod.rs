@@ -7,11 +7,12 @@
 //! - [`versions`]: [`history`], [`current`], [`save_draft`] (optimistic concurrency through
 //!   `based_on`), [`submit_for_review`], [`review`].
 //! - [`diff`]: [`diff_versions`] (field level), [`compare`] and [`merge`] (two independent
-//!   curations → disagreements → consensus).
+//!   curations → disagreements, each lesion's saying whether the marks overlap → consensus).
 //! - [`bundle`]: [`export_bundle`] and [`import_bundle`] (JSON per case, PNG key images).
 //! - [`findings`]: [`missed_findings`] for the calibration report.
 //! - [`reveal`]: [`ground_truth_for_rater`], only after the rater submitted.
-//! - [`baseline`]: [`blind_task`] and [`submit_human_answer`] (human-baseline reader mode).
+//! - [`baseline`]: [`baseline_tasks`], [`blind_task`] and [`submit_human_answer`] (human-baseline
+//!   reader mode; curators and clinicians who have seen the case's model answers are refused).
 
 pub mod baseline;
 pub mod bundle;
@@ -21,7 +22,10 @@ pub mod findings;
 pub mod reveal;
 pub mod versions;
 
-pub use baseline::{blind_task, submit_human_answer, BlindTask, HumanAnswer, HumanRole};
+pub use baseline::{
+    baseline_tasks, blind_task, submit_human_answer, BaselineState, BaselineTask, BlindTask,
+    HumanAnswer, HumanRole,
+};
 pub use bundle::{export_bundle, import_bundle, BundleExport, GroundTruthImportError};
 pub use context::CaseContext;
 pub use diff::{compare, diff_versions, merge, Change, Disagreement, Side};
