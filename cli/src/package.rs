@@ -101,10 +101,21 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             Ok(())
         }
         PackageCommand::Import { db, file, json } => {
-            let mut store = Store::open(&db_path(db.clone())?)?;
+            let db = db_path(db.clone())?;
+            let created = !db.exists();
+            let mut store = Store::open(&db)?;
             let bar = Bar::new();
             let outcome = package::import_rater_package(&mut store, file, &bar);
             bar.finish();
+            drop(store);
+            if outcome.is_err() && created {
+                // A refused package leaves no empty database behind for the rater to wonder at.
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut path = db.clone().into_os_string();
+                    path.push(suffix);
+                    let _ = std::fs::remove_file(path);
+                }
+            }
             let summary = outcome?;
             if *json {
                 print_json(&summary);

@@ -82,6 +82,10 @@ async function openCase(caseId) {
       niivueInitMs: key('viewer-init-'),
       seriesVolumeIpcMs: key('viewer-ipc-'),
       niivueParseUploadMs: key('viewer-parse-upload-'),
+      // The parts outside the three above: click → viewport mounted (open_case IPC, case view),
+      // and from the volume loaded (NiiVue has drawn it) to the next animation frame.
+      clickToViewportMountMs: key('viewer-mount-'),
+      loadedToFrameMs: key('viewer-to-frame-'),
     }
   })
 }
@@ -231,6 +235,63 @@ test('coronal and sagittal planes, and four viewports synchronised in patient sp
   const spread = Math.max(...zs) - Math.min(...zs)
   assert.ok(spread <= 3, `axial viewports within one slice of each other in patient z: ${positions.join(' | ')}`)
   await shoot('6-four-viewports')
+
+  // The crosshair (the reference line of the other viewports' position) must be plainly visible
+  // in a quarter-screen viewport: one opaque-enough pixel line, drawn over the image.
+  const crosshairs = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="viewport"]')].map((viewport) => {
+      const group = viewport.querySelector('[data-testid="crosshair"]')
+      const lines = [...(group?.querySelectorAll('line') ?? [])]
+      const style = group ? getComputedStyle(group) : null
+      const box = viewport.getBoundingClientRect()
+      const svgBox = viewport.querySelector('svg.marks')?.getBoundingClientRect()
+      const horizontal = lines.filter((l) => l.getAttribute('y1') === l.getAttribute('y2'))
+      const xs = horizontal.flatMap((l) => [Number(l.getAttribute('x1')), Number(l.getAttribute('x2'))])
+      return {
+        lines: lines.length,
+        strokeWidth: style?.strokeWidth ?? null,
+        strokeOpacity: Number(style?.strokeOpacity ?? 0),
+        viewportWidth: box.width,
+        // Where the SVG layer sits in the window (CSS px = screenshot px at this scale).
+        svgLeft: svgBox?.left ?? 0,
+        svgTop: svgBox?.top ?? 0,
+        horizontalY: horizontal.length ? Number(horizontal[0].getAttribute('y1')) : null,
+        // The line spans the image (the tile), not the whole viewport.
+        horizontalFromX: Math.min(...xs),
+        horizontalToX: Math.max(...xs),
+      }
+    }),
+  )
+  timings.fourViewportCrosshairs = crosshairs
+  assert.equal(crosshairs.length, 4)
+  for (const c of crosshairs) {
+    assert.ok(c.lines >= 2, `a viewport shows its crosshair: ${JSON.stringify(c)}`)
+    assert.equal(c.strokeWidth, '1px', `one pixel wide: ${JSON.stringify(c)}`)
+    assert.ok(c.strokeOpacity >= 0.6, `not faint: ${JSON.stringify(c)}`)
+  }
+  // In the pixels, not only in the markup: along the image, the horizontal line's row of the first
+  // viewport is crosshair green (the FLAIR under it is grey) but for the gap round the cursor.
+  // A whole-window screenshot: WebKitWebDriver's element screenshots of these viewports come
+  // back shifted.
+  const png = PNG.sync.read(Buffer.from(await browser.takeScreenshot(), 'base64'))
+  const { horizontalY, horizontalFromX, horizontalToX, svgLeft, svgTop } = crosshairs[0]
+  const from = Math.max(0, Math.ceil(svgLeft + horizontalFromX))
+  const to = Math.min(png.width, Math.floor(svgLeft + horizontalToX))
+  assert.ok(to - from > 50, `the crosshair spans ${to - from} px`)
+  let bestGreen = 0
+  for (const dy of [-1, 0, 1]) {
+    const row = Math.floor(svgTop + horizontalY) + dy
+    if (row < 0 || row >= png.height) continue
+    let green = 0
+    for (let x = from; x < to; x++) {
+      const i = (row * png.width + x) * 4
+      const [r, g, b] = [png.data[i], png.data[i + 1], png.data[i + 2]]
+      if (g > r + 60 && g > b + 30) green++
+    }
+    bestGreen = Math.max(bestGreen, green / (to - from))
+  }
+  timings.crosshairRowGreenFraction = bestGreen
+  assert.ok(bestGreen > 0.6, `the crosshair row is visibly green over ${(100 * bestGreen).toFixed(0)} % of the image's width`)
 })
 
 test('key images jump to the slices the model was shown', async (t) => {
@@ -276,4 +337,39 @@ test('marks drawn in a viewport come back in patient mm and are drawn on the sli
   })
   await browser.keys(['ArrowDown', 'ArrowDown'])
   await browser.waitUntil(async () => (await browser.$$('[data-testid="mark"]').length) >= 2, { timeout: 5_000 })
+})
+
+/** Intervals (ms) between slice changes of the first viewport, watched for `ms`. */
+async function sliceStepIntervals(ms) {
+  return browser.executeAsync((duration, done) => {
+    const label = document.querySelector('[data-testid="viewport"] [data-testid="slice-position"]')
+    const times = []
+    const observer = new MutationObserver(() => times.push(performance.now()))
+    observer.observe(label, { childList: true, characterData: true, subtree: true })
+    setTimeout(() => {
+      observer.disconnect()
+      done(times.slice(1).map((t, i) => t - times[i]))
+    }, duration)
+  }, ms)
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+test('cine steps through the slices and a new frame rate applies while it plays', async () => {
+  const fps = await browser.$('[data-testid="cine-fps"]')
+  await fps.setValue('8')
+  await browser.$('[data-testid="cine"]').click()
+  const atEight = await sliceStepIntervals(2_000)
+  // Changed while playing, without pause and play.
+  await fps.setValue('2')
+  await browser.pause(600)
+  const atTwo = await sliceStepIntervals(3_200)
+  await browser.$('[data-testid="cine"]').click()
+  timings.cine = { intervalsAt8FpsMs: atEight, intervalsAt2FpsMs: atTwo }
+  console.log('cine intervals:', timings.cine)
+  assert.ok(atEight.length >= 4, `cine at 8 fps stepped ${atEight.length + 1} times in 2 s`)
+  assert.ok(atTwo.length >= 3, `cine at 2 fps stepped ${atTwo.length + 1} times in 3.2 s`)
+  const slow = median(atTwo)
+  assert.ok(slow >= 400 && slow <= 700, `at 2 fps the median step interval is ${slow.toFixed(0)} ms (500 expected)`)
+  assert.ok(slow > 2 * median(atEight), `2 fps (${slow.toFixed(0)} ms) is slower than 8 fps (${median(atEight).toFixed(0)} ms)`)
 })

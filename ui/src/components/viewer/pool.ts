@@ -20,9 +20,9 @@ const idle: PooledViewer[] = []
 function options(): ConstructorParameters<typeof Niivue>[0] {
   return {
     backColor: [0, 0, 0, 1],
-    // A thin, translucent crosshair: the reference for other viewports, not a mark on anatomy.
-    crosshairWidth: 0.3,
-    crosshairColor: [0.2, 0.8, 1, 0.45],
+    // The viewport draws the crosshair itself, one screen pixel wide (NiiVue's is sized in
+    // voxels and fades to nothing in a small viewport); 0 turns NiiVue's off.
+    crosshairWidth: 0,
     show3Dcrosshair: false,
     isOrientCube: false,
     isOrientationTextVisible: false,
