@@ -58,6 +58,8 @@ impl From<cases::Error> for CommandError {
             | E::Corrupt { .. } => ErrorCode::Database,
             E::Demo(_) => ErrorCode::StartupFailed,
             E::StaleGroundTruth { .. } | E::CurationRefused(_) => ErrorCode::Refused,
+            // A damaged or foreign rater/results package; the message names the member and field.
+            E::Package { .. } => ErrorCode::InvalidArgument,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
                 cases::rating::RatingError::Refused(_) => ErrorCode::Refused,
