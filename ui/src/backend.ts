@@ -5,7 +5,18 @@ import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { save } from '@tauri-apps/plugin-dialog'
 import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
-import type { Change, CuratedTruth, Decision, RevealedTruth, Version } from './lib/curation/types'
+import type {
+  BaselineTask,
+  BlindTask,
+  Change,
+  CuratedTruth,
+  Decision,
+  Disagreement,
+  HumanRole,
+  RevealedTruth,
+  Side,
+  Version,
+} from './lib/curation/types'
 import type {
   BackendError,
   CaseSummary,
@@ -78,14 +89,48 @@ export const listResponses = (taskKey: number) => call<ResponseView[]>('list_res
 // a rule forbids the step (e.g. reviewing one's own version).
 export const curationHistory = (studyId: string, caseId: string) =>
   call<Version[]>('curation_history', { studyId, caseId })
-export const curationSaveDraft = (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth) =>
-  call<number>('curation_save_draft', { studyId, caseId, branch: null, basedOn, truth })
+/** `branch` null: main; any other name: the curator's own, independent curation. */
+export const curationSaveDraft = (
+  studyId: string,
+  caseId: string,
+  branch: string | null,
+  basedOn: number | null,
+  truth: CuratedTruth,
+) => call<number>('curation_save_draft', { studyId, caseId, branch, basedOn, truth })
 export const curationSubmit = (studyId: string, caseId: string, version: number) =>
   call<void>('curation_submit', { studyId, caseId, version })
 export const curationReview = (studyId: string, caseId: string, version: number, decision: Decision, comment: string) =>
   call<void>('curation_review', { studyId, caseId, version, decision, comment })
 export const curationDiff = (studyId: string, caseId: string, from: number, to: number) =>
   call<Change[]>('curation_diff', { studyId, caseId, from, to })
+/** The units on which versions `a` and `b` (two independent curations) disagree. */
+export const curationCompare = (studyId: string, caseId: string, a: number, b: number) =>
+  call<Disagreement[]>('curation_compare', { studyId, caseId, a, b })
+/** Their consensus with the side chosen per disagreement; nothing is saved. 'invalid_argument'
+ * names the units still without a side. */
+export const curationMerge = (studyId: string, caseId: string, a: number, b: number, choices: Record<string, Side>) =>
+  call<CuratedTruth>('curation_merge', { studyId, caseId, a, b, choices })
+/** Saves a consensus as a draft of main (source 'consensus'), based on main's latest version. */
+export const curationSaveConsensus = (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth) =>
+  call<number>('curation_save_consensus', { studyId, caseId, basedOn, truth })
+
+// Human-baseline reader mode (docs/curation.md): the current rater answers a task blind.
+// 'refused' for a curator, for a rater who has seen the case's model answers, and for a second
+// answer to the same task.
+export const baselineTasks = (studyId: string) => call<BaselineTask[]>('baseline_tasks', { studyId })
+export const baselineBlindTask = (studyId: string, caseId: string, taskId: string) =>
+  call<BlindTask>('baseline_blind_task', { studyId, caseId, taskId })
+export interface BaselineAnswer {
+  role: HumanRole
+  yearsExperience: number | null
+  diagnosis: string
+  /** Ranked, most likely first. */
+  differential: string[]
+  reasoning: string
+  secondsOnTask: number
+}
+export const baselineSubmit = (studyId: string, caseId: string, taskId: string, answer: BaselineAnswer) =>
+  call<number>('baseline_submit', { studyId, caseId, taskId, ...answer })
 /** The case's ground truth for the current rater, once they have submitted every rating they
  * hold on that case ('refused' before: it would anchor the ratings still to come). Audited. */
 export const revealGroundTruth = (assignmentId: number) =>

@@ -1,18 +1,62 @@
-//! Curation: ground-truth versions, review, diff, and the reveal after rating. Thin adapters: the
+//! Curation: ground-truth versions, review, diff, comparing and merging two independent
+//! curations into a consensus, and the reveal after rating. Thin adapters: the
 //! arguments are checked here, the rules (validation against the images, concurrency, who may
 //! review) in `cases::curation`. Every step acts as the app's current rater.
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
-use cases::curation::{self, Change, CuratedTruth, Decision, Edit, RevealedTruth, Version};
+use cases::curation::{
+    self, Change, CuratedTruth, Decision, Disagreement, Edit, RevealedTruth, Side, Version,
+};
 use cases::store::Store;
+use std::collections::BTreeMap;
 use tauri::State;
 
 /// A review comment; longer text belongs in the version itself.
 const MAX_COMMENT_BYTES: usize = 4000;
 /// A case's ground truth as JSON: a freehand outline of 2048 points is ~100 kB.
 const MAX_TRUTH_BYTES: usize = 2_000_000;
+
+/// A unit name is `diagnosis`…`difficulty`, `lesions[<id>]` or `tasks[<id>]`; ids are short.
+const MAX_UNIT_BYTES: usize = 200;
+/// More choices than a case could have units is a broken page, not a merge.
+const MAX_CHOICES: usize = 1000;
+
+fn check_truth_size(truth: &CuratedTruth) -> Result<(), CommandError> {
+    let size = serde_json::to_vec(truth).map_or(usize::MAX, |bytes| bytes.len());
+    if size > MAX_TRUTH_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("truth: at most {MAX_TRUTH_BYTES} bytes of JSON, got {size}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The truths of versions `a` and `b` of a case (any branches).
+fn two_versions(
+    store: &Store,
+    study_id: &str,
+    case_id: &str,
+    a: i64,
+    b: i64,
+) -> Result<(CuratedTruth, CuratedTruth), CommandError> {
+    let history = curation::history(store, study_id, case_id)?;
+    let find = |field: &str, number: i64| {
+        history
+            .iter()
+            .find(|v| v.version == number)
+            .map(|v| v.truth.clone())
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::NotFound,
+                    format!("{field}: case {case_id} has no version {number}"),
+                )
+            })
+    };
+    Ok((find("a", a)?, find("b", b)?))
+}
 
 fn acting_rater(store: &Store) -> Result<i64, CommandError> {
     store.current_rater()?.map(|r| r.id).ok_or_else(|| {
@@ -62,13 +106,7 @@ pub async fn curation_save_draft(
     if let Some(version) = based_on {
         validate::key("based_on", version)?;
     }
-    let size = serde_json::to_vec(&truth).map_or(usize::MAX, |bytes| bytes.len());
-    if size > MAX_TRUTH_BYTES {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!("truth: at most {MAX_TRUTH_BYTES} bytes of JSON, got {size}"),
-        ));
-    }
+    check_truth_size(&truth)?;
     state.with_store_mut(|store| {
         let curator = acting_curator(store)?;
         Ok(curation::save_draft(
@@ -160,6 +198,107 @@ pub async fn curation_diff(
             &find("from", from)?.truth,
             &find("to", to)?.truth,
         ))
+    })
+}
+
+/// The units on which versions `a` and `b` of a case (usually the latest of two curators'
+/// branches) disagree, each with both sides.
+#[tauri::command]
+pub async fn curation_compare(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    a: i64,
+    b: i64,
+) -> Result<Vec<Disagreement>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let a = validate::key("a", a)?;
+    let b = validate::key("b", b)?;
+    state.with_store(|store| {
+        store.require_unblinded("Curation")?;
+        let (left, right) = two_versions(store, study_id, case_id, a, b)?;
+        Ok(curation::compare(&left, &right))
+    })
+}
+
+/// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
+/// `choices` names. Nothing is saved: the curator edits it and saves it as a consensus.
+#[tauri::command]
+pub async fn curation_merge(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    a: i64,
+    b: i64,
+    choices: BTreeMap<String, Side>,
+) -> Result<CuratedTruth, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    let a = validate::key("a", a)?;
+    let b = validate::key("b", b)?;
+    if choices.len() > MAX_CHOICES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("choices: at most {MAX_CHOICES}, got {}", choices.len()),
+        ));
+    }
+    if let Some(unit) = choices
+        .keys()
+        .find(|u| u.is_empty() || u.len() > MAX_UNIT_BYTES)
+    {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "choices: a unit name of 1 to {MAX_UNIT_BYTES} bytes, got {} bytes",
+                unit.len()
+            ),
+        ));
+    }
+    state.with_store(|store| {
+        store.require_unblinded("Curation")?;
+        let (left, right) = two_versions(store, study_id, case_id, a, b)?;
+        curation::merge(&left, &right, &choices).map_err(|unresolved| {
+            CommandError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "choices: choose a side for {} (nothing was merged)",
+                    unresolved.join(", ")
+                ),
+            )
+        })
+    })
+}
+
+/// Saves a merged (and possibly edited) consensus as a draft of `main`, based on main's
+/// latest version as the curator saw it; reviewed like any other draft.
+#[tauri::command]
+pub async fn curation_save_consensus(
+    state: State<'_, AppState>,
+    study_id: String,
+    case_id: String,
+    based_on: Option<i64>,
+    truth: CuratedTruth,
+) -> Result<i64, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let case_id = validate::id("case_id", &case_id)?;
+    if let Some(version) = based_on {
+        validate::key("based_on", version)?;
+    }
+    check_truth_size(&truth)?;
+    state.with_store_mut(|store| {
+        let curator = acting_curator(store)?;
+        Ok(curation::save_consensus(
+            store,
+            &Edit {
+                study_id,
+                case_id,
+                branch: curation::MAIN_BRANCH,
+                curator,
+                based_on,
+                truth: &truth,
+            },
+        )?)
     })
 }
 

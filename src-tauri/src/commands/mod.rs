@@ -1,6 +1,7 @@
 //! The IPC surface: thin adapters that validate arguments, lock the store once and call `cases`.
 //! Each command is listed in `build.rs` and granted in `capabilities/default.json`.
 
+pub mod baseline;
 pub mod calibration;
 pub mod catalog;
 pub mod curation;

@@ -104,3 +104,103 @@ export function latestMain(history: Version[]): Version | null {
   const main = history.filter((v) => v.branch === 'main')
   return main.length === 0 ? null : main[main.length - 1]
 }
+
+// Two independent curations: `cases/src/curation/diff.rs`.
+
+export type Side = 'a' | 'b'
+
+/** A unit (`diagnosis`, `differential`, `lesions[L2]`, `tasks[t1]` …) on which two curations
+ * differ; `null` on a side means it lacks the unit. */
+export interface Disagreement {
+  unit: string
+  a: unknown
+  b: unknown
+  /** For the differential: whether only the order differs; for a lesion: whether the marks overlap. */
+  detail: string | null
+}
+
+/** The latest version of each branch other than main: the independent curations to compare. */
+export function latestOfOtherBranches(history: Version[]): Version[] {
+  const latest = new Map<string, Version>()
+  for (const v of history) if (v.branch !== 'main') latest.set(v.branch, v)
+  return [...latest.values()].sort((x, y) => x.version - y.version)
+}
+
+/** A branch name for a curator's own curation: their name as a lower-case slug. */
+export function branchFor(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+  return slug === '' || slug === 'main' ? 'curation' : slug.slice(0, 60)
+}
+
+/** The version an edit of `branch` starts from: its latest, or for a new branch main's latest. */
+export function latestOn(history: Version[], branch: string): Version | null {
+  const on = history.filter((v) => v.branch === branch)
+  return on.length > 0 ? on[on.length - 1] : latestMain(history)
+}
+
+/** One side of a disagreement in a line: a lesion by its description and mark count, the
+ * differential by its ranked names, a task by family and key images, absent as "(none)". */
+export function showSide(unit: string, value: unknown): string {
+  if (value === null || value === undefined) return '(none)'
+  if (unit.startsWith('lesions[')) {
+    const lesion = value as CuratedLesion
+    return `${lesion.description} · ${lesion.marks.length} mark(s)`
+  }
+  if (unit === 'differential') {
+    const items = value as DifferentialItem[]
+    return items.length === 0 ? '(empty)' : items.map((d, i) => `${i + 1}. ${d.diagnosis}`).join('  ')
+  }
+  if (unit.startsWith('tasks[')) {
+    const task = value as TaskTruth
+    return `${task.family.replaceAll('_', ' ')} · key images ${task.key_images.map((k) => `${k.series} ${k.slice + 1}`).join(', ')}`
+  }
+  return showValue(value)
+}
+
+// Human-baseline reader mode: `cases/src/curation/baseline.rs`.
+
+export type HumanRole = 'medical_student' | 'resident' | 'neurologist' | 'neuroradiologist'
+
+export const HUMAN_ROLE_LABELS: Record<HumanRole, string> = {
+  medical_student: 'Medical student',
+  resident: 'Resident',
+  neurologist: 'Neurologist',
+  neuroradiologist: 'Neuroradiologist',
+}
+
+export type BaselineState = 'open' | 'answered' | 'not_blind'
+
+export interface BaselineTask {
+  case_id: string
+  task_id: string
+  family: TaskFamily
+  level: number
+  state: BaselineState
+}
+
+/** What the model was given: the question, the patient, the series and key images. */
+export interface BlindTask {
+  study_id: string
+  case_id: string
+  task_id: string
+  prompt: string
+  age: number
+  sex: string
+  clinical_note: string
+  ehr: Record<string, unknown>
+  /** [series id, label] */
+  series: [string, string][]
+  key_images: SliceRef[]
+}
+
+/** The baseline role a rater answers in by default: their own, a curator's none. */
+export function defaultHumanRole(raterRole: string): HumanRole {
+  return raterRole === 'neurologist' || raterRole === 'neuroradiologist' || raterRole === 'resident'
+    ? raterRole
+    : 'medical_student'
+}
