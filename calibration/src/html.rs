@@ -1116,6 +1116,10 @@ fn missed_findings(h: &mut String, report: &Report) {
     let Some(section) = &report.missed_findings else {
         return;
     };
+    if let Some(reason) = &section.not_checked {
+        let _ = write!(h, "<section id=\"missed-findings\"><h2>Missed findings</h2><p class=\"na\">Not checked: {}</p></section>", escape(reason));
+        return;
+    }
     let _ = write!(h, "<section id=\"missed-findings\"><h2>Missed findings</h2><p>Ground-truth lesions a response to a lesion-identification task did not mention and no rater flagged: {} of {} lesion checks over {} responses.</p>",
         section.missed, section.lesions_checked, section.responses_checked);
     h.push_str("<table><tr><th class=\"text\">Model</th><th>responses</th><th>lesions</th><th>missed</th><th>responses with a miss</th><th>share missed (95 % CI)</th></tr>");

@@ -93,6 +93,8 @@ pub struct RepeatRead {
 pub struct MissedFindingsInput {
     pub checked: Vec<CheckedResponse>,
     pub missed: Vec<MissedLesion>,
+    /// Why nothing could be checked (e.g. the ground truth could not be read), shown in the report.
+    pub not_checked: Option<String>,
 }
 
 /// A response whose answer was checked against its case's ground-truth lesions.

@@ -20,6 +20,8 @@ pub struct MissedFindingsReport {
     pub by_model: Vec<ModelMisses>,
     /// Ordered by case, item, lesion.
     pub findings: Vec<MissedFindingRow>,
+    /// Why no response was checked, when the caller could not check them.
+    pub not_checked: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,8 +47,19 @@ pub struct MissedFindingRow {
     pub location: String,
 }
 
-/// The section, or `None` when nothing was checked (a CSV input, or no lesion tasks).
+/// The section, or `None` when nothing was checked (a CSV input, or no lesion tasks); an empty
+/// section with the reason when the caller could not check.
 pub fn missed_findings_report(input: &MissedFindingsInput) -> Option<MissedFindingsReport> {
+    if let Some(reason) = &input.not_checked {
+        return Some(MissedFindingsReport {
+            responses_checked: 0,
+            lesions_checked: 0,
+            missed: 0,
+            by_model: Vec::new(),
+            findings: Vec::new(),
+            not_checked: Some(reason.clone()),
+        });
+    }
     if input.checked.is_empty() {
         return None;
     }
@@ -108,5 +121,6 @@ pub fn missed_findings_report(input: &MissedFindingsInput) -> Option<MissedFindi
         missed: findings.len(),
         by_model,
         findings,
+        not_checked: None,
     })
 }

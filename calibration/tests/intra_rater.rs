@@ -282,6 +282,7 @@ fn missed_input() -> MissedFindingsInput {
             missed("c2/t1/m-a/0", "L1"),
             missed("c1/t1/m-a/0", "L1"),
         ],
+        not_checked: None,
     }
 }
 
@@ -337,6 +338,16 @@ fn missed_findings_are_listed_and_counted_per_model() {
 
     input.missed_findings = MissedFindingsInput::default();
     assert!(report_of(&input).missed_findings.is_none());
+
+    input.missed_findings.not_checked = Some("the ground truth could not be read".into());
+    let report = report_of(&input);
+    let section = report
+        .missed_findings
+        .as_ref()
+        .expect("a section saying why");
+    assert_eq!((section.responses_checked, section.missed), (0, 0));
+    assert!(calibration::html::to_html(&report)
+        .contains("Not checked: the ground truth could not be read"));
 }
 
 #[test]

@@ -251,7 +251,15 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             })
         })
         .collect();
-    let missed_findings = missed_findings_input(store, study_id, &item_of_response)?;
+    // A ground truth that cannot be read (a bundle's images moved) leaves this one section
+    // unchecked, with the reason, rather than the whole report unbuilt.
+    let missed_findings =
+        missed_findings_input(store, study_id, &item_of_response).unwrap_or_else(|e| {
+            MissedFindingsInput {
+                not_checked: Some(format!("the ground truth could not be read: {e}")),
+                ..MissedFindingsInput::default()
+            }
+        });
 
     Ok(StudyData {
         input: CalibrationInput {
@@ -340,7 +348,11 @@ fn missed_findings_input(
             })
         })
         .collect();
-    Ok(MissedFindingsInput { checked, missed })
+    Ok(MissedFindingsInput {
+        checked,
+        missed,
+        not_checked: None,
+    })
 }
 
 /// Where a lesion is, in words: the series and slices that show it, then its first mark's centre

@@ -108,6 +108,7 @@ export interface MissedFindings {
   missed: number
   by_model: { model: string; responses: number; lesions: number; missed: number; responses_with_miss: number; share_missed: Proportion | null }[]
   findings: { item: string; case: string; model: string; lesion_id: string; description: string; location: string }[]
+  not_checked: string | null
 }
 
 export interface DimensionPlots { dimension: string; scatter: string; bland_altman: string; confusion: string; forest: string }
