@@ -2,7 +2,10 @@
 // demo ground truth of ms-01, marks it on the FLAIR, saves a draft and submits it for review; a
 // second curator finalises it. The version history shows both versions with who did what, the
 // diff names the new lesion, and `neurorater export --what ground-truth --format bundle` run on
-// the same database holds the lesion with its mark in patient coordinates.
+// the same database holds the lesion with its mark in patient coordinates. Then two curators
+// curate the case independently, each on their own branch — one changes the diagnosis, the other
+// marks the added lesion somewhere else under the same id — and a merge of the disagreements,
+// one side chosen per field and then edited, is saved as a consensus draft of main.
 // Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
 
 import { after, before, test } from 'node:test'
@@ -23,6 +26,8 @@ const CLI = APP ? join(dirname(APP), 'neurorater') : ''
 const FIRST_START_TIMEOUT_MS = 240_000
 const LOAD_TIMEOUT_MS = 60_000
 const LESION = 'Right frontal juxtacortical plaque (added in e2e)'
+const LESION_ELSEWHERE = 'Left parietal plaque (second curator)'
+const REX_DIAGNOSIS = 'Relapsing-remitting multiple sclerosis (independent curation)'
 
 let browser
 
@@ -170,4 +175,101 @@ test('a second curator finalises; history, diff and the export hold the lesion',
     assert.ok(point.every((c) => Number.isFinite(c) && Math.abs(c) < 200), `a point in patient mm: ${point}`)
   }
   assert.ok(file.key_image_files.length > 0 && existsSync(join(out, file.key_image_files[0].png)))
+})
+
+async function waitNotice(pattern) {
+  await browser.waitUntil(async () => pattern.test(await $(testid('curation-notice')).getText().catch(() => '')), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `no notice matching ${pattern}; the form says: ${await $(testid('curation-form')).getText().catch(() => '?')}`,
+  })
+}
+
+async function workOnOwnBranch(branch) {
+  const select = await $(testid('gt-branch'))
+  await select.scrollIntoView({ block: 'center' })
+  await select.selectByAttribute('value', branch)
+  await browser.waitUntil(async () => (await select.getValue()) === branch, { timeout: 10_000 })
+}
+
+test('two independent curations are compared side by side and merged into a consensus draft', async () => {
+  // Rex (a curator) changes the diagnosis on his own branch.
+  await openCuration()
+  await waitStatus('2 final')
+  await workOnOwnBranch('dr-rex-reviewer')
+  await $(testid('gt-diagnosis')).setValue(REX_DIAGNOSIS)
+  await press('gt-save')
+  await waitNotice(/own curation \(dr-rex-reviewer\)/)
+
+  // Ines marks the lesion added above somewhere else, under the same id.
+  await $('button=Switch reader').click()
+  await becomeNewRater('Dr Ines Independent', 'curator')
+  await openCuration()
+  await waitStatus('2 final')
+  await workOnOwnBranch('dr-ines-independent')
+  const lesions = await browser.$$(testid('gt-lesion'))
+  const last = lesions[lesions.length - 1]
+  const lesionId = (await last.$('strong').getText()).trim()
+  await last.$('button=Remove').click()
+  await press('gt-add-lesion')
+  const again = (await browser.$$(testid('gt-lesion'))).at(-1)
+  assert.equal((await again.$('strong').getText()).trim(), lesionId, 'the new lesion takes the freed id')
+  await again.$(testid('gt-lesion-description')).setValue(LESION_ELSEWHERE)
+  const layer = await $(`${testid('viewport')} svg.marks`)
+  await browser.action('pointer').move({ origin: layer, x: 30, y: 20 }).down().move({ origin: layer, x: 50, y: 36 }).up().perform()
+  await browser.waitUntil(async () => (await again.getText()).includes('1 mark(s)'), {
+    timeout: 10_000,
+    timeoutMsg: 'the drawn mark did not reach the lesion',
+  })
+  await press('gt-save')
+  await waitNotice(/own curation \(dr-ines-independent\)/)
+
+  // The comparison offers the two branches' latest versions: Rex's v3 as A, Ines's v4 as B.
+  assert.equal(await $(testid('gt-compare-a')).getValue(), '3')
+  assert.equal(await $(testid('gt-compare-b')).getValue(), '4')
+  await press('gt-compare-run')
+  const table = await $(testid('gt-disagreements'))
+  await table.waitForExist({ timeout: 10_000 })
+  const rows = await browser.$$(testid('gt-disagreement'))
+  const units = []
+  for (const row of rows) units.push(await row.getAttribute('data-unit'))
+  assert.deepEqual(units, ['diagnosis', `lesions[${lesionId}]`])
+  const lesionRow = await rows[1].getText()
+  assert.match(lesionRow, /the marks do not overlap: two different places; differs in description, marks/)
+  assert.ok(lesionRow.includes(LESION) && lesionRow.includes(LESION_ELSEWHERE), lesionRow)
+  assert.match(await rows[0].getText(), new RegExp(REX_DIAGNOSIS.replace(/[()]/g, '\\$&')))
+  // Nothing merges until every disagreement has a side.
+  assert.equal(await $(testid('gt-merge')).isEnabled(), false)
+  await table.scrollIntoView({ block: 'center' })
+  await shot('5-disagreements')
+
+  await rows[0].$(testid('gt-pick-a')).click()
+  await rows[1].$(testid('gt-pick-b')).click()
+  await press('gt-merge')
+  await $(testid('gt-consensus-banner')).waitForExist({ timeout: 10_000 })
+  assert.equal(await $(testid('gt-diagnosis')).getValue(), REX_DIAGNOSIS)
+  const merged = []
+  for (const input of await browser.$$(testid('gt-lesion-description'))) merged.push(await input.getValue())
+  assert.ok(merged.includes(LESION_ELSEWHERE) && !merged.includes(LESION), JSON.stringify(merged))
+  // The curator edits the merge before saving it.
+  const consensusDiagnosis = 'Relapsing-remitting multiple sclerosis'
+  await $(testid('gt-diagnosis')).setValue(consensusDiagnosis)
+  await shot('6-merged-into-form')
+  await press('gt-save')
+  await waitStatus('5 draft')
+
+  const history = await historyRows()
+  assert.match(history[0], /v5.*main.*Draft.*Dr Ines Independent \(consensus\)/)
+  assert.match(history[1], /v4.*dr-ines-independent.*Draft.*Dr Ines Independent/)
+  assert.match(history[2], /v3.*dr-rex-reviewer.*Draft.*Dr Rex Reviewer/)
+  assert.equal(await $(testid('gt-diagnosis')).getValue(), consensusDiagnosis)
+  const historyTable = await $(testid('gt-history'))
+  await historyTable.scrollIntoView({ block: 'center' })
+  await shot('7-consensus-in-history')
+
+  // The audit log has the consensus with who saved it.
+  const audit = execFileSync('sqlite3', [
+    DB,
+    "SELECT actor || '|' || after_json FROM audit_log WHERE action = 'ground_truth.version' ORDER BY id DESC LIMIT 1",
+  ]).toString()
+  assert.match(audit, /^Dr Ines Independent\|.*"source":"consensus"/)
 })
