@@ -119,6 +119,37 @@ test('the filters show one dimension’s subgroups with their n, as in the repor
   await browser.saveScreenshot(join(ARTIFACTS, 'calibration-subgroups.png'))
 })
 
+test('the missed-findings and test-retest sections show what the report lists', async () => {
+  // The demo's wrong lesion answers name the wrong place: the curation rule finds them.
+  const missed = cli.missed_findings
+  assert.ok(missed && missed.missed > 0, `the demo has missed findings: ${JSON.stringify(missed?.by_model)}`)
+  const summary = await browser.$('[data-testid="missed-summary"]')
+  await summary.scrollIntoView()
+  assert.match(
+    await summary.getText(),
+    new RegExp(`${missed.missed} of ${missed.lesions_checked} lesion checks over ${missed.responses_checked} responses`),
+  )
+  assert.equal(await browser.$$('[data-testid="missed-by-model-table"] tbody tr').length, missed.by_model.length)
+  const rows = await browser.$$('[data-testid="missed-findings-table"] .missed-row')
+  assert.equal(rows.length, missed.findings.length, 'one row per missed lesion')
+  const first = missed.findings[0]
+  assert.deepEqual(await rows[0].$$('td').map((td) => td.getText()), [
+    first.item,
+    first.model,
+    first.lesion_id,
+    first.description,
+    first.location,
+  ])
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-missed-findings.png'))
+
+  // The demo's imported ratings are first reads only: the section says there is nothing to compare.
+  assert.equal(cli.intra_rater, null)
+  const note = await browser.$('[data-testid="no-repeat-reads"]')
+  assert.ok(await note.isExisting(), 'the view says why test-retest is missing')
+  await note.scrollIntoView()
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-test-retest.png'))
+})
+
 test('export writes the report on screen to the chosen file, and refuses a path the dialog cannot give', async () => {
   // The native save dialog cannot be driven here; the command behind it is called as the button
   // does after the dialog returns a path.
