@@ -1,0 +1,202 @@
+// Human-baseline reader mode in the real window (WebKitGTK through tauri-driver): a resident opens
+// Answer before any reading queue exists, answers a task blind (the images, key images and the
+// question the model was given; no ground truth, no model answers) with a diagnosis, a ranked
+// differential and reasoning. The database then holds it as a response of kind "human" with the
+// resident's role and experience kept apart; a neurologist who starts reading afterwards has it
+// in the queue like a model's answer, its reading payload saying nothing of a human. A reader is refused the
+// comparison of curations through IPC. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+const APP = process.env.NEURORATER_APP
+const DB = process.env.NEURORATER_DB
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ARTIFACTS = join(HERE, 'artifacts')
+const FIRST_START_TIMEOUT_MS = 240_000
+const LOAD_TIMEOUT_MS = 60_000
+const STUDY = 'neurorater-demo'
+const DIAGNOSIS = 'Acute ischaemic stroke (e2e baseline answer)'
+const DIFFERENTIAL = ['Hemiplegic migraine', 'Todd paresis']
+const REASONING = 'Restricted diffusion in a vascular territory.'
+
+let browser
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+})
+
+after(async () => {
+  await browser?.deleteSession().catch(() => {})
+})
+
+const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `baseline-${name}.png`))
+const $ = (selector) => browser.$(selector)
+const testid = (id) => `[data-testid="${id}"]`
+const sql = (query) => execFileSync('sqlite3', ['-json', DB, query]).toString().trim()
+const rows = (query) => JSON.parse(sql(query) || '[]')
+
+async function becomeNewRater(name, role, years) {
+  const form = await $(testid('new-rater'))
+  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await form.$('input[name="name"]').setValue(name)
+  await form.$('select[name="role"]').selectByAttribute('value', role)
+  if (years !== undefined) await form.$('input[name="years"]').setValue(String(years))
+  await form.$('button[type="submit"]').click()
+  await browser.waitUntil(async () => (await $(testid('current-rater')).getText().catch(() => '')) === name, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `${name} never became the current rater`,
+  })
+}
+
+/** A Tauri command through IPC, as the page would call it: `{ ok }` or `{ failure }` (a value with
+ * an `error` key would read to the WebDriver client as a failed command). */
+function invoke(command, args) {
+  return browser.execute(
+    async (c, a) => {
+      try {
+        return { ok: await window.__TAURI_INTERNALS__.invoke(c, a) }
+      } catch (error) {
+        return { failure: error }
+      }
+    },
+    command,
+    args,
+  )
+}
+
+test('a resident answers a task blind in Answer mode', async () => {
+  const answerMode = await $(testid('mode-baseline'))
+  await answerMode.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await answerMode.click()
+  await becomeNewRater('Dr Rhea Resident', 'resident', 4)
+  assert.match(await $(testid('mode-baseline')).getAttribute('class'), /\bactive\b/, 'still in Answer after choosing')
+
+  await browser.waitUntil(async () => (await browser.$$(testid('baseline-task')).length) > 0, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `no tasks to answer; the page says: ${await $('main').getText()}`,
+  })
+  const tasks = await browser.$$(testid('baseline-task'))
+  const states = []
+  for (const t of tasks) states.push(await t.getAttribute('data-state'))
+  assert.ok(states.every((s) => s === 'open'), `a fresh resident may answer every task: ${states}`)
+  const expected = rows('SELECT count(*) AS n FROM tasks')[0].n
+  assert.equal(tasks.length, expected)
+  const [, caseId, taskId] = /^(\S+) · (\S+)/.exec(await tasks[0].getText())
+  await tasks[0].click()
+
+  const prompt = await $(testid('baseline-prompt'))
+  await prompt.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const stored = rows(
+    `SELECT t.prompt FROM tasks t JOIN cases c ON t.case_ref = c.id WHERE c.case_id = '${caseId}' AND t.task_id = '${taskId}'`,
+  )[0]
+  assert.equal(await prompt.getText(), stored.prompt.trim())
+  await browser.waitUntil(
+    async () => {
+      const viewports = await browser.$$(testid('viewport')).map((el) => el.getAttribute('data-state'))
+      return viewports.length > 0 && viewports.every((s) => s === 'ready')
+    },
+    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the viewer never became ready' },
+  )
+  // Blind: neither the ground truth's diagnosis nor any model answer is on the page.
+  const page = await $('main').getText()
+  const truth = rows(
+    `SELECT json_extract(g.body_json, '$.diagnosis') AS diagnosis FROM ground_truth g JOIN cases c ON g.case_ref = c.id WHERE c.case_id = '${caseId}'`,
+  )
+  assert.equal(truth.length, 1, 'the demo case has a ground truth to be blind to')
+  for (const { diagnosis } of truth) assert.ok(!page.includes(diagnosis), `the ground truth "${diagnosis}" is shown`)
+  const answers = rows(
+    `SELECT r.answer FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id WHERE c.case_id = '${caseId}'`,
+  )
+  assert.ok(answers.length > 0)
+  for (const { answer } of answers.filter((a) => a.answer.trim().length >= 10)) {
+    assert.ok(!page.includes(answer.slice(0, 60)), `a model answer is shown: ${answer.slice(0, 60)}`)
+  }
+
+  assert.equal(await $(testid('baseline-role')).getValue(), 'resident')
+  assert.equal(await $(testid('baseline-years')).getValue(), '4')
+  await $(testid('baseline-diagnosis')).setValue(DIAGNOSIS)
+  // One diagnosis per line; the driver drops a "\n" inside a value, so Enter is a key press.
+  const differential = await $(testid('baseline-differential'))
+  await differential.setValue(DIFFERENTIAL[0])
+  await browser.keys('Enter')
+  await differential.addValue(DIFFERENTIAL[1])
+  await $(testid('baseline-reasoning')).setValue(REASONING)
+  await shot('1-blind-task')
+  await $(testid('baseline-submit')).click()
+  const notice = await $(testid('baseline-notice'))
+  await notice.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  assert.match(await notice.getText(), /without your name/)
+  await browser.waitUntil(
+    async () => (await browser.$$(testid('baseline-task')))[0].getAttribute('data-state').then((s) => s === 'answered'),
+    { timeout: 10_000, timeoutMsg: 'the answered task is still offered' },
+  )
+  await shot('2-answered')
+
+  // The database: a response of kind human, labelled by role; who answered is kept apart.
+  const [response] = rows(
+    `SELECT r.model, r.sample, r.respondent_kind, r.answer, r.rationale, h.role, h.years_experience,
+            h.differential_json, h.seconds_on_task, ra.name, c.case_id, t.task_id
+     FROM responses r JOIN human_answers h ON h.response = r.id JOIN raters ra ON ra.id = h.rater
+     JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id`,
+  )
+  assert.deepEqual(
+    { ...response, seconds_on_task: undefined },
+    {
+      model: 'human:resident',
+      sample: 0,
+      respondent_kind: 'human',
+      answer: `${DIAGNOSIS}\nDifferential: 1. ${DIFFERENTIAL[0]}; 2. ${DIFFERENTIAL[1]}`,
+      rationale: REASONING,
+      role: 'resident',
+      years_experience: 4,
+      differential_json: JSON.stringify(DIFFERENTIAL),
+      seconds_on_task: undefined,
+      name: 'Dr Rhea Resident',
+      case_id: caseId,
+      task_id: taskId,
+    },
+  )
+  assert.ok(response.seconds_on_task > 0)
+  const audit = rows("SELECT actor, entity FROM audit_log WHERE action = 'baseline.answered'")
+  assert.deepEqual(audit, [{ actor: 'Dr Rhea Resident', entity: `task:${STUDY}/${caseId}/${taskId}` }])
+
+  // A clinician reading blinded is refused the comparison of curations, whatever the page asks.
+  const refused = await invoke('curation_compare', { studyId: STUDY, caseId, a: 1, b: 1 })
+  assert.equal(refused.failure?.code, 'refused', JSON.stringify(refused))
+  assert.match(refused.failure.message, /reads blinded/)
+})
+
+test('a neurologist reading afterwards gets the human answer in the queue like a model’s, blind to its author', async () => {
+  await $('button=Switch reader').click()
+  await becomeNewRater('Dr Nico Neurologist', 'neurologist')
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const me = rows("SELECT id FROM raters WHERE name = 'Dr Nico Neurologist'")[0].id
+  const [human] = rows("SELECT id FROM responses WHERE respondent_kind = 'human'")
+  const [assignment] = rows(`SELECT id FROM assignments WHERE rater = ${me} AND response = ${human.id}`)
+  assert.ok(assignment, 'the demo queue holds the human answer')
+
+  const item = await invoke('reading_item', { raterId: me, assignment: assignment.id })
+  assert.ok(item.ok, JSON.stringify(item))
+  assert.ok(item.ok.response.answer.startsWith(DIAGNOSIS))
+  const payload = JSON.stringify(item.ok)
+  for (const leak of ['human', 'resident', 'Rhea', 'respondent']) {
+    assert.ok(!payload.toLowerCase().includes(leak.toLowerCase()), `the reading item gives away "${leak}"`)
+  }
+
+  // The window shows the neurologist's queue, the human answer among the model answers.
+  await shot('3-queue-with-the-human-answer')
+})
