@@ -30,6 +30,8 @@ fi
 WORK="$(mktemp -d -t neurorater-e2e.XXXXXX)"
 export NEURORATER_DB="$WORK/e2e.sqlite"
 export NEURORATER_APP="$APP"
+# The driver's log holds the app's own output too: the PHI test searches it.
+export E2E_DRIVER_LOG="$WORK/tauri-driver.log"
 mkdir -p "$ROOT/tests/e2e/artifacts"
 
 # Everything that needs the display runs inside one xvfb-run; the inner script stops the driver

@@ -1001,3 +1001,15 @@ fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
         other => panic!("a curator cannot be assigned blinded reading: {other:?}"),
     }
 }
+
+#[test]
+fn a_database_without_the_demo_study_deals_no_demo_queue() {
+    // A study lead's own database: a new reader waits for the lead's plan instead of failing.
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("study.sqlite")).unwrap();
+    let reader = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    assert_eq!(store.ensure_demo_queue(reader).unwrap(), None);
+}

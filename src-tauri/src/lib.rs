@@ -7,11 +7,19 @@ pub mod startup;
 pub mod state;
 pub mod validate;
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+
 use state::AppState;
 use tauri::{App, Builder, Context, Runtime};
 
-/// Registers state, commands and the first-start work on `builder`.
-pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri::Result<App<R>> {
+/// Registers state, commands and the first-start work on `builder`. `database` is the file named
+/// by `--db`, or `None` for `Store::default_path` (`$NEURORATER_DB`, else the user's data folder).
+pub fn build_app<R: Runtime>(
+    builder: Builder<R>,
+    context: Context<R>,
+    database: Option<PathBuf>,
+) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
         .manage(commands::imaging::VolumeCache::default())
@@ -61,17 +69,71 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, context: Context<R>) -> tauri:
             let handle = app.handle().clone();
             std::thread::Builder::new()
                 .name("prepare-library".into())
-                .spawn(move || startup::prepare_library(handle))?;
+                .spawn(move || startup::prepare_library(handle, database))?;
             Ok(())
         })
         .build(context)
 }
 
 pub fn run() {
-    let app =
-        build_app(tauri::Builder::default(), tauri::generate_context!()).unwrap_or_else(|e| {
-            eprintln!("NeuroRater could not start: {e}");
-            std::process::exit(1);
-        });
+    let database = database_argument(std::env::args_os().skip(1)).unwrap_or_else(|message| {
+        eprintln!("NeuroRater could not start: {message}");
+        std::process::exit(2);
+    });
+    let app = build_app(
+        tauri::Builder::default(),
+        tauri::generate_context!(),
+        database,
+    )
+    .unwrap_or_else(|e| {
+        eprintln!("NeuroRater could not start: {e}");
+        std::process::exit(1);
+    });
     app.run(|_, _| {});
+}
+
+/// `--db PATH`, as the CLI takes it: the one argument the app has (a study lead keeps a database
+/// per study; the end-to-end tests give each scenario its own).
+fn database_argument(mut args: impl Iterator<Item = OsString>) -> Result<Option<PathBuf>, String> {
+    let mut database = None;
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--db") => match args.next() {
+                Some(path) if !path.is_empty() => database = Some(PathBuf::from(path)),
+                _ => return Err("--db needs the path of a database file".into()),
+            },
+            // Launchers (a desktop file, a WebDriver host) may add arguments of their own.
+            _ => eprintln!(
+                "ignoring the argument {:?}; the app takes only --db PATH",
+                arg.to_string_lossy()
+            ),
+        }
+    }
+    Ok(database)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::database_argument;
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    fn parse(args: &[&str]) -> Result<Option<PathBuf>, String> {
+        database_argument(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn the_database_argument_is_optional_and_needs_a_path() {
+        assert_eq!(parse(&[]), Ok(None));
+        assert_eq!(
+            parse(&["--db", "/data/study.sqlite"]),
+            Ok(Some(PathBuf::from("/data/study.sqlite")))
+        );
+        assert!(parse(&["--db"]).unwrap_err().contains("needs the path"));
+        assert!(parse(&["--db", ""]).unwrap_err().contains("needs the path"));
+        assert_eq!(
+            parse(&["--automation", "--db", "a.sqlite"]),
+            Ok(Some(PathBuf::from("a.sqlite")))
+        );
+    }
 }

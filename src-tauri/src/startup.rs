@@ -52,12 +52,12 @@ impl<R: Runtime> Progress for EventProgress<'_, R> {
 }
 
 /// Runs on its own thread: generating and importing the demo takes seconds.
-pub fn prepare_library<R: Runtime>(app: AppHandle<R>) {
+pub fn prepare_library<R: Runtime>(app: AppHandle<R>, database: Option<PathBuf>) {
     let progress = EventProgress {
         app: &app,
         phase: Mutex::new(("opening the database".into(), 0)),
     };
-    let outcome = open_or_seed(&progress);
+    let outcome = open_or_seed(&progress, database);
     let opened = outcome.is_ok();
     app.state::<AppState>().finish(outcome);
     let _ = app.emit(
@@ -97,8 +97,11 @@ fn take_backups_while_running<R: Runtime>(app: AppHandle<R>) {
     }
 }
 
-fn open_or_seed(progress: &dyn Progress) -> Result<Store, CommandError> {
-    let db_path = Store::default_path().map_err(startup_failed)?;
+fn open_or_seed(progress: &dyn Progress, database: Option<PathBuf>) -> Result<Store, CommandError> {
+    let db_path = match database {
+        Some(path) => path,
+        None => Store::default_path().map_err(startup_failed)?,
+    };
     progress.phase("opening the database", 1);
     let mut store = Store::open(&db_path).map_err(startup_failed)?;
     if store.is_empty().map_err(startup_failed)? {

@@ -265,6 +265,29 @@ fn an_element_with_an_invalid_vr_is_refused_before_dicom_rs_reads_it_as_a_long_u
     }
 }
 
+#[test]
+fn a_file_meta_element_with_an_invalid_vr_is_refused_before_dicom_rs_reads_it_as_a_long_un() {
+    // Found by the `dicom` fuzz target: the transfer syntax element's VR mutated; dicom-rs took
+    // the first bytes of the UID ("1.2.") as a 4-byte length and reserved 775 MB for it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = Vec::new();
+    slice_file(&small_slice()).write_all(&mut bytes).unwrap();
+    let transfer_syntax = bytes
+        .windows(6)
+        .position(|w| w == b"\x02\x00\x10\x00UI")
+        .expect("the file meta group has a transfer syntax");
+    bytes[transfer_syntax + 4..transfer_syntax + 6].copy_from_slice(&[0xB0, 0xB6]);
+    let path = write(dir.path(), "meta-invalid-vr.dcm", &bytes);
+    for operation in ["read_dicom_meta", "probe", "render", "load_dicom_series"] {
+        let outcome = in_bounded_child(operation, &path);
+        assert_refused(
+            &outcome,
+            &path,
+            &["(0002,0010)", "invalid value representation"],
+        );
+    }
+}
+
 /// `depth` sequences of undefined length, each in an item of the one around it; closed properly
 /// when `closed`, otherwise the file ends inside the innermost.
 fn nested_sequences(depth: usize, closed: bool) -> Vec<u8> {

@@ -210,6 +210,17 @@ impl Walk {
             let mut vr = [0u8; 2];
             self.read_all(&mut vr, "the file meta group")
                 .map_err(|e| e.1)?;
+            // As in the data set: dicom-rs would read an unknown VR as UN with a 4-byte length.
+            if VR::from_binary(vr).is_none() {
+                return Err(format!(
+                    "file meta element ({:02X}{:02X},{:02X}{:02X}) has an invalid value representation {:?}",
+                    tag[1],
+                    tag[0],
+                    tag[3],
+                    tag[2],
+                    String::from_utf8_lossy(&vr)
+                ));
+            }
             let len = if has_long_length(&vr) {
                 let mut long = [0u8; 6];
                 self.read_all(&mut long, "the file meta group")

@@ -383,11 +383,23 @@ impl Store {
     }
 
     /// On the demo study, gives `rater` a queue of every response (plan `demo:<name>`, seed 1, no
-    /// repeats) unless they already have assignments there. `None` when they already do, and for a
-    /// curator, whose reading would not be blind.
+    /// repeats) unless they already have assignments there. `None` when they already do, for a
+    /// curator, whose reading would not be blind, and in a database without the demo study (a
+    /// real study's queues come from its lead's plans).
     pub fn ensure_demo_queue(&mut self, rater: i64) -> Result<Option<PlanSummary>> {
         let who = self.rater(rater)?;
         if !who.role.reads_blinded() {
+            return Ok(None);
+        }
+        let has_demo: bool = self
+            .read()
+            .query_row(
+                "SELECT count(*) > 0 FROM studies WHERE study_id = ?1",
+                params![DEMO_STUDY_ID],
+                |r| r.get(0),
+            )
+            .map_err(self.fail("looking for the demo study"))?;
+        if !has_demo {
             return Ok(None);
         }
         let has_queue: bool = self
