@@ -39,6 +39,8 @@ const COMMANDS: &[&str] = &[
     "list_graders",
     "calibration_report",
     "export_calibration_report",
+    "import_rater_package",
+    "export_results_package",
 ];
 
 fn main() {

@@ -64,6 +64,8 @@ pub fn build_app<R: Runtime>(
             commands::calibration::list_graders,
             commands::calibration::calibration_report,
             commands::calibration::export_calibration_report,
+            commands::package::import_rater_package,
+            commands::package::export_results_package,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

@@ -3,7 +3,7 @@
 
 import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
-import { save } from '@tauri-apps/plugin-dialog'
+import { open, save } from '@tauri-apps/plugin-dialog'
 import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
@@ -29,6 +29,7 @@ import type {
 } from './types'
 import type {
   EditAck,
+  ImportedPackage,
   LabelAck,
   LabelEdit,
   PlanSpec,
@@ -195,3 +196,28 @@ export async function chooseExportPath(format: ExportFormat): Promise<string | n
 /** Writes the report on screen to `path` (a CSV export creates a folder there); the files written. */
 export const exportCalibrationReport = (format: ExportFormat, path: string) =>
   call<string[]>('export_calibration_report', { format, path })
+
+// Multi-site studies at the remote rater's site (docs/multisite.md); merging stays in the CLI.
+/** Asks which rater package to import (the native open dialog); null when the user cancels. */
+export async function choosePackageToImport(): Promise<string | null> {
+  const chosen = await open({
+    title: 'Import a rater package',
+    multiple: false,
+    directory: false,
+    filters: [{ name: 'Rater package', extensions: ['tar'] }],
+  })
+  return typeof chosen === 'string' ? chosen : null
+}
+/** Asks where to save the results package (the native save dialog); null when the user cancels. */
+export async function chooseResultsPath(): Promise<string | null> {
+  const chosen = await save({
+    title: 'Export my results',
+    defaultPath: 'my-results.tar',
+    filters: [{ name: 'Results package', extensions: ['tar'] }],
+  })
+  return chosen ?? null
+}
+export const importRaterPackage = (path: string) => call<ImportedPackage>('import_rater_package', { path })
+/** The file written; `packageId` only when the database holds several rater packages. */
+export const exportResultsPackage = (path: string, packageId: string | null = null) =>
+  call<string>('export_results_package', { path, package: packageId })

@@ -4,10 +4,12 @@
 
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import commandsSource from '../../src-tauri/src/commands/rating.rs?raw'
+import packageSource from '../../src-tauri/src/commands/package.rs?raw'
 
 const invoke = vi.fn()
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }))
 vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn() }))
+vi.mock('@tauri-apps/plugin-dialog', () => ({ open: vi.fn(), save: vi.fn() }))
 
 const backend = await import('./backend')
 
@@ -64,6 +66,31 @@ describe('rating commands', () => {
     expect(invoke).toHaveBeenCalledTimes(1)
     const [command, sent] = invoke.mock.calls[0] as [string, Record<string, unknown> | undefined]
     expect(rust.has(command), `${command} is not a command of rating.rs`).toBe(true)
+    expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
+  })
+})
+
+// The rater-package calls against src-tauri/src/commands/package.rs, checked the same way.
+const packageCalls: [keyof typeof backend, unknown[]][] = [
+  ['importRaterPackage', ['/tmp/dr-remote.nrpkg.tar']],
+  ['exportResultsPackage', ['/tmp/results.tar', null]],
+]
+
+describe('rater package commands', () => {
+  const rust = rustCommands(packageSource)
+
+  beforeEach(() => invoke.mockReset().mockResolvedValue(null))
+
+  it('finds every command of package.rs', () => {
+    expect([...rust.keys()].sort()).toEqual(
+      packageCalls.map(([fn]) => fn.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).sort(),
+    )
+  })
+
+  it.each(packageCalls)('%s sends the parameters the command declares', async (fn, args) => {
+    await (backend[fn] as (...a: unknown[]) => Promise<unknown>)(...args)
+    const [command, sent] = invoke.mock.calls[0] as [string, Record<string, unknown> | undefined]
+    expect(rust.has(command), `${command} is not a command of package.rs`).toBe(true)
     expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
   })
 })

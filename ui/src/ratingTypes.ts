@@ -208,3 +208,14 @@ export interface ResumePoint {
   study_id: string
   assignment: number
 }
+
+/** A rater package imported into this database (`import_rater_package`). */
+export interface ImportedPackage {
+  package_id: string
+  study_id: string
+  rater: string
+  site: string
+  items: number
+  /** The same package was imported before; nothing changed. */
+  already_imported: boolean
+}

@@ -6,5 +6,6 @@ pub mod calibration;
 pub mod catalog;
 pub mod curation;
 pub mod imaging;
+pub mod package;
 pub mod rating;
 pub mod startup;

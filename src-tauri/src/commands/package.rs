@@ -1,0 +1,198 @@
+//! Multi-site studies at the remote rater's site (docs/multisite.md): import the rater package the
+//! study lead sent into the open database, and export the results package to send back. Both
+//! touch only the file the user picked in the native dialog. Merging results is the lead's work
+//! and stays in the CLI (`neurorater package merge`).
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use crate::validate;
+use cases::progress::NoProgress;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use tauri::State;
+
+/// What the rater sees after an import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportedPackage {
+    pub package_id: String,
+    pub study_id: String,
+    pub rater: String,
+    pub site: String,
+    pub items: u32,
+    /// The same package was imported before; nothing changed.
+    pub already_imported: bool,
+}
+
+/// Imports the rater package at `path` (the file chosen in the open dialog). The package is
+/// blinded, so a rater in reading mode may import it.
+#[tauri::command]
+pub async fn import_rater_package(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<ImportedPackage, CommandError> {
+    let file = package_source(Path::new(&path))?;
+    state.with_store_mut(|store| {
+        let imported = cases::package::import_rater_package(store, &file, &NoProgress)?;
+        Ok(ImportedPackage {
+            package_id: imported.package_id,
+            study_id: imported.study_id,
+            rater: imported.rater,
+            site: imported.site,
+            items: imported.items,
+            already_imported: imported.already_imported,
+        })
+    })
+}
+
+/// Writes the results package answering the imported rater package (`package`, needed only
+/// when the database holds several) to `path`, the file chosen in the save dialog. Returns the
+/// file written.
+#[tauri::command]
+pub async fn export_results_package(
+    state: State<'_, AppState>,
+    path: String,
+    package: Option<String>,
+) -> Result<String, CommandError> {
+    let target = package_target(Path::new(&path))?;
+    let package = package
+        .as_deref()
+        .map(|id| validate::id("package", id))
+        .transpose()?;
+    let written = state.with_store(|store| {
+        Ok(cases::package::export_results_package(
+            store,
+            package,
+            &target,
+            &NoProgress,
+        )?)
+    })?;
+    Ok(written.out.display().to_string())
+}
+
+fn refuse(path: &Path, why: &str) -> CommandError {
+    CommandError::new(
+        ErrorCode::InvalidArgument,
+        format!("path: {}: {why}", path.display()),
+    )
+}
+
+fn is_tar(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tar"))
+}
+
+/// The exact file the open dialog returned, checked: absolute, an existing regular file (resolved
+/// through symbolic links) ending in `.tar`.
+fn package_source(path: &Path) -> Result<PathBuf, CommandError> {
+    if !path.is_absolute() {
+        return Err(refuse(
+            path,
+            "must be an absolute path from the open dialog",
+        ));
+    }
+    let Ok(resolved) = path.canonicalize() else {
+        return Err(refuse(path, "does not exist"));
+    };
+    if !resolved.is_file() {
+        return Err(refuse(path, "is not a file"));
+    }
+    if !is_tar(&resolved) {
+        return Err(refuse(path, "a rater package is a .tar file"));
+    }
+    Ok(resolved)
+}
+
+/// The exact file the save dialog returned, checked like a calibration export: absolute, in an
+/// existing folder (resolved through symbolic links), ending in `.tar`, and not a folder.
+/// Anything else is refused rather than adjusted, so the file written is the one the user saw.
+fn package_target(path: &Path) -> Result<PathBuf, CommandError> {
+    if !path.is_absolute() {
+        return Err(refuse(
+            path,
+            "must be an absolute path from the save dialog",
+        ));
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(refuse(path, "names no file"));
+    };
+    let Ok(parent) = parent.canonicalize() else {
+        return Err(refuse(path, "its folder does not exist"));
+    };
+    if !parent.is_dir() {
+        return Err(refuse(path, "its folder does not exist"));
+    }
+    let target = parent.join(name);
+    if !is_tar(&target) {
+        return Err(refuse(path, "a results package must end in .tar"));
+    }
+    if target.is_dir() {
+        return Err(refuse(path, "is a folder"));
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder under the system's temporary directory.
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "neurorater-package-test-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn the_chosen_files_are_used_in_their_resolved_folders() {
+        let dir = temp_dir("resolved");
+        let real = dir.join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.join("link")).unwrap();
+        std::fs::write(real.join("in.TAR"), b"").unwrap();
+        assert_eq!(
+            package_source(&dir.join("link/in.TAR")).unwrap(),
+            real.join("in.TAR")
+        );
+        assert_eq!(
+            package_target(&dir.join("link/out.tar")).unwrap(),
+            real.join("out.tar")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn paths_the_dialogs_cannot_have_returned_are_refused_by_reason() {
+        let dir = temp_dir("refused");
+        std::fs::write(dir.join("notes.txt"), b"").unwrap();
+        std::fs::create_dir(dir.join("folder.tar")).unwrap();
+        let sources = [
+            (PathBuf::from("in.tar"), "must be an absolute path"),
+            (dir.join("missing.tar"), "does not exist"),
+            (dir.join("folder.tar"), "is not a file"),
+            (dir.join("notes.txt"), "is a .tar file"),
+        ];
+        for (path, why) in sources {
+            let error = package_source(&path).expect_err(why);
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(error.message.contains(why), "{}", error.message);
+        }
+        let targets = [
+            (PathBuf::from("out.tar"), "must be an absolute path"),
+            (dir.join("missing/out.tar"), "its folder does not exist"),
+            (dir.join("out.zip"), "must end in .tar"),
+            (dir.join("folder.tar"), "is a folder"),
+            (PathBuf::from("/"), "names no file"),
+        ];
+        for (path, why) in targets {
+            let error = package_target(&path).expect_err(why);
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(error.message.contains(why), "{}", error.message);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

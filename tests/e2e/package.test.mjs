@@ -1,0 +1,169 @@
+// Multi-site reading in the real window: a study lead builds a rater package with the CLI; the
+// remote rater's app (its own fresh database, which first start fills with the demo study)
+// imports it, the new study appears in the study picker, the rater reads and comments one
+// response, exports a results package, and the lead's `neurorater package merge` adds it.
+// The native open and save dialogs cannot be driven, so the commands are invoked with the path
+// a dialog would return; the menu itself is checked to be there. Run through scripts/e2e.sh.
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(HERE, '..', '..')
+const APP = process.env.NEURORATER_APP
+const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
+const CLI = join(TARGET, 'debug', 'neurorater')
+const ARTIFACTS = join(HERE, 'artifacts')
+// First start writes and imports the demo study; a debug build on 2 shared cores is slow.
+const FIRST_START_TIMEOUT_MS = 300_000
+const LOAD_TIMEOUT_MS = 60_000
+const SAVE_TIMEOUT_MS = 15_000
+// The lead's study must not be the demo the remote app seeds itself with: a rater package is
+// refused by a database that already holds its study.
+const STUDY = { id: 'site-a-study', title: 'Site A reading study (synthetic)' }
+const RATER = 'Dr Remote Reader'
+const COMMENT = 'Read at site B in the e2e test.'
+
+let browser
+let work
+let leadDb
+let raterPackage
+let exported
+
+const cli = (...args) => execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+const cliJson = (...args) => JSON.parse(cli(...args, '--json'))
+const $ = (selector) => browser.$(selector)
+const testid = (id) => `[data-testid="${id}"]`
+const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `package-${name}.png`))
+const invoke = (command, args) =>
+  browser.execute(
+    (command, args) =>
+      // Not `{error}`: WebDriver clients read a returned `error` key as a failed command.
+      window.__TAURI_INTERNALS__.invoke(command, args).then(
+        (value) => ({ value }),
+        (refusal) => ({ refusal }),
+      ),
+    command,
+    args,
+  )
+
+before(async () => {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  work = mkdtempSync(join(tmpdir(), 'neurorater-package-e2e-'))
+  execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
+    stdio: 'inherit',
+    env: { ...process.env, CARGO_TARGET_DIR: TARGET },
+  })
+
+  // Site A, the lead: a study of their own (the demo bundle under another id), a remote rater
+  // with a queue, and that rater's package.
+  const bundle = join(work, 'bundle')
+  cli('demo', '--out', bundle)
+  const studyFile = join(bundle, 'study.json')
+  const study = JSON.parse(readFileSync(studyFile, 'utf8'))
+  study.study.id = STUDY.id
+  study.study.title = STUDY.title
+  writeFileSync(studyFile, JSON.stringify(study, null, 2))
+  leadDb = join(work, 'lead', 'lead.sqlite')
+  mkdirSync(dirname(leadDb))
+  cli('import', bundle, '--db', leadDb)
+  cli('rater', 'add', 'Dr Lead', '--role', 'curator', '--db', leadDb)
+  cli('rater', 'add', RATER, '--role', 'neurologist', '--db', leadDb)
+  cli('assign', '--db', leadDb, '--study', STUDY.id, '--name', 'site-b', '--seed', '7', '--lead', 'Dr Lead',
+    '--rater', RATER, '--per-rater', '4')
+  raterPackage = join(work, 'dr-remote.nrpkg.tar')
+  exported = cliJson('package', 'export-rater', '--db', leadDb, '--study', STUDY.id, '--rater', RATER,
+    '--site', 'Site B', '--out', raterPackage)
+  assert.equal(exported.items, 4)
+
+  // Site B: the rater's app on a database of its own.
+  const remoteDb = join(work, 'site-b', 'remote.sqlite')
+  mkdirSync(dirname(remoteDb))
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP, args: ['--db', remoteDb] } },
+  })
+})
+
+after(async () => {
+  await browser?.deleteSession().catch(() => {})
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+test('the rater imports the package and its study appears beside the demo', async () => {
+  const menu = await $(testid('package-menu'))
+  await menu.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500, timeoutMsg: 'the package menu never appeared' })
+  await menu.$('summary').click()
+  assert.ok(await $(testid('package-import')).isDisplayed(), '"Import a package…" is in the menu')
+  assert.ok(await $(testid('package-export')).isDisplayed(), '"Export my results…" is in the menu')
+  await shot('1-menu')
+  await menu.$('summary').click()
+
+  const refused = await invoke('import_rater_package', { path: 'dr-remote.nrpkg.tar' })
+  assert.equal(refused.refusal?.code, 'invalid_argument', JSON.stringify(refused))
+
+  const imported = await invoke('import_rater_package', { path: raterPackage })
+  assert.deepEqual(imported.value, {
+    package_id: exported.package_id,
+    study_id: STUDY.id,
+    rater: RATER,
+    site: 'Site B',
+    items: 4,
+    already_imported: false,
+  })
+  // The page learns of the import as the menu's handler would: reload, and the picker lists it.
+  await browser.execute(() => window.location.reload())
+  const picker = await $(testid('study-picker'))
+  await picker.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'no study picker after the import' })
+  const options = await picker.$$('option').map((o) => o.getAttribute('value'))
+  assert.deepEqual([...options].sort(), [STUDY.id, 'neurorater-demo'].sort())
+  await picker.selectByAttribute('value', STUDY.id)
+  await shot('2-study-picked')
+})
+
+test('the rater reads one response of the package and it is saved', async () => {
+  const choice = await $(`//button[contains(@class, "rater-choice")][.//span[text()="${RATER}"]]`)
+  await choice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `${RATER} is not offered in the rater picker` })
+  await choice.click()
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const rows = await browser.$$(testid('queue-row')).length
+  assert.equal(rows, 4, 'the queue is the package’s four items')
+  await $(testid('continue')).click()
+  await $(testid('rationale')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  // Blinded: nothing on the screen names a model or a grader.
+  assert.doesNotMatch(await $('body').getText(), /grader|model-[a-z]|gpt|gemini|claude/i)
+  await $(testid('rating-comment')).setValue(COMMENT)
+  await browser.waitUntil(async () => (await $(testid('save-state')).getAttribute('data-state')) === 'saved', {
+    timeout: SAVE_TIMEOUT_MS,
+    timeoutMsg: 'the comment was never shown as saved',
+  })
+  await browser.pause(500) // let the viewer draw for the screenshot
+  await shot('3-rated')
+})
+
+test('the exported results merge into the lead’s database', async () => {
+  const results = join(work, 'site-b', 'results.tar')
+  const written = await invoke('export_results_package', { path: results, package: null })
+  assert.equal(written.value, results, JSON.stringify(written))
+  assert.ok(existsSync(results))
+  const merged = JSON.parse(
+    execFileSync(CLI, ['package', 'merge', '--db', leadDb, results, '--json'], { encoding: 'utf8' }),
+  )
+  assert.equal(merged.rater, RATER)
+  assert.equal(merged.site, 'Site B')
+  assert.ok(merged.added >= 1, `the merge added the rating: ${JSON.stringify(merged)}`)
+  assert.deepEqual(merged.conflicts, [])
+  const again = JSON.parse(
+    execFileSync(CLI, ['package', 'merge', '--db', leadDb, results, '--json'], { encoding: 'utf8' }),
+  )
+  assert.deepEqual([again.added, again.updated, again.unchanged], [0, 0, merged.added])
+})
