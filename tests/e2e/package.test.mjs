@@ -127,12 +127,16 @@ test('the rater imports the package and its study appears beside the demo', asyn
   const options = await picker.$$('option').map((o) => o.getAttribute('value'))
   assert.deepEqual([...options].sort(), [STUDY.id, 'neurorater-demo'].sort())
   await picker.selectByAttribute('value', STUDY.id)
-  await shot('2-study-picked')
+  await browser.waitUntil(async () => (await $('.overview-head').getText()).includes(STUDY.title), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the study picker did not switch to the package’s study',
+  })
 })
 
 test('the rater reads one response of the package and it is saved', async () => {
   const choice = await $(`//button[contains(@class, "rater-choice")][.//span[text()="${RATER}"]]`)
   await choice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `${RATER} is not offered in the rater picker` })
+  await shot('2-study-picked')
   await choice.click()
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   const rows = await browser.$$(testid('queue-row')).length
