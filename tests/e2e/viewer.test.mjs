@@ -100,6 +100,68 @@ async function backToCases() {
 
 const text = async (selector) => browser.$(selector).getText()
 
+/**
+ * Scrolls the active viewport one slice per animation frame, as a held arrow key does, and
+ * returns per-frame figures (ms):
+ * - work: from the key event to the frame being drawn: our handler, NiiVue's redraw (which ends
+ *   in gl.finish, so the pixels are done) and the overlay's DOM update (Svelte flushes in a
+ *   microtask queued during the event, before ours). This is the frame time the ≤ 8 ms goal is
+ *   about: what the app adds to a frame.
+ * - interval: between animation frames, i.e. what the screen shows: never below the display's
+ *   16.7 ms, and it includes WebKit painting and compositing the page.
+ * - idleInterval: the same with nothing changing, the compositor's own floor for this layout.
+ */
+async function measureScroll() {
+  return browser.executeAsync((steps, done) => {
+    const viewer = document.querySelector('[data-testid="viewer"]')
+    viewer.focus()
+    const q = (values, p) => {
+      const sorted = [...values].sort((a, b) => a - b)
+      return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
+    }
+    const frames = (count, step, finish) => {
+      const intervals = []
+      let last = performance.now()
+      let k = 0
+      const tick = (now) => {
+        intervals.push(now - last)
+        last = now
+        if (k++ === count) return finish(intervals.slice(1))
+        step()
+        requestAnimationFrame(tick)
+      }
+      requestAnimationFrame(tick)
+    }
+    frames(30, () => {}, (idle) => {
+      const work = []
+      let direction = 'ArrowUp'
+      frames(
+        steps,
+        () => {
+          const label = document.querySelector('[data-testid="slice-position"]')?.textContent ?? ''
+          const [, i, n] = /(\d+)\/(\d+)/.exec(label) ?? [0, 1, 1]
+          if (Number(i) >= Number(n)) direction = 'ArrowDown'
+          if (Number(i) <= 1) direction = 'ArrowUp'
+          const t0 = performance.now()
+          viewer.dispatchEvent(new KeyboardEvent('keydown', { key: direction, bubbles: true }))
+          queueMicrotask(() => work.push(performance.now() - t0))
+        },
+        (intervals) =>
+          done({
+            steps: work.length,
+            workMedianMs: q(work, 0.5),
+            workP95Ms: q(work, 0.95),
+            intervalMedianMs: q(intervals, 0.5),
+            intervalP95Ms: q(intervals, 0.95),
+            idleIntervalMedianMs: q(idle, 0.5),
+            canvas: (({ width, height }) => `${width}×${height}`)(document.querySelector('[data-testid="viewport"] canvas')),
+            slice: document.querySelector('[data-testid="slice-position"]')?.textContent,
+          }),
+      )
+    })
+  }, SCROLL_STEPS)
+}
+
 test('an MS case opens on FLAIR fast, with a window that shows lesions, and scrolls smoothly', async () => {
   const rows = await browser.$$('.case-row').map((el) => el.getAttribute('data-case-id'))
   const caseId = rows.find((id) => id.startsWith('ms-'))
@@ -123,44 +185,7 @@ test('an MS case opens on FLAIR fast, with a window that shows lesions, and scro
   assert.ok(stats.brightFraction > 0.1, `only ${(100 * stats.brightFraction).toFixed(1)} % of the canvas is image`)
   await shoot('1-axial-flair')
 
-  // Frame time while scrolling: one slice step per animation frame, as a held arrow key does.
-  const scroll = await browser.executeAsync((steps, done) => {
-    const viewer = document.querySelector('[data-testid="viewer"]')
-    viewer.focus()
-    const deltas = []
-    const handlerMs = []
-    let last = performance.now()
-    let k = 0
-    let direction = 'ArrowUp'
-    const tick = (now) => {
-      deltas.push(now - last)
-      last = now
-      if (k === steps) {
-        const sorted = [...deltas.slice(1)].sort((a, b) => a - b)
-        const hs = [...handlerMs].sort((a, b) => a - b)
-        const q = (arr, p) => arr[Math.min(arr.length - 1, Math.floor(p * arr.length))]
-        done({
-          steps,
-          frameMedianMs: q(sorted, 0.5),
-          frameP95Ms: q(sorted, 0.95),
-          drawMedianMs: q(hs, 0.5),
-          drawP95Ms: q(hs, 0.95),
-          slice: document.querySelector('[data-testid="slice-position"]')?.textContent,
-        })
-        return
-      }
-      const label = document.querySelector('[data-testid="slice-position"]')?.textContent ?? ''
-      const [, i, n] = /(\d+)\/(\d+)/.exec(label) ?? [0, 1, 1]
-      if (Number(i) >= Number(n)) direction = 'ArrowDown'
-      if (Number(i) <= 1) direction = 'ArrowUp'
-      const t0 = performance.now()
-      viewer.dispatchEvent(new KeyboardEvent('keydown', { key: direction, bubbles: true }))
-      handlerMs.push(performance.now() - t0)
-      k++
-      requestAnimationFrame(tick)
-    }
-    requestAnimationFrame(tick)
-  }, SCROLL_STEPS)
+  const scroll = await measureScroll()
   timings.scroll = scroll
   console.log('scroll:', scroll)
   assert.equal(scroll.steps, SCROLL_STEPS)
