@@ -354,7 +354,7 @@ test('after the restart the submitted response keeps its labels, mark and scores
   assert.equal(await $(testid('revealed-truth')).isExisting(), false)
 })
 
-test('while a clinician reads, calibration and curation stay closed, in the window and in the backend', async () => {
+test('while a clinician reads, calibration, curation and the case list stay closed, in the window and in the backend', async () => {
   await $(testid('mode-calibration')).click()
   const gate = await $(testid('blinded-gate'))
   await gate.waitForExist({ timeout: LOAD_TIMEOUT_MS })
@@ -371,6 +371,27 @@ test('while a clinician reads, calibration and curation stay closed, in the wind
   })
   assert.equal(refusal?.code, 'refused', JSON.stringify(refusal))
   assert.match(refusal.message, /reads blinded/)
+
+  // The case list shows every model's answer side by side: closed too, in both places.
+  await $(testid('mode-cases')).click()
+  await browser.waitUntil(async () => /The case list is closed while you read/.test(await $(testid('blinded-gate')).getText()), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the case list opened for a blinded reader',
+  })
+  assert.equal(await $('.case-row').isExisting(), false, 'no case row behind the gate')
+  await shot('11-case-list-gate')
+  const answers = await browser.execute(async () => {
+    try {
+      return await window.__TAURI_INTERNALS__.invoke('list_responses', { taskKey: 1 })
+    } catch (error) {
+      return error
+    }
+  })
+  assert.equal(answers?.code, 'refused', JSON.stringify(answers))
+  await $(testid('mode-calibration')).click()
+  await browser.waitUntil(async () => /Calibration is closed/.test(await $(testid('blinded-gate')).getText()), {
+    timeout: LOAD_TIMEOUT_MS,
+  })
 
   await $(testid('leave-reading')).click()
   await browser.waitUntil(async () => !(await $(testid('blinded-gate')).isExisting()), {

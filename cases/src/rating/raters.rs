@@ -171,13 +171,13 @@ impl Store {
         }
     }
 
-    /// Refuses `view` (something showing grader output or ground truth) while the current rater
-    /// reads blinded: the backend, not only the UI, keeps a reader blind.
+    /// Refuses `view` (something showing grader output, ground truth or every model's answer)
+    /// while the current rater reads blinded: the backend, not only the UI, keeps a reader blind.
     pub fn require_unblinded(&self, view: &str) -> Result<()> {
         match self.current_rater()? {
             Some(rater) if rater.role.reads_blinded() => Err(super::refused(format!(
-                "{view} is closed while {} reads blinded ({}): it shows grader scores or ground \
-                 truth. Leave reading mode, or choose a curator, to open it",
+                "{view} is closed while {} reads blinded ({}): it shows grader scores, ground \
+                 truth or every model's answer. Leave reading mode, or choose a curator, to open it",
                 rater.name,
                 enum_text(&rater.role)
             ))),

@@ -38,5 +38,10 @@ pub async fn list_responses(
     task_key: i64,
 ) -> Result<Vec<ResponseView>, CommandError> {
     let task_key = validate::key("task_key", task_key)?;
-    state.with_store(|store| Ok(store.responses(task_key)?))
+    // Every answer to a task side by side, outside the queue: a clinician who saw them would
+    // rate, or answer as a human baseline, already knowing what the models said.
+    state.with_store(|store| {
+        store.require_unblinded("The case view's answers")?;
+        Ok(store.responses(task_key)?)
+    })
 }
