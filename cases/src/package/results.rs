@@ -16,7 +16,7 @@ use crate::bundle::Problem;
 use crate::marks::Mark;
 use crate::model::Anchor;
 use crate::progress::Progress;
-use crate::rating::{Correctness, RatingStatus};
+use crate::rating::{stored_rating, Correctness, ErrorLabelView, RatingStatus, RatingView};
 use crate::store::audit::Entry;
 use crate::store::{enum_text, Store};
 use crate::{Error, Result};
@@ -59,6 +59,56 @@ pub(crate) struct ResultRating {
 }
 
 impl ResultRating {
+    /// A stored rating as it travels. Every field is named, so a field added to ratings fails
+    /// to compile here until the package carries it too, instead of being dropped in transit.
+    fn from_view(item: u32, view: RatingView) -> Self {
+        let RatingView {
+            status,
+            overall,
+            dimensions,
+            correctness,
+            confidence,
+            comment,
+            seconds_on_task,
+            updated_at,
+            submitted_at,
+            labels,
+        } = view;
+        let labels = labels
+            .into_iter()
+            .map(|label| {
+                let ErrorLabelView {
+                    id: _,
+                    category,
+                    severity,
+                    span,
+                    mark,
+                    comment,
+                } = label;
+                ResultLabel {
+                    category,
+                    severity,
+                    span,
+                    mark,
+                    comment,
+                }
+            })
+            .collect();
+        ResultRating {
+            item,
+            status,
+            overall,
+            dimensions,
+            correctness,
+            confidence,
+            comment,
+            seconds_on_task,
+            updated_at,
+            submitted_at,
+            labels,
+        }
+    }
+
     /// What two sites compare: everything the rater decided, not when it was stored.
     fn content_sha256(&self) -> String {
         let mut labels: Vec<String> = self
@@ -114,88 +164,8 @@ fn load_rating(
     rater: i64,
     read_no: i64,
 ) -> rusqlite::Result<Option<(i64, ResultRating)>> {
-    let found = conn
-        .query_row(
-            "SELECT id, status, overall, dimensions_json, correctness, confidence, comment,
-                    seconds_on_task, updated_at, submitted_at
-             FROM ratings WHERE response = ?1 AND rater = ?2 AND read_no = ?3",
-            params![response, rater, read_no],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<f64>>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<u8>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, f64>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, Option<String>>(9)?,
-                ))
-            },
-        )
-        .optional()?;
-    let Some((
-        id,
-        status,
-        overall,
-        dimensions,
-        correctness,
-        confidence,
-        comment,
-        seconds,
-        updated_at,
-        submitted_at,
-    )) = found
-    else {
-        return Ok(None);
-    };
-    let corrupt = |what: String| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, what.into())
-    };
-    let labels = conn
-        .prepare(
-            "SELECT category, severity, span_start, span_end, mark_json, comment
-             FROM error_labels WHERE rating = ?1 ORDER BY id",
-        )?
-        .query_map([id], |r| {
-            let start: Option<u32> = r.get(2)?;
-            let end: Option<u32> = r.get(3)?;
-            let mark: Option<String> = r.get(4)?;
-            Ok(ResultLabel {
-                category: r.get(0)?,
-                severity: r.get(1)?,
-                span: start.zip(end).map(|(s, e)| [s, e]),
-                mark: mark
-                    .map(|m| serde_json::from_str(&m))
-                    .transpose()
-                    .map_err(|e| corrupt(format!("a stored mark: {e}")))?,
-                comment: r.get(5)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Some((
-        id,
-        ResultRating {
-            item: 0,
-            status: serde_json::from_value(serde_json::Value::String(status.clone()))
-                .map_err(|_| corrupt(format!("a rating status {status:?}")))?,
-            overall,
-            dimensions: serde_json::from_str(&dimensions)
-                .map_err(|e| corrupt(format!("a rating's dimensions: {e}")))?,
-            correctness: correctness
-                .map(|c| serde_json::from_value(serde_json::Value::String(c.clone())))
-                .transpose()
-                .map_err(|e| corrupt(format!("a rating's correctness: {e}")))?,
-            confidence,
-            comment,
-            seconds_on_task: seconds,
-            updated_at,
-            submitted_at,
-            labels,
-        },
-    )))
+    Ok(stored_rating(conn, rater, response, read_no)?
+        .map(|(id, view)| (id, ResultRating::from_view(0, view))))
 }
 
 /// Exports the ratings of an imported rater package (the only one, or `package_id`) as a results

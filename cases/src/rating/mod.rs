@@ -15,6 +15,7 @@ mod reading;
 pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
 pub use raters::{Rater, RaterRole};
+pub(crate) use reading::stored_rating;
 pub use reading::{
     ErrorLabelView, ItemStatus, QueueItem, RatingView, ReadingCase, ReadingItem, ReadingResponse,
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,

@@ -394,6 +394,17 @@ pub(crate) fn rating_view(
     response: i64,
     read_no: i64,
 ) -> rusqlite::Result<Option<RatingView>> {
+    Ok(stored_rating(conn, rater, response, read_no)?.map(|(_, view)| view))
+}
+
+/// [`rating_view`] with the rating's row id: the one reader of a stored rating, which the
+/// app's reading screen and the multi-site results package both use.
+pub(crate) fn stored_rating(
+    conn: &Connection,
+    rater: i64,
+    response: i64,
+    read_no: i64,
+) -> rusqlite::Result<Option<(i64, RatingView)>> {
     let Some((id, mut view)) = conn
         .query_row(
             "SELECT id, status, overall, dimensions_json, correctness, confidence, comment,
@@ -445,7 +456,7 @@ pub(crate) fn rating_view(
         return Ok(None);
     };
     view.labels = labels_of(conn, id)?;
-    Ok(Some(view))
+    Ok(Some((id, view)))
 }
 
 fn labels_of(conn: &Connection, rating: i64) -> rusqlite::Result<Vec<ErrorLabelView>> {
