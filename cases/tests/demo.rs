@@ -307,9 +307,26 @@ fn every_series_reads_back_as_a_consistent_axial_dicom_series() {
                 (normal[2] - 1.0).abs() < 1e-9,
                 "{where_}: normal {normal:?}"
             );
-            assert!(
-                (1.0..=1.5).contains(&series.spacing[0]) && series.spacing[0] == series.spacing[1]
+            assert_eq!(
+                series.spacing[0], series.spacing[1],
+                "{where_}: square pixels"
             );
+            match case.modality {
+                // A clinical head CT: a 512² matrix over a field of view of about 230 mm.
+                Modality::CT => {
+                    assert_eq!((series.rows, series.columns), (512, 512), "{where_}");
+                    let field_of_view = series.spacing[0] * 512.0;
+                    assert!(
+                        (field_of_view - 230.0).abs() < 0.01,
+                        "{where_}: {field_of_view} mm"
+                    );
+                }
+                Modality::MR => assert!(
+                    (1.0..=1.5).contains(&series.spacing[0]),
+                    "{where_}: {} mm",
+                    series.spacing[0]
+                ),
+            }
             let thickness = numbers(&series.objects[0], tags::SLICE_THICKNESS)[0];
             assert!((3.0..=5.0).contains(&thickness), "{where_}: {thickness} mm");
             let heights: Vec<f64> = series
@@ -391,6 +408,49 @@ fn every_series_reads_back_as_a_consistent_axial_dicom_series() {
     }
     assert_eq!(series_count, bundle().summary.series);
     assert_eq!(image_count, bundle().summary.images);
+}
+
+/// The centre of a series' field of view on its first slice, in LPS mm, from the tags alone.
+fn field_centre(series: &SeriesGeometry) -> [f64; 2] {
+    let half_width = (series.columns - 1) as f64 * series.spacing[1] / 2.0;
+    let half_height = (series.rows - 1) as f64 * series.spacing[0] / 2.0;
+    let first = series.positions[0];
+    [
+        first[0] + half_width * series.row_direction[0] + half_height * series.column_direction[0],
+        first[1] + half_width * series.row_direction[1] + half_height * series.column_direction[1],
+    ]
+}
+
+#[test]
+fn ct_and_mr_series_share_slices_and_centre_whatever_their_matrix() {
+    let cases = case_files();
+    let read = |modality: Modality| {
+        let case = cases.iter().find(|c| c.modality == modality).unwrap();
+        let dir = bundle().root.join("cases").join(&case.id);
+        SeriesGeometry::read(&dir.join(&case.series[0].path))
+    };
+    let (ct, mr) = (read(Modality::CT), read(Modality::MR));
+    assert!(
+        ct.rows * ct.columns > 4 * mr.rows * mr.columns,
+        "CT has the finer matrix"
+    );
+    // Key images are slice numbers: slice n must be the same height on CT and MR.
+    assert_eq!(ct.positions.len(), mr.positions.len());
+    for (slice, (c, m)) in ct.positions.iter().zip(&mr.positions).enumerate() {
+        assert!(
+            (c[2] - m[2]).abs() < POSITION_TOLERANCE_MM,
+            "slice {slice}: CT z {} vs MR z {}",
+            c[2],
+            m[2]
+        );
+    }
+    let (ct_centre, mr_centre) = (field_centre(&ct), field_centre(&mr));
+    for axis in 0..2 {
+        assert!(
+            (ct_centre[axis] - mr_centre[axis]).abs() < POSITION_TOLERANCE_MM,
+            "centre CT {ct_centre:?} vs MR {mr_centre:?}"
+        );
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use super::rng::uid;
 use super::synth::Sequence;
-use super::template::GRID;
+use super::template::Grid;
 use crate::Error;
 use dicom_core::smallvec::SmallVec;
 use dicom_core::value::PrimitiveValue;
@@ -73,18 +73,28 @@ fn decimal(tag: Tag, values: &[f64]) -> DataElement<InMemDicomObject> {
     DataElement::new(tag, VR::DS, ds(values))
 }
 
-/// Writes `values` (modality values on [`GRID`]) as `dir/IM0001.dcm …`, one file per slice from
-/// inferior to superior. Returns the number of files written.
+/// Writes `values` (modality values on `grid`, slice-major) as `dir/IM0001.dcm …`, one file per
+/// slice from inferior to superior. Returns the number of files written.
 pub(crate) fn write_series(
     dir: &Path,
     context: &SeriesContext,
+    grid: &Grid,
     values: &[f32],
 ) -> Result<usize, Error> {
+    if values.len() != grid.voxels() {
+        return Err(Error::Demo(format!(
+            "{}: {} values for a {} × {} × {} grid",
+            dir.display(),
+            values.len(),
+            grid.columns,
+            grid.rows,
+            grid.slices
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let grid = GRID;
     let sequence = context.sequence;
     let intercept = rescale_intercept(sequence);
     let is_ct = sequence == Sequence::Ct;
@@ -104,9 +114,13 @@ pub(crate) fn write_series(
         ));
         let position = grid.lps(0.0, 0.0, slice as f64);
         let start = slice * pixels_per_slice;
-        let stored: Vec<u16> = values[start..start + pixels_per_slice]
+        // Little-endian bytes, as the transfer syntax stores them: handed over as bytes, a 512²
+        // slice is written in one piece instead of value by value.
+        let stored: Vec<u8> = values[start..start + pixels_per_slice]
             .iter()
-            .map(|v| (f64::from(*v) - intercept).round().clamp(0.0, 4095.0) as u16)
+            .flat_map(|v| {
+                ((f64::from(*v) - intercept).round().clamp(0.0, 4095.0) as u16).to_le_bytes()
+            })
             .collect();
         let mut object = InMemDicomObject::from_element_iter([
             text(
@@ -193,7 +207,7 @@ pub(crate) fn write_series(
             DataElement::new(
                 tags::PIXEL_DATA,
                 VR::OW,
-                PrimitiveValue::U16(SmallVec::from_vec(stored)),
+                PrimitiveValue::U8(SmallVec::from_vec(stored)),
             ),
         ]);
         for element in acquisition_elements(sequence) {

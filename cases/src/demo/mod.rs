@@ -16,7 +16,7 @@ use crate::Error;
 use catalogue::{CaseDef, EhrValue};
 use std::collections::BTreeMap;
 use std::path::Path;
-use template::GRID;
+use template::Grid;
 
 /// What [`write_demo_bundle`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,10 +34,18 @@ pub struct DemoSummary {
 pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<DemoSummary> {
     let cases = catalogue::cases();
     let series_total: usize = cases.iter().map(|c| c.series.len()).sum();
-    progress.phase("loading the MNI template", 1);
-    let tissue = template::load_tissue()?;
-    let shell = template::distance_from_brain(&tissue);
+    let grids = grids_in_use(&cases);
+    progress.phase("loading the MNI template", grids.len() as u64 + 1);
+    let template = template::Template::decode()?;
     progress.advance(1);
+    // Each grid's maps once per build; only a case that deforms its anatomy resamples them.
+    let mut anatomies = Vec::with_capacity(grids.len());
+    for grid in &grids {
+        let tissue = template.tissue_on(*grid);
+        let shell_distance = template::distance_from_brain(&tissue);
+        anatomies.push((tissue, shell_distance));
+        progress.advance(anatomies.len() as u64 + 1);
+    }
 
     progress.phase("synthesising images", series_total as u64);
     let mut summary = DemoSummary {
@@ -50,29 +58,45 @@ pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<D
     let mut case_files = Vec::with_capacity(cases.len());
     for (number, case) in cases.iter().enumerate() {
         let case_dir = out.join("cases").join(case.id);
-        let deformed = case.deformation.as_ref().map(|d| synth::deform(&tissue, d));
-        let scene = synth::Scene {
-            tissue: deformed.as_ref().unwrap_or(&tissue),
-            shell_distance: &shell,
-            lesions: &case.lesions,
-            noise_label: case.id,
-        };
-        for (series_number, (series_id, _, sequence)) in case.series.iter().enumerate() {
-            let values = scene.render(*sequence);
-            let context = dicom::SeriesContext {
-                case_id: case.id,
-                case_number: number + 1,
-                series_id,
-                series_number: series_number as u32 + 1,
-                age: case.age,
-                sex: sex_code(case.sex),
-                sequence: *sequence,
+        for (tissue, shell_distance) in &anatomies {
+            let on_this_grid: Vec<_> = case
+                .series
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, sequence))| sequence.grid() == tissue.grid)
+                .collect();
+            if on_this_grid.is_empty() {
+                continue;
+            }
+            let deformed = case.deformation.as_ref().map(|d| synth::deform(tissue, d));
+            let scene = synth::Scene {
+                tissue: deformed.as_ref().unwrap_or(tissue),
+                shell_distance,
+                lesions: &case.lesions,
+                noise_label: case.id,
             };
-            summary.images += dicom::write_series(&case_dir.join(series_id), &context, &values)?;
-            summary.series += 1;
-            progress.advance(summary.series as u64);
+            for (series_number, (series_id, _, sequence)) in on_this_grid {
+                let values = scene.render(*sequence);
+                let context = dicom::SeriesContext {
+                    case_id: case.id,
+                    case_number: number + 1,
+                    series_id,
+                    series_number: series_number as u32 + 1,
+                    age: case.age,
+                    sex: sex_code(case.sex),
+                    sequence: *sequence,
+                };
+                summary.images += dicom::write_series(
+                    &case_dir.join(series_id),
+                    &context,
+                    &tissue.grid,
+                    &values,
+                )?;
+                summary.series += 1;
+                progress.advance(summary.series as u64);
+            }
         }
-        let case_file = case_file(case);
+        let case_file = case_file(case)?;
         write_json(&case_dir.join("case.json"), &case_file)?;
         case_files.push(case_file);
     }
@@ -90,6 +114,31 @@ pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<D
     Ok(summary)
 }
 
+/// The acquisition grids the catalogue's series use, each once, in order of first use.
+fn grids_in_use(cases: &[CaseDef]) -> Vec<Grid> {
+    let mut grids: Vec<Grid> = Vec::new();
+    for (_, _, sequence) in cases.iter().flat_map(|c| c.series.iter()) {
+        if !grids.contains(&sequence.grid()) {
+            grids.push(sequence.grid());
+        }
+    }
+    grids
+}
+
+/// The grid of one of a case's series, named by its id.
+fn series_grid(case: &CaseDef, series_id: &str) -> crate::Result<Grid> {
+    case.series
+        .iter()
+        .find(|(id, _, _)| *id == series_id)
+        .map(|(_, _, sequence)| sequence.grid())
+        .ok_or_else(|| {
+            Error::Demo(format!(
+                "demo catalogue: case {} refers to series {series_id:?}, which it does not have",
+                case.id
+            ))
+        })
+}
+
 fn sex_code(sex: Sex) -> &'static str {
     match sex {
         Sex::F => "F",
@@ -98,28 +147,30 @@ fn sex_code(sex: Sex) -> &'static str {
     }
 }
 
-/// The 0-based display-order slice through a case's main finding.
-fn key_slice(case: &CaseDef) -> u32 {
+/// The 0-based display-order slice of `grid` through a case's main finding.
+fn key_slice(case: &CaseDef, grid: &Grid) -> u32 {
     let z = case
         .truth
         .first()
         .map(|t| case.lesions[t.shape].shape.centre_ras[2])
         .unwrap_or(case.key_z);
     // Lesions are placed inside the grid; the clamp only guards the catalogue against typos.
-    GRID.slice_at(z).unwrap_or(GRID.slices / 2) as u32
+    grid.slice_at(z).unwrap_or(grid.slices / 2) as u32
 }
 
-fn case_file(case: &CaseDef) -> CaseFile {
-    let key = key_slice(case);
+fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
     let marked_series = case.series[0].0;
+    let marked_grid = series_grid(case, marked_series)?;
     let lesions = case
         .truth
         .iter()
         .map(|t| {
             let shape = &case.lesions[t.shape].shape;
             // Draw on the slice through the lesion centre, where a reader would.
-            let slice = GRID.slice_at(shape.centre_ras[2]).unwrap_or(key as usize);
-            let z = GRID.lps(0.0, 0.0, slice as f64)[2];
+            let slice = marked_grid
+                .slice_at(shape.centre_ras[2])
+                .unwrap_or(key_slice(case, &marked_grid) as usize);
+            let z = marked_grid.lps(0.0, 0.0, slice as f64)[2];
             let points = shape.axial_mark_lps(z);
             Lesion {
                 id: t.id.to_string(),
@@ -136,7 +187,23 @@ fn case_file(case: &CaseDef) -> CaseFile {
             }
         })
         .collect();
-    CaseFile {
+    let tasks = case
+        .tasks
+        .iter()
+        .map(|t| {
+            Ok(TaskSpec {
+                id: t.id.to_string(),
+                family: t.family,
+                level: t.level,
+                prompt: t.prompt.to_string(),
+                key_images: vec![SliceRef {
+                    series: t.series.to_string(),
+                    slice: key_slice(case, &series_grid(case, t.series)?),
+                }],
+            })
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    Ok(CaseFile {
         id: case.id.to_string(),
         disease_group: case.group,
         modality: case.modality,
@@ -164,20 +231,7 @@ fn case_file(case: &CaseDef) -> CaseFile {
                 path: id.to_string(),
             })
             .collect(),
-        tasks: case
-            .tasks
-            .iter()
-            .map(|t| TaskSpec {
-                id: t.id.to_string(),
-                family: t.family,
-                level: t.level,
-                prompt: t.prompt.to_string(),
-                key_images: vec![SliceRef {
-                    series: t.series.to_string(),
-                    slice: key,
-                }],
-            })
-            .collect(),
+        tasks,
         ground_truth: Some(GroundTruth {
             diagnosis: case.diagnosis.to_string(),
             diagnosis_code: case.diagnosis_code.map(str::to_string),
@@ -194,7 +248,7 @@ fn case_file(case: &CaseDef) -> CaseFile {
             expected_reasoning: case.expected_reasoning.to_string(),
             difficulty: Some(case.difficulty),
         }),
-    }
+    })
 }
 
 /// Marks to 0.01 mm: finer than any display, and stable text across platforms.
@@ -315,9 +369,9 @@ fn notice() -> String {
          (demo-vlm-alpha/beta/gamma), grader names (demo-grader-v1/v2) and rater names are \
          fictitious. Do not use these images for clinical or research conclusions.\n\n\
          The images are derived from the MNI ICBM152 2009a nonlinear symmetric template: tissue \
-         maps were resampled to 1.25 x 1.25 x 5 mm, given synthetic MR/CT contrasts, lesions, \
-         a head shell and noise by NeuroRater's demo generator. The template's notice, which \
-         applies to this derived data, follows.\n\n\
+         maps were resampled to 1.25 x 1.25 x 5 mm (MR) and 0.45 x 0.45 x 5 mm (CT), given \
+         synthetic MR/CT contrasts, lesions, a head shell and noise by NeuroRater's demo \
+         generator. The template's notice, which applies to this derived data, follows.\n\n\
          ----------------------------------------------------------------------------\n\n{}",
         template::LICENCE
     )

@@ -6,7 +6,7 @@
 //! each sequence at 3 T, not to reproduce any scanner's absolute numbers.
 
 use super::rng::{fnv1a, voxel_noise};
-use super::template::{Grid, Tissue, GRID};
+use super::template::{Grid, Tissue, CT_GRID, MR_GRID};
 
 /// What a series shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,16 @@ impl Sequence {
             scalp,
             air,
             noise,
+        }
+    }
+
+    /// The grid the series is acquired on: CT at a head CT's 512² matrix, MR coarser.
+    pub(crate) fn grid(self) -> Grid {
+        match self {
+            Sequence::Ct => CT_GRID,
+            Sequence::T1 | Sequence::T2 | Sequence::Flair | Sequence::Dwi | Sequence::Adc => {
+                MR_GRID
+            }
         }
     }
 
@@ -335,8 +345,7 @@ impl Deformation {
                 radius,
                 reach,
             } => {
-                let dz = (p[2] - centre_ras[2]) / (radius * 1.5);
-                let fade_z = (1.0 - dz * dz).max(0.0);
+                let fade_z = mass_fade_along_z(centre_ras, radius, p[2]);
                 let (dx, dy) = (p[0] - centre_ras[0], p[1] - centre_ras[1]);
                 let r = (dx * dx + dy * dy).sqrt();
                 if r < 1e-6 || fade_z == 0.0 {
@@ -367,13 +376,34 @@ impl Deformation {
             }
         }
     }
+
+    /// Whether the axial plane at RAS height `z` keeps its tissue where it is.
+    fn leaves_plane_alone(&self, z: f64) -> bool {
+        match *self {
+            Deformation::Mass {
+                centre_ras, radius, ..
+            } => mass_fade_along_z(centre_ras, radius, z) == 0.0,
+            // The enlargement fades in a Gaussian, which never quite reaches zero.
+            Deformation::Ventriculomegaly { .. } => false,
+        }
+    }
 }
 
-/// Applies `deformation` to every tissue map (bilinear within each slice).
+/// How much of a mass's push reaches height `z`: 1 at its centre, 0 from 1.5 radii away.
+fn mass_fade_along_z(centre_ras: [f64; 3], radius: f64, z: f64) -> f64 {
+    let dz = (z - centre_ras[2]) / (radius * 1.5);
+    (1.0 - dz * dz).max(0.0)
+}
+
+/// Applies `deformation` to every tissue map (bilinear within each slice, on the maps' own grid).
 pub(crate) fn deform(tissue: &Tissue, deformation: &Deformation) -> Tissue {
-    let grid = GRID;
+    let grid = tissue.grid;
     let mut out = tissue.clone();
     for slice in 0..grid.slices {
+        // A mass moves only the few slices near it; the others would be resampled for nothing.
+        if deformation.leaves_plane_alone(grid.lps(0.0, 0.0, slice as f64)[2]) {
+            continue;
+        }
         for row in 0..grid.rows {
             for column in 0..grid.columns {
                 let p = grid.lps(column as f64, row as f64, slice as f64);
@@ -412,7 +442,7 @@ fn bilinear(values: &[f32], grid: &Grid, slice: usize, fc: f64, fr: f64) -> f32 
 /// Everything needed to render any sequence of one case.
 pub(crate) struct Scene<'a> {
     pub(crate) tissue: &'a Tissue,
-    /// mm from the brain surface, for the head shell.
+    /// mm from the brain surface, for the head shell, on the tissue's grid.
     pub(crate) shell_distance: &'a [f32],
     /// Drawn in order; later lesions cover earlier ones (tumour over its oedema).
     pub(crate) lesions: &'a [LesionShape],
@@ -426,9 +456,9 @@ const BONE_OUTER_MM: f32 = 8.0;
 const SCALP_OUTER_MM: f32 = 13.0;
 
 impl Scene<'_> {
-    /// Modality values of the whole volume, in slice-major order of [`GRID`].
+    /// Modality values of the whole volume, in slice-major order of the tissue's grid.
     pub(crate) fn render(&self, sequence: Sequence) -> Vec<f32> {
-        let grid = GRID;
+        let grid = self.tissue.grid;
         let signal = sequence.tissue();
         let seed = fnv1a(format!("{}/{:?}", self.noise_label, sequence).as_bytes());
         // Per-slice bounds of each lesion avoid evaluating every ellipsoid at every voxel.
