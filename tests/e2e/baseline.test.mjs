@@ -9,17 +9,8 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid } from './support.mjs'
 
-const APP = process.env.NEURORATER_APP
-const DB = process.env.NEURORATER_DB
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ARTIFACTS = join(HERE, 'artifacts')
-const FIRST_START_TIMEOUT_MS = 240_000
-const LOAD_TIMEOUT_MS = 60_000
 const STUDY = 'neurorater-demo'
 const DIAGNOSIS = 'Acute ischaemic stroke (e2e baseline answer)'
 const DIFFERENTIAL = ['Hemiplegic migraine', 'Todd paresis']
@@ -28,61 +19,23 @@ const REASONING = 'Restricted diffusion in a vascular territory.'
 let browser
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP } },
-  })
+  browser = await openSession()
 })
 
 after(async () => {
   await browser?.deleteSession().catch(() => {})
 })
 
-const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `baseline-${name}.png`))
+const shot = (name) => screenshots(browser, 'baseline')(name)
 const $ = (selector) => browser.$(selector)
-const testid = (id) => `[data-testid="${id}"]`
 const sql = (query) => execFileSync('sqlite3', ['-json', DB, query]).toString().trim()
 const rows = (query) => JSON.parse(sql(query) || '[]')
-
-async function becomeNewRater(name, role, years) {
-  const form = await $(testid('new-rater'))
-  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
-  await form.$('input[name="name"]').setValue(name)
-  await form.$('select[name="role"]').selectByAttribute('value', role)
-  if (years !== undefined) await form.$('input[name="years"]').setValue(String(years))
-  await form.$('button[type="submit"]').click()
-  await browser.waitUntil(async () => (await $(testid('current-rater')).getText().catch(() => '')) === name, {
-    timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: `${name} never became the current rater`,
-  })
-}
-
-/** A Tauri command through IPC, as the page would call it: `{ ok }` or `{ failure }` (a value with
- * an `error` key would read to the WebDriver client as a failed command). */
-function invoke(command, args) {
-  return browser.execute(
-    async (c, a) => {
-      try {
-        return { ok: await window.__TAURI_INTERNALS__.invoke(c, a) }
-      } catch (error) {
-        return { failure: error }
-      }
-    },
-    command,
-    args,
-  )
-}
 
 test('a resident answers a task blind in Answer mode', async () => {
   const answerMode = await $(testid('mode-baseline'))
   await answerMode.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
   await answerMode.click()
-  await becomeNewRater('Dr Rhea Resident', 'resident', 4)
+  await becomeNewRater(browser, 'Dr Rhea Resident', 'resident', 4)
   assert.match(await $(testid('mode-baseline')).getAttribute('class'), /\bactive\b/, 'still in Answer after choosing')
 
   await browser.waitUntil(async () => (await browser.$$(testid('baseline-task')).length) > 0, {
@@ -175,21 +128,21 @@ test('a resident answers a task blind in Answer mode', async () => {
   assert.deepEqual(audit, [{ actor: 'Dr Rhea Resident', entity: `task:${STUDY}/${caseId}/${taskId}` }])
 
   // A clinician reading blinded is refused the comparison of curations, whatever the page asks.
-  const refused = await invoke('curation_compare', { studyId: STUDY, caseId, a: 1, b: 1 })
+  const refused = await invoke(browser, 'curation_compare', { studyId: STUDY, caseId, a: 1, b: 1 })
   assert.equal(refused.failure?.code, 'refused', JSON.stringify(refused))
   assert.match(refused.failure.message, /reads blinded/)
 })
 
 test('a neurologist reading afterwards gets the human answer in the queue like a model’s, blind to its author', async () => {
   await $('button=Switch reader').click()
-  await becomeNewRater('Dr Nico Neurologist', 'neurologist')
+  await becomeNewRater(browser, 'Dr Nico Neurologist', 'neurologist')
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   const me = rows("SELECT id FROM raters WHERE name = 'Dr Nico Neurologist'")[0].id
   const [human] = rows("SELECT id FROM responses WHERE respondent_kind = 'human'")
   const [assignment] = rows(`SELECT id FROM assignments WHERE rater = ${me} AND response = ${human.id}`)
   assert.ok(assignment, 'the demo queue holds the human answer')
 
-  const item = await invoke('reading_item', { raterId: me, assignment: assignment.id })
+  const item = await invoke(browser, 'reading_item', { raterId: me, assignment: assignment.id })
   assert.ok(item.ok, JSON.stringify(item))
   assert.ok(item.ok.response.answer.startsWith(DIAGNOSIS))
   const payload = JSON.stringify(item.ok)

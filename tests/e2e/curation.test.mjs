@@ -11,20 +11,13 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { APP, DB, LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid } from './support.mjs'
 
-const APP = process.env.NEURORATER_APP
-const DB = process.env.NEURORATER_DB
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ARTIFACTS = join(HERE, 'artifacts')
 // The CLI is built beside the app (same target directory).
 const CLI = APP ? join(dirname(APP), 'neurorater') : ''
-const FIRST_START_TIMEOUT_MS = 240_000
-const LOAD_TIMEOUT_MS = 60_000
 const LESION = 'Right frontal juxtacortical plaque (added in e2e)'
 const LESION_ELSEWHERE = 'Left parietal plaque (second curator)'
 const REX_DIAGNOSIS = 'Relapsing-remitting multiple sclerosis (independent curation)'
@@ -32,41 +25,20 @@ const REX_DIAGNOSIS = 'Relapsing-remitting multiple sclerosis (independent curat
 let browser
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP } },
-  })
+  browser = await openSession()
 })
 
 after(async () => {
   await browser?.deleteSession().catch(() => {})
 })
 
-const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `curation-${name}.png`))
+const shot = (name) => screenshots(browser, 'curation')(name)
 const $ = (selector) => browser.$(selector)
-const testid = (id) => `[data-testid="${id}"]`
 /** The form scrolls; a button below the fold is brought into view before the click. */
 async function press(id) {
   const button = await $(testid(id))
   await button.scrollIntoView({ block: 'center' })
   await button.click()
-}
-
-async function becomeNewRater(name, role) {
-  const form = await $(testid('new-rater'))
-  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
-  await form.$('input[name="name"]').setValue(name)
-  await form.$('select[name="role"]').selectByAttribute('value', role)
-  await form.$('button[type="submit"]').click()
-  await browser.waitUntil(async () => (await $(testid('current-rater')).getText().catch(() => '')) === name, {
-    timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: `${name} never became the current rater`,
-  })
 }
 
 async function openCuration() {
@@ -97,7 +69,7 @@ async function historyRows() {
 }
 
 test('a curator marks a lesion on the image and submits the draft for review', async () => {
-  await becomeNewRater('Dr Cora Curator', 'curator')
+  await becomeNewRater(browser, 'Dr Cora Curator', 'curator')
   await openCuration()
   // ms-01 is the first case; the bundle's ground truth is its version 1, final.
   await waitStatus('1 final')
@@ -136,7 +108,7 @@ test('a curator marks a lesion on the image and submits the draft for review', a
 
 test('a second curator finalises; history, diff and the export hold the lesion', async () => {
   await $('button=Switch reader').click()
-  await becomeNewRater('Dr Rex Reviewer', 'curator')
+  await becomeNewRater(browser, 'Dr Rex Reviewer', 'curator')
   await openCuration()
   await waitStatus('2 in_review')
   await $(testid('gt-review-comment')).setValue('Plaque confirmed on FLAIR.')
@@ -202,7 +174,7 @@ test('two independent curations are compared side by side and merged into a cons
 
   // Ines marks the lesion added above somewhere else, under the same id.
   await $('button=Switch reader').click()
-  await becomeNewRater('Dr Ines Independent', 'curator')
+  await becomeNewRater(browser, 'Dr Ines Independent', 'curator')
   await openCuration()
   await waitStatus('2 final')
   await workOnOwnBranch('dr-ines-independent')

@@ -1,0 +1,63 @@
+// What several real-window test files share: the driver session, screenshots, selectors, the new
+// rater form and IPC calls as the page makes them. Each test file keeps only its own steps.
+
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { remote } from 'webdriverio'
+
+export const APP = process.env.NEURORATER_APP
+export const DB = process.env.NEURORATER_DB
+export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
+/** First start of a fresh database builds the demo study (minutes in a debug build). */
+export const FIRST_START_TIMEOUT_MS = 240_000
+export const LOAD_TIMEOUT_MS = 60_000
+
+export const testid = (id) => `[data-testid="${id}"]`
+
+/** A WebDriver session on the app scripts/e2e.sh built, with this run's database. */
+export async function openSession() {
+  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
+  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
+  mkdirSync(ARTIFACTS, { recursive: true })
+  return remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: { 'tauri:options': { application: APP } },
+  })
+}
+
+/** `shot(name)` saves the window as artifacts/<prefix>-<name>.png. */
+export const screenshots = (browser, prefix) => (name) => browser.saveScreenshot(join(ARTIFACTS, `${prefix}-${name}.png`))
+
+/** Fills the start screen's new-rater form and waits until the app reads as them. */
+export async function becomeNewRater(browser, name, role, years) {
+  const form = await browser.$(testid('new-rater'))
+  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await form.$('input[name="name"]').setValue(name)
+  await form.$('select[name="role"]').selectByAttribute('value', role)
+  if (years !== undefined) await form.$('input[name="years"]').setValue(String(years))
+  await form.$('button[type="submit"]').click()
+  await browser.waitUntil(async () => (await browser.$(testid('current-rater')).getText().catch(() => '')) === name, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `${name} never became the current rater`,
+  })
+}
+
+/** A Tauri command through IPC, as the page would call it: `{ ok }` or `{ failure }` (a value with
+ * an `error` key would read to the WebDriver client as a failed command). */
+export function invoke(browser, command, args) {
+  return browser.execute(
+    async (c, a) => {
+      try {
+        return { ok: await window.__TAURI_INTERNALS__.invoke(c, a) }
+      } catch (error) {
+        return { failure: error }
+      }
+    },
+    command,
+    args,
+  )
+}
