@@ -55,6 +55,22 @@ function lumaStats(pngBytes) {
   return { mean: sum / n, brightFraction: bright / n }
 }
 
+/** Mean |difference| of the grey levels of two same-sized PNG screenshots, the second read
+ * left-right mirrored when `mirror` is set. */
+function meanAbsDifference(aBytes, bBytes, mirror) {
+  const [a, b] = [PNG.sync.read(aBytes), PNG.sync.read(bBytes)]
+  assert.equal(a.width, b.width)
+  let sum = 0
+  for (let y = 0; y < a.height; y++) {
+    for (let x = 0; x < a.width; x++) {
+      const i = 4 * (y * a.width + x)
+      const j = 4 * (y * a.width + (mirror ? a.width - 1 - x : x))
+      sum += Math.abs(a.data[i] - b.data[j])
+    }
+  }
+  return sum / (a.width * a.height)
+}
+
 async function shoot(name) {
   await browser.pause(250)
   await browser.saveScreenshot(join(ARTIFACTS, `viewer-${name}.png`))
@@ -220,12 +236,41 @@ test('presets, W/L drag, zoom and the neurological convention change what is sho
   await browser.keys('1')
   assert.equal(await text('[data-testid="window-level"]'), timings.flairOpeningWindow, 'preset 1 restores the opening window')
 
+  // A window change re-windows the whole volume (NiiVue's colour pass over every voxel): its
+  // work per change, as when a drag or the presets move it, from the key to the redrawn frame.
+  timings.windowChange = await browser.executeAsync((done) => {
+    const viewer = document.querySelector('[data-testid="viewer"]')
+    const work = []
+    let k = 0
+    const tick = () => {
+      if (k === 20) {
+        const sorted = [...work].sort((a, b) => a - b)
+        return done({ changes: work.length, workMedianMs: sorted[10], workMaxMs: sorted.at(-1) })
+      }
+      const t0 = performance.now()
+      viewer.dispatchEvent(new KeyboardEvent('keydown', { key: k++ % 2 === 0 ? '2' : '1', bubbles: true }))
+      queueMicrotask(() => work.push(performance.now() - t0))
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+  })
+  console.log('window change:', timings.windowChange)
+  assert.equal(await text('[data-testid="window-level"]'), timings.flairOpeningWindow, 'the last change was preset 1')
+
   assert.equal(await text('[data-testid="side-left"]'), 'R', 'radiological: patient right on screen left')
+  const canvasShot = async () => Buffer.from(await browser.takeElementScreenshot((await browser.$('[data-testid="viewport"] canvas')).elementId), 'base64')
+  const radiological = await canvasShot()
   await browser.$('[data-testid="convention"]').click()
   await browser.waitUntil(async () => (await text('[data-testid="side-left"]')) === 'L', {
     timeout: 5_000,
     timeoutMsg: 'neurological convention did not flip the side markers',
   })
+  await browser.pause(200)
+  const neurological = await canvasShot()
+  await shoot('2-neurological')
+  const [same, mirrored] = [false, true].map((mirror) => meanAbsDifference(radiological, neurological, mirror))
+  timings.conventionFlip = { differenceUnmirrored: same, differenceMirrored: mirrored }
+  assert.ok(mirrored < 0.8 * same, `the neurological view is the radiological one mirrored (difference ${mirrored} mirrored, ${same} as is)`)
   await browser.$('[data-testid="convention"]').click()
   await browser.$('[data-testid="mode-crosshair"]').click()
   await viewer.click()
