@@ -90,6 +90,17 @@ async function openCase(caseId) {
   const row = await browser.$(`.case-row[data-case-id="${caseId}"]`)
   await row.$('button').click()
   await waitViewportsReady(1)
+  // "Ready" is set when NiiVue has drawn; the first frame on screen is the animation frame after,
+  // which measures click → first image from this click's mark.
+  await browser.waitUntil(
+    () =>
+      browser.execute(() => {
+        const click = performance.getEntriesByName('open-case', 'mark')[0]
+        const shown = performance.getEntriesByName('open-case-to-first-image')[0]
+        return Boolean(click && shown && shown.startTime === click.startTime)
+      }),
+    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: 'the first image of this opening was never measured' },
+  )
   return browser.execute(() => {
     const get = (name) => performance.getEntriesByName(name)[0]?.duration ?? null
     const key = (prefix) => performance.getEntriesByType('measure').filter((m) => m.name.startsWith(prefix)).at(-1)?.duration ?? null
@@ -442,4 +453,22 @@ test('cine steps through the slices and a new frame rate applies while it plays'
   const slow = median(atTwo)
   assert.ok(slow >= 400 && slow <= 700, `at 2 fps the median step interval is ${slow.toFixed(0)} ms (500 expected)`)
   assert.ok(slow > 2 * median(atEight), `2 fps (${slow.toFixed(0)} ms) is slower than 8 fps (${median(atEight).toFixed(0)} ms)`)
+})
+
+test('a head CT on its 512 × 512 matrix opens with the CT presets and scrolls smoothly', async () => {
+  await backToCases()
+  const rows = await browser.$$('.case-row').map((el) => el.getAttribute('data-case-id'))
+  const caseId = rows.find((id) => id.startsWith('stroke-03'))
+  assert.ok(caseId, `the haemorrhage CT case is listed (${rows.join(', ')})`)
+  const opened = await openCase(caseId)
+  timings.ctOpen = { caseId, ...opened }
+  console.log(`open ${caseId}:`, opened)
+  assert.match(await text('[data-testid="series-label"]'), /CT/)
+  const presets = await browser.$$('[data-testid="preset"]').map((el) => el.getText())
+  assert.deepEqual(presets.slice(0, 4), ['Brain', 'Stroke', 'Subdural', 'Bone'], `presets: ${presets.join(', ')}`)
+  await shoot('7-ct-512')
+  const scroll = await measureScroll()
+  timings.ctScroll = scroll
+  console.log('CT scroll:', scroll)
+  assert.equal(scroll.steps, SCROLL_STEPS)
 })
