@@ -5,7 +5,6 @@ import {
   levelLabel,
   sliceIndexFromFraction,
   sliceLabel,
-  windowLevel,
   windowLevelLabel,
 } from './labels'
 import type { CaseSummary } from '../types'
@@ -35,12 +34,12 @@ describe('overlay text', () => {
     expect(sliceLabel(0, 24)).toBe('1/24')
     expect(sliceLabel(23, 24)).toBe('24/24')
   })
-  it('derives CT brain window W 80 L 40 from the range 0..80 HU', () => {
-    expect(windowLevel(0, 80)).toEqual({ width: 80, level: 40 })
-    expect(windowLevelLabel(0, 80)).toBe('W 80  L 40')
+  it('reads the range a CT brain window maps to (black at 0 HU, white above 79 HU) as W 80 L 40', () => {
+    expect(windowLevelLabel(0, 79)).toBe('W 80  L 40')
   })
-  it('keeps three significant digits for small normalised ranges', () => {
-    expect(windowLevelLabel(0.1, 0.9)).toBe('W 0.800  L 0.500')
+  it('keeps three significant digits for small ranges', () => {
+    // The linear window of the range −0.4…0.4: width 0.8 + 1, centre 0 + 0.5.
+    expect(windowLevelLabel(-0.4, 0.4)).toBe('W 1.80  L 0.500')
   })
   it('puts the patient right on screen left in radiological convention', () => {
     expect(axialSideMarkers(true)).toEqual({ left: 'R', right: 'L' })

@@ -1,6 +1,7 @@
 // How the study model reads to a clinician: display names and the viewer's overlay text.
 
 import type { CaseSummary, DiseaseGroup, Sex, TaskFamily } from '../types'
+import { rangeToWindow } from './viewer/presets'
 
 export const DISEASE_GROUP_LABELS: Record<DiseaseGroup, string> = {
   multiple_sclerosis: 'Multiple sclerosis',
@@ -59,13 +60,10 @@ export function sliceLabel(index: number, nSlices: number): string {
   return `${index + 1}/${nSlices}`
 }
 
-/** Display window from the intensity range mapped black→white: width and centre (level). */
-export function windowLevel(calMin: number, calMax: number): { width: number; level: number } {
-  return { width: calMax - calMin, level: (calMax + calMin) / 2 }
-}
-
+/** The overlay's window for the intensity range mapped black→white, as the DICOM linear window
+ * that range is (so a CT brain window reads W 80 L 40, as the file and the preset say). */
 export function windowLevelLabel(calMin: number, calMax: number): string {
-  const { width, level } = windowLevel(calMin, calMax)
+  const { width, level } = rangeToWindow(calMin, calMax)
   const round = (v: number) => (Math.abs(v) >= 10 ? Math.round(v).toString() : v.toPrecision(3))
   return `W ${round(width)}  L ${round(level)}`
 }

@@ -18,13 +18,19 @@ export const CT_PRESETS: readonly WindowPreset[] = [
   { name: 'Bone', level: 600, width: 2800 },
 ]
 
-/** The display range that shows `level ± width/2` from black to white. */
+/**
+ * The display range (black at `min`, white at `max`) of a DICOM linear window, PS3.3
+ * C.11.2.1.2.1: black at or below c − 0.5 − (w − 1)/2, white above c − 0.5 + (w − 1)/2. The
+ * backend builds the opening range from the file's own window by the same rule, so a preset of
+ * 40/80 and a file whose window is 40/80 show the same picture and read the same numbers.
+ */
 export function windowToRange(level: number, width: number): { min: number; max: number } {
-  return { min: level - width / 2, max: level + width / 2 }
+  return { min: level - 0.5 - (width - 1) / 2, max: level - 0.5 + (width - 1) / 2 }
 }
 
+/** The inverse of {@link windowToRange}. */
 export function rangeToWindow(min: number, max: number): { level: number; width: number } {
-  return { level: (min + max) / 2, width: max - min }
+  return { level: (min + max) / 2 + 0.5, width: max - min + 1 }
 }
 
 /**
