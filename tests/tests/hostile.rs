@@ -288,6 +288,31 @@ fn a_file_meta_element_with_an_invalid_vr_is_refused_before_dicom_rs_reads_it_as
     }
 }
 
+#[test]
+fn a_file_meta_group_length_covering_a_foreign_element_moves_the_data_set_for_the_walk_too() {
+    // Found by the `dicom` fuzz target (fuzz/regressions/dicom/meta-group-length-hides-element):
+    // (0002,0000) says the group runs past the next element, (0003,0012). dicom-rs reads the file
+    // meta group by that length and starts the deflated data set after it, where an element
+    // declares 1.3 GB, which it reserved; the walk took (0003,0012) for the start of the data
+    // set, inflated from there and saw nothing wrong. It now ends the group where dicom-rs does.
+    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions/dicom/meta-group-length-hides-element");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "meta-group-length.dcm",
+        &std::fs::read(&input).unwrap(),
+    );
+    for operation in ["read_dicom_meta", "probe", "render", "load_dicom_series"] {
+        let outcome = in_bounded_child(operation, &path);
+        assert_refused(
+            &outcome,
+            &path,
+            &["(0000,0000)", "invalid value representation"],
+        );
+    }
+}
+
 /// `depth` sequences of undefined length, each in an item of the one around it; closed properly
 /// when `closed`, otherwise the file ends inside the innermost.
 fn nested_sequences(depth: usize, closed: bool) -> Vec<u8> {

@@ -187,10 +187,16 @@ impl Walk {
     }
 
     /// Walks the file meta group (explicit VR little endian, group 0002) and returns the
-    /// transfer syntax UID.
+    /// transfer syntax UID. Where the group starts with its length (0002,0000), the group ends
+    /// where that length says, whatever the tags inside it: dicom-rs reads elements until it has
+    /// read that many bytes, so the data set starts there for both readers.
     fn file_meta(&mut self) -> Result<String, String> {
         let mut transfer_syntax = String::new();
+        let mut group_end: Option<u64> = None;
         loop {
+            if group_end.is_some_and(|end| self.pos >= end) {
+                return Ok(transfer_syntax);
+            }
             let mut tag = [0u8; 4];
             if !self
                 .read(&mut tag, "the file meta group")
@@ -198,7 +204,7 @@ impl Walk {
             {
                 return Ok(transfer_syntax);
             }
-            if u16::from_le_bytes([tag[0], tag[1]]) != 0x0002 {
+            if group_end.is_none() && u16::from_le_bytes([tag[0], tag[1]]) != 0x0002 {
                 // The dataset (or its deflated stream) starts with this tag: step back to it.
                 if let Input::File(file) = &mut self.input {
                     file.seek_relative(-4)
@@ -235,7 +241,12 @@ impl Walk {
             if len == UNDEFINED || len > 1024 * 1024 {
                 return Err(format!("a file meta element declares {len} bytes"));
             }
-            if tag == [0x02, 0x00, 0x10, 0x00] {
+            if tag == [0x02, 0x00, 0x00, 0x00] && len == 4 && group_end.is_none() {
+                let mut value = [0u8; 4];
+                self.read_all(&mut value, "the file meta group")
+                    .map_err(|e| e.1)?;
+                group_end = Some(self.pos + u64::from(u32::from_le_bytes(value)));
+            } else if tag == [0x02, 0x00, 0x10, 0x00] {
                 let mut value = vec![0u8; len as usize];
                 self.read_all(&mut value, "the file meta group")
                     .map_err(|e| e.1)?;
