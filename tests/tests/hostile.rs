@@ -313,6 +313,33 @@ fn a_file_meta_group_length_covering_a_foreign_element_moves_the_data_set_for_th
     }
 }
 
+#[test]
+fn an_undefined_length_element_other_than_pixel_data_is_walked_as_the_sequence_dicom_rs_reads() {
+    // Found by the `dicom` fuzz target (fuzz/regressions/dicom/undefined-length-ow-is-a-sequence):
+    // an OW element of undefined length that is not PixelData. dicom-rs reads it as a sequence of
+    // data set items, where an element declared 4 GiB, which it reserved (4.2 GB peak RSS in the
+    // release CLI); the walk took it for pixel data fragments and skipped the item unread.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = slice_without_pixel_data();
+    bytes.extend(long_element_header(0x7F2D, 0x0010, b"OW", 0xFFFF_FFFF));
+    let inner = long_element_header(0x0009, 0x1000, b"OB", 0xFFFF_FFF0);
+    let item_len = (inner.len() + 16) as u32;
+    bytes.extend([0xFE, 0xFF, 0x00, 0xE0]);
+    bytes.extend(item_len.to_le_bytes());
+    bytes.extend(inner);
+    bytes.extend([0u8; 16]);
+    bytes.extend([0xFE, 0xFF, 0xDD, 0xE0, 0, 0, 0, 0]);
+    let path = write(dir.path(), "undefined-ow.dcm", &bytes);
+    for operation in ["read_dicom_meta", "probe", "render", "load_dicom_series"] {
+        let outcome = in_bounded_child(operation, &path);
+        assert_refused(
+            &outcome,
+            &path,
+            &["element (0009,1000) declares 4294967280 bytes"],
+        );
+    }
+}
+
 /// `depth` sequences of undefined length, each in an item of the one around it; closed properly
 /// when `closed`, otherwise the file ends inside the innermost.
 fn nested_sequences(depth: usize, closed: bool) -> Vec<u8> {

@@ -419,12 +419,17 @@ impl Walk {
             if header_only && stack.is_empty() && tag == PIXEL_DATA {
                 return Ok(());
             }
-            let explicit_sequence = &vr == b"SQ";
-            let sequence = if current == Encoding::ImplicitLittle {
-                (len == UNDEFINED && tag != PIXEL_DATA) || is_sequence_in_dictionary(tag)
-            } else {
-                explicit_sequence || (len == UNDEFINED && &vr == b"UN")
-            };
+            // As dicom-rs decides (dicom-parser's DataSetReader): PixelData of undefined length
+            // holds fragments whatever its VR; any other element of undefined length is a
+            // sequence of data set items whatever its VR, not only SQ and UN.
+            let fragments = tag == PIXEL_DATA && len == UNDEFINED;
+            let sequence = !fragments
+                && (len == UNDEFINED
+                    || if current == Encoding::ImplicitLittle {
+                        is_sequence_in_dictionary(tag)
+                    } else {
+                        &vr == b"SQ"
+                    });
             if sequence {
                 depth += 1;
                 if depth > MAX_SEQUENCE_DEPTH {
@@ -445,7 +450,7 @@ impl Walk {
                     current
                 };
                 stack.push(Frame::Sequence { end, encoding });
-            } else if len == UNDEFINED {
+            } else if fragments {
                 stack.push(Frame::Fragments);
             } else {
                 self.skip(u64::from(len), &format!("element {tag}"))?;
