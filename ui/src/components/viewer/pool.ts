@@ -89,6 +89,7 @@ function configureForSlices(nv: Niivue) {
   gl.attachShader(program, stage(gl.VERTEX_SHADER, '#version 300 es\nvoid main() { gl_Position = vec4(2.0, 2.0, 2.0, 1.0); }'))
   gl.attachShader(program, stage(gl.FRAGMENT_SHADER, '#version 300 es\nprecision lowp float;\nout vec4 color;\nvoid main() { color = vec4(0.0); }'))
   gl.linkProgram(program)
+  // Should a context refuse to link it, NiiVue keeps its own passes: slower, the same picture.
   if (!gl.getProgramParameter(program, gl.LINK_STATUS)) return
   const drawsNothing = { program, uniforms: {}, use: (context: WebGL2RenderingContext) => context.useProgram(program) }
   const gradientPasses = drawsNothing as unknown as NonNullable<Niivue['blurShader']>
