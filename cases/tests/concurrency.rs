@@ -96,5 +96,5 @@ fn three_processes_writing_one_existing_database_lose_nothing() {
 fn processes_creating_the_same_new_database_at_once_all_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("fresh.sqlite");
-    run_writers(&db, &["first", "second"]);
+    run_writers(&db, &["first", "second", "third", "fourth"]);
 }

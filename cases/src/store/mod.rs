@@ -43,8 +43,14 @@ impl Store {
         }
         // Created owner-only before SQLite writes a byte: the WAL and shared-memory files SQLite
         // creates beside it copy its permissions (an empty file is a new database to SQLite).
+        // Another process (the app and the CLI started together) may create it between the check
+        // and the create; its file is as good as ours.
         if !path.exists() {
-            backup::create_owner_only(path)?;
+            match backup::create_owner_only(path) {
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
+                other => other?,
+            }
         }
         Store::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
     }
@@ -162,10 +168,28 @@ impl Write<'_> {
     }
 }
 
+/// Switching a new database to WAL needs its exclusive lock. When two processes open a new file
+/// at once, both hold a shared lock and want it; SQLite breaks that deadlock by failing one of
+/// them at once with "database is locked", without waiting the busy timeout. The loser retries.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", true)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    switch_to_wal(conn)?;
     // FULL: a rater's acknowledged edit must survive power loss, not only a process crash.
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(())
