@@ -29,6 +29,17 @@ pub enum Plane {
     Sagittal,
 }
 
+impl Plane {
+    /// The patient axis normal to the plane, numbered as in [`crate::imaging::Volume::slice_axis`].
+    pub fn normal_axis(self) -> usize {
+        match self {
+            Plane::Sagittal => 0,
+            Plane::Coronal => 1,
+            Plane::Axial => 2,
+        }
+    }
+}
+
 /// One mark. Serialised as stored in `error_labels.mark_json` and in ground-truth lesions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

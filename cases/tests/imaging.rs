@@ -495,6 +495,46 @@ fn a_series_loads_as_one_volume_and_round_trips_through_nifti1() {
 }
 
 #[test]
+fn a_single_slice_lies_where_it_lies_in_the_whole_series() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let paths: Vec<_> = imaging_support::oblique_series(5, 3, 4)
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            imaging_support::write_slice(dir.path(), &format!("{k}.dcm"), "1.2.826.0.1.11", s)
+        })
+        .collect();
+    let volume = load_dicom_series(&paths).expect("loads");
+    // The slice step is mostly along z (cos 0.2 against sin 0.2): an axial series.
+    assert_eq!(volume.slice_axis(), 2);
+    assert!(volume.single_slice(5).is_none(), "there are slices 0..=4");
+
+    let slice = volume.single_slice(3).expect("slice 3 exists");
+    assert_eq!(slice.dims, [4, 3, 1]);
+    let to_patient = |a: [[f64; 4]; 4], v: [f64; 3]| {
+        [0, 1, 2].map(|r| a[r][0] * v[0] + a[r][1] * v[1] + a[r][2] * v[2] + a[r][3])
+    };
+    for (i, j) in [(0.0, 0.0), (3.0, 2.0)] {
+        let whole = to_patient(volume.voxel_to_patient, [i, j, 3.0]);
+        let alone = to_patient(slice.voxel_to_patient, [i, j, 0.0]);
+        assert!(
+            (0..3).all(|r| (whole[r] - alone[r]).abs() < 1e-9),
+            "{whole:?} vs {alone:?}"
+        );
+    }
+    // Slice k, row r, column c stores k·100 + r + c.
+    assert_eq!(slice.samples.get(4 + 3), Some(300.0 + 1.0 + 3.0));
+    assert_eq!(slice.samples.len(), 12);
+    // Drawn with the whole series' window, so it looks as it does in the whole series.
+    let (whole, alone) = (volume.to_nifti1_bytes(), slice.to_nifti1_bytes());
+    let header = |b: &[u8]| nifti::NiftiHeader::from_reader(&b[..348]).expect("a header");
+    let (hw, ha) = (header(&whole), header(&alone));
+    assert_eq!(&ha.dim[..4], &[3, 4, 3, 1]);
+    assert_eq!((ha.cal_min, ha.cal_max), (hw.cal_min, hw.cal_max));
+    assert_eq!(&alone[352..], &whole[352 + 3 * 24..352 + 4 * 24]);
+}
+
+#[test]
 fn key_images_stack_into_a_colour_volume() {
     let key = data_dir().join("key_image.png");
     let volume = imaging::load_key_images(&[key.clone(), key]).expect("loads");

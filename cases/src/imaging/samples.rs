@@ -69,6 +69,34 @@ impl Samples {
         }
     }
 
+    /// The samples in `range` (which must lie within them), as a new vector of the same type.
+    pub fn sub_range(&self, range: Range<usize>) -> Samples {
+        match self {
+            Samples::U8(v) => Samples::U8(v[range].to_vec()),
+            Samples::I8(v) => Samples::I8(v[range].to_vec()),
+            Samples::U16(v) => Samples::U16(v[range].to_vec()),
+            Samples::I16(v) => Samples::I16(v[range].to_vec()),
+            Samples::U32(v) => Samples::U32(v[range].to_vec()),
+            Samples::I32(v) => Samples::I32(v[range].to_vec()),
+            Samples::F32(v) => Samples::F32(v[range].to_vec()),
+            Samples::F64(v) => Samples::F64(v[range].to_vec()),
+        }
+    }
+
+    /// Appends every sample to `out` in little-endian byte order.
+    pub fn extend_le_bytes(&self, out: &mut Vec<u8>) {
+        match self {
+            Samples::U8(v) => out.extend_from_slice(v),
+            Samples::I8(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::U16(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::I16(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::U32(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::I32(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::F32(v) => put_le(out, v, |x| x.to_le_bytes()),
+            Samples::F64(v) => put_le(out, v, |x| x.to_le_bytes()),
+        }
+    }
+
     /// The value at `index` as f64, `None` past the end.
     pub fn get(&self, index: usize) -> Option<f64> {
         with_samples!(self, v => v.get(index).map(|x| x.value()))
@@ -77,6 +105,16 @@ impl Samples {
     /// Smallest and largest finite value in `range`; `None` when it holds none.
     pub fn min_max(&self, range: Range<usize>) -> Option<(f64, f64)> {
         with_samples!(self, v => min_max_of(v.get(range)?))
+    }
+}
+
+/// Writes into fixed-size chunks of a buffer grown once: this compiles to a copy, where pushing
+/// each sample's bytes onto the vector took ~10 ms for a 512² × 32 series.
+fn put_le<T: Copy, const N: usize>(out: &mut Vec<u8>, values: &[T], le: impl Fn(T) -> [u8; N]) {
+    let start = out.len();
+    out.resize(start + values.len() * N, 0);
+    for (chunk, &x) in out[start..].chunks_exact_mut(N).zip(values) {
+        chunk.copy_from_slice(&le(x));
     }
 }
 

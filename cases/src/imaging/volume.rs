@@ -60,9 +60,31 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
     let mut stack: Option<Stack> = None;
     let mut positions: Vec<Option<[f64; 3]>> = Vec::new();
     let mut first: Option<SeriesHeader> = None;
-    for path in paths {
+    // Files are decoded a few at a time, one per core, and stacked in order: a viewer waits for
+    // the whole series, and holding only a few decoded files at once keeps memory near 1×.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let read = |path: &PathBuf| {
         let obj = dicom::open(path)?;
         let image = dicom::decode_object(path, &obj)?;
+        Ok::<_, ImagingError>((obj, image))
+    };
+    let decoded = paths.chunks(workers).flat_map(|batch| -> Vec<_> {
+        if batch.len() == 1 {
+            return vec![read(&batch[0])];
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = batch.iter().map(|p| scope.spawn(|| read(p))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
+    });
+    for (path, result) in paths.iter().zip(decoded) {
+        let (obj, image) = result?;
         let (h, d) = (&image.header, image.decoded);
         if let Some((f, ..)) = &first {
             if (f.rows, f.columns, f.samples_per_pixel) != (h.rows, h.columns, h.samples_per_pixel)
@@ -526,8 +548,43 @@ impl Volume {
         }
         put(&mut h, 344, b"n+1\0");
         h.reserve(self.samples.len() * self.samples.bytes_per_sample());
-        with_samples!(&self.samples, v => for x in v { h.extend_from_slice(&x.to_le_bytes()) });
+        self.samples.extend_le_bytes(&mut h);
         h
+    }
+
+    /// The patient axis (0 = x, right to left; 1 = y, front to back; 2 = z, foot to head) that
+    /// the slice direction mostly follows: 2 for an axial acquisition.
+    pub fn slice_axis(&self) -> usize {
+        let step = [0, 1, 2].map(|row| self.voxel_to_patient[row][2].abs());
+        (0..3).fold(
+            0,
+            |best, axis| if step[axis] > step[best] { axis } else { best },
+        )
+    }
+
+    /// Slice `k` alone, as a one-slice volume at the same place in patient space, with the whole
+    /// volume's windows and value range: drawn with those, it looks exactly as slice `k` of the
+    /// whole volume does. `None` past the last slice.
+    pub fn single_slice(&self, k: usize) -> Option<Volume> {
+        if k >= self.dims[2] {
+            return None;
+        }
+        let per_slice = self.dims[0] * self.dims[1] * usize::from(self.channels.max(1));
+        let mut voxel_to_patient = self.voxel_to_patient;
+        for row in &mut voxel_to_patient[..3] {
+            row[3] += k as f64 * row[2];
+        }
+        Some(Volume {
+            dims: [self.dims[0], self.dims[1], 1],
+            voxel_to_patient,
+            samples: self.samples.sub_range(k * per_slice..(k + 1) * per_slice),
+            channels: self.channels,
+            rescale: self.rescale,
+            windows: self.windows.clone(),
+            modality: self.modality.clone(),
+            monochrome1: self.monochrome1,
+            value_range: self.value_range,
+        })
     }
 }
 
