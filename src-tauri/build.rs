@@ -19,6 +19,7 @@ const COMMANDS: &[&str] = &[
     "baseline_submit",
     "reveal_ground_truth",
     "series_volume",
+    "series_opening_slice",
     "list_raters",
     "create_rater",
     "current_rater",

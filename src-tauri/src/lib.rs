@@ -44,6 +44,7 @@ pub fn build_app<R: Runtime>(
             commands::baseline::baseline_submit,
             commands::curation::reveal_ground_truth,
             commands::imaging::series_volume,
+            commands::imaging::series_opening_slice,
             commands::rating::list_raters,
             commands::rating::create_rater,
             commands::rating::current_rater,

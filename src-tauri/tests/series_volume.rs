@@ -4,7 +4,7 @@
 
 use cases::model::SeriesKind;
 use cases::store::{SeriesFile, SeriesFiles};
-use neurorater_app::commands::imaging::series_nifti_bytes;
+use neurorater_app::commands::imaging::decode_verified;
 use neurorater_app::error::ErrorCode;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -62,7 +62,9 @@ fn f32_at(bytes: &[u8], offset: usize) -> f32 {
 fn a_dicom_series_arrives_as_nifti1_with_pydicoms_geometry_and_window() {
     let name = "MR_small.dcm";
     let probe = pydicom_probe(name);
-    let bytes = series_nifti_bytes(&series_of(name, sha256_of(name))).expect("decodes");
+    let bytes = decode_verified(&series_of(name, sha256_of(name)))
+        .expect("decodes")
+        .to_nifti1_bytes();
 
     assert_eq!(i32::from_le_bytes(bytes[0..4].try_into().unwrap()), 348);
     // dim[] starts at byte 40: rank, then columns (i), rows (j), slices (k).
@@ -94,7 +96,7 @@ fn a_dicom_series_arrives_as_nifti1_with_pydicoms_geometry_and_window() {
 fn an_image_changed_since_import_is_refused_naming_the_file() {
     let name = "MR_small.dcm";
     let stale_hash = "0".repeat(64);
-    let error = series_nifti_bytes(&series_of(name, stale_hash)).expect_err("refused");
+    let error = decode_verified(&series_of(name, stale_hash)).expect_err("refused");
     assert_eq!(error.code, ErrorCode::ImageUnavailable);
     assert!(error.message.contains(name), "{}", error.message);
 }
@@ -102,7 +104,7 @@ fn an_image_changed_since_import_is_refused_naming_the_file() {
 #[test]
 fn a_missing_image_is_refused_naming_the_file() {
     let name = "no-such-image.dcm";
-    let error = series_nifti_bytes(&series_of(name, "0".repeat(64))).expect_err("refused");
+    let error = decode_verified(&series_of(name, "0".repeat(64))).expect_err("refused");
     assert_eq!(error.code, ErrorCode::ImageUnavailable);
     assert!(error.message.contains(name), "{}", error.message);
 }

@@ -1,11 +1,14 @@
 //! Pixels go to the webview as raw bytes (`tauri::ipc::Response`), never as base64 JSON: an
 //! uncompressed NIfTI-1 volume that NiiVue parses directly.
 //!
+//! A viewport first asks for the one slice it opens on ([`series_opening_slice`]), then for the
+//! whole series: the first image does not wait for moving and uploading every slice.
+//!
 //! Decoded series are kept in a [`VolumeCache`] (least recently used, bounded by bytes), so
-//! opening a case again, or another viewport on the same series, costs a copy instead of a
-//! re-hash and a decode. A cached volume is served only while every one of its files still has
-//! the size and modification time it had when it was hashed; anything else re-verifies the
-//! hashes, so a changed image is refused, never shown.
+//! opening a case again, another viewport on the same series, or the whole series after its
+//! opening slice, costs a copy instead of a re-hash and a decode. A cached volume is served only
+//! while every one of its files still has the size and modification time it had when it was
+//! hashed; anything else re-verifies the hashes, so a changed image is refused, never shown.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -15,6 +18,7 @@ use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
 use cases::imaging::{load_dicom_series, load_key_images, load_nifti, Volume};
+use cases::marks::Plane;
 use cases::model::SeriesKind;
 use cases::store::SeriesFiles;
 use tauri::ipc::Response;
@@ -29,13 +33,49 @@ pub async fn series_volume(
     cache: State<'_, VolumeCache>,
     series_key: i64,
 ) -> Result<Response, CommandError> {
+    let bytes = with_decoded(&state, &cache, series_key, |volume| {
+        Ok(volume.to_nifti1_bytes())
+    })
+    .await?;
+    Ok(Response::new(bytes))
+}
+
+/// The slice a viewport in `plane` opens on, alone: native slice `slice` (0-based along the
+/// series' own slice axis), or when `None` the one the viewer shows first, the middle. Empty when
+/// the viewport does not show the series' own slices (an axial series in a coronal viewport) or
+/// the series has a single slice: the viewport then waits for the whole series.
+#[tauri::command]
+pub async fn series_opening_slice(
+    state: State<'_, AppState>,
+    cache: State<'_, VolumeCache>,
+    series_key: i64,
+    plane: Plane,
+    slice: Option<i64>,
+) -> Result<Response, CommandError> {
+    let bytes = with_decoded(&state, &cache, series_key, move |volume| {
+        Ok(opening_slice(volume, plane, slice)?
+            .map(|alone| alone.to_nifti1_bytes())
+            .unwrap_or_default())
+    })
+    .await?;
+    Ok(Response::new(bytes))
+}
+
+/// Runs `respond` on the decoded series, decoding it first unless cached. Only the file list is
+/// read under the store's lock; hashing, decoding and `respond` run after it is released, on a
+/// blocking thread, so other commands and the window stay responsive.
+async fn with_decoded(
+    state: &AppState,
+    cache: &VolumeCache,
+    series_key: i64,
+    respond: impl FnOnce(&Volume) -> Result<Vec<u8>, CommandError> + Send + 'static,
+) -> Result<Vec<u8>, CommandError> {
     let series_key = validate::key("series_key", series_key)?;
-    // Only the file list is read under the lock; hashing and decoding run after it is released,
-    // on a blocking thread, so other commands and the window stay responsive.
     let files = state.with_store(|store| Ok(store.series_files(series_key)?))?;
-    let cache = cache.inner().clone();
-    let bytes = tauri::async_runtime::spawn_blocking(move || {
-        cache.get_or_load(series_key, &files, series_nifti_bytes)
+    let cache = cache.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let volume = cache.get_or_load(series_key, &files, decode_verified)?;
+        respond(&volume)
     })
     .await
     .map_err(|e| {
@@ -43,14 +83,53 @@ pub async fn series_volume(
             ErrorCode::ImageUnavailable,
             format!("decoding series {series_key} stopped unexpectedly: {e}"),
         )
-    })??;
-    Ok(Response::new(bytes.as_ref().clone()))
+    })?
 }
 
-/// Verifies the files are the ones imported, decodes them and re-encodes them as NIfTI-1.
-pub fn series_nifti_bytes(files: &SeriesFiles) -> Result<Vec<u8>, CommandError> {
+/// See [`series_opening_slice`].
+fn opening_slice(
+    volume: &Volume,
+    plane: Plane,
+    slice: Option<i64>,
+) -> Result<Option<Volume>, CommandError> {
+    let count = volume.dims[2];
+    if count < 2 || volume.slice_axis() != plane.normal_axis() {
+        return Ok(None);
+    }
+    let index = match slice {
+        Some(k) => usize::try_from(k)
+            .ok()
+            .filter(|&k| k < count)
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("slice: the series has slices 0 to {}, got {k}", count - 1),
+                )
+            })?,
+        None => middle_as_displayed(volume),
+    };
+    Ok(volume.single_slice(index))
+}
+
+/// The native slice NiiVue shows at the middle of its view: slice ⌊n/2⌋ counted in its own
+/// order, which runs towards the right, front or head (RAS); a series acquired the other way
+/// counts from its last slice.
+fn middle_as_displayed(volume: &Volume) -> usize {
+    let count = volume.dims[2];
+    let axis = volume.slice_axis();
+    // Patient LPS to RAS: x and y change sign.
+    let ras_step = volume.voxel_to_patient[axis][2] * if axis < 2 { -1.0 } else { 1.0 };
+    if ras_step >= 0.0 {
+        count / 2
+    } else {
+        count - 1 - count / 2
+    }
+}
+
+/// Verifies the files are the ones imported, then decodes them.
+pub fn decode_verified(files: &SeriesFiles) -> Result<Volume, CommandError> {
     files.verify()?;
-    Ok(decode(files)?.to_nifti1_bytes())
+    Ok(decode(files)?)
 }
 
 fn decode(files: &SeriesFiles) -> Result<Volume, cases::Error> {
@@ -87,43 +166,64 @@ fn fingerprint(paths: &[PathBuf]) -> Fingerprint {
         .collect()
 }
 
-struct Entry {
-    key: i64,
-    fingerprint: Fingerprint,
-    bytes: Arc<Vec<u8>>,
+/// What a cached value costs in memory.
+pub trait Footprint {
+    fn footprint(&self) -> usize;
 }
 
-/// Decoded series (as NIfTI bytes) by series key, least recently used first out, holding at
-/// most `capacity` bytes. Cloning shares the same cache.
-#[derive(Clone)]
-pub struct VolumeCache {
-    capacity: usize,
-    /// Most recently used last.
-    entries: Arc<Mutex<Vec<Entry>>>,
-}
-
-impl Default for VolumeCache {
-    fn default() -> Self {
-        VolumeCache::with_capacity(VOLUME_CACHE_BYTES)
+impl Footprint for Volume {
+    fn footprint(&self) -> usize {
+        self.samples.len() * self.samples.bytes_per_sample()
     }
 }
 
-impl VolumeCache {
+struct Entry<T> {
+    key: i64,
+    fingerprint: Fingerprint,
+    value: Arc<T>,
+}
+
+/// Decoded series by series key, least recently used first out, holding at most `capacity`
+/// bytes. Cloning shares the same cache.
+pub struct DecodedCache<T> {
+    capacity: usize,
+    /// Most recently used last.
+    entries: Arc<Mutex<Vec<Entry<T>>>>,
+}
+
+pub type VolumeCache = DecodedCache<Volume>;
+
+impl<T> Clone for DecodedCache<T> {
+    fn clone(&self) -> Self {
+        DecodedCache {
+            capacity: self.capacity,
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+impl<T: Footprint> Default for DecodedCache<T> {
+    fn default() -> Self {
+        DecodedCache::with_capacity(VOLUME_CACHE_BYTES)
+    }
+}
+
+impl<T: Footprint> DecodedCache<T> {
     pub fn with_capacity(capacity: usize) -> Self {
-        VolumeCache {
+        DecodedCache {
             capacity,
             entries: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
-    /// The cached bytes of `key` if its files are unchanged since they were verified, else
+    /// The cached value of `key` if its files are unchanged since they were verified, else
     /// `load(files)` (which verifies and decodes), cached when it succeeds and fits.
     pub fn get_or_load(
         &self,
         key: i64,
         files: &SeriesFiles,
-        load: impl FnOnce(&SeriesFiles) -> Result<Vec<u8>, CommandError>,
-    ) -> Result<Arc<Vec<u8>>, CommandError> {
+        load: impl FnOnce(&SeriesFiles) -> Result<T, CommandError>,
+    ) -> Result<Arc<T>, CommandError> {
         let paths = files.paths();
         // Taken before loading: a file rewritten while it is hashed gets a newer time than this,
         // so the next open re-verifies it.
@@ -131,58 +231,66 @@ impl VolumeCache {
         if let Some(hit) = self.hit(key, &now) {
             return Ok(hit);
         }
-        let bytes = Arc::new(load(files)?);
+        let value = Arc::new(load(files)?);
         if now.iter().all(Option::is_some) {
-            self.insert(key, now, bytes.clone());
+            self.insert(key, now, value.clone());
         }
-        Ok(bytes)
+        Ok(value)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry<T>>> {
         // A panic while holding the lock leaves a consistent list (entries are whole or absent).
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn hit(&self, key: i64, now: &Fingerprint) -> Option<Arc<Vec<u8>>> {
+    fn hit(&self, key: i64, now: &Fingerprint) -> Option<Arc<T>> {
         let mut entries = self.lock();
         let at = entries.iter().position(|e| e.key == key)?;
         let entry = entries.remove(at);
         if &entry.fingerprint != now {
             return None;
         }
-        let bytes = entry.bytes.clone();
+        let value = entry.value.clone();
         entries.push(entry);
-        Some(bytes)
+        Some(value)
     }
 
-    fn insert(&self, key: i64, fingerprint: Fingerprint, bytes: Arc<Vec<u8>>) {
-        if bytes.len() > self.capacity {
+    fn insert(&self, key: i64, fingerprint: Fingerprint, value: Arc<T>) {
+        let size = value.footprint();
+        if size > self.capacity {
             return;
         }
         let mut entries = self.lock();
         entries.retain(|e| e.key != key);
-        let mut held: usize = entries.iter().map(|e| e.bytes.len()).sum();
-        while held + bytes.len() > self.capacity && !entries.is_empty() {
-            held -= entries.remove(0).bytes.len();
+        let mut held: usize = entries.iter().map(|e| e.value.footprint()).sum();
+        while held + size > self.capacity && !entries.is_empty() {
+            held -= entries.remove(0).value.footprint();
         }
         entries.push(Entry {
             key,
             fingerprint,
-            bytes,
+            value,
         });
     }
 
     /// Bytes held now.
     pub fn held_bytes(&self) -> usize {
-        self.lock().iter().map(|e| e.bytes.len()).sum()
+        self.lock().iter().map(|e| e.value.footprint()).sum()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cases::imaging::{Rescale, Samples};
     use cases::store::SeriesFile;
     use std::cell::Cell;
+
+    impl Footprint for Vec<u8> {
+        fn footprint(&self) -> usize {
+            self.len()
+        }
+    }
 
     /// A fresh directory for one test (the app crate has no temp-dir dependency).
     struct TempDir(PathBuf);
@@ -222,7 +330,7 @@ mod tests {
     fn serves_an_unchanged_series_without_loading_again() {
         let dir = TempDir::new("serves_an_unchanged");
         let files = series(dir.path(), "a.dcm", b"one");
-        let cache = VolumeCache::with_capacity(100);
+        let cache = DecodedCache::<Vec<u8>>::with_capacity(100);
         let loads = Cell::new(0);
         let load = |_: &SeriesFiles| {
             loads.set(loads.get() + 1);
@@ -237,7 +345,7 @@ mod tests {
     fn reloads_when_a_file_changes_size_or_time() {
         let dir = TempDir::new("reloads_when");
         let files = series(dir.path(), "a.dcm", b"one");
-        let cache = VolumeCache::with_capacity(100);
+        let cache = DecodedCache::<Vec<u8>>::with_capacity(100);
         let loads = Cell::new(0);
         let load = |_: &SeriesFiles| {
             loads.set(loads.get() + 1);
@@ -261,7 +369,7 @@ mod tests {
     fn a_failed_load_is_not_cached_and_a_missing_file_is_never_served() {
         let dir = TempDir::new("a_failed_load");
         let files = series(dir.path(), "a.dcm", b"one");
-        let cache = VolumeCache::with_capacity(100);
+        let cache = DecodedCache::<Vec<u8>>::with_capacity(100);
         let refused = |_: &SeriesFiles| {
             Err(CommandError::new(
                 ErrorCode::ImageUnavailable,
@@ -283,7 +391,7 @@ mod tests {
             series(dir.path(), "b", b"b"),
             series(dir.path(), "c", b"c"),
         );
-        let cache = VolumeCache::with_capacity(25);
+        let cache = DecodedCache::<Vec<u8>>::with_capacity(25);
         let ten = |_: &SeriesFiles| Ok(vec![0u8; 10]);
         cache.get_or_load(1, &a, ten).unwrap();
         cache.get_or_load(2, &b, ten).unwrap();
@@ -301,5 +409,72 @@ mod tests {
         let too_big = |_: &SeriesFiles| Ok(vec![0u8; 26]);
         cache.get_or_load(4, &a, too_big).unwrap();
         assert!(cache.held_bytes() <= 25);
+    }
+
+    /// `slices` slices of 2×2 voxels, slice k holding the value k, stepping 3 mm along
+    /// `slice_step` (patient LPS).
+    fn stack(slices: usize, slice_step: [f64; 3]) -> Volume {
+        Volume {
+            dims: [2, 2, slices],
+            voxel_to_patient: [
+                [1.0, 0.0, slice_step[0] * 3.0, 0.0],
+                [0.0, 1.0, slice_step[1] * 3.0, 0.0],
+                [0.0, 0.0, slice_step[2] * 3.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+            ],
+            samples: Samples::I16((0..slices as i16).flat_map(|k| [k; 4]).collect()),
+            channels: 1,
+            rescale: Rescale::IDENTITY,
+            windows: Vec::new(),
+            modality: None,
+            monochrome1: false,
+            value_range: (0.0, slices as f64 - 1.0),
+        }
+    }
+
+    fn first_value(volume: Option<Volume>) -> Option<f64> {
+        volume.and_then(|v| v.samples.get(0))
+    }
+
+    #[test]
+    fn the_opening_slice_is_the_one_asked_for_or_the_middle_niivue_shows() {
+        let feet_to_head = stack(6, [0.0, 0.0, 1.0]);
+        let axial = |v: &Volume, k| opening_slice(v, Plane::Axial, k).unwrap();
+        assert_eq!(first_value(axial(&feet_to_head, Some(4))), Some(4.0));
+        // NiiVue counts 0..6 towards the head and shows ⌊6/2⌋ = 3 at the middle.
+        assert_eq!(first_value(axial(&feet_to_head, None)), Some(3.0));
+        // Acquired head to feet: NiiVue's slice 3 is native slice 6 - 1 - 3 = 2.
+        let head_to_feet = stack(6, [0.0, 0.0, -1.0]);
+        assert_eq!(first_value(axial(&head_to_feet, None)), Some(2.0));
+        // Patient x runs to the left, NiiVue's towards the right: a step to the left counts down.
+        let sagittal_leftwards = stack(5, [1.0, 0.0, 0.0]);
+        let sagittal = opening_slice(&sagittal_leftwards, Plane::Sagittal, None).unwrap();
+        assert_eq!(first_value(sagittal), Some(2.0));
+    }
+
+    #[test]
+    fn no_opening_slice_off_the_series_own_plane_or_for_a_single_slice() {
+        let axial_series = stack(6, [0.0, 0.0, 1.0]);
+        assert!(opening_slice(&axial_series, Plane::Coronal, None)
+            .unwrap()
+            .is_none());
+        assert!(opening_slice(&axial_series, Plane::Sagittal, Some(1))
+            .unwrap()
+            .is_none());
+        assert!(
+            opening_slice(&stack(1, [0.0, 0.0, 1.0]), Plane::Axial, None)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn an_opening_slice_outside_the_series_is_refused_naming_the_range() {
+        let series = stack(6, [0.0, 0.0, 1.0]);
+        for bad in [6, -1, i64::MAX] {
+            let error = opening_slice(&series, Plane::Axial, Some(bad)).unwrap_err();
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(error.message.contains("slices 0 to 5"), "{}", error.message);
+        }
     }
 }
