@@ -101,11 +101,30 @@ async function openCase(caseId) {
       }),
     { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: 'the first image of this opening was never measured' },
   )
+  await browser.waitUntil(
+    () =>
+      browser.execute(() => {
+        const click = performance.getEntriesByName('open-case', 'mark')[0]
+        const ready = performance.getEntriesByName('open-case-to-series-ready')[0]
+        return Boolean(click && ready && ready.startTime === click.startTime)
+      }),
+    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: 'the whole series of this opening was never measured' },
+  )
   return browser.execute(() => {
     const get = (name) => performance.getEntriesByName(name)[0]?.duration ?? null
     const key = (prefix) => performance.getEntriesByType('measure').filter((m) => m.name.startsWith(prefix)).at(-1)?.duration ?? null
+    const click = performance.getEntriesByName('open-case', 'mark')[0]
     return {
       openCaseToFirstImageMs: get('open-case-to-first-image'),
+      // The first image is the opening slice alone when the viewport shows the series' own plane;
+      // the reader can scroll once the whole series is in.
+      openingSliceRas:
+        performance
+          .getEntriesByType('measure')
+          .find((m) => m.name.startsWith('viewer-opening-slice-') && m.startTime >= click.startTime)?.detail?.ras ?? null,
+      openCaseToSeriesReadyMs: get('open-case-to-series-ready'),
+      openingSliceIpcMs: key('viewer-opening-ipc-'),
+      openingSliceShowMs: key('viewer-opening-slice-'),
       niivueInitMs: key('viewer-init-'),
       seriesVolumeIpcMs: key('viewer-ipc-'),
       niivueParseUploadMs: key('viewer-parse-upload-'),
@@ -115,6 +134,16 @@ async function openCase(caseId) {
       loadedToFrameMs: key('viewer-to-frame-'),
     }
   })
+}
+
+/** The opening slice was the first image, and the whole series came up on the same slice: the
+ * axial position the overlay reads equals the opening slice's. */
+async function assertOpenedOnTheOpeningSlice(opened) {
+  assert.ok(opened.openingSliceRas, 'the opening slice was shown before the whole series')
+  const position = await text('[data-testid="slice-mm"]')
+  const [, z] = /^Z (-?[\d.]+) mm$/.exec(position) ?? []
+  assert.ok(z !== undefined, `the overlay reads "${position}"`)
+  assert.ok(Math.abs(Number(z) - opened.openingSliceRas[2]) < 0.06, `opened at Z ${z} mm, the opening slice was at ${opened.openingSliceRas[2]}`)
 }
 
 /** Back to the case list: the "All cases" button when a reader is chosen, else the start page. */
@@ -196,6 +225,8 @@ test('an MS case opens on FLAIR fast, with a window that shows lesions, and scro
 
   const first = await openCase(caseId)
   assert.equal(typeof first.openCaseToFirstImageMs, 'number', 'the UI measured open case → first image')
+  await assertOpenedOnTheOpeningSlice(first)
+  assert.ok(first.openCaseToFirstImageMs < first.openCaseToSeriesReadyMs, 'the first image came before the whole series')
   timings.firstOpen = { caseId, ...first }
   console.log(`first open ${caseId}:`, first)
 
@@ -463,6 +494,8 @@ test('a head CT on its 512 × 512 matrix opens with the CT presets and scrolls s
   const opened = await openCase(caseId)
   timings.ctOpen = { caseId, ...opened }
   console.log(`open ${caseId}:`, opened)
+  await assertOpenedOnTheOpeningSlice(opened)
+  assert.ok(opened.openCaseToFirstImageMs < opened.openCaseToSeriesReadyMs, 'the first image came before the whole series')
   assert.match(await text('[data-testid="series-label"]'), /CT/)
   const presets = await browser.$$('[data-testid="preset"]').map((el) => el.getText())
   assert.deepEqual(presets.slice(0, 4), ['Brain', 'Stroke', 'Subdural', 'Bone'], `presets: ${presets.join(', ')}`)

@@ -22,6 +22,7 @@ import type {
   CaseSummary,
   CaseView,
   ErrorCode,
+  Plane,
   ResponseView,
   StartupProgress,
   StartupStatus,
@@ -139,6 +140,11 @@ export const revealGroundTruth = (assignmentId: number) =>
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
 export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>('series_volume', { seriesKey })
+/** The slice a viewport in `plane` opens on, alone, as a one-slice NIfTI-1: native slice `slice`,
+ * or the middle NiiVue shows when null. Empty when the viewport does not show the series' own
+ * slices, or the series has one slice: then only the whole series will do. */
+export const seriesOpeningSlice = (seriesKey: number, plane: Plane, slice: number | null) =>
+  call<ArrayBuffer>('series_opening_slice', { seriesKey, plane, slice })
 
 // Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
 // a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks
