@@ -41,6 +41,11 @@ describe('overlay text', () => {
     // The linear window of the range −0.4…0.4: width 0.8 + 1, centre 0 + 0.5.
     expect(windowLevelLabel(-0.4, 0.4)).toBe('W 1.80  L 0.500')
   })
+  it('reads a range of continuous values as its width and centre', () => {
+    // A float NIfTI shown from 0.1 to 0.9; the integer rule would say W 1.80 L 1.00.
+    expect(windowLevelLabel(0.1, 0.9, true)).toBe('W 0.800  L 0.500')
+    expect(windowLevelLabel(-1000, 3000, true)).toBe('W 4000  L 1000')
+  })
   it('puts the patient right on screen left in radiological convention', () => {
     expect(axialSideMarkers(true)).toEqual({ left: 'R', right: 'L' })
     expect(axialSideMarkers(false)).toEqual({ left: 'L', right: 'R' })

@@ -60,10 +60,14 @@ export function sliceLabel(index: number, nSlices: number): string {
   return `${index + 1}/${nSlices}`
 }
 
-/** The overlay's window for the intensity range mapped black→white, as the DICOM linear window
- * that range is (so a CT brain window reads W 80 L 40, as the file and the preset say). */
-export function windowLevelLabel(calMin: number, calMax: number): string {
-  const { width, level } = rangeToWindow(calMin, calMax)
+/** The overlay's window for the intensity range mapped black→white. For stored integers, the
+ * DICOM linear window that range is (so a CT brain window reads W 80 L 40, as the file and the
+ * preset say); for continuous (floating-point) values, which that rule's ±½ and +1 do not fit,
+ * its width and centre. */
+export function windowLevelLabel(calMin: number, calMax: number, continuous = false): string {
+  const { width, level } = continuous
+    ? { width: calMax - calMin, level: (calMin + calMax) / 2 }
+    : rangeToWindow(calMin, calMax)
   const round = (v: number) => (Math.abs(v) >= 10 ? Math.round(v).toString() : v.toPrecision(3))
   return `W ${round(width)}  L ${round(level)}`
 }
