@@ -77,6 +77,22 @@ fn lead() -> Lead {
     Lead { dir, store, rater }
 }
 
+/// [`lead`], with `RATER`'s queue exported for "Site B" as `rater.tar` in its folder.
+fn lead_with_rater_package() -> (Lead, PathBuf) {
+    let mut lead = lead();
+    let package = lead.dir.path().join("rater.tar");
+    export_rater_package(
+        &mut lead.store,
+        DEMO_STUDY_ID,
+        RATER,
+        "Site B",
+        &package,
+        &NoProgress,
+    )
+    .unwrap();
+    (lead, package)
+}
+
 fn rater_id(store: &Store, name: &str) -> i64 {
     store
         .raters()
@@ -375,18 +391,8 @@ fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
 
 #[test]
 fn a_rating_edited_at_the_lead_is_listed_not_overwritten_and_an_untouched_one_is_updated() {
-    let mut lead = lead();
+    let (mut lead, package) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
-    let package = dir.join("rater.tar");
-    export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
     let mut remote = remote(&dir, &package);
     let remote_items = rate_remotely(&mut remote);
     let first = export_results(&remote, &dir, "results-1.tar");
@@ -488,18 +494,8 @@ fn refused_members(error: Error) -> Vec<(String, String)> {
 
 #[test]
 fn a_changed_byte_is_refused_naming_the_member_and_nothing_is_written() {
-    let mut lead = lead();
+    let (mut lead, package) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
-    let package = dir.join("rater.tar");
-    export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
     let good = std::fs::read(&package).unwrap();
     let image = members(&package)
         .into_keys()
@@ -535,18 +531,8 @@ fn a_changed_byte_is_refused_naming_the_member_and_nothing_is_written() {
 
 #[test]
 fn packages_for_another_study_or_database_are_refused_or_listed() {
-    let mut lead = lead();
+    let (mut lead, package) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
-    let package = dir.join("rater.tar");
-    export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
     // The lead's own database already holds the study: a rater package goes into a database of
     // its own.
     let error = import_rater_package(&mut lead.store, &package, &NoProgress).unwrap_err();
@@ -585,18 +571,7 @@ fn packages_for_another_study_or_database_are_refused_or_listed() {
 
 #[test]
 fn the_rater_package_carries_nothing_that_unblinds_or_identifies() {
-    let mut lead = lead();
-    let dir = lead.dir.path().to_path_buf();
-    let package = dir.join("rater.tar");
-    export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
+    let (lead, package) = lead_with_rater_package();
     let conn = lead.store.read();
     let column = |sql: &str| -> Vec<String> {
         conn.prepare(sql)
