@@ -541,4 +541,10 @@ fn key_images_stack_into_a_colour_volume() {
     assert_eq!((volume.dims, volume.channels), ([64, 64, 2], 3));
     let nifti = volume.to_nifti1_bytes();
     assert_eq!(nifti.len(), 352 + 64 * 64 * 2 * 3);
+    // One of them alone keeps its three interleaved bytes per pixel.
+    let second = volume
+        .single_slice(1)
+        .expect("two key images")
+        .to_nifti1_bytes();
+    assert_eq!(&second[352..], &nifti[352 + 64 * 64 * 3..]);
 }
