@@ -4,17 +4,12 @@
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PNG } from 'pngjs'
-import { remote } from 'webdriverio'
+import { ARTIFACTS, FIRST_START_TIMEOUT_MS, openSession } from './support.mjs'
 
-const APP = process.env.NEURORATER_APP
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
 const DISEASE_GROUPS = ['Multiple sclerosis', 'Stroke', 'Tumour', 'Other abnormality', 'Normal']
-// First start writes and imports the whole demo study; a debug build on 2 shared cores is slow.
-const FIRST_START_TIMEOUT_MS = 240_000
 const IMAGE_TIMEOUT_MS = 60_000
 // A pixel brighter than this (0–255 luma) is image, not the black background or JPEG-free noise.
 const BACKGROUND_LUMA = 12
@@ -24,15 +19,7 @@ const MIN_IMAGE_FRACTION = 0.1
 let browser
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    // No browserName: tauri-driver rejects sessions that set one.
-    capabilities: { 'tauri:options': { application: APP } },
-  })
+  browser = await openSession()
 })
 
 after(async () => {

@@ -6,19 +6,15 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { ARTIFACTS, DB, openSession } from './support.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..', '..')
-const APP = process.env.NEURORATER_APP
-const DB = process.env.NEURORATER_DB
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
 const CLI = join(TARGET, 'debug', 'neurorater')
-const ARTIFACTS = join(HERE, 'artifacts')
 // First start writes and imports the whole demo study; a debug build on 2 shared cores is slow.
 const FIRST_START_TIMEOUT_MS = 300_000
 const REPORT_TIMEOUT_MS = 180_000
@@ -30,21 +26,13 @@ let browser
 let work
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  assert.ok(DB, 'NEURORATER_DB must name the test database (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
   work = mkdtempSync(join(tmpdir(), 'neurorater-calibration-e2e-'))
   // The CLI is the reference the window is checked against; build it as the tests need it.
   execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
     stdio: 'inherit',
     env: { ...process.env, CARGO_TARGET_DIR: TARGET },
   })
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP } },
-  })
+  browser = await openSession()
 })
 
 after(async () => {

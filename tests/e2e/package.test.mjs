@@ -12,17 +12,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..', '..')
-const APP = process.env.NEURORATER_APP
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
 const CLI = join(TARGET, 'debug', 'neurorater')
-const ARTIFACTS = join(HERE, 'artifacts')
 // First start writes and imports the demo study; a debug build on 2 shared cores is slow.
 const FIRST_START_TIMEOUT_MS = 300_000
-const LOAD_TIMEOUT_MS = 60_000
 const SAVE_TIMEOUT_MS = 15_000
 // The lead's study must not be the demo the remote app seeds itself with: a rater package is
 // refused by a database that already holds its study.
@@ -39,8 +35,7 @@ let exported
 const cli = (...args) => execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
 const cliJson = (...args) => JSON.parse(cli(...args, '--json'))
 const $ = (selector) => browser.$(selector)
-const testid = (id) => `[data-testid="${id}"]`
-const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `package-${name}.png`))
+const shot = (name) => screenshots(browser, 'package')(name)
 const invoke = (command, args) =>
   browser.execute(
     (command, args) =>
@@ -54,8 +49,6 @@ const invoke = (command, args) =>
   )
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
   work = mkdtempSync(join(tmpdir(), 'neurorater-package-e2e-'))
   execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
     stdio: 'inherit',
@@ -86,12 +79,7 @@ before(async () => {
   // Site B: the rater's app on a database of its own.
   const remoteDb = join(work, 'site-b', 'remote.sqlite')
   mkdirSync(dirname(remoteDb))
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP, args: ['--db', remoteDb] } },
-  })
+  browser = await openSession(['--db', remoteDb])
 })
 
 after(async () => {

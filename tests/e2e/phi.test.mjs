@@ -10,19 +10,16 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { openSession, screenshots, testid } from './support.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..', '..')
-const APP = process.env.NEURORATER_APP
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
 const CLI = join(TARGET, 'debug', 'neurorater')
 const PHI_BUNDLE = join(TARGET, 'debug', 'examples', 'phi_bundle')
-const ARTIFACTS = join(HERE, 'artifacts')
 const LOAD_TIMEOUT_MS = 120_000
 const SAVE_TIMEOUT_MS = 15_000
 const RATER = 'Dr Phi Reader'
@@ -36,13 +33,10 @@ let bundle
 const seen = []
 
 const $ = (selector) => browser.$(selector)
-const testid = (id) => `[data-testid="${id}"]`
-const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `phi-${name}.png`))
+const shot = (name) => screenshots(browser, 'phi')(name)
 const cli = (...args) => execFileSync(CLI, args, { encoding: 'utf8' })
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
   work = mkdtempSync(join(tmpdir(), 'neurorater-phi-e2e-'))
   db = join(work, 'phi.sqlite')
   execFileSync(
@@ -62,13 +56,8 @@ before(async () => {
   const rows = items.flatMap((item, i) => [`${item},dr-one,${1 + i}`, `${item},dr-two,${5 - i}`])
   writeFileSync(ratings, ['item,rater,score', ...rows].join('\n') + '\n')
   cli('import-ratings', ratings, '--db', db)
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    // Its own database: this run's shared one holds the demo study.
-    capabilities: { 'tauri:options': { application: APP, args: ['--db', db] } },
-  })
+  // Its own database: this run's shared one holds the demo study.
+  browser = await openSession(['--db', db])
 })
 
 after(async () => {

@@ -6,46 +6,25 @@
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { remote } from 'webdriverio'
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { APP, DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
 
-const APP = process.env.NEURORATER_APP
-const DB = process.env.NEURORATER_DB
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
-// First start writes and imports the demo study; a debug build on 2 shared cores is slow.
-const FIRST_START_TIMEOUT_MS = 240_000
-const LOAD_TIMEOUT_MS = 60_000
 // The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
 const SAVE_TIMEOUT_MS = 15_000
 const RATER = { name: 'Dr Ada Reader', role: 'neuroradiologist', years: '12' }
 
 let browser
 
-const session = () =>
-  remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    // No browserName: tauri-driver rejects sessions that set one.
-    capabilities: { 'tauri:options': { application: APP } },
-  })
-
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
-  browser = await session()
+  browser = await openSession()
 })
 
 after(async () => {
   await browser?.deleteSession().catch(() => {})
 })
 
-const shot = (name) => browser.saveScreenshot(join(ARTIFACTS, `rating-${name}.png`))
+const shot = (name) => screenshots(browser, 'rating')(name)
 const $ = (selector) => browser.$(selector)
-const testid = (id) => `[data-testid="${id}"]`
 
 async function waitSaved(what) {
   await browser.waitUntil(async () => (await $(testid('save-state')).getAttribute('data-state')) === 'saved', {
@@ -303,7 +282,7 @@ test('the next response is started, then the app is killed mid-edit and restarte
   const pid = appPid()
   process.kill(pid, 'SIGKILL')
   await browser.deleteSession().catch(() => {})
-  browser = await session()
+  browser = await openSession()
 
   await $(testid('continue-as')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   assert.equal(await $(testid('continue-as')).getText(), `Continue as ${RATER.name}`)

@@ -16,8 +16,9 @@ export const LOAD_TIMEOUT_MS = 60_000
 
 export const testid = (id) => `[data-testid="${id}"]`
 
-/** A WebDriver session on the app scripts/e2e.sh built, with this run's database. */
-export async function openSession() {
+/** A WebDriver session on the app scripts/e2e.sh built, started with `args` on its command line:
+ * none opens this run's database (NEURORATER_DB), `['--db', path]` a database of the test's own. */
+export async function openSession(args = []) {
   assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
   assert.ok(DB, 'NEURORATER_DB must name this run’s database (scripts/e2e.sh sets it)')
   mkdirSync(ARTIFACTS, { recursive: true })
@@ -25,7 +26,8 @@ export async function openSession() {
     hostname: '127.0.0.1',
     port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
     logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP } },
+    // No browserName: tauri-driver rejects sessions that set one.
+    capabilities: { 'tauri:options': { application: APP, ...(args.length > 0 ? { args } : {}) } },
   })
 }
 

@@ -5,15 +5,11 @@
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PNG } from 'pngjs'
-import { remote } from 'webdriverio'
+import { ARTIFACTS, FIRST_START_TIMEOUT_MS, openSession, screenshots } from './support.mjs'
 
-const APP = process.env.NEURORATER_APP
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts')
-const FIRST_START_TIMEOUT_MS = 240_000
 const IMAGE_TIMEOUT_MS = 60_000
 const SCROLL_STEPS = 100
 
@@ -21,14 +17,7 @@ let browser
 const timings = {}
 
 before(async () => {
-  assert.ok(APP, 'NEURORATER_APP must name the app binary (scripts/e2e.sh sets it)')
-  mkdirSync(ARTIFACTS, { recursive: true })
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.E2E_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: { 'tauri:options': { application: APP } },
-  })
+  browser = await openSession()
   await browser.waitUntil(async () => (await browser.$$('.case-row').length) >= 12, {
     timeout: FIRST_START_TIMEOUT_MS,
     interval: 500,
@@ -73,7 +62,7 @@ function meanAbsDifference(aBytes, bBytes, mirror) {
 
 async function shoot(name) {
   await browser.pause(250)
-  await browser.saveScreenshot(join(ARTIFACTS, `viewer-${name}.png`))
+  await screenshots(browser, 'viewer')(name)
 }
 
 async function waitViewportsReady(count) {
