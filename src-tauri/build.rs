@@ -42,6 +42,7 @@ const COMMANDS: &[&str] = &[
     "export_calibration_report",
     "import_rater_package",
     "export_results_package",
+    "merge_results_package",
 ];
 
 fn main() {

@@ -950,6 +950,35 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
 }
 
 #[test]
+fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
+    let (_dir, mut store) = demo_store();
+    let reader = store
+        .create_rater("Dr Ada", RaterRole::Neurologist, Some(8))
+        .unwrap()
+        .id;
+    let curator = store
+        .create_rater("Dr Cora", RaterRole::Curator, None)
+        .unwrap()
+        .id;
+    store
+        .require_study_lead("Merging a results package")
+        .unwrap();
+    store.set_current_rater(reader).unwrap();
+    match store.require_study_lead("Merging a results package") {
+        Err(Error::Rating(RatingError::Refused(message))) => assert!(
+            message.starts_with("Merging a results package is the study lead's")
+                && message.contains("Dr Ada is reading here as a neurologist"),
+            "{message}"
+        ),
+        other => panic!("a blinded reader must be refused: {other:?}"),
+    }
+    store.set_current_rater(curator).unwrap();
+    store
+        .require_study_lead("Merging a results package")
+        .unwrap();
+}
+
+#[test]
 fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
     let (_dir, mut store) = demo_store();
     let reader = store

@@ -67,6 +67,7 @@ pub fn build_app<R: Runtime>(
             commands::calibration::export_calibration_report,
             commands::package::import_rater_package,
             commands::package::export_results_package,
+            commands::package::merge_results_package,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

@@ -1,7 +1,8 @@
 // Multi-site reading in the real window: a study lead builds a rater package with the CLI; the
 // remote rater's app (its own fresh database, which first start fills with the demo study)
 // imports it, the new study appears in the study picker, the rater reads and comments one
-// response, exports a results package, and the lead's `neurorater package merge` adds it.
+// response, exports a results package, and the lead merges it in their own app (the CLI's
+// `neurorater package merge` then finds nothing new).
 // The native open and save dialogs cannot be driven, so the commands are invoked with the path
 // a dialog would return; the menu itself is checked to be there. Run through scripts/e2e.sh.
 
@@ -142,20 +143,46 @@ test('the rater reads one response of the package and it is saved', async () => 
   await shot('3-rated')
 })
 
-test('the exported results merge into the lead’s database', async () => {
+test('the lead merges the exported results in the app, and the CLI finds nothing new', async () => {
   const results = join(work, 'site-b', 'results.tar')
   const written = await invoke('export_results_package', { path: results, package: null })
   assert.equal(written.value, results, JSON.stringify(written))
   assert.ok(existsSync(results))
-  const merged = JSON.parse(
-    execFileSync(CLI, ['package', 'merge', '--db', leadDb, results, '--json'], { encoding: 'utf8' }),
-  )
-  assert.equal(merged.rater, RATER)
-  assert.equal(merged.site, 'Site B')
-  assert.ok(merged.added >= 1, `the merge added the rating: ${JSON.stringify(merged)}`)
-  assert.deepEqual(merged.conflicts, [])
-  const again = JSON.parse(
-    execFileSync(CLI, ['package', 'merge', '--db', leadDb, results, '--json'], { encoding: 'utf8' }),
-  )
-  assert.deepEqual([again.added, again.updated, again.unchanged], [0, 0, merged.added])
+
+  // Site A: the lead's app on the lead's database, nobody reading.
+  await browser.deleteSession()
+  browser = await openSession(['--db', leadDb])
+  // Settled once it asks who is reading (the lead's raters, nobody chosen yet).
+  await $('.rater-choice').waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the lead’s app never asked who is reading' })
+  const menu = await $(testid('package-menu'))
+  await menu.$('summary').click()
+  assert.ok(await $(testid('package-merge')).isDisplayed(), '"Merge a site’s results…" is in the lead’s menu')
+  await shot('4-lead-menu')
+  await menu.$('summary').click()
+
+  const merged = await invoke('merge_results_package', { path: results })
+  assert.equal(merged.value?.rater, RATER, JSON.stringify(merged))
+  assert.equal(merged.value.site, 'Site B')
+  assert.ok(merged.value.added >= 1, `the merge added the rating: ${JSON.stringify(merged)}`)
+  assert.deepEqual(merged.value.conflicts, [])
+
+  const again = cliJson('package', 'merge', '--db', leadDb, results)
+  assert.equal(again.package_id, merged.value.package_id)
+  assert.deepEqual([again.added, again.updated, again.unchanged, again.conflicts], [0, 0, merged.value.added, []])
+
+  // A rater reading blinded at the lead's workstation may not merge: the menu hides it and the
+  // backend refuses it.
+  const raters = await invoke('list_raters', {})
+  const reader = raters.value.find((r) => r.name === RATER)
+  assert.ok(reader, JSON.stringify(raters))
+  await invoke('set_current_rater', { raterId: reader.id })
+  const refused = await invoke('merge_results_package', { path: results })
+  assert.equal(refused.refusal?.code, 'refused', JSON.stringify(refused))
+  assert.match(refused.refusal.message, /study lead's/)
+  await browser.execute(() => window.location.reload())
+  await $(testid('package-menu')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await $(testid('package-menu')).$('summary').click()
+  assert.ok(await $(testid('package-import')).isDisplayed())
+  assert.equal(await $(testid('package-merge')).isExisting(), false, 'the merge is not offered to a blinded reader')
+  await invoke('leave_reading', {})
 })

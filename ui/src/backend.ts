@@ -32,6 +32,7 @@ import type {
   EditAck,
   ImportedPackage,
   LabelAck,
+  MergedResults,
   LabelEdit,
   PlanSpec,
   PlanSummary,
@@ -223,7 +224,19 @@ export async function chooseResultsPath(): Promise<string | null> {
   })
   return chosen ?? null
 }
+/** Asks for a site's results package to merge (the native open dialog); null when cancelled. */
+export async function chooseResultsToMerge(): Promise<string | null> {
+  const chosen = await open({
+    title: 'Merge a results package',
+    multiple: false,
+    directory: false,
+    filters: [{ name: 'Results package', extensions: ['tar'] }],
+  })
+  return typeof chosen === 'string' ? chosen : null
+}
 export const importRaterPackage = (path: string) => call<ImportedPackage>('import_rater_package', { path })
+/** The study lead's side: refused ('refused') while a rater reads blinded here. */
+export const mergeResultsPackage = (path: string) => call<MergedResults>('merge_results_package', { path })
 /** The file written; `packageId` only when the database holds several rater packages. */
 export const exportResultsPackage = (path: string, packageId: string | null = null) =>
   call<string>('export_results_package', { path, package: packageId })

@@ -210,6 +210,18 @@ export interface ResumePoint {
 }
 
 /** A rater package imported into this database (`import_rater_package`). */
+/** What merging a results package did (`merge_results_package`). */
+export interface MergedResults {
+  package_id: string
+  rater: string
+  site: string
+  added: number
+  updated: number
+  unchanged: number
+  /** Each as `file:line: field: why`; what they name was kept as it is. */
+  conflicts: string[]
+}
+
 export interface ImportedPackage {
   package_id: string
   study_id: string

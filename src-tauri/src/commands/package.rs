@@ -1,7 +1,7 @@
-//! Multi-site studies at the remote rater's site (docs/multisite.md): import the rater package the
-//! study lead sent into the open database, and export the results package to send back. Both
-//! touch only the file the user picked in the native dialog. Merging results is the lead's work
-//! and stays in the CLI (`neurorater package merge`).
+//! Multi-site studies (docs/multisite.md). At the remote rater's site: import the rater package
+//! the study lead sent into the open database, and export the results package to send back. At
+//! the lead's: merge a results package into the open database, as `neurorater package merge`
+//! does. Each touches only the file the user picked in the native dialog.
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
@@ -40,6 +40,44 @@ pub async fn import_rater_package(
             site: imported.site,
             items: imported.items,
             already_imported: imported.already_imported,
+        })
+    })
+}
+
+/// What a merge did, for the study lead: the counts, and each conflict in the words of the CLI
+/// (`file:line: field: why`), none of which carries a score.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MergedResults {
+    pub package_id: String,
+    pub rater: String,
+    pub site: String,
+    pub added: u32,
+    pub updated: u32,
+    pub unchanged: u32,
+    pub conflicts: Vec<String>,
+}
+
+/// Merges the results package at `path` (the file chosen in the open dialog) into the open
+/// database: new ratings added, ones the remote rater changed updated, anything the lead's site
+/// changed kept and listed as a conflict. One transaction, audited; merging again changes nothing.
+/// Refused while a rater reads blinded here: it is the study lead's decision.
+#[tauri::command]
+pub async fn merge_results_package(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<MergedResults, CommandError> {
+    let file = package_source(Path::new(&path))?;
+    state.with_store_mut(|store| {
+        store.require_study_lead("Merging a results package")?;
+        let report = cases::package::merge_results_package(store, &file, &NoProgress)?;
+        Ok(MergedResults {
+            package_id: report.package_id,
+            rater: report.rater,
+            site: report.site,
+            added: report.added,
+            updated: report.updated,
+            unchanged: report.unchanged,
+            conflicts: report.conflicts.iter().map(ToString::to_string).collect(),
         })
     })
 }
@@ -98,7 +136,7 @@ fn package_source(path: &Path) -> Result<PathBuf, CommandError> {
         return Err(refuse(path, "is not a file"));
     }
     if !is_tar(&resolved) {
-        return Err(refuse(path, "a rater package is a .tar file"));
+        return Err(refuse(path, "a package is a .tar file"));
     }
     Ok(resolved)
 }
