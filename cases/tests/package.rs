@@ -5,7 +5,7 @@ use cases::import::import_bundle;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
     export_rater_package, export_results_package, import_rater_package, merge_results_package,
-    Conflict, MergeReport,
+    Conflict, MergeReport, RaterPackageExport,
 };
 use cases::progress::NoProgress;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, DEMO_STUDY_ID};
@@ -77,11 +77,12 @@ fn lead() -> Lead {
     Lead { dir, store, rater }
 }
 
-/// [`lead`], with `RATER`'s queue exported for "Site B" as `rater.tar` in its folder.
-fn lead_with_rater_package() -> (Lead, PathBuf) {
+/// [`lead`], with `RATER`'s queue exported for "Site B" as `rater.tar` in its folder: the file
+/// and what the export said of it.
+fn lead_with_rater_package() -> (Lead, PathBuf, RaterPackageExport) {
     let mut lead = lead();
     let package = lead.dir.path().join("rater.tar");
-    export_rater_package(
+    let exported = export_rater_package(
         &mut lead.store,
         DEMO_STUDY_ID,
         RATER,
@@ -90,7 +91,7 @@ fn lead_with_rater_package() -> (Lead, PathBuf) {
         &NoProgress,
     )
     .unwrap();
-    (lead, package)
+    (lead, package, exported)
 }
 
 fn rater_id(store: &Store, name: &str) -> i64 {
@@ -274,18 +275,8 @@ fn merge(lead: &mut Lead, file: &Path) -> MergeReport {
 
 #[test]
 fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
-    let mut lead = lead();
+    let (mut lead, package, exported) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
-    let package = dir.join("rater.tar");
-    let exported = export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
     let lead_queue = lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap();
     assert_eq!(exported.items as usize, lead_queue.len());
 
@@ -391,7 +382,7 @@ fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
 
 #[test]
 fn a_rating_edited_at_the_lead_is_listed_not_overwritten_and_an_untouched_one_is_updated() {
-    let (mut lead, package) = lead_with_rater_package();
+    let (mut lead, package, _) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
     let mut remote = remote(&dir, &package);
     let remote_items = rate_remotely(&mut remote);
@@ -494,7 +485,7 @@ fn refused_members(error: Error) -> Vec<(String, String)> {
 
 #[test]
 fn a_changed_byte_is_refused_naming_the_member_and_nothing_is_written() {
-    let (mut lead, package) = lead_with_rater_package();
+    let (mut lead, package, _) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
     let good = std::fs::read(&package).unwrap();
     let image = members(&package)
@@ -531,7 +522,7 @@ fn a_changed_byte_is_refused_naming_the_member_and_nothing_is_written() {
 
 #[test]
 fn packages_for_another_study_or_database_are_refused_or_listed() {
-    let (mut lead, package) = lead_with_rater_package();
+    let (mut lead, package, _) = lead_with_rater_package();
     let dir = lead.dir.path().to_path_buf();
     // The lead's own database already holds the study: a rater package goes into a database of
     // its own.
@@ -571,7 +562,7 @@ fn packages_for_another_study_or_database_are_refused_or_listed() {
 
 #[test]
 fn the_rater_package_carries_nothing_that_unblinds_or_identifies() {
-    let (lead, package) = lead_with_rater_package();
+    let (lead, package, _) = lead_with_rater_package();
     let conn = lead.store.read();
     let column = |sql: &str| -> Vec<String> {
         conn.prepare(sql)

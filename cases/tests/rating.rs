@@ -949,9 +949,8 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
     );
 }
 
-#[test]
-fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
-    let (_dir, mut store) = demo_store();
+/// Dr Ada, a neurologist who reads blinded, and Dr Cora, a curator who does not.
+fn reader_and_curator(store: &mut Store) -> (i64, i64) {
     let reader = store
         .create_rater("Dr Ada", RaterRole::Neurologist, Some(8))
         .unwrap()
@@ -960,6 +959,13 @@ fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
         .create_rater("Dr Cora", RaterRole::Curator, None)
         .unwrap()
         .id;
+    (reader, curator)
+}
+
+#[test]
+fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
+    let (_dir, mut store) = demo_store();
+    let (reader, curator) = reader_and_curator(&mut store);
     store
         .require_study_lead("Merging a results package")
         .unwrap();
@@ -981,14 +987,7 @@ fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
 #[test]
 fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
     let (_dir, mut store) = demo_store();
-    let reader = store
-        .create_rater("Dr Ada", RaterRole::Neurologist, Some(8))
-        .unwrap()
-        .id;
-    let curator = store
-        .create_rater("Dr Cora", RaterRole::Curator, None)
-        .unwrap()
-        .id;
+    let (reader, curator) = reader_and_curator(&mut store);
     // A lead with nobody reading may open everything.
     store.require_unblinded("The calibration report").unwrap();
 

@@ -75,30 +75,27 @@ async function waitViewportsReady(count) {
   )
 }
 
+/** Waits for the measure `name` that starts at this opening's click (not a previous one's). */
+async function waitForThisOpenings(name, what) {
+  await browser.waitUntil(
+    () =>
+      browser.execute((name) => {
+        const click = performance.getEntriesByName('open-case', 'mark')[0]
+        const measured = performance.getEntriesByName(name)[0]
+        return Boolean(click && measured && measured.startTime === click.startTime)
+      }, name),
+    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: `${what} of this opening was never measured` },
+  )
+}
+
 async function openCase(caseId) {
   const row = await browser.$(`.case-row[data-case-id="${caseId}"]`)
   await row.$('button').click()
   await waitViewportsReady(1)
   // "Ready" is set when NiiVue has drawn; the first frame on screen is the animation frame after,
   // which measures click → first image from this click's mark.
-  await browser.waitUntil(
-    () =>
-      browser.execute(() => {
-        const click = performance.getEntriesByName('open-case', 'mark')[0]
-        const shown = performance.getEntriesByName('open-case-to-first-image')[0]
-        return Boolean(click && shown && shown.startTime === click.startTime)
-      }),
-    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: 'the first image of this opening was never measured' },
-  )
-  await browser.waitUntil(
-    () =>
-      browser.execute(() => {
-        const click = performance.getEntriesByName('open-case', 'mark')[0]
-        const ready = performance.getEntriesByName('open-case-to-series-ready')[0]
-        return Boolean(click && ready && ready.startTime === click.startTime)
-      }),
-    { timeout: IMAGE_TIMEOUT_MS, timeoutMsg: 'the whole series of this opening was never measured' },
-  )
+  await waitForThisOpenings('open-case-to-first-image', 'the first image')
+  await waitForThisOpenings('open-case-to-series-ready', 'the whole series')
   return browser.execute(() => {
     const get = (name) => performance.getEntriesByName(name)[0]?.duration ?? null
     const key = (prefix) => performance.getEntriesByType('measure').filter((m) => m.name.startsWith(prefix)).at(-1)?.duration ?? null

@@ -204,17 +204,16 @@ export async function chooseExportPath(format: ExportFormat): Promise<string | n
 export const exportCalibrationReport = (format: ExportFormat, path: string) =>
   call<string[]>('export_calibration_report', { format, path })
 
-// Multi-site studies at the remote rater's site (docs/multisite.md); merging stays in the CLI.
-/** Asks which rater package to import (the native open dialog); null when the user cancels. */
-export async function choosePackageToImport(): Promise<string | null> {
-  const chosen = await open({
-    title: 'Import a rater package',
-    multiple: false,
-    directory: false,
-    filters: [{ name: 'Rater package', extensions: ['tar'] }],
-  })
+// Multi-site studies (docs/multisite.md): the remote rater's import and export, the lead's merge.
+/** Asks for one existing package file (the native open dialog); null when the user cancels. */
+async function chooseTarToOpen(title: string, kind: string): Promise<string | null> {
+  const chosen = await open({ title, multiple: false, directory: false, filters: [{ name: kind, extensions: ['tar'] }] })
   return typeof chosen === 'string' ? chosen : null
 }
+/** Asks which rater package to import; null when the user cancels. */
+export const choosePackageToImport = () => chooseTarToOpen('Import a rater package', 'Rater package')
+/** Asks for a site's results package to merge; null when the user cancels. */
+export const chooseResultsToMerge = () => chooseTarToOpen('Merge a results package', 'Results package')
 /** Asks where to save the results package (the native save dialog); null when the user cancels. */
 export async function chooseResultsPath(): Promise<string | null> {
   const chosen = await save({
@@ -223,16 +222,6 @@ export async function chooseResultsPath(): Promise<string | null> {
     filters: [{ name: 'Results package', extensions: ['tar'] }],
   })
   return chosen ?? null
-}
-/** Asks for a site's results package to merge (the native open dialog); null when cancelled. */
-export async function chooseResultsToMerge(): Promise<string | null> {
-  const chosen = await open({
-    title: 'Merge a results package',
-    multiple: false,
-    directory: false,
-    filters: [{ name: 'Results package', extensions: ['tar'] }],
-  })
-  return typeof chosen === 'string' ? chosen : null
 }
 export const importRaterPackage = (path: string) => call<ImportedPackage>('import_rater_package', { path })
 /** The study lead's side: refused ('refused') while a rater reads blinded here. */
