@@ -5,6 +5,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import commandsSource from '../../src-tauri/src/commands/rating.rs?raw'
 import packageSource from '../../src-tauri/src/commands/package.rs?raw'
+import imagingSource from '../../src-tauri/src/commands/imaging.rs?raw'
 
 const invoke = vi.fn()
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }))
@@ -18,9 +19,10 @@ function rustCommands(source: string): Map<string, string[]> {
   const commands = new Map<string, string[]>()
   const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)/g
   for (const [, name, params] of source.matchAll(pattern)) {
-    // The managed state is injected by Tauri, not sent; its type holds a comma.
+    // Managed state (the store, the volume cache) is injected by Tauri, not sent; its type holds
+    // a comma.
     const names = params
-      .replace(/state:\s*State<[^>]*>/, '')
+      .replace(/\w+:\s*State<[^>]*>/g, '')
       .split(',')
       .map((p) => p.trim().split(':')[0].trim())
       .filter((p) => p !== '')
@@ -70,10 +72,11 @@ describe('rating commands', () => {
   })
 })
 
-// The rater-package calls against src-tauri/src/commands/package.rs, checked the same way.
+// The multi-site package calls against src-tauri/src/commands/package.rs, checked the same way.
 const packageCalls: [keyof typeof backend, unknown[]][] = [
   ['importRaterPackage', ['/tmp/dr-remote.nrpkg.tar']],
   ['exportResultsPackage', ['/tmp/results.tar', null]],
+  ['mergeResultsPackage', ['/tmp/results.tar']],
 ]
 
 describe('rater package commands', () => {
@@ -91,6 +94,29 @@ describe('rater package commands', () => {
     await (backend[fn] as (...a: unknown[]) => Promise<unknown>)(...args)
     const [command, sent] = invoke.mock.calls[0] as [string, Record<string, unknown> | undefined]
     expect(rust.has(command), `${command} is not a command of package.rs`).toBe(true)
+    expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
+  })
+})
+
+// The pixel calls against src-tauri/src/commands/imaging.rs, checked the same way.
+const imagingCalls: [keyof typeof backend, unknown[]][] = [
+  ['seriesVolume', [3]],
+  ['seriesOpeningSlice', [3, 'axial', null]],
+]
+
+describe('imaging commands', () => {
+  const rust = rustCommands(imagingSource)
+
+  beforeEach(() => invoke.mockReset().mockResolvedValue(new ArrayBuffer(0)))
+
+  it('finds every command of imaging.rs', () => {
+    expect([...rust.keys()].sort()).toEqual(['series_opening_slice', 'series_volume'])
+  })
+
+  it.each(imagingCalls)('%s sends the parameters the command declares', async (fn, args) => {
+    await (backend[fn] as (...a: unknown[]) => Promise<unknown>)(...args)
+    const [command, sent] = invoke.mock.calls[0] as [string, Record<string, unknown> | undefined]
+    expect(rust.has(command), `${command} is not a command of imaging.rs`).toBe(true)
     expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
   })
 })
