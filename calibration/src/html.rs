@@ -308,17 +308,55 @@ fn verdict(h: &mut String, report: &Report) {
     );
     h.push_str("<div class=\"figures\">");
     if let Some(p) = v.pearson.value() {
+        let interval = match (v.low, v.high) {
+            (Some(low), Some(high)) => format!("95 % {}–{}", num(low, 2), num(high, 2)),
+            _ => "no interval".to_string(),
+        };
         figure(
             h,
-            "Pearson r vs clinicians",
+            "Pearson r vs clinicians' mean",
             &num(p.r, 2),
             &format!(
-                "95 % CI {}–{} · n {}",
-                num(p.ci_low, 2),
-                num(p.ci_high, 2),
-                p.n
+                "{interval} · {} · {} items, {} cases",
+                v.method, v.n_items, v.n_cases
             ),
         );
+    }
+    match &v.ceiling {
+        Estimate::Value(c) => {
+            figure(
+                h,
+                "Like for like: held-out clinician (ceiling)",
+                &num(c.value, 2),
+                &format!(
+                    "95 % {}–{} · {} items, {} cases · the grader on the same items {} ({}–{})",
+                    num(c.low, 2),
+                    num(c.high, 2),
+                    c.n_items,
+                    c.n_cases,
+                    num(c.grader.estimate, 2),
+                    num(c.grader.low, 2),
+                    num(c.grader.high, 2)
+                ),
+            );
+            figure(
+                h,
+                "Grader − clinician (like for like)",
+                &num(c.difference.estimate, 2),
+                &format!(
+                    "95 % {}–{} · {}",
+                    num(c.difference.low, 2),
+                    num(c.difference.high, 2),
+                    c.difference.method
+                ),
+            );
+        }
+        Estimate::NotEstimable { not_estimable, .. } => figure(
+            h,
+            "Like for like: held-out clinician (ceiling)",
+            "—",
+            not_estimable,
+        ),
     }
     if let Some(b) = v.bias {
         figure(
@@ -326,14 +364,6 @@ fn verdict(h: &mut String, report: &Report) {
             "Bias (grader − clinicians)",
             &num(b, 2),
             "points on the scale",
-        );
-    }
-    if let Some(icc) = v.human_icc2 {
-        figure(
-            h,
-            "Clinicians' ICC2 (ceiling)",
-            &num(icc, 2),
-            "two-way random, absolute, single",
         );
     }
     if let Some(passed) = v.alt_test_passed {
@@ -479,10 +509,16 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
     }
     h.push_str("</table><table><tr><th>Degradation</th><th>grader–human</th><th>human–human</th><th>difference</th></tr>");
     for row in &g.degradation {
-        let v = |e: &Estimate<f64>| e.value().map_or("—".into(), |v| num(*v, 3));
-        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&row.statistic.replace('_', " ")), v(&row.grader_human), v(&row.human_human), v(&row.difference));
+        let v = |e: &Estimate<f64>, i: &Option<crate::report::CaseInterval>| {
+            let value = e.value().map_or("—".into(), |v| num(*v, 3));
+            match i {
+                Some(i) => format!("{value} ({}–{})", num(i.low, 3), num(i.high, 3)),
+                None => value,
+            }
+        };
+        let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&row.statistic.replace('_', " ")), v(&row.grader_human, &row.grader_human_interval), v(&row.human_human, &row.human_human_interval), v(&row.difference, &row.difference_interval));
     }
-    h.push_str("</table>");
+    h.push_str("</table><p class=\"note\">Intervals: 95 %, resampling cases (BCa where defined, else percentile); pairwise κ is not resampled.</p>");
     match g.alt_test.value() {
         Some(a) => {
             let _ = write!(h, "<p>Alternative annotator test (Calderon et al. 2025), ε = {}, Benjamini–Yekutieli q = {}: the grader wins against {} of {} clinicians (winning rate {}); average advantage probability {}. <strong>{}</strong>{}</p>",

@@ -16,6 +16,7 @@
 //! - [`correlation`]: [`correlation::pearson`], [`correlation::spearman`],
 //!   [`correlation::kendall_tau_b`];
 //! - [`bland_altman::bland_altman`]; [`icc::icc`] (six Shrout & Fleiss forms);
+//! - [`calibration_line`] (grader = a + b · clinicians' mean; proportional bias);
 //! - [`kappa::cohen_kappa`], [`kappa::fleiss_kappa`];
 //!   [`krippendorff::krippendorff_alpha`];
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
@@ -27,6 +28,7 @@
 pub mod alt_test;
 pub mod bland_altman;
 pub mod bootstrap;
+pub mod calibration_line;
 pub mod correlation;
 pub mod csv_input;
 mod dist;

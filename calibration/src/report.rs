@@ -6,6 +6,9 @@
 use crate::alt_test::{alt_test, AltTest};
 use crate::bland_altman::{bland_altman, BlandAltman};
 use crate::bootstrap::{cluster_bootstrap, BootstrapConfig, BootstrapInterval, Progress};
+use crate::calibration_line::{
+    calibration_line, proportional_bias, CalibrationLine, ProportionalBias,
+};
 use crate::correlation::{kendall_tau_b, pearson, spearman, KendallTauB, Pearson, Spearman};
 use crate::estimate::Estimate;
 use crate::icc::{icc, Icc, MeanSquares};
@@ -80,18 +83,100 @@ pub struct InputSummary {
 pub struct Verdict {
     pub dimension: String,
     pub bar_pearson_r: f64,
+    /// What is compared with the bar.
+    pub statistic: String,
+    /// Its analytic figures (Fisher-z interval, for comparison with papers).
     pub pearson: Estimate<Pearson>,
     /// r ≥ bar.
     pub meets_bar: bool,
-    /// The 95 % lower bound ≥ bar (the claim a reviewer would sign).
+    /// The verdict's 95 % interval, from resampling cases (`method`); `None` when fewer than
+    /// two cases carry the comparison.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// How `low` and `high` were made, e.g. `case bootstrap BCa (2000 resamples of 12 cases)`.
+    pub method: String,
+    /// Items and cases the statistic is computed on.
+    pub n_items: usize,
+    pub n_cases: usize,
+    /// `low` ≥ bar (the claim a reviewer would sign).
     pub lower_bound_meets_bar: bool,
-    /// Clinicians' agreement with each other (ICC2), the ceiling to compare with.
+    /// The like-for-like human figure: a held-out clinician against the others' mean, beside
+    /// the grader against the same mean on the same items.
+    pub ceiling: Estimate<Ceiling>,
+    /// Clinicians' agreement with each other (ICC2, items every clinician scored). Kept for
+    /// reference; it is not the ceiling the grader's r is compared with (another statistic on
+    /// other items).
     pub human_icc2: Option<f64>,
     pub bias: Option<f64>,
     pub alt_test_passed: Option<bool>,
     pub precision: Option<PrecisionGuidance>,
     /// The verdict in plain words.
     pub summary: String,
+}
+
+/// A 95 % case-bootstrap interval as the report quotes it: BCa where defined, else percentile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseInterval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    /// `case bootstrap BCa` or `case bootstrap percentile` (BCa undefined on these data).
+    pub method: String,
+    pub resamples: usize,
+    /// Cases resampled.
+    pub cases: usize,
+}
+
+impl CaseInterval {
+    fn from_bootstrap(b: &BootstrapInterval) -> CaseInterval {
+        let (low, high, method) = match (b.bca_low, b.bca_high) {
+            (Some(low), Some(high)) => (low, high, "case bootstrap BCa"),
+            _ => (
+                b.percentile_low,
+                b.percentile_high,
+                "case bootstrap percentile",
+            ),
+        };
+        CaseInterval {
+            estimate: b.estimate,
+            low,
+            high,
+            method: method.to_string(),
+            resamples: b.resamples,
+            cases: b.clusters,
+        }
+    }
+
+    /// E.g. `case bootstrap BCa (2000 resamples of 12 cases)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({} resamples of {} cases)",
+            self.method, self.resamples, self.cases
+        )
+    }
+}
+
+/// Like for like: for each held-out clinician, the grader and that clinician against the mean of
+/// the other clinicians on the same items (scored by the grader, the held-out clinician and at
+/// least one other); each side averaged over held-out clinicians.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ceiling {
+    /// What `value` is.
+    pub statistic: String,
+    /// The held-out clinicians' mean r: what one more clinician reaches.
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    pub method: String,
+    /// Distinct items and cases in the comparisons (each held-out clinician's own items).
+    pub n_items: usize,
+    pub n_cases: usize,
+    /// Clinicians held out in turn (those with an estimable r on both sides).
+    pub held_out_clinicians: usize,
+    /// The grader's mean r with the same means on the same items.
+    pub grader: CaseInterval,
+    /// grader − clinician, bootstrapped as a difference (the same resamples on both sides).
+    pub difference: CaseInterval,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -131,6 +216,8 @@ pub struct GraderAgreement {
     pub vs_each_rater: Vec<VsRater>,
     pub leave_one_rater_out: Vec<LeaveOneOut>,
     pub degradation: Vec<DegradationRow>,
+    /// The like-for-like ceiling of this section (see [`Ceiling`]).
+    pub like_for_like: Estimate<Ceiling>,
     pub alt_test: Estimate<AltTest>,
 }
 
@@ -138,11 +225,18 @@ pub struct GraderAgreement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VsHumanMean {
     pub n: usize,
+    /// Cases of those items.
+    pub n_cases: usize,
     pub pearson: Estimate<Pearson>,
     pub spearman: Estimate<Spearman>,
     pub kendall_tau_b: Estimate<KendallTauB>,
     /// grader − clinicians' mean.
     pub bland_altman: Estimate<BlandAltman>,
+    /// grader = a + b · clinicians' mean (b = 1, a = 0 when calibrated).
+    pub calibration_line: Estimate<CalibrationLine>,
+    /// (grader − clinicians' mean) on the pair's mean: does the disagreement change along the
+    /// scale?
+    pub proportional_bias: Estimate<ProportionalBias>,
     /// Against the clinicians' consensus: their mean rounded to the nearest scale level.
     pub cohen_kappa: CohenKappa,
     /// ICC with the grader as one more rater (items scored by everyone).
@@ -160,6 +254,9 @@ pub struct BootstrapBlock {
     pub bias: Estimate<BootstrapInterval>,
     #[serde(rename = "ICC2")]
     pub icc2: Estimate<BootstrapInterval>,
+    pub calibration_slope: Estimate<BootstrapInterval>,
+    pub calibration_intercept: Estimate<BootstrapInterval>,
+    pub proportional_bias_slope: Estimate<BootstrapInterval>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -199,6 +296,11 @@ pub struct DegradationRow {
     pub difference: Estimate<f64>,
     /// How many comparisons each side averages.
     pub comparisons: usize,
+    /// Case-bootstrap intervals of the three figures; `None` for pairwise κ (not resampled) or
+    /// when fewer than two cases carry the comparison.
+    pub grader_human_interval: Option<CaseInterval>,
+    pub human_human_interval: Option<CaseInterval>,
+    pub difference_interval: Option<CaseInterval>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -694,6 +796,14 @@ fn nearest_level(value: f64, categories: &Categories) -> f64 {
         .unwrap_or(value)
 }
 
+/// One item of a leave-one-rater-out comparison.
+struct LooRow {
+    item: usize,
+    grader: f64,
+    held_out: f64,
+    rest_mean: f64,
+}
+
 fn grader_agreement(
     humans: &RatingMatrix,
     grader: &[Option<f64>],
@@ -719,18 +829,71 @@ fn grader_agreement(
         .collect();
     let with_grader = RatingMatrix::from_rows(&with_grader);
 
+    // Held-out clinician j: the same items on both sides, scored by the grader, by j and by
+    // someone else.
+    let loo_rows: Vec<Vec<LooRow>> = if k >= 2 {
+        (0..k)
+            .map(|j| {
+                let rest: Vec<usize> = (0..k).filter(|&c| c != j).collect();
+                grader_vs_mean_of(humans, grader, &rest)
+                    .into_iter()
+                    .filter_map(|(item, g, m)| {
+                        Some(LooRow {
+                            item,
+                            grader: g,
+                            held_out: humans.row(item)[j]?,
+                            rest_mean: m,
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let leave_one_rater_out: Vec<LeaveOneOut> = loo_rows
+        .iter()
+        .enumerate()
+        .map(|(j, rows)| {
+            let g: Vec<f64> = rows.iter().map(|r| r.grader).collect();
+            let held: Vec<f64> = rows.iter().map(|r| r.held_out).collect();
+            let rest_mean: Vec<f64> = rows.iter().map(|r| r.rest_mean).collect();
+            LeaveOneOut {
+                held_out: names[j].clone(),
+                grader_vs_rest: pair_summary(&g, &rest_mean),
+                held_out_vs_rest: pair_summary(&held, &rest_mean),
+            }
+        })
+        .collect();
+
+    let (bootstrap, loo_intervals) = bootstrap_block(
+        &paired,
+        &with_grader,
+        &loo_rows,
+        &leave_one_rater_out,
+        cases,
+        options,
+        progress,
+    );
     let pearson_estimate = pearson(&g, &h);
     let precision = pearson_estimate
         .value()
         .and_then(|p| precision_guidance(p.r, p.n, options.bar_pearson_r));
     let vs_human_mean = VsHumanMean {
         n: paired.len(),
+        n_cases: paired
+            .iter()
+            .map(|p| cases[p.0])
+            .collect::<BTreeSet<_>>()
+            .len(),
         spearman: spearman(&g, &h),
         kendall_tau_b: kendall_tau_b(&g, &h),
         bland_altman: bland_altman(&g, &h),
+        calibration_line: calibration_line(&g, &h),
+        proportional_bias: proportional_bias(&g, &h),
         cohen_kappa: cohen_kappa(&g, &consensus, categories),
         icc: icc(&with_grader),
-        bootstrap: bootstrap_block(&paired, &with_grader, cases, options, progress),
+        bootstrap,
         precision,
         pearson: pearson_estimate,
         pairs: g.iter().zip(&h).map(|(a, b)| [*a, *b]).collect(),
@@ -753,35 +916,20 @@ fn grader_agreement(
         })
         .collect::<Vec<_>>();
 
-    let leave_one_rater_out: Vec<LeaveOneOut> = if k >= 2 {
-        (0..k)
-            .map(|j| {
-                let rest: Vec<usize> = (0..k).filter(|&c| c != j).collect();
-                // The same items on both sides: scored by the grader, by j and by someone else.
-                let rows: Vec<(f64, f64, f64)> = grader_vs_mean_of(humans, grader, &rest)
-                    .into_iter()
-                    .filter_map(|(i, g, m)| Some((g, humans.row(i)[j]?, m)))
-                    .collect();
-                let g: Vec<f64> = rows.iter().map(|r| r.0).collect();
-                let held: Vec<f64> = rows.iter().map(|r| r.1).collect();
-                let rest_mean: Vec<f64> = rows.iter().map(|r| r.2).collect();
-                LeaveOneOut {
-                    held_out: names[j].clone(),
-                    grader_vs_rest: pair_summary(&g, &rest_mean),
-                    held_out_vs_rest: pair_summary(&held, &rest_mean),
-                }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-
-    let degradation = degradation(humans, &leave_one_rater_out, &vs_each_rater, categories);
+    let like_for_like = like_for_like(&loo_rows, &leave_one_rater_out, &loo_intervals, cases);
+    let degradation = degradation(
+        humans,
+        &leave_one_rater_out,
+        &vs_each_rater,
+        &loo_intervals,
+        categories,
+    );
     GraderAgreement {
         vs_human_mean,
         vs_each_rater,
         degradation,
         leave_one_rater_out,
+        like_for_like,
         alt_test: alt_test(
             humans,
             names,
@@ -790,6 +938,74 @@ fn grader_agreement(
             options.alt_test_q,
         ),
     }
+}
+
+/// Which held-out clinicians each like-for-like average includes: for r, those with an
+/// estimable r on both sides; for the mean absolute difference, those with any item.
+struct LooIncluded {
+    r: Vec<usize>,
+    mad: Vec<usize>,
+}
+
+impl LooIncluded {
+    fn of(loo: &[LeaveOneOut]) -> LooIncluded {
+        LooIncluded {
+            r: (0..loo.len())
+                .filter(|&j| {
+                    loo[j].grader_vs_rest.pearson.value().is_some()
+                        && loo[j].held_out_vs_rest.pearson.value().is_some()
+                })
+                .collect(),
+            mad: (0..loo.len())
+                .filter(|&j| loo[j].grader_vs_rest.n > 0)
+                .collect(),
+        }
+    }
+}
+
+/// Case-bootstrap intervals of the leave-one-rater-out averages (grader side, clinician side,
+/// grader − clinician), for r and for the mean absolute difference.
+#[derive(Default)]
+struct LooIntervals {
+    r: [Option<BootstrapInterval>; 3],
+    mad: [Option<BootstrapInterval>; 3],
+}
+
+fn like_for_like(
+    loo_rows: &[Vec<LooRow>],
+    loo: &[LeaveOneOut],
+    intervals: &LooIntervals,
+    cases: &[&str],
+) -> Estimate<Ceiling> {
+    let items: BTreeSet<usize> = loo_rows.iter().flatten().map(|r| r.item).collect();
+    let n_cases = items
+        .iter()
+        .map(|&i| cases[i])
+        .collect::<BTreeSet<_>>()
+        .len();
+    let [Some(grader), Some(human), Some(difference)] = &intervals.r else {
+        let reason = if loo_rows.len() < 2 {
+            "needs at least two clinicians (one held out, one to compare with)".to_string()
+        } else {
+            "needs at least two cases and, for some held-out clinician, an estimable r on both sides (≥ 4 items scored by the grader, that clinician and another, not all equal)".to_string()
+        };
+        return Estimate::not_estimable(items.len(), reason);
+    };
+    let human = CaseInterval::from_bootstrap(human);
+    Estimate::Value(Ceiling {
+        statistic:
+            "Pearson r with the mean of the other clinicians, averaged over held-out clinicians"
+                .into(),
+        value: human.estimate,
+        low: human.low,
+        high: human.high,
+        method: human.describe(),
+        n_items: items.len(),
+        n_cases,
+        held_out_clinicians: LooIncluded::of(loo).r.len(),
+        grader: CaseInterval::from_bootstrap(grader),
+        difference: CaseInterval::from_bootstrap(difference),
+    })
 }
 
 fn average(values: impl Iterator<Item = Option<f64>>, what: &str) -> (Estimate<f64>, usize) {
@@ -807,22 +1023,33 @@ fn degradation(
     humans: &RatingMatrix,
     loo: &[LeaveOneOut],
     vs_each: &[VsRater],
+    intervals: &LooIntervals,
     categories: &Categories,
 ) -> Vec<DegradationRow> {
-    let row =
-        |statistic: &str, (gh, n1): (Estimate<f64>, usize), (hh, n2): (Estimate<f64>, usize)| {
-            let difference = match (gh.value(), hh.value()) {
-                (Some(a), Some(b)) => Estimate::Value(a - b),
-                _ => Estimate::not_estimable(n1.min(n2), "one side is not estimable"),
-            };
-            DegradationRow {
-                statistic: statistic.to_string(),
-                grader_human: gh,
-                human_human: hh,
-                difference,
-                comparisons: n1.min(n2),
-            }
+    let row = |statistic: &str,
+               (gh, n1): (Estimate<f64>, usize),
+               (hh, n2): (Estimate<f64>, usize),
+               bootstrapped: Option<&[Option<BootstrapInterval>; 3]>| {
+        let difference = match (gh.value(), hh.value()) {
+            (Some(a), Some(b)) => Estimate::Value(a - b),
+            _ => Estimate::not_estimable(n1.min(n2), "one side is not estimable"),
         };
+        let interval = |i: usize| {
+            bootstrapped
+                .and_then(|b| b[i].as_ref())
+                .map(CaseInterval::from_bootstrap)
+        };
+        DegradationRow {
+            statistic: statistic.to_string(),
+            grader_human: gh,
+            human_human: hh,
+            difference,
+            comparisons: n1.min(n2),
+            grader_human_interval: interval(0),
+            human_human_interval: interval(1),
+            difference_interval: interval(2),
+        }
+    };
     let k = humans.n_raters();
     let mut human_pairs_kappa = Vec::new();
     for a in 0..k {
@@ -838,32 +1065,50 @@ fn degradation(
             );
         }
     }
+    // Like for like: each side averages the same held-out clinicians.
+    let included = LooIncluded::of(loo);
     vec![
         row(
             "pearson_r_vs_mean_of_others",
             average(
-                loo.iter()
-                    .map(|l| l.grader_vs_rest.pearson.value().map(|p| p.r)),
+                included
+                    .r
+                    .iter()
+                    .map(|&j| loo[j].grader_vs_rest.pearson.value().map(|p| p.r)),
                 "r",
             ),
             average(
-                loo.iter()
-                    .map(|l| l.held_out_vs_rest.pearson.value().map(|p| p.r)),
+                included
+                    .r
+                    .iter()
+                    .map(|&j| loo[j].held_out_vs_rest.pearson.value().map(|p| p.r)),
                 "r",
             ),
+            Some(&intervals.r),
         ),
         row(
             "mean_absolute_difference_vs_mean_of_others",
             average(
-                loo.iter()
-                    .map(|l| l.grader_vs_rest.mean_absolute_difference.value().copied()),
+                included.mad.iter().map(|&j| {
+                    loo[j]
+                        .grader_vs_rest
+                        .mean_absolute_difference
+                        .value()
+                        .copied()
+                }),
                 "difference",
             ),
             average(
-                loo.iter()
-                    .map(|l| l.held_out_vs_rest.mean_absolute_difference.value().copied()),
+                included.mad.iter().map(|&j| {
+                    loo[j]
+                        .held_out_vs_rest
+                        .mean_absolute_difference
+                        .value()
+                        .copied()
+                }),
                 "difference",
             ),
+            Some(&intervals.mad),
         ),
         row(
             "quadratic_kappa_pairwise",
@@ -874,20 +1119,46 @@ fn degradation(
                 "kappa",
             ),
             average(human_pairs_kappa.into_iter(), "kappa"),
+            None,
         ),
     ]
 }
 
-/// Per-cluster additive sums: 6 for the grader–mean pairs, 4 + k for the ICC of grader + humans.
+/// Pearson r from centred sums (n, Σx, Σy, Σx², Σy², Σxy); needs n ≥ 4 and both variances > 0,
+/// as [`pearson`] does.
+fn r_from_sums(s: &[f64]) -> Option<f64> {
+    let n = s[0];
+    if n < 4.0 {
+        return None;
+    }
+    let (mx, my) = (s[1] / n, s[2] / n);
+    let sxx = s[3] - n * mx * mx;
+    let syy = s[4] - n * my * my;
+    let sxy = s[5] - n * mx * my;
+    (sxx > 0.0 && syy > 0.0).then(|| (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0))
+}
+
+/// The (grader, held-out clinician) figures of one held-out clinician's sums.
+type LooSides = dyn Fn(&[f64]) -> Option<(f64, f64)>;
+
+/// Sums per held-out clinician: n, Σg, Σm, Σg², Σm², Σgm, Σh, Σh², Σhm, Σ|g − m|, Σ|h − m|
+/// (g grader, h held-out clinician, m the others' mean).
+const LOO_SUMS: usize = 11;
+
+/// Per-cluster additive sums: 6 for the grader–mean pairs, 4 + k for the ICC of grader + humans,
+/// then [`LOO_SUMS`] per held-out clinician.
 fn bootstrap_block(
     paired: &[(usize, f64, f64)],
     with_grader: &RatingMatrix,
+    loo_rows: &[Vec<LooRow>],
+    loo: &[LeaveOneOut],
     cases: &[&str],
     options: &ReportOptions,
     progress: &dyn Progress,
-) -> BootstrapBlock {
+) -> (BootstrapBlock, LooIntervals) {
     let k = with_grader.n_raters();
-    let width = 6 + 4 + k;
+    let loo_start = 6 + 4 + k;
+    let width = loo_start + LOO_SUMS * loo_rows.len();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for c in cases {
         let next = index.len();
@@ -938,27 +1209,69 @@ fn bootstrap_block(
             s[10 + j] += v;
         }
     }
+    for (j, rows) in loo_rows.iter().enumerate() {
+        let o = loo_start + LOO_SUMS * j;
+        for row in rows {
+            let s = &mut sums[index[cases[row.item]]];
+            let (g, h, m) = (row.grader - gx, row.held_out - gy, row.rest_mean - gy);
+            s[o] += 1.0;
+            s[o + 1] += g;
+            s[o + 2] += m;
+            s[o + 3] += g * g;
+            s[o + 4] += m * m;
+            s[o + 5] += g * m;
+            s[o + 6] += h;
+            s[o + 7] += h * h;
+            s[o + 8] += h * m;
+            s[o + 9] += (row.grader - row.rest_mean).abs();
+            s[o + 10] += (row.held_out - row.rest_mean).abs();
+        }
+    }
+    let included = LooIncluded::of(loo);
+    // Each side's average over the included held-out clinicians, then their difference; undefined
+    // on a resample where any included comparison is.
+    let sides = |s: &[f64], of: &LooSides, js: &[usize]| {
+        if js.is_empty() {
+            return [None; 3];
+        }
+        let values: Option<Vec<(f64, f64)>> = js
+            .iter()
+            .map(|&j| of(&s[loo_start + LOO_SUMS * j..loo_start + LOO_SUMS * (j + 1)]))
+            .collect();
+        let Some(values) = values else {
+            return [None; 3];
+        };
+        let count = values.len() as f64;
+        let grader = values.iter().map(|v| v.0).sum::<f64>() / count;
+        let human = values.iter().map(|v| v.1).sum::<f64>() / count;
+        [Some(grader), Some(human), Some(grader - human)]
+    };
+    let loo_r = |t: &[f64]| -> Option<(f64, f64)> {
+        let grader = r_from_sums(&t[..6])?;
+        let held_out = r_from_sums(&[t[0], t[6], t[2], t[7], t[4], t[8]])?;
+        Some((grader, held_out))
+    };
+    let loo_mad =
+        |t: &[f64]| -> Option<(f64, f64)> { (t[0] > 0.0).then(|| (t[9] / t[0], t[10] / t[0])) };
     let statistics = |s: &[f64]| -> Vec<Option<f64>> {
         let n = s[0];
-        let pair = (n >= 4.0).then(|| {
-            let (mx, my) = (s[1] / n, s[2] / n);
-            let sxx = s[3] - n * mx * mx;
-            let syy = s[4] - n * my * my;
-            let sxy = s[5] - n * mx * my;
-            let r = (sxx > 0.0 && syy > 0.0).then(|| (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0));
-            // Bias of the uncentred differences: the centring shifts it by gx − gy.
-            (r, mx - my + gx - gy)
-        });
-        let icc2 = MeanSquares::from_sums(s[6] as usize, s[7], s[8], s[9], &s[10..])
+        let r = r_from_sums(&s[..6]);
+        // Bias of the uncentred differences: the centring shifts it by gx − gy.
+        let bias = (n >= 4.0).then(|| (s[1] - s[2]) / n + gx - gy);
+        let icc2 = MeanSquares::from_sums(s[6] as usize, s[7], s[8], s[9], &s[10..10 + k])
             .map(|ms| ms.icc2())
             .filter(|v| v.is_finite());
-        vec![pair.and_then(|p| p.0), pair.map(|p| p.1), icc2]
+        let mut out = vec![r, bias, icc2];
+        out.extend(crate::calibration_line::from_sums(&s[..6], (gx, gy)));
+        out.extend(sides(s, &loo_r, &included.r));
+        out.extend(sides(s, &loo_mad, &included.mad));
+        out
     };
     let config = BootstrapConfig {
         resamples: options.bootstrap_resamples,
         seed: options.seed,
     };
-    let mut intervals = cluster_bootstrap(&sums, statistics, 3, config, progress).into_iter();
+    let mut intervals = cluster_bootstrap(&sums, statistics, 12, config, progress).into_iter();
     let clusters = index.len();
     let mut next = |what: &str| {
         match intervals.next().flatten() {
@@ -969,11 +1282,20 @@ fn bootstrap_block(
         ),
     }
     };
-    BootstrapBlock {
+    let block = BootstrapBlock {
         pearson_r: next("pearson r"),
         bias: next("bias"),
         icc2: next("ICC2"),
-    }
+        calibration_slope: next("calibration slope"),
+        calibration_intercept: next("calibration intercept"),
+        proportional_bias_slope: next("proportional bias slope"),
+    };
+    let rest: Vec<Option<BootstrapInterval>> = intervals.collect();
+    let loo_intervals = LooIntervals {
+        r: [rest[0].clone(), rest[1].clone(), rest[2].clone()],
+        mad: [rest[3].clone(), rest[4].clone(), rest[5].clone()],
+    };
+    (block, loo_intervals)
 }
 
 fn drift_entry(
@@ -1021,6 +1343,31 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         .unwrap_or_else(|| {
             Estimate::not_estimable(0, "the grader scored no item of this dimension")
         });
+    let interval = grader.and_then(|g| {
+        g.vs_human_mean
+            .bootstrap
+            .pearson_r
+            .value()
+            .map(CaseInterval::from_bootstrap)
+    });
+    let ceiling = grader.map_or_else(
+        || Estimate::not_estimable(0, "the grader scored no item of this dimension"),
+        |g| g.like_for_like.clone(),
+    );
+    let n_items = grader.map_or(0, |g| g.vs_human_mean.n);
+    let n_cases = grader.map_or(0, |g| g.vs_human_mean.n_cases);
+    let method = match (&interval, grader) {
+        (Some(i), _) => i.describe(),
+        (None, Some(g)) => format!(
+            "no case-bootstrap interval: {}",
+            g.vs_human_mean
+                .bootstrap
+                .pearson_r
+                .reason()
+                .unwrap_or("not estimable")
+        ),
+        (None, None) => "no case-bootstrap interval: the grader scored no item".to_string(),
+    };
     let human_icc2 = dimension
         .overall
         .human_human
@@ -1034,15 +1381,22 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     let (meets_bar, lower_bound_meets_bar, summary) = match pearson_estimate.value() {
         Some(p) => {
             let meets = p.r >= bar;
-            let lower = p.ci_low >= bar;
+            let lower = interval.as_ref().is_some_and(|i| i.low >= bar);
             let mut words = format!(
-                "On {} ({} items), the grader's Pearson r with the clinicians' mean is {:.2} (95 % CI {:.2}–{:.2}). ",
-                dimension.dimension, p.n, p.r, p.ci_low, p.ci_high
+                "On {} ({} items in {} cases), the grader's Pearson r with the clinicians' mean is {:.2}",
+                dimension.dimension, p.n, n_cases, p.r
             );
+            words.push_str(&match &interval {
+                Some(i) => format!(
+                    " (95 % interval {:.2}–{:.2}, {}: tasks of one case share their errors). ",
+                    i.low, i.high, i.method
+                ),
+                None => format!(" ({method}). "),
+            });
             words.push_str(&if lower {
                 format!("It clears the bar of r ≥ {bar:.2} even at the lower end of the interval.")
             } else if meets {
-                format!("The estimate reaches the bar of r ≥ {bar:.2}, but the interval's lower end does not: more items are needed to claim it.")
+                format!("The estimate reaches the bar of r ≥ {bar:.2}, but the interval's lower end does not: more cases are needed to claim it.")
             } else {
                 format!("It does not reach the bar of r ≥ {bar:.2}.")
             });
@@ -1053,10 +1407,22 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                     if b >= 0.0 { "higher" } else { "lower" }
                 ));
             }
-            if let Some(icc2) = human_icc2 {
-                words.push_str(&format!(
-                    " Clinicians agree with each other at ICC2 = {icc2:.2} (two-way random effects, absolute agreement, single rater)."
-                ));
+            match &ceiling {
+                Estimate::Value(c) => words.push_str(&format!(
+                    " Like for like, on the same {} items in {} cases, the grader's r with the other clinicians' mean is {:.2} where a held-out clinician's is {:.2} (95 % interval {:.2}–{:.2}); the difference is {:+.2} ({:+.2} to {:+.2}).",
+                    c.n_items,
+                    c.n_cases,
+                    c.grader.estimate,
+                    c.value,
+                    c.low,
+                    c.high,
+                    c.difference.estimate,
+                    c.difference.low,
+                    c.difference.high
+                )),
+                Estimate::NotEstimable { not_estimable, .. } => words.push_str(&format!(
+                    " The clinicians' like-for-like ceiling could not be estimated: it {not_estimable}."
+                )),
             }
             match alt_test_passed {
                 Some(true) => words.push_str(" It passes the alternative annotator test: it can stand in for one more clinician."),
@@ -1078,9 +1444,16 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     Verdict {
         dimension: dimension.dimension.clone(),
         bar_pearson_r: bar,
+        statistic: "Pearson r, grader vs the clinicians' mean per item".into(),
         pearson: pearson_estimate,
         meets_bar,
+        low: interval.as_ref().map(|i| i.low),
+        high: interval.as_ref().map(|i| i.high),
+        method,
+        n_items,
+        n_cases,
         lower_bound_meets_bar,
+        ceiling,
         human_icc2,
         bias,
         alt_test_passed,

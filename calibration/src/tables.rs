@@ -95,6 +95,13 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
             "human_human",
             "difference",
             "comparisons",
+            "grader_human_ci_low",
+            "grader_human_ci_high",
+            "human_human_ci_low",
+            "human_human_ci_high",
+            "difference_ci_low",
+            "difference_ci_high",
+            "ci_method",
         ]
         .map(String::from),
     );
@@ -136,6 +143,16 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
                     number(row.human_human.value().copied()),
                     number(row.difference.value().copied()),
                     row.comparisons.to_string(),
+                    number(row.grader_human_interval.as_ref().map(|i| i.low)),
+                    number(row.grader_human_interval.as_ref().map(|i| i.high)),
+                    number(row.human_human_interval.as_ref().map(|i| i.low)),
+                    number(row.human_human_interval.as_ref().map(|i| i.high)),
+                    number(row.difference_interval.as_ref().map(|i| i.low)),
+                    number(row.difference_interval.as_ref().map(|i| i.high)),
+                    row.difference_interval
+                        .as_ref()
+                        .map(|i| i.describe())
+                        .unwrap_or_default(),
                 ]));
             }
         }

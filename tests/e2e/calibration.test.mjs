@@ -84,7 +84,7 @@ test('the calibration view shows the report neurorater calibrate prints for the 
   assert.equal(await headline.getText(), fixed(cli.verdict.pearson.r))
   assert.equal(
     await browser.$('[data-testid="headline-lower-bound"]').getText(),
-    fixed(cli.verdict.pearson.ci_low),
+    fixed(cli.verdict.low),
   )
   // The bootstrap interval depends on the seed: the same seed gives the same interval.
   const boot = cli.dimensions[0].overall.grader.vs_human_mean.bootstrap.pearson_r

@@ -66,9 +66,17 @@ export interface DimensionReport {
   overall: Section
   groups: { column: string; value: string; section: Section }[]
 }
+export interface CaseInterval { estimate: number; low: number; high: number; method: string; resamples: number; cases: number }
+export interface Ceiling {
+  statistic: string; value: number; low: number; high: number; method: string
+  n_items: number; n_cases: number; held_out_clinicians: number
+  grader: CaseInterval; difference: CaseInterval
+}
 export interface Verdict {
-  dimension: string; bar_pearson_r: number; pearson: Est<Pearson>
+  dimension: string; bar_pearson_r: number; statistic: string; pearson: Est<Pearson>
   meets_bar: boolean; lower_bound_meets_bar: boolean
+  low: number | null; high: number | null; method: string; n_items: number; n_cases: number
+  ceiling: Est<Ceiling>
   human_icc2: number | null; bias: number | null; alt_test_passed: boolean | null
   precision: Precision | null; summary: string
 }

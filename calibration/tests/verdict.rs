@@ -1,0 +1,548 @@
+//! The verdict: its case-bootstrap interval, the like-for-like ceiling, the calibration line and
+//! proportional bias, against scipy/numpy on a clustered study (`data/verdict_reference.json`,
+//! made by `scripts/reference/calibration/make_verdict_reference.py`, which mirrors the report's
+//! resample indices and recomputes every statistic on the resampled items themselves), and
+//! properties that must hold whatever the data.
+
+mod common;
+
+use calibration::bootstrap::{BootstrapInterval, NoProgress};
+use calibration::input::{
+    CalibrationInput, ItemInfo, LongTable, ReportOptions, ScaleSpec, ScoreRow,
+};
+use calibration::report::{build_report, GraderAgreement, Report};
+use calibration::Estimate;
+use common::*;
+use serde_json::Value;
+
+fn reference() -> Value {
+    serde_json::from_str(include_str!("data/verdict_reference.json"))
+        .expect("verdict_reference.json is valid JSON")
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().expect("number")
+}
+
+fn input_of(reference: &Value) -> CalibrationInput {
+    let mut table = LongTable::default();
+    for s in reference["scores"].as_array().expect("scores") {
+        let item = s["item"].as_str().expect("item").to_string();
+        table.items.insert(
+            item.clone(),
+            ItemInfo {
+                case: Some(s["case"].as_str().expect("case").to_string()),
+                ..ItemInfo::default()
+            },
+        );
+        table.scores.push(ScoreRow {
+            item,
+            rater: s["rater"].as_str().expect("rater").to_string(),
+            dimension: "overall".into(),
+            score: f(&s["score"]),
+        });
+    }
+    CalibrationInput {
+        table,
+        ..CalibrationInput::default()
+    }
+}
+
+fn options(seed: u64, resamples: usize) -> ReportOptions {
+    ReportOptions {
+        grader: Some("grader".into()),
+        scale: Some(ScaleSpec {
+            min: 1.0,
+            max: 5.0,
+            step: 1.0,
+        }),
+        seed,
+        bootstrap_resamples: resamples,
+        ..ReportOptions::default()
+    }
+}
+
+/// Options for a study whose grader scores off the clinicians' scale (no scale declared).
+fn continuous(seed: u64, resamples: usize) -> ReportOptions {
+    ReportOptions {
+        scale: None,
+        ..options(seed, resamples)
+    }
+}
+
+fn reference_report(reference: &Value) -> Report {
+    let boot = &reference["bootstrap"];
+    let options = options(
+        boot["seed"].as_u64().expect("seed"),
+        boot["resamples"].as_u64().expect("resamples") as usize,
+    );
+    build_report(&input_of(reference), &options, &NoProgress).expect("report")
+}
+
+fn overall_grader(report: &Report) -> &GraderAgreement {
+    report.dimensions[0]
+        .overall
+        .grader
+        .as_ref()
+        .expect("grader section")
+}
+
+#[track_caller]
+fn matches_reference(actual: &BootstrapInterval, expected: &Value, what: &str) {
+    close(actual.estimate, f(&expected["estimate"]), SCIPY_EXACT, what);
+    close(
+        actual.percentile_low,
+        f(&expected["percentile_low"]),
+        SCIPY_EXACT,
+        &format!("{what} percentile low"),
+    );
+    close(
+        actual.percentile_high,
+        f(&expected["percentile_high"]),
+        SCIPY_EXACT,
+        &format!("{what} percentile high"),
+    );
+    close(
+        actual.bca_low.expect("BCa low"),
+        f(&expected["bca_low"]),
+        DISTRIBUTION,
+        &format!("{what} BCa low"),
+    );
+    close(
+        actual.bca_high.expect("BCa high"),
+        f(&expected["bca_high"]),
+        DISTRIBUTION,
+        &format!("{what} BCa high"),
+    );
+    assert_eq!(
+        actual.resamples - actual.resamples_undefined,
+        expected["resamples_defined"].as_u64().expect("count") as usize,
+        "{what}: defined resamples"
+    );
+}
+
+#[test]
+fn verdict_interval_is_the_case_bootstrap_of_numpy_on_the_same_resamples() {
+    let reference = reference();
+    let expected = &reference["expected"];
+    let report = reference_report(&reference);
+    let verdict = report.verdict.as_ref().expect("verdict");
+    let intervals = &expected["intervals"];
+    let block = &overall_grader(&report).vs_human_mean.bootstrap;
+    matches_reference(
+        block.pearson_r.value().expect("r interval"),
+        &intervals["pearson_r"],
+        "pearson r",
+    );
+
+    // The verdict quotes BCa (defined here) and says so.
+    close(
+        verdict.low.expect("low"),
+        f(&intervals["pearson_r"]["bca_low"]),
+        DISTRIBUTION,
+        "verdict low",
+    );
+    close(
+        verdict.high.expect("high"),
+        f(&intervals["pearson_r"]["bca_high"]),
+        DISTRIBUTION,
+        "verdict high",
+    );
+    assert_eq!(
+        verdict.method,
+        "case bootstrap BCa (500 resamples of 14 cases)"
+    );
+    assert_eq!(
+        verdict.n_items,
+        expected["n_items"].as_u64().unwrap() as usize
+    );
+    assert_eq!(
+        verdict.n_cases,
+        expected["n_cases"].as_u64().unwrap() as usize
+    );
+    close(
+        verdict.pearson.value().expect("r").r,
+        f(&expected["pearson_r"]),
+        SCIPY_EXACT,
+        "verdict r",
+    );
+    assert_eq!(
+        verdict.lower_bound_meets_bar,
+        verdict.low.unwrap() >= verdict.bar_pearson_r
+    );
+    assert!(
+        verdict.summary.contains("case bootstrap BCa"),
+        "{}",
+        verdict.summary
+    );
+}
+
+#[test]
+fn ceiling_is_the_held_out_clinician_against_the_same_mean_on_the_same_items() {
+    let reference = reference();
+    let expected = &reference["expected"];
+    let report = reference_report(&reference);
+    let grading = overall_grader(&report);
+    for loo in &grading.leave_one_rater_out {
+        let e = &expected["leave_one_rater_out"][&loo.held_out];
+        assert_eq!(loo.grader_vs_rest.n, e["n"].as_u64().unwrap() as usize);
+        assert_eq!(loo.held_out_vs_rest.n, loo.grader_vs_rest.n);
+        close(
+            loo.grader_vs_rest.pearson.value().expect("r").r,
+            f(&e["grader_vs_rest_r"]),
+            SCIPY_EXACT,
+            &format!("{}: grader vs rest", loo.held_out),
+        );
+        close(
+            loo.held_out_vs_rest.pearson.value().expect("r").r,
+            f(&e["held_out_vs_rest_r"]),
+            SCIPY_EXACT,
+            &format!("{}: held out vs rest", loo.held_out),
+        );
+    }
+    let intervals = &expected["intervals"];
+    let Estimate::Value(ceiling) = &report.verdict.as_ref().unwrap().ceiling else {
+        panic!("ceiling not estimable");
+    };
+    assert_eq!(
+        ceiling.n_items,
+        expected["ceiling_n_items"].as_u64().unwrap() as usize
+    );
+    assert_eq!(
+        ceiling.n_cases,
+        expected["ceiling_n_cases"].as_u64().unwrap() as usize
+    );
+    assert_eq!(
+        ceiling.held_out_clinicians,
+        expected["held_out_included_r"].as_array().unwrap().len()
+    );
+    for (actual, key) in [
+        (ceiling.value, "loo_r_human"),
+        (ceiling.grader.estimate, "loo_r_grader"),
+        (ceiling.difference.estimate, "loo_r_difference"),
+    ] {
+        close(actual, f(&intervals[key]["estimate"]), SCIPY_EXACT, key);
+    }
+    for (interval, key) in [
+        ((ceiling.low, ceiling.high), "loo_r_human"),
+        ((ceiling.grader.low, ceiling.grader.high), "loo_r_grader"),
+        (
+            (ceiling.difference.low, ceiling.difference.high),
+            "loo_r_difference",
+        ),
+    ] {
+        close(interval.0, f(&intervals[key]["bca_low"]), DISTRIBUTION, key);
+        close(
+            interval.1,
+            f(&intervals[key]["bca_high"]),
+            DISTRIBUTION,
+            key,
+        );
+    }
+    // The degradation table carries the same intervals, and the mean absolute difference's.
+    let rows = &grading.degradation;
+    let r_row = rows
+        .iter()
+        .find(|r| r.statistic == "pearson_r_vs_mean_of_others")
+        .unwrap();
+    close(
+        *r_row.difference.value().unwrap(),
+        f(&intervals["loo_r_difference"]["estimate"]),
+        SCIPY_EXACT,
+        "degradation r difference",
+    );
+    assert_eq!(
+        r_row.difference_interval.as_ref(),
+        Some(&ceiling.difference)
+    );
+    let mad = rows
+        .iter()
+        .find(|r| r.statistic == "mean_absolute_difference_vs_mean_of_others")
+        .unwrap();
+    for (interval, key) in [
+        (&mad.grader_human_interval, "loo_mad_grader"),
+        (&mad.human_human_interval, "loo_mad_human"),
+        (&mad.difference_interval, "loo_mad_difference"),
+    ] {
+        let interval = interval.as_ref().expect(key);
+        close(
+            interval.estimate,
+            f(&intervals[key]["estimate"]),
+            SCIPY_EXACT,
+            key,
+        );
+        close(
+            interval.low,
+            f(&intervals[key]["bca_low"]),
+            DISTRIBUTION,
+            key,
+        );
+        close(
+            interval.high,
+            f(&intervals[key]["bca_high"]),
+            DISTRIBUTION,
+            key,
+        );
+    }
+    let kappa = rows
+        .iter()
+        .find(|r| r.statistic == "quadratic_kappa_pairwise")
+        .unwrap();
+    assert!(kappa.difference_interval.is_none());
+}
+
+#[test]
+fn calibration_line_and_proportional_bias_match_scipy_linregress() {
+    let reference = reference();
+    let expected = &reference["expected"];
+    let report = reference_report(&reference);
+    let m = &overall_grader(&report).vs_human_mean;
+    let line = m.calibration_line.value().expect("line");
+    close(
+        line.slope,
+        f(&expected["calibration_slope"]),
+        SCIPY_EXACT,
+        "slope",
+    );
+    close(
+        line.intercept,
+        f(&expected["calibration_intercept"]),
+        SCIPY_EXACT,
+        "intercept",
+    );
+    close(
+        line.slope_se,
+        f(&expected["calibration_slope_stderr"]),
+        SCIPY_EXACT,
+        "slope SE",
+    );
+    close(
+        line.intercept_se,
+        f(&expected["calibration_intercept_stderr"]),
+        SCIPY_EXACT,
+        "intercept SE",
+    );
+    let bias = m.proportional_bias.value().expect("proportional bias");
+    close(
+        bias.slope,
+        f(&expected["proportional_bias_slope"]),
+        SCIPY_EXACT,
+        "proportional bias slope",
+    );
+    close_relative(
+        bias.p,
+        f(&expected["proportional_bias_p"]),
+        DISTRIBUTION,
+        "proportional bias p",
+    );
+    let intervals = &expected["intervals"];
+    for (actual, key) in [
+        (&m.bootstrap.calibration_slope, "slope"),
+        (&m.bootstrap.calibration_intercept, "intercept"),
+        (
+            &m.bootstrap.proportional_bias_slope,
+            "proportional_bias_slope",
+        ),
+    ] {
+        matches_reference(actual.value().expect(key), &intervals[key], key);
+    }
+}
+
+/// `per_case` items in each of `cases` cases, three clinicians scoring 1–5 around a latent score
+/// per item, and the grader's score of (latent score, case).
+fn study(cases: usize, per_case: usize, grader: impl Fn(f64, usize) -> f64) -> CalibrationInput {
+    let mut table = LongTable::default();
+    let mut state = 11u64;
+    let mut uniform = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for c in 0..cases {
+        // Items of a case resemble each other (one patient), as in a real study.
+        let case_level = uniform();
+        for t in 0..per_case {
+            let item = format!("c{c:03}/t{t}");
+            table.items.insert(
+                item.clone(),
+                ItemInfo {
+                    case: Some(format!("c{c:03}")),
+                    ..ItemInfo::default()
+                },
+            );
+            let truth = 1.0 + 4.0 * (0.6 * case_level + 0.4 * uniform());
+            for rater in ["dr_a", "dr_b", "dr_c"] {
+                let score = (truth + (uniform() - 0.5)).round().clamp(1.0, 5.0);
+                table.scores.push(ScoreRow {
+                    item: item.clone(),
+                    rater: rater.into(),
+                    dimension: "overall".into(),
+                    score,
+                });
+            }
+            table.scores.push(ScoreRow {
+                item,
+                rater: "grader".into(),
+                dimension: "overall".into(),
+                score: grader(truth, c),
+            });
+        }
+    }
+    CalibrationInput {
+        table,
+        ..CalibrationInput::default()
+    }
+}
+
+#[test]
+fn a_grader_scoring_twice_the_clinicians_minus_three_correlates_but_is_not_calibrated() {
+    // The grader scores 2 × (the clinicians' mean) − 3 exactly: r = 1, slope 2, intercept −3.
+    let mut input = study(10, 3, |_, _| 0.0);
+    let mut means = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    for s in input.table.scores.iter().filter(|s| s.rater != "grader") {
+        let e = means.entry(s.item.clone()).or_default();
+        e.0 += s.score;
+        e.1 += 1.0;
+    }
+    for s in input
+        .table
+        .scores
+        .iter_mut()
+        .filter(|s| s.rater == "grader")
+    {
+        let (sum, n) = means[&s.item];
+        s.score = 2.0 * sum / n - 3.0;
+    }
+    let report = build_report(&input, &continuous(1, 200), &NoProgress).expect("report");
+    let m = &overall_grader(&report).vs_human_mean;
+    close(m.pearson.value().unwrap().r, 1.0, 1e-12, "r");
+    let line = m.calibration_line.value().unwrap();
+    close(line.slope, 2.0, 1e-12, "slope");
+    close(line.intercept, -3.0, 1e-12, "intercept");
+    let bias = m.proportional_bias.value().unwrap();
+    // d = m − 3 and a = 1.5 m − 1.5, so d = (2/3) a − 2: a slope of 2/3, p ≈ 0.
+    close(bias.slope, 2.0 / 3.0, 1e-12, "proportional bias slope");
+    assert!(bias.p < 1e-12, "p {}", bias.p);
+}
+
+#[test]
+fn an_error_shared_within_a_case_widens_the_verdict_interval_and_can_keep_it_below_the_bar() {
+    // The same grader error per item, once drawn per item and once shared by the case's items:
+    // the Fisher interval (items as independent) hardly changes, the case bootstrap widens.
+    let noise = |seed: u64| {
+        move |truth: f64, key: usize| {
+            let mut z = (key as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed;
+            z = (z ^ (z >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+            (truth + 3.0 * (u - 0.5)).round().clamp(1.0, 5.0)
+        }
+    };
+    let per_item = {
+        let counter = std::sync::atomic::AtomicUsize::new(0);
+        let noise = noise(3);
+        study(20, 8, move |truth, _| {
+            noise(
+                truth,
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            )
+        })
+    };
+    let per_case = study(20, 8, noise(3));
+    let width = |input: &CalibrationInput| {
+        let report = build_report(input, &options(5, 300), &NoProgress).expect("report");
+        let v = report.verdict.expect("verdict");
+        let p = v.pearson.value().expect("r").clone();
+        (v.high.unwrap() - v.low.unwrap(), p.ci_high - p.ci_low, v)
+    };
+    let (independent, fisher_independent, _) = width(&per_item);
+    let (shared, fisher_shared, verdict) = width(&per_case);
+    assert!(
+        shared > 1.5 * independent,
+        "case-shared error: {shared} vs independent {independent}"
+    );
+    assert!(
+        shared > 1.5 * fisher_shared,
+        "case bootstrap {shared} vs Fisher {fisher_shared} ({fisher_independent} independent)"
+    );
+    // With the bar just under the Fisher lower bound, the case-aware verdict does not clear it.
+    let p = verdict.pearson.value().unwrap();
+    let bar = p.ci_low - 0.005;
+    let options = ReportOptions {
+        bar_pearson_r: bar,
+        ..options(5, 300)
+    };
+    let verdict = build_report(&per_case, &options, &NoProgress)
+        .unwrap()
+        .verdict
+        .unwrap();
+    assert!(verdict.meets_bar);
+    assert!(
+        !verdict.lower_bound_meets_bar,
+        "Fisher low {} ≥ bar {bar}, case bootstrap low {:?}",
+        p.ci_low, verdict.low
+    );
+}
+
+#[test]
+fn without_enough_cases_the_verdict_says_why_it_has_no_interval() {
+    // One case: nothing to resample.
+    let input = study(1, 8, |truth, _| truth);
+    let report = build_report(&input, &continuous(1, 100), &NoProgress).expect("report");
+    let verdict = report.verdict.expect("verdict");
+    assert_eq!((verdict.low, verdict.high), (None, None));
+    assert!(!verdict.lower_bound_meets_bar);
+    assert!(
+        verdict.method.starts_with("no case-bootstrap interval"),
+        "{}",
+        verdict.method
+    );
+    assert_eq!((verdict.n_items, verdict.n_cases), (8, 1));
+    assert!(verdict.ceiling.reason().is_some());
+}
+
+#[test]
+fn the_verdicts_contract_fields_of_formats_section_5_are_in_the_json() {
+    let reference = reference();
+    let report = reference_report(&reference);
+    let json: Value =
+        serde_json::from_str(&calibration::tables::to_json(&report)).expect("valid JSON");
+    let verdict = &json["verdict"];
+    for key in [
+        "meets_bar",
+        "statistic",
+        "low",
+        "high",
+        "method",
+        "n_items",
+        "n_cases",
+        "ceiling",
+        // Kept from before.
+        "pearson",
+        "lower_bound_meets_bar",
+        "human_icc2",
+        "bias",
+        "summary",
+    ] {
+        assert!(verdict.get(key).is_some(), "verdict.{key} missing");
+    }
+    for key in [
+        "value",
+        "low",
+        "high",
+        "n_items",
+        "n_cases",
+        "method",
+        "grader",
+        "difference",
+    ] {
+        assert!(
+            verdict["ceiling"].get(key).is_some(),
+            "ceiling.{key} missing"
+        );
+    }
+    assert!(verdict["low"].is_f64() && verdict["high"].is_f64());
+    let html = calibration::html::to_html(&report);
+    assert!(html.contains("Like for like: held-out clinician (ceiling)"));
+    assert!(html.contains(&verdict["method"].as_str().unwrap().to_string()));
+}
