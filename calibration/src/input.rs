@@ -131,7 +131,8 @@ pub struct ReportOptions {
     /// The LLM grader's rater name; `None` reports human–human agreement only.
     pub grader: Option<String>,
     /// Other versions of the grader that scored the same items: excluded from the humans and
-    /// compared with `grader` (drift).
+    /// compared with `grader` (drift); without `grader`, only excluded (a grader is never a
+    /// clinician).
     pub other_grader_versions: Vec<String>,
     pub seed: u64,
     pub bootstrap_resamples: usize,

@@ -562,7 +562,12 @@ pub fn build_report(
                 });
             }
         }
-        for version in &options.other_grader_versions {
+        // Drift compares versions with the primary grader; without one they are only left out.
+        for version in options
+            .grader
+            .iter()
+            .flat_map(|_| &options.other_grader_versions)
+        {
             drift.push(drift_entry(input, dimension, version, &scores, &case_of));
         }
         dimension_reports.push(DimensionReport {

@@ -22,8 +22,8 @@ pub struct CalibrateArgs {
     #[arg(long)]
     grader: Option<String>,
     /// Further grader versions that scored the same items (grader drift). From a database,
-    /// every other grader that scored the study, unless given here: a grader is never counted
-    /// as a clinician.
+    /// every other grader that scored the study is added: a grader is never counted as a
+    /// clinician, with or without --grader.
     #[arg(long = "other-grader")]
     other_graders: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
@@ -185,14 +185,14 @@ fn from_db(
         }
     };
     let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
-    let other_graders = if args.other_graders.is_empty() && args.grader.is_some() {
-        data.graders
-            .iter()
-            .filter(|g| Some(g.as_str()) != args.grader.as_deref())
-            .cloned()
-            .collect()
-    } else {
-        args.other_graders.clone()
-    };
+    // A grader is never a clinician: every grader that scored the study besides --grader is left
+    // out of the humans (and compared as drift when --grader is given), with or without
+    // --other-grader.
+    let mut other_graders = args.other_graders.clone();
+    for g in &data.graders {
+        if Some(g.as_str()) != args.grader.as_deref() && !other_graders.contains(g) {
+            other_graders.push(g.clone());
+        }
+    }
     Ok((data.input, Some(data.scale), other_graders))
 }

@@ -82,4 +82,21 @@ fn demo_ratings_import_once_and_calibrate_against_the_clinicians_only() {
         "the second grader version is compared as drift, not counted as a clinician"
     );
     assert!(json["verdict"]["pearson"]["r"].is_f64());
+
+    // Without --grader the report is clinicians only, and the graders are still not clinicians.
+    let humans_only = neurorater(&["calibrate", "--db", db, "--resamples", "50"]);
+    assert_eq!(
+        humans_only.status.code(),
+        Some(0),
+        "{}",
+        text(&humans_only.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&humans_only.stdout).unwrap();
+    assert_eq!(
+        json["summary"]["human_raters"],
+        serde_json::json!(["neurologist-C", "neurorad-A", "neurorad-B"]),
+        "demo-grader-v1 and demo-grader-v2 are not clinicians"
+    );
+    assert!(json["verdict"].is_null());
+    assert_eq!(json["grader_drift"], serde_json::json!([]));
 }
