@@ -344,10 +344,16 @@ fn verdict(h: &mut String, report: &Report) {
                 "Grader − clinician (like for like)",
                 &num(c.difference.estimate, 2),
                 &format!(
-                    "95 % {}–{} · {}",
+                    "95 % {}–{} · {} · margin {}: {}",
                     num(c.difference.low, 2),
                     num(c.difference.high, 2),
-                    c.difference.method
+                    c.difference.method,
+                    num(c.margin, 2),
+                    match (c.equivalent, c.non_inferior) {
+                        (true, _) => "equivalent",
+                        (false, true) => "non-inferior",
+                        (false, false) => "non-inferiority not shown",
+                    }
                 ),
             );
         }

@@ -138,6 +138,9 @@ pub struct ReportOptions {
     pub bootstrap_resamples: usize,
     /// The verdict's bar on Pearson r (grader vs the clinicians' mean).
     pub bar_pearson_r: f64,
+    /// How far below a held-out clinician's r (like for like) the grader's may be and still count
+    /// as non-inferior; equivalence asks for the difference within ± this margin.
+    pub non_inferiority_margin: f64,
     pub scale: Option<ScaleSpec>,
     /// ε of the alternative annotator test (0.2: the paper's value for expert annotators).
     pub alt_test_epsilon: f64,
@@ -159,6 +162,7 @@ impl Default for ReportOptions {
             seed: 1,
             bootstrap_resamples: 2000,
             bar_pearson_r: 0.90,
+            non_inferiority_margin: 0.05,
             scale: None,
             alt_test_epsilon: 0.2,
             alt_test_q: 0.05,

@@ -33,6 +33,8 @@ pub enum ReportError {
     GraderNotFound { name: String, known: String },
     #[error("other grader version: rater '{name}' does not appear in the ratings")]
     GraderVersionNotFound { name: String },
+    #[error("margin: {0} is not a non-inferiority margin on r (need 0 < margin < 2)")]
+    BadMargin(f64),
     #[error("ratings: the table holds no scores")]
     Empty,
     #[error("ratings: no human raters besides the grader")]
@@ -177,6 +179,14 @@ pub struct Ceiling {
     pub grader: CaseInterval,
     /// grader − clinician, bootstrapped as a difference (the same resamples on both sides).
     pub difference: CaseInterval,
+    /// The stated margin (`ReportOptions::non_inferiority_margin`), in units of r.
+    pub margin: f64,
+    /// The difference's 95 % lower end lies above −margin: the grader is not worse than one more
+    /// clinician by more than the margin (one-sided α = 0.025).
+    pub non_inferior: bool,
+    /// The whole 95 % interval of the difference lies within ± margin (two one-sided tests at
+    /// α = 0.025 each).
+    pub equivalent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -404,6 +414,10 @@ pub fn build_report(
     let table = &input.table;
     if table.scores.is_empty() {
         return Err(ReportError::Empty);
+    }
+    let margin = options.non_inferiority_margin;
+    if !(margin > 0.0 && margin < 2.0) {
+        return Err(ReportError::BadMargin(margin));
     }
     let raters: BTreeSet<&str> = table.scores.iter().map(|s| s.rater.as_str()).collect();
     if let Some(name) = &options.grader {
@@ -921,7 +935,13 @@ fn grader_agreement(
         })
         .collect::<Vec<_>>();
 
-    let like_for_like = like_for_like(&loo_rows, &leave_one_rater_out, &loo_intervals, cases);
+    let like_for_like = like_for_like(
+        &loo_rows,
+        &leave_one_rater_out,
+        &loo_intervals,
+        cases,
+        options.non_inferiority_margin,
+    );
     let degradation = degradation(
         humans,
         &leave_one_rater_out,
@@ -981,6 +1001,7 @@ fn like_for_like(
     loo: &[LeaveOneOut],
     intervals: &LooIntervals,
     cases: &[&str],
+    margin: f64,
 ) -> Estimate<Ceiling> {
     let items: BTreeSet<usize> = loo_rows.iter().flatten().map(|r| r.item).collect();
     let n_cases = items
@@ -997,6 +1018,7 @@ fn like_for_like(
         return Estimate::not_estimable(items.len(), reason);
     };
     let human = CaseInterval::from_bootstrap(human);
+    let difference = CaseInterval::from_bootstrap(difference);
     Estimate::Value(Ceiling {
         statistic:
             "Pearson r with the mean of the other clinicians, averaged over held-out clinicians"
@@ -1009,7 +1031,10 @@ fn like_for_like(
         n_cases,
         held_out_clinicians: LooIncluded::of(loo).r.len(),
         grader: CaseInterval::from_bootstrap(grader),
-        difference: CaseInterval::from_bootstrap(difference),
+        non_inferior: difference.low > -margin,
+        equivalent: difference.low > -margin && difference.high < margin,
+        margin,
+        difference,
     })
 }
 
@@ -1413,7 +1438,8 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                 ));
             }
             match &ceiling {
-                Estimate::Value(c) => words.push_str(&format!(
+                Estimate::Value(c) => {
+                    words.push_str(&format!(
                     " Like for like, on the same {} items in {} cases, the grader's r with the other clinicians' mean is {:.2} where a held-out clinician's is {:.2} (95 % interval {:.2}–{:.2}); the difference is {:+.2} ({:+.2} to {:+.2}).",
                     c.n_items,
                     c.n_cases,
@@ -1424,7 +1450,13 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                     c.difference.estimate,
                     c.difference.low,
                     c.difference.high
-                )),
+                    ));
+                    words.push_str(&match (c.equivalent, c.non_inferior) {
+                        (true, _) => format!(" Within the margin of ±{:.2}, the grader is equivalent to one more clinician.", c.margin),
+                        (false, true) => format!(" It is non-inferior to one more clinician at a margin of {:.2} (the interval's lower end is above −{:.2}), though not shown equivalent.", c.margin, c.margin),
+                        (false, false) => format!(" Non-inferiority to one more clinician at a margin of {:.2} is not shown (the interval's lower end is below −{:.2}).", c.margin, c.margin),
+                    });
+                }
                 Estimate::NotEstimable { not_estimable, .. } => words.push_str(&format!(
                     " The clinicians' like-for-like ceiling could not be estimated: it {not_estimable}."
                 )),

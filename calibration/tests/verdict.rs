@@ -546,3 +546,44 @@ fn the_verdicts_contract_fields_of_formats_section_5_are_in_the_json() {
     assert!(html.contains("Like for like: held-out clinician (ceiling)"));
     assert!(html.contains(&verdict["method"].as_str().unwrap().to_string()));
 }
+
+#[test]
+fn non_inferiority_and_equivalence_follow_the_difference_interval_and_the_stated_margin() {
+    let reference = reference();
+    let difference = &reference["expected"]["intervals"]["loo_r_difference"];
+    let (low, high) = (f(&difference["bca_low"]), f(&difference["bca_high"]));
+    // The reference's interval is about −0.12 to +0.04.
+    for margin in [0.05, 0.13, 0.5] {
+        let options = ReportOptions {
+            non_inferiority_margin: margin,
+            ..options(7, 500)
+        };
+        let report = build_report(&input_of(&reference), &options, &NoProgress).unwrap();
+        let verdict = report.verdict.unwrap();
+        let Estimate::Value(ceiling) = &verdict.ceiling else {
+            panic!("ceiling");
+        };
+        assert_eq!(ceiling.margin, margin);
+        assert_eq!(ceiling.non_inferior, low > -margin, "margin {margin}");
+        assert_eq!(
+            ceiling.equivalent,
+            low > -margin && high < margin,
+            "margin {margin}"
+        );
+        let said = if ceiling.equivalent {
+            "equivalent to one more clinician"
+        } else {
+            "Non-inferiority to one more clinician"
+        };
+        assert!(verdict.summary.contains(said), "{}", verdict.summary);
+    }
+    let bad = ReportOptions {
+        non_inferiority_margin: 0.0,
+        ..options(7, 500)
+    };
+    let error = build_report(&input_of(&reference), &bad, &NoProgress).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "margin: 0 is not a non-inferiority margin on r (need 0 < margin < 2)"
+    );
+}

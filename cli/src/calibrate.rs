@@ -41,6 +41,10 @@ pub struct CalibrateArgs {
     /// The verdict's bar on Pearson r.
     #[arg(long, default_value_t = 0.90)]
     bar: f64,
+    /// The non-inferiority margin on r: the grader may fall this far below a held-out clinician
+    /// (like for like) and still be non-inferior.
+    #[arg(long, default_value_t = 0.05)]
+    margin: f64,
     /// The rating scale as MIN,MAX,STEP for a CSV (the database knows its rubric).
     #[arg(long)]
     scale: Option<String>,
@@ -82,6 +86,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
         seed: args.seed,
         bootstrap_resamples: args.resamples,
         bar_pearson_r: args.bar,
+        non_inferiority_margin: args.margin,
         scale,
         ..ReportOptions::default()
     };

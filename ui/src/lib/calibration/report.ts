@@ -71,6 +71,7 @@ export interface Ceiling {
   statistic: string; value: number; low: number; high: number; method: string
   n_items: number; n_cases: number; held_out_clinicians: number
   grader: CaseInterval; difference: CaseInterval
+  margin: number; non_inferior: boolean; equivalent: boolean
 }
 export interface Verdict {
   dimension: string; bar_pearson_r: number; statistic: string; pearson: Est<Pearson>
