@@ -458,6 +458,49 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
     });
     row_estimate(
         h,
+        "Calibration slope b (grader = a + b · mean; 1 if calibrated)",
+        &m.calibration_line,
+        |l| {
+            [
+                num(l.slope, 3),
+                format!("{} to {}", num(l.slope_ci_low, 3), num(l.slope_ci_high, 3)),
+                String::new(),
+                l.n.to_string(),
+            ]
+        },
+    );
+    row_estimate(
+        h,
+        "Calibration intercept a (0 if calibrated)",
+        &m.calibration_line,
+        |l| {
+            [
+                num(l.intercept, 3),
+                format!(
+                    "{} to {}",
+                    num(l.intercept_ci_low, 3),
+                    num(l.intercept_ci_high, 3)
+                ),
+                String::new(),
+                l.n.to_string(),
+            ]
+        },
+    );
+    row_estimate(
+        h,
+        "Proportional bias: slope of difference on mean",
+        &m.proportional_bias,
+        |b| {
+            [
+                num(b.slope, 3),
+                String::new(),
+                p_value(b.p),
+                b.n.to_string(),
+            ]
+        },
+    );
+    row_estimate(
+        h,
         "ICC2 with the grader as one more rater",
         &m.icc.icc2,
         |v| {

@@ -544,6 +544,8 @@ fn the_verdicts_contract_fields_of_formats_section_5_are_in_the_json() {
     assert!(verdict["low"].is_f64() && verdict["high"].is_f64());
     let html = calibration::html::to_html(&report);
     assert!(html.contains("Like for like: held-out clinician (ceiling)"));
+    assert!(html.contains("Calibration slope b (grader = a + b · mean; 1 if calibrated)"));
+    assert!(html.contains("Proportional bias: slope of difference on mean"));
     assert!(html.contains(&verdict["method"].as_str().unwrap().to_string()));
 }
 
