@@ -574,6 +574,15 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
                 num(a.epsilon, 2), num(a.q, 2), a.annotators.iter().filter(|x| x.grader_wins).count(), a.annotators.len(), num(a.winning_rate, 2), num(a.average_advantage_probability, 2),
                 if a.passed { "Passed." } else { "Not passed." },
                 if a.fewer_annotators_than_recommended || a.annotators.iter().any(|x| x.below_recommended_n) { " <span class=\"note\">(Fewer clinicians or items than the paper recommends: at least 3 clinicians, 30 items each.)</span>" } else { "" });
+            if !a.left_out.is_empty() {
+                let names: Vec<String> = a
+                    .left_out
+                    .iter()
+                    .map(|l| format!("{} ({} items)", escape(&l.rater), l.n))
+                    .collect();
+                let _ = write!(h, "<p class=\"note\">Left out for fewer than {} comparable items, as the authors require: {}.</p>", a.min_items, names.join(", "));
+            }
+            let _ = write!(h, "<p class=\"note\">Benjamini–Yekutieli over {} p-values: every clinician tested in every dimension and subgroup of this report.</p>", a.fdr_family);
         }
         None => {
             let _ = write!(

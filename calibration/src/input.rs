@@ -146,6 +146,9 @@ pub struct ReportOptions {
     pub alt_test_epsilon: f64,
     /// FDR level of the Benjamini–Yekutieli correction in the alternative annotator test.
     pub alt_test_q: f64,
+    /// Comparable items a clinician needs to enter the alternative annotator test (the authors'
+    /// 30); clinicians with fewer are left out and named.
+    pub alt_test_min_items: usize,
     /// A grader score at or above this is "high" for the dangerous-case list; `None` means the
     /// top quarter of the scale (min + 0.75 (max − min)), or without a scale the 75th percentile
     /// of the grader's scores.
@@ -166,6 +169,7 @@ impl Default for ReportOptions {
             scale: None,
             alt_test_epsilon: 0.2,
             alt_test_q: 0.05,
+            alt_test_min_items: crate::alt_test::ALT_TEST_MIN_ITEMS,
             high_score_threshold: None,
             pass_at: vec![1, 5],
         }

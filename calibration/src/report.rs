@@ -591,6 +591,20 @@ pub fn build_report(
         });
     }
 
+    // One Benjamini–Yekutieli family for every alternative annotator test of the report.
+    let mut alt_tests: Vec<&mut AltTest> = dimension_reports
+        .iter_mut()
+        .flat_map(|d| {
+            std::iter::once(&mut d.overall)
+                .chain(d.groups.iter_mut().map(|g| &mut g.section))
+                .filter_map(|s| match s.grader.as_mut().map(|g| &mut g.alt_test) {
+                    Some(Estimate::Value(test)) => Some(test),
+                    _ => None,
+                })
+        })
+        .collect();
+    crate::alt_test::correct_jointly(&mut alt_tests, options.alt_test_q);
+
     let verdict = options
         .grader
         .as_ref()
@@ -961,6 +975,7 @@ fn grader_agreement(
             grader,
             options.alt_test_epsilon,
             options.alt_test_q,
+            options.alt_test_min_items,
         ),
     }
 }
@@ -1461,9 +1476,29 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                     " The clinicians' like-for-like ceiling could not be estimated: it {not_estimable}."
                 )),
             }
-            match alt_test_passed {
-                Some(true) => words.push_str(" It passes the alternative annotator test: it can stand in for one more clinician."),
-                Some(false) => words.push_str(" It does not pass the alternative annotator test: it cannot yet stand in for a clinician."),
+            match grader.map(|g| &g.alt_test) {
+                Some(Estimate::Value(test)) => {
+                    words.push_str(if test.passed {
+                        " It passes the alternative annotator test: it can stand in for one more clinician."
+                    } else {
+                        " It does not pass the alternative annotator test: it cannot yet stand in for a clinician."
+                    });
+                    if !test.left_out.is_empty() {
+                        let names: Vec<String> = test
+                            .left_out
+                            .iter()
+                            .map(|l| format!("{} ({} items)", l.rater, l.n))
+                            .collect();
+                        words.push_str(&format!(
+                            " Left out of that test for fewer than {} comparable items, as its authors require: {}.",
+                            test.min_items,
+                            names.join(", ")
+                        ));
+                    }
+                }
+                Some(Estimate::NotEstimable { not_estimable, .. }) => words.push_str(&format!(
+                    " The alternative annotator test was not run: {not_estimable}."
+                )),
                 None => {}
             }
             (meets, lower, words)
