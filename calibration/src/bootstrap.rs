@@ -178,12 +178,19 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
 }
 
+/// Relative distance within which a replicate counts as equal to the estimate in BCa's bias
+/// correction (far above double rounding of sums, far below any difference that matters).
+const TIE_TOLERANCE: f64 = 1e-9;
+
 /// Efron's BCa interval: bias correction z0 from the share of replicates below the estimate,
 /// acceleration from the jackknife skewness.
 fn bca(sorted: &[f64], estimate: f64, jackknife: &[f64]) -> Option<(f64, f64)> {
     let b = sorted.len() as f64;
-    let below = sorted.partition_point(|&v| v < estimate) as f64;
-    let equal = sorted.partition_point(|&v| v <= estimate) as f64 - below;
+    // A replicate is tied with the estimate within rounding: the same resampled content summed in
+    // another order differs in the last bits, and must not count as below or above.
+    let tolerance = TIE_TOLERANCE * estimate.abs().max(1.0);
+    let below = sorted.partition_point(|&v| v < estimate - tolerance) as f64;
+    let equal = sorted.partition_point(|&v| v <= estimate + tolerance) as f64 - below;
     // Ties with the estimate count half, so a discrete statistic is not pushed to one side.
     let share = (below + equal / 2.0) / b;
     if share <= 0.0 || share >= 1.0 || jackknife.len() < 3 {
@@ -213,4 +220,35 @@ fn bca(sorted: &[f64], estimate: f64, jackknife: &[f64]) -> Option<(f64, f64)> {
         quantile(sorted, lo.clamp(0.0, 1.0)),
         quantile(sorted, hi.clamp(0.0, 1.0)),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bca_counts_replicates_within_rounding_of_the_estimate_as_ties() {
+        // Half of the replicates equal the estimate exactly, or one rounding step off it.
+        let spread = [0.05, 0.07, 0.08, 0.12, 0.13, 0.15];
+        let exact: Vec<f64> = spread.iter().copied().chain([0.1; 6]).collect();
+        // The same ties one rounding step below, as sums added in another order come out.
+        let noisy: Vec<f64> = spread
+            .iter()
+            .copied()
+            .chain([0.1, 0.1])
+            .chain([0.09999999999999999; 4])
+            .collect();
+        let sort = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let jackknife = [0.09, 0.1, 0.11, 0.1, 0.095, 0.108];
+        let with_exact_ties = bca(&sort(exact), 0.1, &jackknife).expect("BCa");
+        let with_rounding = bca(&sort(noisy), 0.1, &jackknife).expect("BCa");
+        assert!(
+            (with_exact_ties.0 - with_rounding.0).abs() < 1e-15
+                && (with_exact_ties.1 - with_rounding.1).abs() < 1e-15,
+            "{with_exact_ties:?} vs {with_rounding:?}"
+        );
+    }
 }

@@ -24,8 +24,9 @@ Expected values, computed here without the report's per-case sums:
 - case bootstrap: the report's resample indices, mirrored (SplitMix64 seeded by (seed, resample)
   as calibration/src/bootstrap.rs draws them), every statistic recomputed on the resampled items
   themselves; percentile with numpy.quantile (linear), BCa by Efron's formula (bias correction
-  from the share of replicates below the estimate, ties counted half; acceleration from the
-  leave-one-case-out jackknife recomputed on the items) with scipy.stats.norm.
+  from the share of replicates below the estimate, ties within 1e-9 relative counted half;
+  acceleration from the leave-one-case-out jackknife recomputed on the items) with
+  scipy.stats.norm.
 """
 
 import json
@@ -146,7 +147,12 @@ def statistics(items, included_r, included_mad):
 
 def bca(sorted_values, estimate, jackknife):
     values = np.asarray(sorted_values)
-    share = (np.sum(values < estimate) + np.sum(values == estimate) / 2) / len(values)
+    # Ties with the estimate (within 1e-9 relative: the same content summed in another order)
+    # count half.
+    tolerance = 1e-9 * max(1.0, abs(estimate))
+    below = np.sum(values < estimate - tolerance)
+    tied = np.sum(np.abs(values - estimate) <= tolerance)
+    share = (below + tied / 2) / len(values)
     z0 = stats.norm.ppf(share)
     jack = np.asarray(jackknife)
     d = jack.mean() - jack
