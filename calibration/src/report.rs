@@ -12,7 +12,7 @@ use crate::calibration_line::{
 use crate::correlation::{kendall_tau_b, pearson, spearman, KendallTauB, Pearson, Spearman};
 use crate::estimate::Estimate;
 use crate::icc::{icc, Icc, MeanSquares};
-use crate::input::{default_bucket, CalibrationInput, ReportOptions};
+use crate::input::{default_bucket, CalibrationInput, ItemErrors, ReportOptions};
 use crate::intra_rater::{intra_rater_report, IntraRaterReport};
 use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKappa, KappaValue};
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
@@ -324,6 +324,9 @@ pub struct DriftEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorCategoryReport {
     pub items: usize,
+    /// Items reviewed by fewer than two clinicians: one reviewer's labels are not a consensus, so
+    /// these items stay out of the per-category agreement (they still count as dangerous cases).
+    pub items_without_consensus: usize,
     pub high_score_threshold: Option<f64>,
     pub categories: Vec<CategoryAgreement>,
     pub dangerous_cases: Vec<DangerousCase>,
@@ -1534,7 +1537,8 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     }
 }
 
-/// A clinician-side label counts for an item when at least half of the item's reviewers gave it.
+/// A clinician-side label counts for an item when at least half of the item's reviewers gave it,
+/// and only on items with at least two reviewers: one clinician's label is not a consensus.
 fn error_categories(
     input: &CalibrationInput,
     options: &ReportOptions,
@@ -1565,27 +1569,31 @@ fn error_categories(
                 .chain(e.clinician_labels.iter().map(|l| l.category.as_str()))
         })
         .collect();
+    let reviewers_of = |e: &'_ ItemErrors| -> BTreeSet<String> {
+        if e.reviewers.is_empty() {
+            e.clinician_labels.iter().map(|l| l.rater.clone()).collect()
+        } else {
+            e.reviewers.clone()
+        }
+    };
+    let with_consensus: Vec<(&ItemErrors, BTreeSet<String>)> = input
+        .errors
+        .iter()
+        .map(|e| (e, reviewers_of(e)))
+        .filter(|(_, reviewers)| reviewers.len() >= 2)
+        .collect();
     let mut rows = Vec::new();
     for category in categories {
         let mut table = [0.0f64; 4];
         let (mut claimed, mut labelled) = (0usize, 0usize);
-        for e in &input.errors {
-            let reviewers: BTreeSet<&str> = if e.reviewers.is_empty() {
-                e.clinician_labels
-                    .iter()
-                    .map(|l| l.rater.as_str())
-                    .collect()
-            } else {
-                e.reviewers.iter().map(String::as_str).collect()
-            };
+        for (e, reviewers) in &with_consensus {
             let givers: BTreeSet<&str> = e
                 .clinician_labels
                 .iter()
                 .filter(|l| l.category == category)
                 .map(|l| l.rater.as_str())
                 .collect();
-            let human =
-                !reviewers.is_empty() && 2 * givers.len() >= reviewers.len() && !givers.is_empty();
+            let human = 2 * givers.len() >= reviewers.len() && !givers.is_empty();
             let grader = e.grader_claims.contains(category);
             claimed += usize::from(grader);
             labelled += usize::from(human);
@@ -1595,7 +1603,7 @@ fn error_categories(
         let both = table[0] as usize;
         rows.push(CategoryAgreement {
             category: category.to_string(),
-            n: input.errors.len(),
+            n: with_consensus.len(),
             grader_claimed: claimed,
             clinicians_labelled: labelled,
             cohen_kappa: kappa,
@@ -1633,6 +1641,7 @@ fn error_categories(
     }
     Some(ErrorCategoryReport {
         items: input.errors.len(),
+        items_without_consensus: input.errors.len() - with_consensus.len(),
         high_score_threshold: threshold,
         categories: rows,
         dangerous_cases: dangerous,

@@ -563,3 +563,57 @@ fn other_grader_versions_are_not_clinicians_and_their_drift_is_reported() {
         "r between versions",
     );
 }
+
+#[test]
+fn one_reviewers_labels_are_not_a_consensus() {
+    let csv = "item,rater,score\n\
+               a,dr1,2\na,dr2,2\na,g,5\n\
+               b,dr1,4\nb,dr2,4\nb,g,4\n\
+               c,dr1,3\nc,dr2,3\nc,g,2\n";
+    let label = |rater: &str| ErrorLabel {
+        rater: rater.into(),
+        category: "P1".into(),
+        severity: 2,
+    };
+    let set = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let mut input = input_from(csv);
+    input.errors = vec![
+        ItemErrors {
+            item: "a".into(),
+            grader_claims: set(&["P1"]),
+            reviewers: set(&["dr1", "dr2"]),
+            clinician_labels: vec![label("dr1"), label("dr2")],
+        },
+        // Reviewed by dr1 alone.
+        ItemErrors {
+            item: "b".into(),
+            grader_claims: set(&[]),
+            reviewers: set(&["dr1"]),
+            clinician_labels: vec![label("dr1")],
+        },
+        // No reviewers recorded: the one clinician who labelled it.
+        ItemErrors {
+            item: "c".into(),
+            grader_claims: set(&[]),
+            reviewers: set(&[]),
+            clinician_labels: vec![label("dr2")],
+        },
+    ];
+    let report = build_report(&input, &options_with_grader("g"), &NoProgress).expect("report");
+    let errors = report.error_categories.expect("error section");
+    assert_eq!((errors.items, errors.items_without_consensus), (3, 2));
+    let p1 = &errors.categories[0];
+    assert_eq!(
+        (p1.n, p1.grader_claimed, p1.clinicians_labelled),
+        (1, 1, 1),
+        "only item a has a consensus"
+    );
+    assert_eq!(p1.recall.as_ref().map(|r| (r.count, r.n)), Some((1, 1)));
+    // A dangerous case needs only one clinician's serious label: a (grader 5) and b (grader 4).
+    let dangerous: Vec<&str> = errors
+        .dangerous_cases
+        .iter()
+        .map(|d| d.item.as_str())
+        .collect();
+    assert_eq!(dangerous, ["a", "b"]);
+}
