@@ -612,18 +612,29 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
     if let Some(p) = &m.precision {
         let _ = write!(
             h,
-            "<p>With {} items, r = {} has a 95 % interval {}–{} (width {}). {}</p>",
+            "<p>With {} items, r = {} has a 95 % Fisher interval {}–{} (width {}). {}</p>",
             p.n,
             num(p.r, 2),
             num(p.ci_low, 2),
             num(p.ci_high, 2),
             num(p.ci_width, 2),
-            match p.n_needed {
-                Some(n) => format!(
-                    "For the lower bound to reach {} at this r, about {n} items are needed.",
-                    num(p.target_lower_bound, 2)
+            match (p.n_for_power, p.cases_for_power) {
+                (Some(items), Some(cases)) => format!(
+                    "For an {}&nbsp;% chance that a new study's lower bound reaches {} if r is truly {}, it needs about <strong>{cases} cases</strong> ({} items per case as here: {items} independent items times a design effect of {} from the case bootstrap). At {} items the lower bound reaches it only if r comes out exactly as observed, a chance of about one half.",
+                    num(100.0 * p.power, 0),
+                    num(p.target_lower_bound, 2),
+                    num(p.r, 2),
+                    num(p.items_per_case.unwrap_or(1.0), 1),
+                    num(p.design_effect.unwrap_or(1.0), 2),
+                    p.n_needed.map_or("—".into(), |n| n.to_string()),
                 ),
-                None => format!(
+                (Some(items), None) => format!(
+                    "For an {}&nbsp;% chance that a new study's lower bound reaches {} if r is truly {}, it needs about {items} independent items (more when items share a case).",
+                    num(100.0 * p.power, 0),
+                    num(p.target_lower_bound, 2),
+                    num(p.r, 2),
+                ),
+                _ => format!(
                     "At this r no number of items brings the lower bound to {}.",
                     num(p.target_lower_bound, 2)
                 ),

@@ -17,7 +17,7 @@ use crate::intra_rater::{intra_rater_report, IntraRaterReport};
 use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKappa, KappaValue};
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
 use crate::missed_findings::{missed_findings_report, MissedFindingsReport};
-use crate::precision::{precision_guidance, PrecisionGuidance};
+use crate::precision::{precision_guidance, Clustering, PrecisionGuidance};
 use crate::proportions::{pass_at_k, wilson, Proportion};
 use crate::ratings::RatingMatrix;
 use serde::Serialize;
@@ -912,9 +912,14 @@ fn grader_agreement(
         progress,
     );
     let pearson_estimate = pearson(&g, &h);
+    let clustering = bootstrap.pearson_r.value().map(|b| Clustering {
+        bootstrap_low: b.percentile_low,
+        bootstrap_high: b.percentile_high,
+        cases: b.clusters,
+    });
     let precision = pearson_estimate
         .value()
-        .and_then(|p| precision_guidance(p.r, p.n, options.bar_pearson_r));
+        .and_then(|p| precision_guidance(p.r, p.n, options.bar_pearson_r, clustering.as_ref()));
     let vs_human_mean = VsHumanMean {
         n: paired.len(),
         n_cases: paired
@@ -1478,6 +1483,23 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                 Estimate::NotEstimable { not_estimable, .. } => words.push_str(&format!(
                     " The clinicians' like-for-like ceiling could not be estimated: it {not_estimable}."
                 )),
+            }
+            if let Some(p) = &precision {
+                match (p.n_for_power, p.cases_for_power) {
+                    (Some(items), Some(cases)) => words.push_str(&format!(
+                        " For an {:.0} % chance that a new study's interval clears the bar if r is truly {:.2}, it needs about {cases} cases ({:.1} items per case as here; {items} independent items, times a design effect of {:.2} from the case bootstrap).",
+                        100.0 * p.power,
+                        p.r,
+                        p.items_per_case.unwrap_or(1.0),
+                        p.design_effect.unwrap_or(1.0)
+                    )),
+                    (Some(items), None) => words.push_str(&format!(
+                        " For an {:.0} % chance that a new study's interval clears the bar if r is truly {:.2}, it needs about {items} independent items (more when items share a case).",
+                        100.0 * p.power,
+                        p.r
+                    )),
+                    _ => {}
+                }
             }
             match grader.map(|g| &g.alt_test) {
                 Some(Estimate::Value(test)) => {

@@ -465,6 +465,8 @@ fn an_error_shared_within_a_case_widens_the_verdict_interval_and_can_keep_it_bel
         shared > 1.5 * fisher_shared,
         "case bootstrap {shared} vs Fisher {fisher_shared} ({fisher_independent} independent)"
     );
+    let effect = verdict.precision.as_ref().unwrap().design_effect.unwrap();
+    assert!(effect > 2.0, "design effect {effect}");
     // With the bar just under the Fisher lower bound, the case-aware verdict does not clear it.
     let p = verdict.pearson.value().unwrap();
     let bar = p.ci_low - 0.005;
@@ -587,5 +589,91 @@ fn non_inferiority_and_equivalence_follow_the_difference_interval_and_the_stated
     assert_eq!(
         error.to_string(),
         "margin: 0 is not a non-inferiority margin on r (need 0 < margin < 2)"
+    );
+}
+
+#[test]
+fn sample_size_is_for_80_percent_power_as_a_simulation_confirms() {
+    let reference: Value =
+        serde_json::from_str(include_str!("data/power_reference.json")).expect("valid JSON");
+    for case in reference["cases"].as_array().unwrap() {
+        let (r, bar) = (f(&case["r"]), f(&case["bar"]));
+        let n = calibration::precision::n_for_power(r, bar, 0.80).expect("n");
+        assert_eq!(
+            n,
+            case["n_for_power"].as_u64().unwrap() as usize,
+            "r {r} bar {bar}"
+        );
+        assert_eq!(
+            calibration::precision::n_for_lower_bound(r, bar),
+            Some(case["n_needed"].as_u64().unwrap() as usize)
+        );
+        // The simulation (20,000 studies, SE ≈ 0.003) finds 80 % at n, and about half at the
+        // older rule's n.
+        close(f(&case["simulated_power"]), 0.80, 0.02, "simulated power");
+        close(
+            f(&case["simulated_power_at_n_needed"]),
+            0.52,
+            0.03,
+            "power at n_needed",
+        );
+    }
+    // The issue's example: r = 0.93 against 0.90 needs 230 items, not 114.
+    assert_eq!(
+        calibration::precision::n_for_power(0.93, 0.90, 0.80),
+        Some(230)
+    );
+}
+
+#[test]
+fn the_next_study_is_counted_in_cases_with_the_design_effect_of_the_case_bootstrap() {
+    let reference = reference();
+    let report = reference_report(&reference);
+    let p = overall_grader(&report)
+        .vs_human_mean
+        .precision
+        .clone()
+        .expect("precision");
+    let boot = overall_grader(&report)
+        .vs_human_mean
+        .bootstrap
+        .pearson_r
+        .value()
+        .unwrap()
+        .clone();
+    // Design effect by hand: the bootstrap's z-scale SE squared over 1/(n − 3).
+    let se =
+        (boot.percentile_high.atanh() - boot.percentile_low.atanh()) / (2.0 * 1.959963984540054);
+    let expected = (se * se * (p.n - 3) as f64).max(1.0);
+    close(p.design_effect.unwrap(), expected, 1e-9, "design effect");
+    assert_eq!(p.items_per_case, Some(4.0));
+    let items = calibration::precision::n_for_power(p.r, 0.90, 0.80);
+    // r = 0.83 is below the bar: no sample size brings the lower bound above it.
+    assert_eq!(items, None);
+    assert_eq!(p.cases_for_power, None);
+
+    let lower_bar = ReportOptions {
+        bar_pearson_r: 0.70,
+        ..options(7, 500)
+    };
+    let report = build_report(&input_of(&reference), &lower_bar, &NoProgress).unwrap();
+    let p = overall_grader(&report)
+        .vs_human_mean
+        .precision
+        .clone()
+        .unwrap();
+    let items = p.n_for_power.expect("n for power");
+    assert_eq!(
+        p.cases_for_power,
+        Some((items as f64 * p.design_effect.unwrap() / 4.0).ceil() as usize)
+    );
+    let verdict = report.verdict.unwrap();
+    assert!(
+        verdict.summary.contains(&format!(
+            "it needs about {} cases",
+            p.cases_for_power.unwrap()
+        )),
+        "{}",
+        verdict.summary
     );
 }

@@ -31,6 +31,8 @@ export interface BootstrapInterval {
 export interface Precision {
   r: number; n: number; ci_low: number; ci_high: number; ci_width: number
   target_lower_bound: number; n_needed: number | null
+  power: number; n_for_power: number | null; design_effect: number | null
+  items_per_case: number | null; cases_for_power: number | null
 }
 export interface PairSummary { n: number; pearson: Est<Pearson>; mean_absolute_difference: Est<number> }
 export interface AltTest {
