@@ -55,6 +55,9 @@ pub struct ItemErrors {
 /// A clinician's judgement of whether one sample of a model's answer was correct (for pass@k).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CorrectnessJudgement {
+    /// The case the task belongs to: a task id names a task within its case, and the tasks of
+    /// one case are not independent.
+    pub case: String,
     pub model: String,
     pub task_family: String,
     pub level: String,

@@ -18,19 +18,26 @@ pub fn wilson(count: usize, n: usize) -> Option<Proportion> {
     if n == 0 || count > n {
         return None;
     }
-    let (c, nf) = (count as f64, n as f64);
-    let z = dist::z_975();
-    let p = c / nf;
-    let denominator = 1.0 + z * z / nf;
-    let centre = (p + z * z / (2.0 * nf)) / denominator;
-    let half = z * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt() / denominator;
+    let p = count as f64 / n as f64;
+    let (ci_low, ci_high) = wilson_interval(p, n as f64);
     Some(Proportion {
         count,
         n,
         share: p,
-        ci_low: (centre - half).max(0.0),
-        ci_high: (centre + half).min(1.0),
+        ci_low,
+        ci_high,
     })
+}
+
+/// The 95 % Wilson score interval of a share `p` over `n` independent units (n may be an
+/// effective, fractional number). It uses the variance p(1 − p)/n, the largest a mean of values
+/// in [0, 1] can have, and never has zero width.
+pub fn wilson_interval(p: f64, n: f64) -> (f64, f64) {
+    let z = dist::z_975();
+    let denominator = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// The unbiased pass@k of Chen et al. (2021): 1 − C(n−c, k)/C(n, k) for n samples of which c are

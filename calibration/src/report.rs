@@ -18,7 +18,7 @@ use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKapp
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
 use crate::missed_findings::{missed_findings_report, MissedFindingsReport};
 use crate::precision::{precision_guidance, Clustering, PrecisionGuidance};
-use crate::proportions::{pass_at_k, wilson, Proportion};
+use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -390,11 +390,16 @@ pub struct PassAtKRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PassAtK {
     pub value: f64,
-    /// 95 % t interval over tasks, clipped to [0, 1].
+    /// 95 % Wilson score interval at `effective_cases` (see [`pass_at_k_table`]).
     pub ci_low: f64,
     pub ci_high: f64,
     /// Tasks with at least k samples.
     pub n: usize,
+    /// Cases those tasks belong to.
+    pub n_cases: usize,
+    /// Kish's effective number of cases, (Σ tasks per case)² / Σ (tasks per case)²: the number
+    /// of independent units the interval counts.
+    pub effective_cases: f64,
     /// Tasks with fewer than k samples, left out.
     pub tasks_skipped: usize,
 }
@@ -1721,21 +1726,28 @@ fn error_distribution(input: &CalibrationInput) -> Option<ErrorDistribution> {
 }
 
 /// A sample counts as correct when most of its judgements say so (a tie counts as incorrect).
+///
+/// The interval: pass@k is a mean of per-task values in [0, 1], and tasks of one case are not
+/// independent, so it is the Wilson score interval at Kish's effective number of cases. The
+/// variance p(1 − p) Wilson uses is the largest a mean of values in [0, 1] can have, so the
+/// interval is conservative, never collapses to zero width when every task agrees (a t interval
+/// over tasks does), and is as wide as the number of cases, not tasks, allows.
 fn pass_at_k_table(input: &CalibrationInput, options: &ReportOptions) -> Vec<PassAtKRow> {
     type Key<'a> = (&'a str, &'a str, &'a str);
-    let mut votes: BTreeMap<(Key, &str, u32), (usize, usize)> = BTreeMap::new();
+    type Task<'a> = (&'a str, &'a str);
+    let mut votes: BTreeMap<(Key, Task, u32), (usize, usize)> = BTreeMap::new();
     for j in &input.correctness {
         let entry = votes
             .entry((
                 (&j.model, &j.task_family, &j.level),
-                j.task.as_str(),
+                (j.case.as_str(), j.task.as_str()),
                 j.sample,
             ))
             .or_default();
         entry.0 += usize::from(j.correct);
         entry.1 += 1;
     }
-    let mut tasks: BTreeMap<Key, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
+    let mut tasks: BTreeMap<Key, BTreeMap<Task, (usize, usize)>> = BTreeMap::new();
     for ((key, task, _), (yes, total)) in votes {
         let t = tasks.entry(key).or_default().entry(task).or_default();
         t.0 += 1;
@@ -1744,30 +1756,30 @@ fn pass_at_k_table(input: &CalibrationInput, options: &ReportOptions) -> Vec<Pas
     let mut rows = Vec::new();
     for (key, per_task) in &tasks {
         for &k in &options.pass_at {
+            let mut tasks_per_case: BTreeMap<&str, usize> = BTreeMap::new();
             let values: Vec<f64> = per_task
-                .values()
-                .filter_map(|&(n, c)| pass_at_k(n, c, k))
+                .iter()
+                .filter_map(|(&(case, _), &(n, c))| {
+                    let value = pass_at_k(n, c, k)?;
+                    *tasks_per_case.entry(case).or_default() += 1;
+                    Some(value)
+                })
                 .collect();
             let skipped = per_task.len() - values.len();
             let estimate = match mean(&values) {
                 None => Estimate::not_estimable(0, format!("no task has {k} or more samples")),
                 Some(value) => {
-                    let n = values.len();
-                    let (lo, hi) = if n >= 2 {
-                        let sd = (values.iter().map(|v| (v - value).powi(2)).sum::<f64>()
-                            / (n - 1) as f64)
-                            .sqrt();
-                        let t = crate::dist::t_quantile(0.975, (n - 1) as f64).unwrap_or(f64::NAN);
-                        let half = t * sd / (n as f64).sqrt();
-                        ((value - half).max(0.0), (value + half).min(1.0))
-                    } else {
-                        (0.0, 1.0)
-                    };
+                    let total: usize = tasks_per_case.values().sum();
+                    let squares: usize = tasks_per_case.values().map(|t| t * t).sum();
+                    let effective_cases = (total * total) as f64 / squares as f64;
+                    let (ci_low, ci_high) = wilson_interval(value, effective_cases);
                     Estimate::Value(PassAtK {
                         value,
-                        ci_low: lo,
-                        ci_high: hi,
-                        n,
+                        ci_low,
+                        ci_high,
+                        n: values.len(),
+                        n_cases: tasks_per_case.len(),
+                        effective_cases,
                         tasks_skipped: skipped,
                     })
                 }

@@ -433,6 +433,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
     ];
     input.correctness = (0..5)
         .map(|sample| CorrectnessJudgement {
+            case: "c".into(),
             model: "m".into(),
             task_family: "differential".into(),
             level: "1".into(),

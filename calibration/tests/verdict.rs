@@ -677,3 +677,55 @@ fn the_next_study_is_counted_in_cases_with_the_design_effect_of_the_case_bootstr
         verdict.summary
     );
 }
+
+#[test]
+fn pass_at_k_intervals_count_cases_and_do_not_collapse_when_every_task_agrees() {
+    let reference: Value =
+        serde_json::from_str(include_str!("data/pass_at_k_reference.json")).expect("valid JSON");
+    let correctness = reference["judgements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| calibration::input::CorrectnessJudgement {
+            case: j["case"].as_str().unwrap().into(),
+            model: j["model"].as_str().unwrap().into(),
+            task_family: "diagnosis".into(),
+            level: "1".into(),
+            task: j["task"].as_str().unwrap().into(),
+            sample: j["sample"].as_u64().unwrap() as u32,
+            rater: "dr_a".into(),
+            correct: j["correct"].as_bool().unwrap(),
+        })
+        .collect();
+    // Scores are needed for a report; pass@k does not use them.
+    let input = CalibrationInput {
+        correctness,
+        ..study(2, 2, |truth, _| truth)
+    };
+    let report = build_report(&input, &continuous(1, 20), &NoProgress).expect("report");
+    for e in reference["expected"].as_array().unwrap() {
+        let (model, k) = (
+            e["model"].as_str().unwrap(),
+            e["k"].as_u64().unwrap() as usize,
+        );
+        let row = report
+            .pass_at_k
+            .iter()
+            .find(|r| r.model == model && r.k == k)
+            .expect("row");
+        let v = row.pass_at_k.value().expect("pass@k");
+        let what = format!("{model} pass@{k}");
+        close(v.value, f(&e["value"]), SCIPY_EXACT, &what);
+        assert_eq!(v.n, e["n"].as_u64().unwrap() as usize, "{what}: tasks");
+        assert_eq!(v.n_cases, e["n_cases"].as_u64().unwrap() as usize, "{what}");
+        close(
+            v.effective_cases,
+            f(&e["effective_cases"]),
+            SCIPY_EXACT,
+            &what,
+        );
+        close(v.ci_low, f(&e["ci_low"]), SCIPY_EXACT, &what);
+        close(v.ci_high, f(&e["ci_high"]), SCIPY_EXACT, &what);
+        assert!(v.ci_high - v.ci_low > 0.1, "{what}: the interval has width");
+    }
+}

@@ -102,6 +102,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
                 level.to_string(),
                 format!("{case}/{task}"),
                 sample,
+                case.clone(),
             ),
         );
     }
@@ -157,8 +158,9 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             .or_default()
             .insert(rater.clone());
         if let Some(judgement) = row.get::<_, Option<String>>(4).map_err(fail)? {
-            let (model, family, level, task, sample) = &response_meta[&response];
+            let (model, family, level, task, sample, case) = &response_meta[&response];
             correctness.push(CorrectnessJudgement {
+                case: case.clone(),
                 model: model.clone(),
                 task_family: family.clone(),
                 level: level.clone(),
