@@ -107,6 +107,13 @@ pub fn to_html(report: &Report) -> String {
         escape(s.grader.as_deref().unwrap_or("none (clinicians only)")),
         escape(&s.dimensions.join(", "))
     );
+    if !s.excluded_raters.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=\"sub\">Left out by the analyst: {}</p>",
+            escape(&s.excluded_raters.join(", "))
+        );
+    }
     verdict(&mut h, report);
     for d in &report.dimensions {
         dimension(&mut h, d, report);

@@ -137,6 +137,9 @@ pub struct ReportOptions {
     /// compared with `grader` (drift); without `grader`, only excluded (a grader is never a
     /// clinician).
     pub other_grader_versions: Vec<String>,
+    /// Clinicians the analyst leaves out (a pilot reader, a trainee): none of their scores,
+    /// labels, judgements or repeat reads enter; the report names them.
+    pub excluded_raters: Vec<String>,
     pub seed: u64,
     pub bootstrap_resamples: usize,
     /// The verdict's bar on Pearson r (grader vs the clinicians' mean).
@@ -165,6 +168,7 @@ impl Default for ReportOptions {
         ReportOptions {
             grader: None,
             other_grader_versions: Vec::new(),
+            excluded_raters: Vec::new(),
             seed: 1,
             bootstrap_resamples: 2000,
             bar_pearson_r: 0.90,
@@ -189,5 +193,21 @@ pub fn default_bucket(category: &str) -> &'static str {
         "K1" => "knowledge",
         "C1" => "confidence",
         _ => "other",
+    }
+}
+
+impl CalibrationInput {
+    /// The input without anything the `excluded` raters contributed.
+    pub fn without_raters(&self, excluded: &[String]) -> CalibrationInput {
+        let kept = |rater: &String| !excluded.contains(rater);
+        let mut input = self.clone();
+        input.table.scores.retain(|s| kept(&s.rater));
+        for item in &mut input.errors {
+            item.reviewers.retain(kept);
+            item.clinician_labels.retain(|l| kept(&l.rater));
+        }
+        input.correctness.retain(|j| kept(&j.rater));
+        input.repeat_reads.retain(|r| kept(&r.rater));
+        input
     }
 }

@@ -35,6 +35,10 @@ pub enum ReportError {
     GraderVersionNotFound { name: String },
     #[error("margin: {0} is not a non-inferiority margin on r (need 0 < margin < 2)")]
     BadMargin(f64),
+    #[error("excluded rater: '{name}' does not appear in the ratings (raters: {known})")]
+    ExcludedRaterNotFound { name: String, known: String },
+    #[error("excluded rater: '{name}' is the grader; a grader is never a clinician to leave out")]
+    ExcludedRaterIsGrader { name: String },
     #[error("ratings: the table holds no scores")]
     Empty,
     #[error("ratings: no human raters besides the grader")]
@@ -75,6 +79,8 @@ pub struct InputSummary {
     pub cases: usize,
     pub scores: usize,
     pub human_raters: Vec<String>,
+    /// Clinicians the analyst left out (`ReportOptions::excluded_raters`).
+    pub excluded_raters: Vec<String>,
     pub grader: Option<String>,
     pub dimensions: Vec<String>,
     pub grouping_columns: Vec<String>,
@@ -419,9 +425,44 @@ pub fn build_report(
     options: &ReportOptions,
     progress: &dyn Progress,
 ) -> Result<Report, ReportError> {
+    if input.table.scores.is_empty() {
+        return Err(ReportError::Empty);
+    }
+    if options.excluded_raters.is_empty() {
+        return build(input, options, progress);
+    }
+    let raters: BTreeSet<&str> = input
+        .table
+        .scores
+        .iter()
+        .map(|s| s.rater.as_str())
+        .collect();
+    for name in &options.excluded_raters {
+        if options.grader.as_ref() == Some(name) || options.other_grader_versions.contains(name) {
+            return Err(ReportError::ExcludedRaterIsGrader { name: name.clone() });
+        }
+        if !raters.contains(name.as_str()) {
+            return Err(ReportError::ExcludedRaterNotFound {
+                name: name.clone(),
+                known: raters.iter().copied().collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    build(
+        &input.without_raters(&options.excluded_raters),
+        options,
+        progress,
+    )
+}
+
+fn build(
+    input: &CalibrationInput,
+    options: &ReportOptions,
+    progress: &dyn Progress,
+) -> Result<Report, ReportError> {
     let table = &input.table;
     if table.scores.is_empty() {
-        return Err(ReportError::Empty);
+        return Err(ReportError::NoHumanRaters);
     }
     let margin = options.non_inferiority_margin;
     if !(margin > 0.0 && margin < 2.0) {
@@ -659,6 +700,7 @@ pub fn build_report(
             cases: cases.len(),
             scores: table.scores.len(),
             human_raters: humans.clone(),
+            excluded_raters: options.excluded_raters.clone(),
             grader: options.grader.clone(),
             dimensions: dimensions.clone(),
             grouping_columns: table.grouping_columns.clone(),
@@ -1542,6 +1584,14 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                 pearson_estimate.reason().unwrap_or("unknown reason")
             ),
         ),
+    };
+    let summary = if options.excluded_raters.is_empty() {
+        summary
+    } else {
+        format!(
+            "{summary} Left out by the analyst: {}.",
+            options.excluded_raters.join(", ")
+        )
     };
     Verdict {
         dimension: dimension.dimension.clone(),

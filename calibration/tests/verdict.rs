@@ -729,3 +729,44 @@ fn pass_at_k_intervals_count_cases_and_do_not_collapse_when_every_task_agrees() 
         assert!(v.ci_high - v.ci_low > 0.1, "{what}: the interval has width");
     }
 }
+
+#[test]
+fn an_excluded_reader_is_left_out_of_everything_and_named() {
+    let reference = reference();
+    let input = input_of(&reference);
+    let options = ReportOptions {
+        excluded_raters: vec!["dr_c".into()],
+        ..options(7, 200)
+    };
+    let report = build_report(&input, &options, &NoProgress).expect("report");
+    assert_eq!(report.summary.human_raters, ["dr_a", "dr_b"]);
+    assert_eq!(report.summary.excluded_raters, ["dr_c"]);
+    let verdict = report.verdict.as_ref().unwrap();
+    assert!(
+        verdict.summary.ends_with("Left out by the analyst: dr_c."),
+        "{}",
+        verdict.summary
+    );
+    assert!(calibration::html::to_html(&report).contains("Left out by the analyst: dr_c"));
+    // The same figures as a table that never had dr_c.
+    let mut without = input.clone();
+    without.table.scores.retain(|s| s.rater != "dr_c");
+    let plain = build_report(&without, &options_with_exclusions(&[]), &NoProgress).unwrap();
+    assert_eq!(report.dimensions, plain.dimensions);
+
+    for (name, message) in [
+        ("dr_x", "excluded rater: 'dr_x' does not appear in the ratings (raters: dr_a, dr_b, dr_c, grader)"),
+        ("grader", "excluded rater: 'grader' is the grader; a grader is never a clinician to leave out"),
+    ] {
+        let error = build_report(&input, &options_with_exclusions(&[name]), &NoProgress)
+            .unwrap_err();
+        assert_eq!(error.to_string(), message);
+    }
+}
+
+fn options_with_exclusions(names: &[&str]) -> ReportOptions {
+    ReportOptions {
+        excluded_raters: names.iter().map(|n| n.to_string()).collect(),
+        ..options(7, 200)
+    }
+}

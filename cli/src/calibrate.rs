@@ -26,6 +26,10 @@ pub struct CalibrateArgs {
     /// clinician, with or without --grader.
     #[arg(long = "other-grader")]
     other_graders: Vec<String>,
+    /// A clinician to leave out of the report (a pilot reader, a trainee); repeatable. The
+    /// report names them.
+    #[arg(long = "exclude-rater")]
+    exclude_raters: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
     format: ReportFormat,
     /// The report file (json, html), or the folder for the CSV tables; stdout when absent
@@ -83,6 +87,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
     let options = ReportOptions {
         grader: args.grader.clone(),
         other_grader_versions: other_graders,
+        excluded_raters: args.exclude_raters.clone(),
         seed: args.seed,
         bootstrap_resamples: args.resamples,
         bar_pearson_r: args.bar,
