@@ -95,6 +95,8 @@ where
         add(&mut full, c);
     }
     let estimates = statistics(&full);
+    // One contiguous block: a resample reads clusters at random, and this is its hot loop.
+    let flat: Vec<f64> = cluster_sums.concat();
 
     let done = AtomicUsize::new(0);
     let replicates: Vec<Vec<Option<f64>>> = (0..config.resamples)
@@ -103,7 +105,8 @@ where
             let mut rng = generator_for(config.seed, b);
             let mut sums = vec![0.0; width];
             for _ in 0..clusters {
-                add(&mut sums, &cluster_sums[rng.below(clusters)]);
+                let c = rng.below(clusters);
+                add(&mut sums, &flat[c * width..(c + 1) * width]);
             }
             let values = statistics(&sums);
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;

@@ -816,9 +816,12 @@ fn section(
         .filter(|_| grader.iter().any(Option::is_some))
         .map(|_| {
             grader_agreement(
-                &human_matrix,
-                &grader,
-                &cases,
+                &SectionScores {
+                    humans: &human_matrix,
+                    grader: &grader,
+                    cases: &cases,
+                    whole_dimension: keep.is_none(),
+                },
                 humans,
                 categories,
                 options,
@@ -887,15 +890,28 @@ struct LooRow {
     rest_mean: f64,
 }
 
+/// One section's scores: the clinicians', the grader's and each item's case; `whole_dimension`
+/// when the section is a dimension's items as a whole rather than a subgroup.
+struct SectionScores<'a> {
+    humans: &'a RatingMatrix,
+    grader: &'a [Option<f64>],
+    cases: &'a [&'a str],
+    whole_dimension: bool,
+}
+
 fn grader_agreement(
-    humans: &RatingMatrix,
-    grader: &[Option<f64>],
-    cases: &[&str],
+    scores: &SectionScores,
     names: &[String],
     categories: &Categories,
     options: &ReportOptions,
     progress: &dyn Progress,
 ) -> GraderAgreement {
+    let SectionScores {
+        humans,
+        grader,
+        cases,
+        whole_dimension,
+    } = *scores;
     let k = humans.n_raters();
     let all_columns: Vec<usize> = (0..k).collect();
     let paired = grader_vs_mean_of(humans, grader, &all_columns);
@@ -949,11 +965,18 @@ fn grader_agreement(
         })
         .collect();
 
+    // The like-for-like comparison is resampled for a dimension's items as a whole; per
+    // subgroup it would multiply the bootstrap's work several times over (docs/performance.md).
+    let (resampled_rows, resampled_loo): (&[Vec<LooRow>], &[LeaveOneOut]) = if whole_dimension {
+        (&loo_rows, &leave_one_rater_out)
+    } else {
+        (&[], &[])
+    };
     let (bootstrap, loo_intervals) = bootstrap_block(
         &paired,
         &with_grader,
-        &loo_rows,
-        &leave_one_rater_out,
+        resampled_rows,
+        resampled_loo,
         cases,
         options,
         progress,
@@ -1004,13 +1027,20 @@ fn grader_agreement(
         })
         .collect::<Vec<_>>();
 
-    let like_for_like = like_for_like(
-        &loo_rows,
-        &leave_one_rater_out,
-        &loo_intervals,
-        cases,
-        options.non_inferiority_margin,
-    );
+    let like_for_like = if whole_dimension {
+        like_for_like(
+            &loo_rows,
+            &leave_one_rater_out,
+            &loo_intervals,
+            cases,
+            options.non_inferiority_margin,
+        )
+    } else {
+        Estimate::not_estimable(
+            paired.len(),
+            "resampled for the whole dimension only; see the dimension's like-for-like comparison",
+        )
+    };
     let degradation = degradation(
         humans,
         &leave_one_rater_out,
