@@ -99,4 +99,34 @@ fn demo_ratings_import_once_and_calibrate_against_the_clinicians_only() {
     );
     assert!(json["verdict"].is_null());
     assert_eq!(json["grader_drift"], serde_json::json!([]));
+
+    // The analyst leaves a reader out and states a margin; the report says both.
+    let chosen = neurorater(&[
+        "calibrate",
+        "--db",
+        db,
+        "--grader",
+        "demo-grader-v1",
+        "--exclude-rater",
+        "neurologist-C",
+        "--margin",
+        "0.1",
+        "--resamples",
+        "50",
+    ]);
+    assert_eq!(chosen.status.code(), Some(0), "{}", text(&chosen.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&chosen.stdout).unwrap();
+    assert_eq!(
+        json["summary"]["human_raters"],
+        serde_json::json!(["neurorad-A", "neurorad-B"])
+    );
+    assert_eq!(
+        json["summary"]["excluded_raters"],
+        serde_json::json!(["neurologist-C"])
+    );
+    assert_eq!(json["options"]["non_inferiority_margin"], 0.1);
+    assert!(json["verdict"]["summary"]
+        .as_str()
+        .unwrap()
+        .ends_with("Left out by the analyst: neurologist-C."));
 }
