@@ -59,10 +59,12 @@ fn status(code: u16, message: &str) -> Action {
 /// Decides an action from the request body and how many requests carried this answer before.
 type Script = dyn Fn(&Value, &str, usize) -> Action + Send + Sync;
 
+/// Every request the server received: its body and its Authorization header.
+type Seen = Mutex<Vec<(Value, Option<String>)>>;
+
 struct Server {
     endpoint: String,
-    /// Every request: its body and its Authorization header.
-    seen: Arc<Mutex<Vec<(Value, Option<String>)>>>,
+    seen: Arc<Seen>,
 }
 
 impl Server {
@@ -98,12 +100,7 @@ fn answer_of(body: &Value) -> String {
         .to_owned()
 }
 
-fn serve(
-    stream: TcpStream,
-    seen: &Mutex<Vec<(Value, Option<String>)>>,
-    counts: &Mutex<HashMap<String, usize>>,
-    script: &Script,
-) {
+fn serve(stream: TcpStream, seen: &Seen, counts: &Mutex<HashMap<String, usize>>, script: &Script) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     loop {
@@ -716,4 +713,50 @@ fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
         )
         .unwrap();
     assert_eq!(samples, 6);
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_the_next_run_completes() {
+    let (dir, db) = study(16);
+    let server = Server::start(Box::new(|_, _, _| {
+        Action::Slow(Duration::from_millis(150), Box::new(chat(GOOD)))
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-int", 2, PROMPT);
+    let child = grade_command(&db, &spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let graded = || {
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-int'",
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while graded() < 3 {
+        assert!(Instant::now() < deadline, "the run made no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(stopped.status.code(), Some(1), "{}", text(&stopped));
+    assert!(text(&stopped).contains("stopped"), "{}", text(&stopped));
+    let before = graded();
+    assert!(before < 20, "the run finished before Ctrl-C");
+    // Every stored score has its run record: nothing half-written.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM run_results WHERE spec_name = 'judge-int'"
+        ),
+        before
+    );
+    let resumed = grade(&db, &spec);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_eq!(graded(), 20);
 }

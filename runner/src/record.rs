@@ -397,11 +397,13 @@ pub fn pending_questions(
             serde_json::from_str(&key_images).map_err(|e| corrupt("key images", e))?;
         let follow_up: Vec<String> =
             serde_json::from_str(&follow_up).map_err(|e| corrupt("follow-up script", e))?;
-        if !contexts.contains_key(&(study_id.clone(), case_id.clone())) {
-            let context = cases::curation::CaseContext::load(store, &study_id, &case_id)?;
-            contexts.insert((study_id.clone(), case_id.clone()), context);
-        }
-        let context = &contexts[&(study_id.clone(), case_id.clone())];
+        let context = match contexts.entry((study_id.clone(), case_id.clone())) {
+            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::hash_map::Entry::Vacant(new) => new.insert(
+                cases::curation::CaseContext::load(store, &study_id, &case_id)?,
+            ),
+        };
+        let context = &*context;
         let images = slices
             .iter()
             .map(|slice| cases::curation::key_image_source(store, context, slice))
