@@ -1,4 +1,6 @@
-//! Raw annotations for other tools: ratings, error labels and ground truth, as CSV or JSONL.
+//! Raw annotations for other tools: ratings, error labels and ground truth, as CSV or JSONL;
+//! model responses and grader scores as the lines of FORMATS.md §1 and §2 they came in as (or
+//! were run here as), unknown fields of an imported line included.
 //!
 //! Every row carries `case_id`, `task_id`, `model` and `sample`, the key of `responses.jsonl`
 //! and `grader.jsonl`, so exports join with the files the pipeline produced. Ratings and labels
@@ -15,6 +17,10 @@ pub enum What {
     Ratings,
     Errors,
     GroundTruth,
+    /// `responses.jsonl` lines (FORMATS.md §1).
+    Responses,
+    /// `grader.jsonl` lines (FORMATS.md §2).
+    Grader,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +35,8 @@ pub fn export(store: &Store, what: What, format: Format) -> Result<String> {
         What::Ratings => ratings(store)?,
         What::Errors => errors(store)?,
         What::GroundTruth => ground_truth(store)?,
+        What::Responses => responses(store)?,
+        What::Grader => grader_scores(store)?,
     };
     match format {
         Format::Jsonl => Ok(rows
@@ -214,6 +222,104 @@ fn ground_truth(store: &Store) -> Result<Rows> {
     .map(String::from)
     .to_vec();
     Ok((columns, rows))
+}
+
+/// §1 lines. No `study_id`: the line format has none, and an added field would come back as an
+/// unknown field on re-import; the lines of a database with several studies say so by their cases.
+fn responses(store: &Store) -> Result<Rows> {
+    let rows = query(
+        store,
+        "SELECT c.case_id, t.task_id, r.model, r.sample, r.answer, r.rationale, r.turns_json,
+                r.extra_json
+         FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+         JOIN studies st ON c.study = st.id
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample",
+        |row| {
+            let mut map = line_key(row)?;
+            map.insert("answer".into(), row.get::<_, String>(4)?.into());
+            if let Some(rationale) = row.get::<_, Option<String>>(5)? {
+                map.insert("rationale".into(), rationale.into());
+            }
+            insert_json(&mut map, "turns", row.get(6)?);
+            append_extra(&mut map, &row.get::<_, String>(7)?);
+            Ok(map)
+        },
+    )?;
+    let columns = [
+        "case_id",
+        "task_id",
+        "model",
+        "sample",
+        "answer",
+        "rationale",
+        "turns",
+    ]
+    .map(String::from)
+    .to_vec();
+    Ok((columns, rows))
+}
+
+/// §2 lines, one per stored grader score.
+fn grader_scores(store: &Store) -> Result<Rows> {
+    let rows = query(
+        store,
+        "SELECT c.case_id, t.task_id, r.model, r.sample, g.grader, g.score, g.dimensions_json,
+                g.errors_json, g.rationale, g.extra_json
+         FROM grader_scores g JOIN responses r ON g.response = r.id JOIN tasks t ON r.task = t.id
+         JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+         ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample, g.grader",
+        |row| {
+            let mut map = line_key(row)?;
+            map.insert("grader".into(), row.get::<_, String>(4)?.into());
+            map.insert("score".into(), number(Some(row.get(5)?)));
+            insert_json(&mut map, "dimensions", row.get(6)?);
+            insert_json(&mut map, "errors", row.get(7)?);
+            if let Some(rationale) = row.get::<_, Option<String>>(8)? {
+                map.insert("rationale".into(), rationale.into());
+            }
+            append_extra(&mut map, &row.get::<_, String>(9)?);
+            Ok(map)
+        },
+    )?;
+    let columns = [
+        "case_id",
+        "task_id",
+        "model",
+        "sample",
+        "grader",
+        "score",
+        "dimensions",
+        "errors",
+        "rationale",
+    ]
+    .map(String::from)
+    .to_vec();
+    Ok((columns, rows))
+}
+
+fn line_key(row: &rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>> {
+    let mut map = Map::new();
+    map.insert("case_id".into(), row.get::<_, String>(0)?.into());
+    map.insert("task_id".into(), row.get::<_, String>(1)?.into());
+    map.insert("model".into(), row.get::<_, String>(2)?.into());
+    map.insert("sample".into(), row.get::<_, i64>(3)?.into());
+    Ok(map)
+}
+
+/// An optional field stored as JSON text: present only when stored.
+fn insert_json(map: &mut Map<String, Value>, field: &str, text: Option<String>) {
+    if let Some(value) = text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+        map.insert(field.into(), value);
+    }
+}
+
+/// An imported line's unknown fields, kept on import, leave with it.
+fn append_extra(map: &mut Map<String, Value>, extra_json: &str) {
+    if let Ok(Value::Object(extra)) = serde_json::from_str::<Value>(extra_json) {
+        for (field, value) in extra {
+            map.entry(field).or_insert(value);
+        }
+    }
 }
 
 /// Spans are stored in UTF-16 code units (what the reading screen's JavaScript counts).

@@ -243,20 +243,24 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
         for task in &case.tasks {
             updated += tx
                 .execute(
-                    "INSERT INTO tasks (case_ref, task_id, family, level, prompt, key_images_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    "INSERT INTO tasks (case_ref, task_id, family, level, prompt, key_images_json,
+                        follow_up_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                      ON CONFLICT (case_ref, task_id) DO UPDATE SET family = excluded.family,
                         level = excluded.level, prompt = excluded.prompt,
-                        key_images_json = excluded.key_images_json
-                     WHERE (family, level, prompt, key_images_json) IS NOT
-                        (excluded.family, excluded.level, excluded.prompt, excluded.key_images_json)",
+                        key_images_json = excluded.key_images_json,
+                        follow_up_json = excluded.follow_up_json
+                     WHERE (family, level, prompt, key_images_json, follow_up_json) IS NOT
+                        (excluded.family, excluded.level, excluded.prompt, excluded.key_images_json,
+                         excluded.follow_up_json)",
                     params![
                         case_key,
                         task.id,
                         enum_text(&task.family),
                         task.level,
                         task.prompt,
-                        json(&task.key_images)
+                        json(&task.key_images),
+                        json(&task.follow_up)
                     ],
                 )
                 .map_err(|e| fail("storing a task", e))?;

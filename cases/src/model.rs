@@ -191,6 +191,10 @@ pub struct TaskSpec {
     /// The slices the model was shown.
     #[serde(default)]
     pub key_images: Vec<SliceRef>,
+    /// Level 3 (a consultation): the user's follow-up turns, sent one by one after each of the
+    /// model's replies when NeuroRater runs the model (`neurorater respond`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow_up: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

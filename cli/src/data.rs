@@ -89,6 +89,10 @@ enum ExportWhat {
     Ratings,
     Errors,
     GroundTruth,
+    /// Model responses as `responses.jsonl` lines (FORMATS.md §1).
+    Responses,
+    /// Grader scores as `grader.jsonl` lines (FORMATS.md §2).
+    Grader,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,6 +109,8 @@ pub fn export(args: &ExportArgs) -> Result<(), Failure> {
         ExportWhat::Ratings => What::Ratings,
         ExportWhat::Errors => What::Errors,
         ExportWhat::GroundTruth => What::GroundTruth,
+        ExportWhat::Responses => What::Responses,
+        ExportWhat::Grader => What::Grader,
     };
     let format = match (args.format, args.what) {
         (ExportFormat::Csv, _) => Format::Csv,

@@ -10,6 +10,7 @@ mod imaging;
 mod package;
 mod progress;
 mod ratings;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -106,6 +107,10 @@ enum Command {
         #[command(subcommand)]
         command: package::PackageCommand,
     },
+    /// Grade every stored response this grader has not graded yet (FORMATS.md §6).
+    Grade(run::GradeArgs),
+    /// Ask a model every task of the stored studies, with the key images (FORMATS.md §6).
+    Respond(run::RespondArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -183,6 +188,8 @@ fn main() -> ExitCode {
         },
         Command::Restore { backup, db } => data::restore(&backup, db),
         Command::Package { command } => package::run(&command),
+        Command::Grade(args) => run::grade(&args),
+        Command::Respond(args) => run::respond(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

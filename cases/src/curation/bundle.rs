@@ -243,9 +243,22 @@ pub fn import_bundle(
     Ok(written)
 }
 
-/// One slice of a series as PNG: the n-th file of a DICOM or key-image series (the n-th frame
-/// when the series is one multi-frame file), the n-th axial slice of a NIfTI file.
+/// One slice of a series as PNG (see [`key_image_source`]).
 fn render_slice(store: &Store, context: &CaseContext, slice: &SliceRef) -> Result<Vec<u8>> {
+    let (path, options) = key_image_source(store, context, slice)?;
+    Ok(imaging::render_png(&path, &options)?)
+}
+
+/// The file and render options of one slice, as FORMATS §4 renders it with the series' default
+/// window: the n-th file of a DICOM or key-image series (the n-th frame when the series is one
+/// multi-frame file), the n-th axial slice of a NIfTI file. The files' content hashes are checked
+/// first, so a changed image is never rendered. The ground-truth bundle and a model run both
+/// render key images through this.
+pub fn key_image_source(
+    store: &Store,
+    context: &CaseContext,
+    slice: &SliceRef,
+) -> Result<(std::path::PathBuf, RenderOptions)> {
     let (key, kind) = context
         .series
         .get(&slice.series)
@@ -267,13 +280,13 @@ fn render_slice(store: &Store, context: &CaseContext, slice: &SliceRef) -> Resul
             slice.slice, slice.series, context.case_id
         ),
     })?;
-    Ok(imaging::render_png(
-        path,
-        &RenderOptions {
+    Ok((
+        path.clone(),
+        RenderOptions {
             frame,
             window: None,
         },
-    )?)
+    ))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(

@@ -26,7 +26,9 @@ pub use baseline::{
     baseline_tasks, blind_task, submit_human_answer, BaselineState, BaselineTask, BlindTask,
     HumanAnswer, HumanRole,
 };
-pub use bundle::{export_bundle, import_bundle, BundleExport, GroundTruthImportError};
+pub use bundle::{
+    export_bundle, import_bundle, key_image_source, BundleExport, GroundTruthImportError,
+};
 pub use context::CaseContext;
 pub use diff::{compare, diff_versions, merge, Change, Disagreement, Side};
 pub use findings::{missed_findings, MissedFinding};

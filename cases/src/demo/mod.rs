@@ -31,6 +31,11 @@ pub struct DemoSummary {
 
 /// Writes the demo study bundle into `out` (created if missing; existing demo files are
 /// overwritten). Two calls produce byte-identical trees.
+/// The demo's grader spec (`specs/grader.toml` in the bundle).
+pub const DEMO_GRADER_SPEC: &str = include_str!("specs/grader.toml");
+/// The demo's model spec (`specs/model.toml` in the bundle).
+pub const DEMO_MODEL_SPEC: &str = include_str!("specs/model.toml");
+
 pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<DemoSummary> {
     let cases = catalogue::cases();
     let series_total: usize = cases.iter().map(|c| c.series.len()).sum();
@@ -110,6 +115,10 @@ pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<D
     write_text(&out.join("ratings.csv"), &generated.ratings_csv)?;
     write_json(&out.join("study.json"), &study_file(cases.len()))?;
     write_text(&out.join("NOTICE"), &notice())?;
+    // Run specs for a model server on this machine, so that `grade` and `respond` can be tried
+    // on the demo as they are (docs/runs.md); import ignores the folder.
+    write_text(&out.join("specs/grader.toml"), DEMO_GRADER_SPEC)?;
+    write_text(&out.join("specs/model.toml"), DEMO_MODEL_SPEC)?;
     progress.advance(1);
     Ok(summary)
 }
@@ -200,6 +209,7 @@ fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
                     series: t.series.to_string(),
                     slice: key_slice(case, &series_grid(case, t.series)?),
                 }],
+                follow_up: t.follow_up.map(|f| vec![f.to_owned()]).unwrap_or_default(),
             })
         })
         .collect::<crate::Result<Vec<_>>>()?;

@@ -541,6 +541,8 @@ fn write_case(
                 key_images: serde_json::from_str(&key_images).map_err(|e| Error::Corrupt {
                     what: format!("a task's key images: {e}"),
                 })?,
+                // A blinded rater reads stored answers; the script that produced them stays home.
+                follow_up: Vec::new(),
             })
         })
         .collect::<Result<_>>()?;

@@ -323,6 +323,42 @@ CREATE TABLE merged_ratings (
     remote_updated_at TEXT NOT NULL
 ) STRICT;
 "#,
+    // 5: runs of models and graders from NeuroRater itself (the `runner` crate). Their scores and
+    // responses go into `grader_scores` and `responses` like imported ones; this holds what an
+    // import does not know. A name is bound to its spec's content hash by its first run, for good.
+    r#"
+CREATE TABLE run_specs (
+    name         TEXT PRIMARY KEY,
+    kind         TEXT NOT NULL CHECK (kind IN ('grader', 'model')),
+    spec_sha256  TEXT NOT NULL,
+    -- The spec as parsed (the API key's variable name at most, never the key).
+    spec_json    TEXT NOT NULL,
+    first_run_at TEXT NOT NULL
+) STRICT;
+
+-- One row per result a run stored: exactly one of grader_score and response is set.
+CREATE TABLE run_results (
+    id                INTEGER PRIMARY KEY,
+    spec_name         TEXT NOT NULL REFERENCES run_specs(name),
+    grader_score      INTEGER UNIQUE REFERENCES grader_scores(id),
+    response          INTEGER UNIQUE REFERENCES responses(id),
+    spec_sha256       TEXT NOT NULL,
+    seed              INTEGER NOT NULL,
+    temperature       REAL NOT NULL,
+    -- Every reply body of the item's conversation, in order (re-asks and follow-ups included).
+    raw_replies_json  TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL CHECK (prompt_tokens >= 0),
+    completion_tokens INTEGER NOT NULL CHECK (completion_tokens >= 0),
+    latency_ms        INTEGER NOT NULL CHECK (latency_ms >= 0),
+    requests          INTEGER NOT NULL CHECK (requests >= 1),
+    at                TEXT NOT NULL,
+    CHECK ((grader_score IS NULL) <> (response IS NULL))
+) STRICT;
+CREATE INDEX run_results_by_spec ON run_results(spec_name);
+
+-- A level-3 task's follow-up script (the bundle's `follow_up`), as a JSON array of strings.
+ALTER TABLE tasks ADD COLUMN follow_up_json TEXT NOT NULL DEFAULT '[]';
+"#,
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,762 @@
+//! `neurorater grade` (FORMATS.md §6) as a real process against a local OpenAI-compatible server
+//! with scripted faults: 429 with Retry-After, 500, a timeout, a dropped connection, unparsable
+//! replies, a refused key, a refused request; a SIGKILL in the middle of a run and the resume;
+//! the spec binding; the API key never written or shown.
+
+mod support;
+
+use neurorater_tests::write_small_bundle;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{digest, neurorater};
+
+/// Sent as the API key; must never appear in anything NeuroRater writes or prints.
+const KEY: &str = "sk-MARKER-7f3a9c-never-stored";
+const KEY_ENV: &str = "NEURORATER_TEST_GRADER_KEY";
+
+/// What the server does with one request.
+#[derive(Clone)]
+enum Action {
+    Reply {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Answer only after this long (a slow server).
+    Slow(Duration, Box<Action>),
+    /// Never answer within the client's timeout, then close.
+    Hang,
+    /// Close the connection without a word.
+    Drop,
+}
+
+fn chat(content: &str) -> Action {
+    Action::Reply {
+        status: 200,
+        headers: vec![],
+        body: json!({
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+        })
+        .to_string(),
+    }
+}
+
+fn status(code: u16, message: &str) -> Action {
+    Action::Reply {
+        status: code,
+        headers: vec![],
+        body: json!({"error": {"message": message}}).to_string(),
+    }
+}
+
+/// Decides an action from the request body and how many requests carried this answer before.
+type Script = dyn Fn(&Value, &str, usize) -> Action + Send + Sync;
+
+/// Every request the server received: its body and its Authorization header.
+type Seen = Mutex<Vec<(Value, Option<String>)>>;
+
+struct Server {
+    endpoint: String,
+    seen: Arc<Seen>,
+}
+
+impl Server {
+    fn start(script: Box<Script>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let counts = Arc::new(Mutex::new(HashMap::<String, usize>::new()));
+        let script: Arc<Script> = Arc::from(script);
+        let shared = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (seen, counts, script) = (shared.clone(), counts.clone(), script.clone());
+                std::thread::spawn(move || serve(stream, &seen, &counts, &*script));
+            }
+        });
+        Server { endpoint, seen }
+    }
+
+    fn requests(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+}
+
+/// The graded answer a request is about: the text after "ANSWER: " in the first message.
+fn answer_of(body: &Value) -> String {
+    let prompt = body["messages"][0]["content"].as_str().unwrap_or_default();
+    prompt
+        .split("ANSWER: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn serve(stream: TcpStream, seen: &Seen, counts: &Mutex<HashMap<String, usize>>, script: &Script) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let mut length = 0;
+        let mut auth = None;
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap_or((header, ""));
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "authorization" => auth = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let answer = answer_of(&body);
+        let before = {
+            let mut counts = counts.lock().unwrap();
+            let count = counts.entry(answer.clone()).or_default();
+            *count += 1;
+            *count - 1
+        };
+        let action = script(&body, &answer, before);
+        seen.lock().unwrap().push((body, auth));
+        let mut action = action;
+        loop {
+            match action {
+                Action::Slow(wait, then) => {
+                    std::thread::sleep(wait);
+                    action = *then;
+                }
+                Action::Hang => {
+                    std::thread::sleep(Duration::from_secs(3));
+                    return;
+                }
+                Action::Drop => return,
+                Action::Reply {
+                    status,
+                    headers,
+                    body,
+                } => {
+                    let mut head = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\n",
+                        body.len()
+                    );
+                    for (name, value) in headers {
+                        head.push_str(&format!("{name}: {value}\r\n"));
+                    }
+                    head.push_str("\r\n");
+                    if stream.write_all(head.as_bytes()).is_err()
+                        || stream.write_all(body.as_bytes()).is_err()
+                    {
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The small bundle plus `extra` responses answered `answer-1`, `answer-2`, … imported into a
+/// fresh database; returns (temp dir, database path).
+fn study(extra: usize) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = write_small_bundle(&dir.path().join("bundle"), false);
+    let mut lines = std::fs::read_to_string(bundle.join("responses.jsonl")).unwrap();
+    for k in 1..=extra {
+        lines.push_str(
+            &json!({"case_id": "ms-01", "task_id": "dx", "model": "vlm-c", "sample": k,
+                    "answer": format!("answer-{k}")})
+            .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(bundle.join("responses.jsonl"), lines).unwrap();
+    let db = dir.path().join("study.sqlite");
+    let out = neurorater(&[
+        "import",
+        bundle.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, db)
+}
+
+fn write_spec(dir: &Path, server: &Server, name: &str, concurrency: u32, prompt: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\nendpoint = \"{}\"\nmodel = \"judge\"\napi_key_env = \"{KEY_ENV}\"\n\
+             temperature = 0.0\nseed = 42\nmax_tokens = 200\nconcurrency = {concurrency}\n\
+             timeout_seconds = 0.5\nprompt = \"\"\"{prompt}\"\"\"\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    path
+}
+
+const PROMPT: &str = "Grade on {{rubric}}\nTASK: {{task}}\nANSWER: {{answer}}\nCodes: {{taxonomy}}";
+
+fn grade_command(db: &Path, spec: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_neurorater"));
+    command
+        .args([
+            "grade",
+            "--db",
+            db.to_str().unwrap(),
+            "--spec",
+            spec.to_str().unwrap(),
+        ])
+        .env_remove("NEURORATER_DB")
+        .env(KEY_ENV, KEY);
+    command
+}
+
+fn grade(db: &Path, spec: &Path) -> Output {
+    grade_command(db, spec).output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn assert_key_absent(paths: &[&Path], outputs: &[&Output]) {
+    for path in paths {
+        if let Ok(bytes) = std::fs::read(path) {
+            let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
+            assert!(!found, "the API key is in {}", path.display());
+        }
+    }
+    for output in outputs {
+        assert!(
+            !text(output).contains(KEY),
+            "the API key was shown: {}",
+            text(output)
+        );
+    }
+}
+
+const GOOD: &str = r#"{"score": 4, "dimensions": {"diagnosis": 4, "reasoning": 1.5}, "errors": [{"category": "P4", "quote": "left"}], "rationale": "close"}"#;
+
+#[test]
+fn faults_are_retried_results_stored_once_and_the_key_never_written() {
+    let started = Instant::now();
+    let (dir, db) = study(2);
+    let server = Server::start(Box::new(|_, answer, before| match (answer, before) {
+        ("Multiple sclerosis", 0) => Action::Reply {
+            status: 429,
+            headers: vec![("Retry-After".into(), "1".into())],
+            body: "{}".into(),
+        },
+        ("Small vessel disease", 0 | 1) => status(500, "overloaded"),
+        ("MS", 0) => Action::Hang,
+        ("answer-1", 0) => Action::Drop,
+        ("Three lesions", 0) => chat("I would give it a 4."),
+        ("Three lesions", _) => chat(&format!("```json\n{GOOD}\n```")),
+        ("answer-2", _) => status(400, "this model cannot read such a long prompt"),
+        _ => Action::Slow(Duration::from_millis(50), Box::new(chat(GOOD))),
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-v1", 4, PROMPT);
+    let first = grade(&db, &spec);
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first));
+    let said = text(&first);
+    assert!(
+        said.contains("failed: ms-01/dx/vlm-c/2: the server refused the request (400): this model cannot read such a long prompt"),
+        "{said}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-v1'"
+        ),
+        5
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM run_results WHERE spec_name = 'judge-v1'"
+        ),
+        5
+    );
+    // Five stored items, each asked once more for each fault (a 429, two 500s, a timeout, a
+    // dropped connection, one re-ask), and the refused one.
+    assert_eq!(server.requests(), 5 + 6 + 1);
+    let seen = server.seen.lock().unwrap().clone();
+    assert!(seen
+        .iter()
+        .all(|(_, auth)| auth.as_deref() == Some(&*format!("Bearer {KEY}"))));
+    let first_body = &seen[0].0;
+    assert_eq!(first_body["seed"], 42);
+    assert_eq!(first_body["response_format"]["type"], "json_schema");
+    // The re-ask carries the unusable reply and says what was wrong with it.
+    let reask = seen
+        .iter()
+        .find(|(body, _)| body["messages"].as_array().is_some_and(|m| m.len() == 3))
+        .expect("a re-ask");
+    assert_eq!(reask.0["messages"][1]["content"], "I would give it a 4.");
+    assert!(reask.0["messages"][2]["content"]
+        .as_str()
+        .unwrap()
+        .contains("not a JSON object"));
+    let stored: (f64, String, String) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT s.score, s.errors_json, x.raw_replies_json FROM grader_scores s
+             JOIN run_results x ON x.grader_score = s.id JOIN responses r ON s.response = r.id
+             WHERE r.answer = 'Three lesions'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(stored.0, 4.0);
+    assert_eq!(stored.1, r#"[{"category":"P4","quote":"left"}]"#);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stored.2)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // The next run sends only what is missing: the one refused item.
+    let second = grade(&db, &spec);
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    assert_eq!(server.requests(), 13);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-v1'"
+        ),
+        5
+    );
+
+    // Exported as §2 lines; the key nowhere.
+    let export = dir.path().join("grader.jsonl");
+    let out = neurorater(&[
+        "export",
+        "--db",
+        db.to_str().unwrap(),
+        "--what",
+        "grader",
+        "--format",
+        "jsonl",
+        "--out",
+        export.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: Vec<Value> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ours: Vec<&Value> = lines.iter().filter(|l| l["grader"] == "judge-v1").collect();
+    assert_eq!(ours.len(), 5);
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    assert_key_absent(&[&db, &wal, &export], &[&first, &second, &out]);
+    eprintln!("took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_sigkilled_run_resumes_without_grading_anything_twice() {
+    let (dir, db) = study(26);
+    let server = Server::start(Box::new(|_, _, _| {
+        Action::Slow(Duration::from_millis(120), Box::new(chat(GOOD)))
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-kill", 2, PROMPT);
+    let mut child = grade_command(&db, &spec)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let graded = || {
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-kill'",
+        )
+    };
+    while graded() < 6 {
+        assert!(Instant::now() < deadline, "the run made no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    let before = graded();
+    assert!(before < 30, "the run finished before the kill");
+    let sent_before = server.requests();
+
+    let resumed = grade(&db, &spec);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_eq!(graded(), 30);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(DISTINCT response) FROM grader_scores WHERE grader = 'judge-kill'"
+        ),
+        30
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM run_results WHERE spec_name = 'judge-kill'"
+        ),
+        30
+    );
+    // Only what was missing went out again: at most the 2 requests in flight were lost.
+    let resent = server.requests() - sent_before;
+    assert_eq!(resent as i64, 30 - before);
+    assert!(
+        sent_before as i64 <= before + 2,
+        "{sent_before} sent, {before} stored"
+    );
+    let audit = neurorater(&["audit", "verify", "--db", db.to_str().unwrap()]);
+    assert!(audit.status.success(), "{}", text(&audit));
+}
+
+#[test]
+fn a_changed_spec_under_a_used_name_is_refused() {
+    let (dir, db) = study(0);
+    let server = Server::start(Box::new(|_, _, _| chat(GOOD)));
+    let spec = write_spec(dir.path(), &server, "judge-bound", 2, PROMPT);
+    let first = grade(&db, &spec);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    // Concurrency does not change what the grader says: same spec.
+    write_spec(dir.path(), &server, "judge-bound", 3, PROMPT);
+    assert_eq!(grade(&db, &spec).status.code(), Some(0));
+    write_spec(
+        dir.path(),
+        &server,
+        "judge-bound",
+        2,
+        &format!("Be strict. {PROMPT}"),
+    );
+    let changed = grade(&db, &spec);
+    assert_eq!(changed.status.code(), Some(2), "{}", text(&changed));
+    assert!(
+        text(&changed).contains("is bound to another spec"),
+        "{}",
+        text(&changed)
+    );
+    // A name imported scores carry has no known spec.
+    let imported = write_spec(dir.path(), &server, "g-v1", 2, PROMPT);
+    let refused = grade(&db, &imported);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("imported grader score(s) carry it"));
+}
+
+#[test]
+fn a_refused_key_stops_the_run_at_once() {
+    let (dir, db) = study(10);
+    let server = Server::start(Box::new(|_, _, _| {
+        status(401, &format!("Incorrect API key provided: {KEY}"))
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-401", 1, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("the server refused the API key (401"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("api_key_env"));
+    assert_eq!(server.requests(), 1);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-401'"
+        ),
+        0
+    );
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    assert_key_absent(&[&db, &wal], &[&out]);
+
+    // Without the variable, nothing is sent at all.
+    let unset = grade_command(&db, &spec)
+        .env_remove(KEY_ENV)
+        .output()
+        .unwrap();
+    assert_eq!(unset.status.code(), Some(2));
+    assert!(text(&unset).contains(KEY_ENV), "{}", text(&unset));
+    assert_eq!(server.requests(), 1);
+}
+
+#[test]
+fn a_broken_spec_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_keep, db) = study(0);
+    let spec = dir.path().join("bad.toml");
+    std::fs::write(
+        &spec,
+        "name = \"x\"\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\ntemperature = 0.0\n\
+         seed = \"seven\"\nmax_tokens = 10\nconcurrency = 1\nprompt = \"{{answer}}\"\n",
+    )
+    .unwrap();
+    let before = digest(&db);
+    let out = grade_command(&db, &spec).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(digest(&db), before, "a refused spec touched the database");
+    let expected = format!("{}:5: seed: ", spec.display());
+    assert!(text(&out).starts_with(&expected), "{}", text(&out));
+}
+
+/// Numbers compared as numbers (an imported `5` comes back as `5.0`).
+fn normalised(value: Value) -> Value {
+    match value {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(items) => Value::Array(items.into_iter().map(normalised).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, normalised(v))).collect())
+        }
+        other => other,
+    }
+}
+
+#[test]
+fn exported_responses_and_grader_lines_are_the_lines_imported() {
+    let (dir, db) = study(0);
+    for (what, imported) in [
+        ("responses", neurorater_tests::RESPONSES_JSONL),
+        ("grader", neurorater_tests::GRADER_JSONL),
+    ] {
+        let out_path = dir.path().join(format!("{what}.jsonl"));
+        let out = neurorater(&[
+            "export",
+            "--db",
+            db.to_str().unwrap(),
+            "--what",
+            what,
+            "--format",
+            "jsonl",
+            "--out",
+            out_path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let parse = |text: &str| -> Vec<Value> {
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| normalised(serde_json::from_str(l).unwrap()))
+                .collect()
+        };
+        assert_eq!(
+            parse(&std::fs::read_to_string(&out_path).unwrap()),
+            parse(imported),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = write_small_bundle(&dir.path().join("bundle"), false);
+    // The lesions task becomes a level-3 consultation with a follow-up script.
+    let case_json = bundle.join("cases/ms-01/case.json");
+    let consultation = std::fs::read_to_string(&case_json).unwrap().replace(
+        r#""level": 2,
+     "prompt": "Describe the lesions.","#,
+        r#""level": 3, "follow_up": ["Which one is the largest?"],
+     "prompt": "Describe the lesions.","#,
+    );
+    assert!(consultation.contains("follow_up"));
+    std::fs::write(&case_json, consultation).unwrap();
+    let db = dir.path().join("study.sqlite");
+    let out = neurorater(&[
+        "import",
+        bundle.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    let server = Server::start(Box::new(|body, _, _| {
+        let turns = body["messages"].as_array().map_or(0, Vec::len);
+        if turns == 1 {
+            chat(r#"{"answer": "Demyelination", "rationale": "Ovoid lesions."}"#)
+        } else {
+            chat("The periventricular one.")
+        }
+    }));
+    let spec = dir.path().join("model.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"vlm-local\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
+             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    let respond = |samples: &str| {
+        neurorater(&[
+            "respond",
+            "--db",
+            db.to_str().unwrap(),
+            "--spec",
+            spec.to_str().unwrap(),
+            "--samples",
+            samples,
+        ])
+    };
+    let first = respond("2");
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    // dx: 2 samples × 1 request; lesions: 2 samples × (question + follow-up).
+    assert_eq!(server.requests(), 2 + 4);
+
+    // The dx task's key image is FLAIR slice 2 in display order (d c b a): file b.dcm, rendered
+    // by `neurorater render` with the file's own window.
+    let png = dir.path().join("b.png");
+    let rendered = neurorater(&[
+        "render",
+        bundle.join("cases/ms-01/flair/b.dcm").to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(rendered.status.success(), "{}", text(&rendered));
+    let seen = server.seen.lock().unwrap().clone();
+    let dx = seen
+        .iter()
+        .find(|(body, _)| {
+            body["messages"][0]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("Most likely diagnosis?")
+        })
+        .expect("a dx request");
+    let url = dx.0["messages"][0]["content"][1]["image_url"]["url"]
+        .as_str()
+        .unwrap();
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(url.strip_prefix("data:image/png;base64,").unwrap())
+        .unwrap();
+    assert_eq!(sent, std::fs::read(&png).unwrap());
+    assert_eq!(dx.0["messages"][0]["content"].as_array().unwrap().len(), 2);
+    assert!(dx.0["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Painful loss of vision"));
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (answer, rationale, turns): (String, Option<String>, Option<String>) = conn
+        .query_row(
+            "SELECT r.answer, r.rationale, r.turns_json FROM responses r JOIN tasks t ON r.task = t.id
+             WHERE r.model = 'vlm-local' AND t.task_id = 'dx' AND r.sample = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (answer.as_str(), rationale.as_deref(), turns),
+        ("Demyelination", Some("Ovoid lesions."), None)
+    );
+    let (answer, turns): (String, String) = conn
+        .query_row(
+            "SELECT r.answer, r.turns_json FROM responses r JOIN tasks t ON r.task = t.id
+             WHERE r.model = 'vlm-local' AND t.task_id = 'lesions' AND r.sample = 0",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(answer, "The periventricular one.");
+    let turns: Vec<Value> = serde_json::from_str(&turns).unwrap();
+    let roles: Vec<&str> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(turns[2]["content"], "Which one is the largest?");
+
+    // --samples 3 adds sample 2 of each task and nothing else.
+    let more = respond("3");
+    assert_eq!(more.status.code(), Some(0), "{}", text(&more));
+    assert_eq!(server.requests(), 6 + 1 + 2);
+    let samples: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM responses WHERE model = 'vlm-local'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(samples, 6);
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_the_next_run_completes() {
+    let (dir, db) = study(16);
+    let server = Server::start(Box::new(|_, _, _| {
+        Action::Slow(Duration::from_millis(150), Box::new(chat(GOOD)))
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-int", 2, PROMPT);
+    let child = grade_command(&db, &spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let graded = || {
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-int'",
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while graded() < 3 {
+        assert!(Instant::now() < deadline, "the run made no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(stopped.status.code(), Some(1), "{}", text(&stopped));
+    assert!(text(&stopped).contains("stopped"), "{}", text(&stopped));
+    let before = graded();
+    assert!(before < 20, "the run finished before Ctrl-C");
+    // Every stored score has its run record: nothing half-written.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM run_results WHERE spec_name = 'judge-int'"
+        ),
+        before
+    );
+    let resumed = grade(&db, &spec);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_eq!(graded(), 20);
+}

@@ -1,0 +1,288 @@
+//! One Chat Completions call, with the retry and rate rules of FORMATS.md §6: 429 (honouring
+//! `Retry-After`), 5xx, timeouts and dropped connections are retried with exponential backoff and
+//! jitter; 401/403 stop the run; any other 4xx fails the item with the server's message.
+//!
+//! The API key lives only in this struct and the `Authorization` header; every message that
+//! leaves here passes through [`Client::redact`], so a server echoing it cannot make us show it.
+
+use crate::spec::Spec;
+use rand::Rng;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+/// The first retry waits about this long; each further one twice as long.
+const BACKOFF_BASE: Duration = Duration::from_millis(250);
+/// No single wait is longer, whatever the server asks.
+const BACKOFF_CAP: Duration = Duration::from_secs(60);
+
+pub struct Client {
+    http: reqwest::Client,
+    url: String,
+    key: Option<String>,
+    timeout: Duration,
+    max_retries: u32,
+    /// The earliest moment the next request may start, when a requests-per-minute limit is set.
+    next_slot: Option<(Mutex<Instant>, Duration)>,
+    /// Set by the first 401/403: requests already waiting for their turn are not sent.
+    key_refused: Mutex<Option<CallError>>,
+}
+
+/// A successful reply: the assistant's text, the whole JSON body, and the token usage.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub text: String,
+    pub body: Value,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// 401 or 403: every further request would be refused too.
+    KeyRefused { status: u16, message: String },
+    /// Another 4xx, or a reply without a message: this item fails, the run goes on.
+    Rejected {
+        status: Option<u16>,
+        message: String,
+    },
+    /// Retryable failures that outlasted the retries.
+    GaveUp { attempts: u32, last: String },
+}
+
+impl Client {
+    pub fn new(spec: &Spec, key: Option<String>) -> Result<Client, String> {
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| format!("cannot set up HTTP: {e}"))?;
+        let next_slot = spec.requests_per_minute.map(|rpm| {
+            (
+                Mutex::new(Instant::now()),
+                Duration::from_secs_f64(60.0 / f64::from(rpm)),
+            )
+        });
+        Ok(Client {
+            http,
+            url: format!("{}/chat/completions", spec.endpoint.trim_end_matches('/')),
+            key: key.filter(|k| !k.is_empty()),
+            timeout: Duration::from_secs_f64(spec.timeout_seconds),
+            max_retries: spec.max_retries,
+            next_slot,
+            key_refused: Mutex::new(None),
+        })
+    }
+
+    /// The message with the API key, should it appear, blotted out.
+    pub fn redact(&self, message: &str) -> String {
+        match &self.key {
+            Some(key) => message.replace(key.as_str(), "[API key]"),
+            None => message.to_owned(),
+        }
+    }
+
+    async fn wait_for_slot(&self) {
+        let Some((next, interval)) = &self.next_slot else {
+            return;
+        };
+        let start = {
+            let mut next = next.lock().await;
+            let start = (*next).max(Instant::now());
+            *next = start + *interval;
+            start
+        };
+        tokio::time::sleep_until(start.into()).await;
+    }
+
+    /// Posts one request body, retrying what §6 says to retry.
+    pub async fn chat(&self, body: &Value) -> Result<Reply, CallError> {
+        let mut attempt = 0;
+        loop {
+            self.wait_for_slot().await;
+            if let Some(refusal) = self.key_refused.lock().await.clone() {
+                return Err(refusal);
+            }
+            let retry_after = match self.send_once(body).await {
+                Ok(reply) => return Ok(reply),
+                Err(Attempt::Final(error @ CallError::KeyRefused { .. })) => {
+                    *self.key_refused.lock().await = Some(error.clone());
+                    return Err(error);
+                }
+                Err(Attempt::Final(error)) => return Err(error),
+                Err(Attempt::Retry { reason, after }) => {
+                    if attempt >= self.max_retries {
+                        return Err(CallError::GaveUp {
+                            attempts: attempt + 1,
+                            last: reason,
+                        });
+                    }
+                    after
+                }
+            };
+            let wait = retry_after
+                .unwrap_or_else(|| backoff(attempt))
+                .min(BACKOFF_CAP);
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    async fn send_once(&self, body: &Value) -> Result<Reply, Attempt> {
+        let mut request = self.http.post(&self.url).timeout(self.timeout).json(body);
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| self.transport(e))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = response.text().await.map_err(|e| self.transport(e))?;
+        let message = || self.redact(&server_message(&text));
+        match status.as_u16() {
+            200..=299 => {}
+            401 | 403 => {
+                return Err(Attempt::Final(CallError::KeyRefused {
+                    status: status.as_u16(),
+                    message: message(),
+                }))
+            }
+            429 => {
+                return Err(Attempt::Retry {
+                    reason: format!("429 too many requests: {}", message()),
+                    after: retry_after,
+                })
+            }
+            500..=599 => {
+                return Err(Attempt::Retry {
+                    reason: format!("{status}: {}", message()),
+                    after: retry_after,
+                })
+            }
+            code => {
+                return Err(Attempt::Final(CallError::Rejected {
+                    status: Some(code),
+                    message: message(),
+                }))
+            }
+        }
+        let body: Value = serde_json::from_str(&text).map_err(|e| {
+            Attempt::Final(CallError::Rejected {
+                status: Some(status.as_u16()),
+                message: format!("the server's reply is not JSON: {e}"),
+            })
+        })?;
+        let Some(content) = body["choices"][0]["message"]["content"].as_str() else {
+            return Err(Attempt::Final(CallError::Rejected {
+                status: Some(status.as_u16()),
+                message: "the server's reply has no choices[0].message.content".into(),
+            }));
+        };
+        Ok(Reply {
+            text: content.to_owned(),
+            prompt_tokens: body["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+            completion_tokens: body["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+            body,
+        })
+    }
+
+    fn transport(&self, error: reqwest::Error) -> Attempt {
+        let reason = if error.is_timeout() {
+            format!("no answer within {:.1} s", self.timeout.as_secs_f64())
+        } else {
+            // Without the source chain ("error sending request") a user cannot tell a refused
+            // connection from a reset one.
+            let mut text = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(inner) = source {
+                text.push_str(&format!(": {inner}"));
+                source = inner.source();
+            }
+            text
+        };
+        Attempt::Retry {
+            reason: self.redact(&reason),
+            after: None,
+        }
+    }
+}
+
+enum Attempt {
+    Final(CallError),
+    Retry {
+        reason: String,
+        after: Option<Duration>,
+    },
+}
+
+/// Full-range exponential backoff with jitter: between half and all of base × 2^attempt, so that
+/// requests that failed together do not come back together.
+fn backoff(attempt: u32) -> Duration {
+    let ceiling = BACKOFF_BASE.saturating_mul(1 << attempt.min(16));
+    ceiling.mul_f64(rand::rng().random_range(0.5..=1.0))
+}
+
+/// The server's own words: OpenAI-style `{"error": {"message"}}`, else the body's start.
+fn server_message(text: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(text).ok();
+    let from_json = parsed.as_ref().and_then(|v| {
+        v["error"]["message"]
+            .as_str()
+            .or_else(|| v["error"].as_str())
+            .or_else(|| v["message"].as_str())
+            .map(str::to_owned)
+    });
+    from_json.unwrap_or_else(|| text.chars().take(300).collect::<String>().trim().to_owned())
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::KeyRefused { status, message } => write!(
+                f,
+                "the server refused the API key ({status}: {message}): check that the variable \
+                 named by api_key_env holds a valid key with access to this model"
+            ),
+            CallError::Rejected {
+                status: Some(status),
+                message,
+            } => write!(f, "the server refused the request ({status}): {message}"),
+            CallError::Rejected {
+                status: None,
+                message,
+            } => write!(f, "{message}"),
+            CallError::GaveUp { attempts, last } => {
+                write!(f, "gave up after {attempts} attempts; last: {last}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_within_its_jitter() {
+        for attempt in 0..5 {
+            let wait = backoff(attempt);
+            let ceiling = BACKOFF_BASE * (1 << attempt);
+            assert!(
+                wait >= ceiling / 2 && wait <= ceiling,
+                "{attempt}: {wait:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn server_messages_come_from_the_error_object() {
+        assert_eq!(
+            server_message(r#"{"error": {"message": "model not found"}}"#),
+            "model not found"
+        );
+        assert_eq!(server_message("plain words"), "plain words");
+    }
+}
