@@ -245,3 +245,38 @@ test('two independent curations are compared side by side and merged into a cons
   ]).toString()
   assert.match(audit, /^Dr Ines Independent\|.*"source":"consensus"/)
 })
+
+test('edits left unsaved on a case are there on coming back, marked, until saved or discarded', async () => {
+  const cases = await browser.$$(testid('curation-case'))
+  const [first, second] = [await cases[0].getAttribute('data-case'), await cases[1].getAttribute('data-case')]
+  const caseButton = (id) => $(`${testid('curation-case')}[data-case="${id}"]`)
+  const code = await $(testid('gt-code'))
+  const stored = await code.getValue()
+  await code.setValue('G35.0')
+  await $(testid('gt-unsaved')).waitForDisplayed({ timeout: 5_000 })
+  assert.equal(await (await caseButton(first)).getAttribute('data-unsaved'), 'true')
+
+  // Leaving the case keeps what was typed; the message about the first case does not follow.
+  await (await caseButton(second)).click()
+  await browser.waitUntil(async () => (await $(`${testid('curation-form')} h2`).getText().catch(() => '')).includes(second), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `the form never showed ${second}`,
+  })
+  assert.equal(await $(testid('curation-notice')).isExisting(), false, 'a notice about the case left behind')
+  assert.equal(await $(testid('gt-unsaved')).isExisting(), false)
+  await shot('8-other-case-first-marked-unsaved')
+
+  await (await caseButton(first)).click()
+  await browser.waitUntil(async () => (await $(testid('gt-code')).getValue().catch(() => '')) === 'G35.0', {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the typed code was lost on coming back to the case',
+  })
+  await waitNotice(/unsaved changes are back \(started from v5\)/)
+  assert.ok(await $(testid('gt-unsaved')).isDisplayed())
+  await shot('9-unsaved-edit-back')
+
+  await press('gt-discard')
+  await browser.waitUntil(async () => (await $(testid('gt-code')).getValue()) === stored, { timeout: 5_000 })
+  assert.equal(await $(testid('gt-unsaved')).isExisting(), false)
+  assert.equal(await (await caseButton(first)).getAttribute('data-unsaved'), 'false')
+})
