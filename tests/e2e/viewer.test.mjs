@@ -321,6 +321,12 @@ test('coronal and sagittal planes, and four viewports synchronised in patient sp
   const t0 = Date.now()
   await waitViewportsReady(4)
   timings.fourViewportsReadyMs = Date.now() - t0
+  // The new viewports open where the first one is (patient z), before any step.
+  await browser.pause(300)
+  const opened = await browser.$$('[data-testid="slice-mm"]').map((el) => el.getText())
+  const openedZs = opened.map((p) => Number(/Z (-?[\d.]+) mm/.exec(p)?.[1]))
+  assert.ok(Math.max(...openedZs) - Math.min(...openedZs) <= 3, `the new viewports opened elsewhere: ${opened.join(' | ')}`)
+  await shoot('6a-four-viewports-opened')
   const viewer = await browser.$('[data-testid="viewer"]')
   await viewer.click()
   await browser.keys(['ArrowUp', 'ArrowUp', 'ArrowUp'])
