@@ -98,11 +98,12 @@ test('a curator marks a lesion on the image and submits the draft for review', a
   await waitStatus('2 draft')
   await press('gt-submit')
   await waitStatus('2 in_review')
-  // The author may not finalise their own version.
-  await press('gt-finalise')
-  const refusal = await $(`${testid('curation-form')} .error-notice`)
-  await refusal.waitForExist({ timeout: 10_000 })
-  assert.match(await refusal.getText(), /second curator/)
+  // The author is not offered the review of their own version, and is told why.
+  const own = await $(testid('gt-review-own'))
+  await own.waitForExist({ timeout: 10_000 })
+  assert.match(await own.getText(), /second curator reviews and finalises it/)
+  assert.equal(await $(testid('gt-finalise')).isExisting(), false, 'Finalise offered to the author')
+  await own.scrollIntoView({ block: 'center' })
   await shot('2-submitted')
 })
 
@@ -258,10 +259,12 @@ test('edits left unsaved on a case are there on coming back, marked, until saved
 
   // Leaving the case keeps what was typed; the message about the first case does not follow.
   await (await caseButton(second)).click()
-  await browser.waitUntil(async () => (await $(`${testid('curation-form')} h2`).getText().catch(() => '')).includes(second), {
-    timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: `the form never showed ${second}`,
-  })
+  await browser
+    .waitUntil(async () => (await $(testid('gt-heading')).getAttribute('data-case').catch(() => '')) === second, { timeout: LOAD_TIMEOUT_MS })
+    .catch(async (e) => {
+      await shot('failed-to-switch-case')
+      throw new Error(`the form never showed ${second}; it says: ${await $(testid('curation-form')).getText()}`, { cause: e })
+    })
   assert.equal(await $(testid('curation-notice')).isExisting(), false, 'a notice about the case left behind')
   assert.equal(await $(testid('gt-unsaved')).isExisting(), false)
   await shot('8-other-case-first-marked-unsaved')
