@@ -124,6 +124,9 @@ test('a new rater opens the first response of their queue', async () => {
   await $(testid('reading-queue')).waitForExist()
   const rows = await browser.$$(testid('queue-row')).length
   assert.ok(rows >= 2, `the demo queue has at least two responses (it has ${rows})`)
+  const progress = await $(testid('queue-progress'))
+  assert.equal(await progress.getProperty('max'), rows)
+  assert.equal(await progress.getProperty('value'), 0)
   await shot('1-queue')
   await $(testid('continue')).click()
   const reading = await waitReading()
@@ -199,9 +202,11 @@ test('a span of the rationale is labelled as an error, and undo/redo work on it'
   await shot('3-label-editor')
   await browser.keys(['r', '1'])
   await browser.keys('Enter') // picks R1 (faulty inference)
+  // The definition shown is the chosen category's, not the first of the list.
+  assert.match(await $(testid('category-definition')).getText(), /^R1 /)
   await browser.keys('2') // severity 2
   await $(testid('label-comment')).setValue('conclusion does not follow')
-  await $(testid('save-label')).click()
+  await browser.keys('Enter') // saves from the comment, as the button's hint says
   await editor.waitForExist({ reverse: true })
 
   let list = await labels()

@@ -37,7 +37,10 @@ export const KEY_HELP: readonly { keys: string; what: string }[] = [
   { keys: 'Ctrl + Shift + Z / Ctrl + Y', what: 'redo' },
   { keys: '?', what: 'this sheet' },
   { keys: 'Esc', what: 'close the label box or this sheet' },
-  { keys: 'on the image', what: "the viewer's own keys come first (arrows, 1 – 9 presets, k key images); n / p still navigate" },
+  {
+    keys: 'after a click on the image',
+    what: "the viewer's keys come first: arrows slice, 1 – 9 window presets (not scores), k key images; n / p still navigate. A click on the side panel gives 1 – 9 back to the rubric",
+  },
 ]
 
 export function keyAction(input: KeyInput): KeyAction | null {
