@@ -742,9 +742,26 @@ fn human_baseline_answers_are_blind_responses_with_role_and_experience() {
     )
     .is_err());
     let model_answer = responses_of(&f.store, "stroke-01", "t2")[0];
-    assign(&mut f.store, seen, &[model_answer]);
+    let assigned = assign(&mut f.store, seen, &[model_answer])[0];
+    // In the queue but never opened: still blind.
+    baseline::blind_task(&f.store, seen, STUDY, "stroke-01", "t1").unwrap();
+    f.store.reading_item(seen, assigned).unwrap();
     let refused = baseline::blind_task(&f.store, seen, STUDY, "stroke-01", "t1").unwrap_err();
-    assert!(refused.to_string().contains("blind"), "{refused}");
+    assert!(
+        refused.to_string().contains(
+            "has been shown a model's answer on this case (opened in Reading or rated, first at 20"
+        ),
+        "{refused}"
+    );
+    // Opening it again records nothing more: the first showing is what counts.
+    f.store.reading_item(seen, assigned).unwrap();
+    assert_eq!(
+        count(
+            &f.store,
+            &format!("SELECT count(*) FROM audit_log WHERE action = 'show item' AND entity = 'assignment:{assigned}'")
+        ),
+        1
+    );
     // The baseline is an item of the calibration input, so pass@k shows a row for it.
     let data = cases::analysis::study_data(&f.store, STUDY, None).unwrap();
     let text = format!("{:?}", data.input);
@@ -784,19 +801,25 @@ fn the_baseline_lists_what_a_clinician_may_answer_and_refuses_curators() {
     )
     .unwrap();
     let ms01_answer = responses_of(&f.store, "ms-01", "t1")[0];
-    assign(&mut f.store, rex, &[ms01_answer]);
+    let ms01_item = assign(&mut f.store, rex, &[ms01_answer])[0];
 
-    let state_of = |case: &str, task: &str| {
-        curation::baseline_tasks(&f.store, rex, STUDY)
+    let state_of = |store: &Store, case: &str, task: &str| {
+        curation::baseline_tasks(store, rex, STUDY)
             .unwrap()
             .into_iter()
             .find(|t| t.case_id == case && t.task_id == task)
             .unwrap()
             .state
     };
-    assert_eq!(state_of("stroke-01", "t1"), BaselineState::Answered);
-    assert_eq!(state_of("stroke-01", "t2"), BaselineState::Open);
-    // Rating one model answer of ms-01 unblinds every task of the case.
+    assert_eq!(
+        state_of(&f.store, "stroke-01", "t1"),
+        BaselineState::Answered
+    );
+    assert_eq!(state_of(&f.store, "stroke-01", "t2"), BaselineState::Open);
+    // A model answer of ms-01 in the queue, not yet opened, leaves the case blind.
+    assert_eq!(state_of(&f.store, "ms-01", "t1"), BaselineState::Open);
+    // Opening one model answer of ms-01 in Reading unblinds every task of the case.
+    f.store.reading_item(rex, ms01_item).unwrap();
     let ms01_tasks: Vec<BaselineTask> = curation::baseline_tasks(&f.store, rex, STUDY)
         .unwrap()
         .into_iter()

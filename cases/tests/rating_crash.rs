@@ -176,7 +176,7 @@ fn kill_the_writer_at_random_moments_and_lose_nothing_acknowledged() {
             }
         }
 
-        let store = Store::open(&db).unwrap();
+        let mut store = Store::open(&db).unwrap();
         let integrity: String = store
             .read()
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))

@@ -153,3 +153,55 @@ test('a neurologist reading afterwards gets the human answer in the queue like a
   // The window shows the neurologist's queue, the human answer among the model answers.
   await shot('3-queue-with-the-human-answer')
 })
+
+test('answer mode after opening Reading: only the case whose model answer was opened is closed, and the refusal says so', async () => {
+  const me = rows("SELECT id FROM raters WHERE name = 'Dr Nico Neurologist'")[0].id
+  const states = async () => {
+    await browser.waitUntil(async () => (await browser.$$(testid('baseline-task')).length) > 0, {
+      timeout: LOAD_TIMEOUT_MS,
+      timeoutMsg: `no tasks listed; the page says: ${await $('main').getText()}`,
+    })
+    const byTask = {}
+    for (const t of await browser.$$(testid('baseline-task'))) {
+      const [, caseId, taskId] = /^(\S+) · (\S+)/.exec(await t.getText())
+      byTask[`${caseId}/${taskId}`] = await t.getAttribute('data-state')
+    }
+    return byTask
+  }
+  // Reading dealt Nico the whole demo queue, none of it opened: every task is still blind.
+  await $(testid('mode-baseline')).click()
+  const dealt = await states()
+  assert.ok(Object.values(dealt).every((s) => s === 'open'), `a dealt, unopened queue closed tasks: ${JSON.stringify(dealt)}`)
+  await shot('4-answer-after-reading-dealt')
+
+  // Opening one model answer in Reading closes that case's tasks, and only those.
+  const shownItems = (kind) =>
+    rows(
+      `SELECT DISTINCT c.case_id FROM audit_log l JOIN assignments a ON l.entity = 'assignment:' || a.id
+       JOIN responses r ON a.response = r.id JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+       WHERE l.action = 'show item' AND a.rater = ${me} AND r.respondent_kind = '${kind}'`,
+    )
+  const shown = () => shownItems('model')
+  assert.equal(shownItems('human').length, 1, 'the human answer fetched above counts as shown, but closes nothing')
+  await $(testid('mode-reading')).click()
+  await $(testid('continue')).click()
+  await $(testid('progress')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  // The first response may be the human answer, already shown: then the next one is a model's.
+  for (let step = 0; step < 2 && shown().length === 0; step++) {
+    await browser.pause(1_000)
+    if (shown().length === 0) await $('button[aria-label="Next response (j)"]').click()
+  }
+  await browser.waitUntil(async () => shown().length === 1, { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'no model answer was recorded as shown' })
+  const [{ case_id: openedCase }] = shown()
+  await $(testid('mode-baseline')).click()
+  const after = await states()
+  for (const [task, state] of Object.entries(after)) {
+    assert.equal(state, task.startsWith(`${openedCase}/`) ? 'not_blind' : 'open', `${task}: ${JSON.stringify(after)}`)
+  }
+  await shot('5-answer-after-opening-one')
+  const closed = Object.keys(after).find((task) => after[task] === 'not_blind')
+  const [caseId, taskId] = closed.split('/')
+  const refused = await invoke(browser, 'baseline_blind_task', { studyId: STUDY, caseId, taskId })
+  assert.equal(refused.failure?.code, 'refused', JSON.stringify(refused))
+  assert.match(refused.failure.message, /has been shown a model's answer on this case \(opened in Reading or rated, first at 20/)
+})

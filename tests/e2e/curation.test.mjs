@@ -98,11 +98,12 @@ test('a curator marks a lesion on the image and submits the draft for review', a
   await waitStatus('2 draft')
   await press('gt-submit')
   await waitStatus('2 in_review')
-  // The author may not finalise their own version.
-  await press('gt-finalise')
-  const refusal = await $(`${testid('curation-form')} .error-notice`)
-  await refusal.waitForExist({ timeout: 10_000 })
-  assert.match(await refusal.getText(), /second curator/)
+  // The author is not offered the review of their own version, and is told why.
+  const own = await $(testid('gt-review-own'))
+  await own.waitForExist({ timeout: 10_000 })
+  assert.match(await own.getText(), /second curator reviews and finalises it/)
+  assert.equal(await $(testid('gt-finalise')).isExisting(), false, 'Finalise offered to the author')
+  await own.scrollIntoView({ block: 'center' })
   await shot('2-submitted')
 })
 
@@ -244,4 +245,41 @@ test('two independent curations are compared side by side and merged into a cons
     "SELECT actor || '|' || after_json FROM audit_log WHERE action = 'ground_truth.version' ORDER BY id DESC LIMIT 1",
   ]).toString()
   assert.match(audit, /^Dr Ines Independent\|.*"source":"consensus"/)
+})
+
+test('edits left unsaved on a case are there on coming back, marked, until saved or discarded', async () => {
+  const cases = await browser.$$(testid('curation-case'))
+  const [first, second] = [await cases[0].getAttribute('data-case'), await cases[1].getAttribute('data-case')]
+  const caseButton = (id) => $(`${testid('curation-case')}[data-case="${id}"]`)
+  const code = await $(testid('gt-code'))
+  const stored = await code.getValue()
+  await code.setValue('G35.0')
+  await $(testid('gt-unsaved')).waitForDisplayed({ timeout: 5_000 })
+  assert.equal(await (await caseButton(first)).getAttribute('data-unsaved'), 'true')
+
+  // Leaving the case keeps what was typed; the message about the first case does not follow.
+  await (await caseButton(second)).click()
+  await browser
+    .waitUntil(async () => (await $(testid('gt-heading')).getAttribute('data-case').catch(() => '')) === second, { timeout: LOAD_TIMEOUT_MS })
+    .catch(async (e) => {
+      await shot('failed-to-switch-case')
+      throw new Error(`the form never showed ${second}; it says: ${await $(testid('curation-form')).getText()}`, { cause: e })
+    })
+  assert.equal(await $(testid('curation-notice')).isExisting(), false, 'a notice about the case left behind')
+  assert.equal(await $(testid('gt-unsaved')).isExisting(), false)
+  await shot('8-other-case-first-marked-unsaved')
+
+  await (await caseButton(first)).click()
+  await browser.waitUntil(async () => (await $(testid('gt-code')).getValue().catch(() => '')) === 'G35.0', {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the typed code was lost on coming back to the case',
+  })
+  await waitNotice(/unsaved changes are back \(started from v5\)/)
+  assert.ok(await $(testid('gt-unsaved')).isDisplayed())
+  await shot('9-unsaved-edit-back')
+
+  await press('gt-discard')
+  await browser.waitUntil(async () => (await $(testid('gt-code')).getValue()) === stored, { timeout: 5_000 })
+  assert.equal(await $(testid('gt-unsaved')).isExisting(), false)
+  assert.equal(await (await caseButton(first)).getAttribute('data-unsaved'), 'false')
 })

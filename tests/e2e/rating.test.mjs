@@ -47,6 +47,15 @@ async function rubricValues() {
   )
 }
 
+/** The side panel opens at the top: the case, the question and the model's answer in view. */
+async function assertOpensAtTop(what) {
+  await $(testid('rubric')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await browser.pause(300) // a late scroll (the rubric's current row) would have happened by now
+  const top = await browser.execute(() => document.querySelector('.reading-scroll').scrollTop)
+  assert.equal(top, 0, `${what}: the side panel opened scrolled down by ${top} px`)
+  assert.ok(await $('.prompt').isDisplayed({ withinViewport: true }), `${what}: the question is out of sight`)
+}
+
 async function labels() {
   return browser.$$(testid('label-item')).map(async (el) => ({
     category: await el.getAttribute('data-category'),
@@ -115,10 +124,14 @@ test('a new rater opens the first response of their queue', async () => {
   await $(testid('reading-queue')).waitForExist()
   const rows = await browser.$$(testid('queue-row')).length
   assert.ok(rows >= 2, `the demo queue has at least two responses (it has ${rows})`)
+  const progress = await $(testid('queue-progress'))
+  assert.equal(await progress.getProperty('max'), rows)
+  assert.equal(await progress.getProperty('value'), 0)
   await shot('1-queue')
   await $(testid('continue')).click()
   const reading = await waitReading()
   expected.first = await reading.getAttribute('data-assignment')
+  await assertOpensAtTop('the first response')
   assert.match(await $(testid('progress')).getText(), /^Response 1 of \d+$/)
   assert.equal(await $(testid('current-rater')).getText(), RATER.name)
   // Blinded: nothing on the screen names a model or a grader.
@@ -126,6 +139,32 @@ test('a new rater opens the first response of their queue', async () => {
   assert.doesNotMatch(body, /grader|model-[a-z]|gpt|gemini|claude/i)
   await browser.pause(500) // let the viewer draw for the screenshot
   await shot('2-reading')
+})
+
+test('e with a selection outside the rationale says why, and the keys typed next score nothing', async () => {
+  const before = await rubricValues()
+  // Select the model's answer (not the rationale), as a mouse would, then type as for a label.
+  await browser.execute(() => {
+    const answer = document.querySelector('[data-testid="answer"]')
+    const range = document.createRange()
+    range.selectNodeContents(answer)
+    window.getSelection().removeAllRanges()
+    window.getSelection().addRange(range)
+  })
+  await browser.keys('e')
+  const refusal = await $(testid('label-refusal'))
+  await refusal.waitForDisplayed({ timeout: 5_000 })
+  assert.match(await refusal.getText(), /outside the rationale/)
+  await browser.keys(['r', '1'])
+  await browser.keys('Enter')
+  await browser.keys('2')
+  await browser.pause(300)
+  assert.equal(await $(testid('label-editor')).isExisting(), false, 'no label box opened')
+  assert.deepEqual(await rubricValues(), before, 'the keys typed after a refused e scored the rubric')
+  await shot('2b-e-outside-rationale')
+  await browser.keys('Escape')
+  await refusal.waitForExist({ reverse: true, timeout: 5_000 })
+  await browser.execute(() => window.getSelection().removeAllRanges())
 })
 
 test('a span of the rationale is labelled as an error, and undo/redo work on it', async () => {
@@ -163,9 +202,11 @@ test('a span of the rationale is labelled as an error, and undo/redo work on it'
   await shot('3-label-editor')
   await browser.keys(['r', '1'])
   await browser.keys('Enter') // picks R1 (faulty inference)
+  // The definition shown is the chosen category's, not the first of the list.
+  assert.match(await $(testid('category-definition')).getText(), /^R1 /)
   await browser.keys('2') // severity 2
   await $(testid('label-comment')).setValue('conclusion does not follow')
-  await $(testid('save-label')).click()
+  await browser.keys('Enter') // saves from the comment, as the button's hint says
   await editor.waitForExist({ reverse: true })
 
   let list = await labels()
@@ -215,12 +256,23 @@ test('an image finding is labelled with a point drawn on the image', async () =>
   await waitSaved('image label')
 })
 
-test('every rubric row is scored by keyboard, commented and submitted', async () => {
+test('every rubric row is scored, the first by a click and the rest by keyboard, commented and submitted', async () => {
   await $('.rubric-row .row-label').click()
-  const rowCount = await browser.$$(testid('rubric-row')).length
+  const rows = await browser.$$(testid('rubric-row'))
+  const rowCount = rows.length
   // 1–3 are levels of every row (correctness has three: correct, partly, incorrect).
   const digits = Array.from({ length: rowCount }, (_, i) => String((i % 3) + 1))
-  for (const d of digits) await browser.keys(d)
+  // A click scores like a key: the next row becomes current, so the next key cannot overwrite it.
+  await rows[0].$('button.level').click()
+  await browser.waitUntil(async () => (await rows[1].getAttribute('data-current')) === 'true', {
+    timeout: 5_000,
+    timeoutMsg: 'a click on a level did not move the current row on',
+  })
+  assert.equal(await rows[0].getAttribute('data-value'), digits[0])
+  assert.ok(await rows[1].$(testid('keys-here')).isDisplayed(), 'the current row says the keys score it')
+  await shot('5-clicked-first-row')
+  await focusPage()
+  for (const d of digits.slice(1)) await browser.keys(d)
   await browser
     .waitUntil(async () => Object.values(await rubricValues()).every((v) => v !== ''), { timeout: 5_000 })
     .catch(() => {})
@@ -251,6 +303,7 @@ test('the next response is started, then the app is killed mid-edit and restarte
   })
   const reading = await waitReading()
   expected.second = await reading.getAttribute('data-assignment')
+  await assertOpensAtTop('the next response')
   assert.notEqual(expected.second, expected.first)
   await $('.rubric-row .row-label').click()
   await browser.keys('4')

@@ -307,6 +307,38 @@ test('presets, W/L drag, zoom and the neurological convention change what is sho
   await browser.keys('0')
 })
 
+// Issue 19, item 8, reproduced here and not fixed yet: under Xvfb (software GL, no window manager)
+// a WebDriver wheel notch over the canvas leaves the slice where it was (NiiVue's wheel listener
+// on the canvas never moves it). Marked todo so the suite reports it without failing; it must
+// pass once the cause is found.
+test('the wheel over the image changes the slice; a click in crosshair mode moves the crosshair', { todo: 'issue 19 item 8: the wheel does not reach the slice in this display' }, async () => {
+  const canvas = await browser.$('[data-testid="viewport"] canvas')
+  const before = await text('[data-testid="slice-position"]')
+  // A real wheel notch over the image (WebDriver's wheel input source), upwards.
+  await browser.action('wheel').scroll({ origin: canvas, x: 10, y: 10, deltaY: -120 }).perform()
+  const wheeled = await browser
+    .waitUntil(async () => (await text('[data-testid="slice-position"]')) !== before, { timeout: 5_000 })
+    .then(() => true, () => false)
+  timings.wheel = { before, after: await text('[data-testid="slice-position"]') }
+  await shoot('3a-wheel')
+  assert.ok(wheeled, `the wheel did not change the slice: ${JSON.stringify(timings.wheel)}`)
+
+  await browser.$('[data-testid="mode-crosshair"]').click()
+  const verticalX = () => browser.execute(() => {
+    const lines = [...document.querySelectorAll('[data-testid="viewport"] [data-testid="crosshair"] line')]
+    const vertical = lines.find((l) => l.getAttribute('x1') === l.getAttribute('x2'))
+    return vertical ? Number(vertical.getAttribute('x1')) : null
+  })
+  const x0 = await verticalX()
+  await browser.action('pointer').move({ origin: canvas, x: 80, y: 40 }).down().up().perform()
+  const moved = await browser
+    .waitUntil(async () => (await verticalX()) !== x0, { timeout: 5_000 })
+    .then(() => true, () => false)
+  timings.crosshairClick = { before: x0, after: await verticalX() }
+  await shoot('3b-crosshair-click')
+  assert.ok(moved, `a click in crosshair mode did not move the crosshair: ${JSON.stringify(timings.crosshairClick)}`)
+})
+
 test('coronal and sagittal planes, and four viewports synchronised in patient space', async () => {
   await browser.$('[data-testid="plane-coronal"]').click()
   await browser.waitUntil(async () => (await text('[data-testid="side-left"]')) === 'R', { timeout: 5_000 })
@@ -321,6 +353,12 @@ test('coronal and sagittal planes, and four viewports synchronised in patient sp
   const t0 = Date.now()
   await waitViewportsReady(4)
   timings.fourViewportsReadyMs = Date.now() - t0
+  // The new viewports open where the first one is (patient z), before any step.
+  await browser.pause(300)
+  const opened = await browser.$$('[data-testid="slice-mm"]').map((el) => el.getText())
+  const openedZs = opened.map((p) => Number(/Z (-?[\d.]+) mm/.exec(p)?.[1]))
+  assert.ok(Math.max(...openedZs) - Math.min(...openedZs) <= 3, `the new viewports opened elsewhere: ${opened.join(' | ')}`)
+  await shoot('6a-four-viewports-opened')
   const viewer = await browser.$('[data-testid="viewer"]')
   await viewer.click()
   await browser.keys(['ArrowUp', 'ArrowUp', 'ArrowUp'])

@@ -7,6 +7,7 @@
 //! experience, is kept in `human_answers` and never reaches raters.
 
 use crate::model::{SliceRef, TaskFamily};
+use crate::rating::SHOWN_TO_RATER_SQL;
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -31,7 +32,8 @@ pub enum BaselineState {
     Open,
     /// They answered it (once per clinician and task).
     Answered,
-    /// They are assigned or have rated model answers of its case: not blind.
+    /// They have been shown (opened in Reading or rated) a model answer of its case: not blind.
+    /// Being assigned one, unopened, leaves them blind.
     NotBlind,
 }
 
@@ -82,9 +84,9 @@ pub struct HumanAnswer {
     pub seconds_on_task: f64,
 }
 
-/// The task as the model saw it, for `rater` to answer. Refused when the rater has already seen
-/// this case's model answers (an assignment or rating of any of its responses) or has answered
-/// the task: the baseline must be blind.
+/// The task as the model saw it, for `rater` to answer. Refused when the rater has already been
+/// shown a model answer of this case (opened in Reading, or rated) or has answered the task: the
+/// baseline must be blind.
 pub fn blind_task(
     store: &Store,
     rater: i64,
@@ -144,18 +146,17 @@ pub fn baseline_tasks(store: &Store, rater: i64, study_id: &str) -> Result<Vec<B
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "listing the tasks for a baseline answer", e);
     let mut stmt = conn
-        .prepare(
-            "SELECT c.case_id, t.task_id, t.family, t.level,
+        .prepare(&format!(
+            "WITH shown AS ({SHOWN_TO_RATER_SQL}),
+                  seen_cases AS (SELECT DISTINCT u.case_ref FROM shown s
+                                 JOIN responses r ON r.id = s.response JOIN tasks u ON r.task = u.id
+                                 WHERE r.respondent_kind = 'model')
+             SELECT c.case_id, t.task_id, t.family, t.level,
                 EXISTS (SELECT 1 FROM human_answers h WHERE h.task = t.id AND h.rater = ?1),
-                EXISTS (SELECT 1 FROM responses r JOIN tasks u ON r.task = u.id
-                        WHERE u.case_ref = c.id AND r.respondent_kind = 'model'
-                          AND (EXISTS (SELECT 1 FROM assignments a
-                                       WHERE a.response = r.id AND a.rater = ?1)
-                            OR EXISTS (SELECT 1 FROM ratings g
-                                       WHERE g.response = r.id AND g.rater = ?1)))
+                c.id IN (SELECT case_ref FROM seen_cases)
              FROM tasks t JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
-             WHERE st.study_id = ?2 ORDER BY c.id, t.id",
-        )
+             WHERE st.study_id = ?2 ORDER BY c.id, t.id"
+        ))
         .map_err(fail)?;
     let rows: Vec<(String, String, String, i64, bool, bool)> = stmt
         .query_map(params![rater, study_id], |row| {
@@ -328,14 +329,16 @@ fn refuse_if_not_blind(store: &Store, rater: i64, case_key: i64, task_key: i64) 
     refuse_curator(store, rater)?;
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "checking that a reader is blind", e);
-    let (seen, answered): (i64, i64) = conn
+    let (first_shown, answered): (Option<String>, i64) = conn
         .query_row(
-            "SELECT
-               (SELECT count(*) FROM responses r JOIN tasks t ON r.task = t.id
-                WHERE t.case_ref = ?2 AND r.respondent_kind = 'model'
-                  AND (EXISTS (SELECT 1 FROM assignments a WHERE a.response = r.id AND a.rater = ?1)
-                    OR EXISTS (SELECT 1 FROM ratings g WHERE g.response = r.id AND g.rater = ?1))),
-               (SELECT count(*) FROM human_answers WHERE rater = ?1 AND task = ?3)",
+            &format!(
+                "WITH shown AS ({SHOWN_TO_RATER_SQL})
+                 SELECT
+                   (SELECT min(s.at) FROM shown s JOIN responses r ON r.id = s.response
+                      JOIN tasks t ON r.task = t.id
+                    WHERE t.case_ref = ?2 AND r.respondent_kind = 'model'),
+                   (SELECT count(*) FROM human_answers WHERE rater = ?1 AND task = ?3)"
+            ),
             params![rater, case_key, task_key],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )
@@ -345,13 +348,13 @@ fn refuse_if_not_blind(store: &Store, rater: i64, case_key: i64, task_key: i64) 
             "this clinician has already answered the task".into(),
         ));
     }
-    if seen > 0 {
-        return Err(Error::CurationRefused(
-            "this clinician is assigned or has rated model answers of this case: a baseline \
-             answer must be blind to them (and to the ground truth, which opens after rating), \
-             so another clinician should answer it"
-                .into(),
-        ));
+    if let Some(at) = first_shown {
+        return Err(Error::CurationRefused(format!(
+            "this clinician has been shown a model's answer on this case (opened in Reading or \
+             rated, first at {at}): a baseline answer must be blind to the models' answers (and \
+             to the ground truth, which opens after rating), so another clinician should answer \
+             it"
+        )));
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
 pub use raters::{Rater, RaterRole};
 pub(crate) use reading::stored_rating;
+pub(crate) use reading::SHOWN_TO_RATER_SQL;
 pub use reading::{
     ErrorLabelView, ItemStatus, QueueItem, RatingView, ReadingCase, ReadingItem, ReadingResponse,
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,

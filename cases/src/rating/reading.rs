@@ -128,6 +128,22 @@ const QUEUE_SQL: &str = "SELECT a.id, a.not_before,
      LEFT JOIN ratings g ON g.response = a.response AND g.rater = a.rater AND g.read_no = a.read_no
      WHERE a.rater = ?1 AND p.study = ?2 ORDER BY p.id, a.position";
 
+/// The model answers `?1` (a rater's key) has been shown, with when, as rows `(response, at)`:
+/// items handed over in Reading (`show item`; `open item`, the position recorded on opening,
+/// covers databases from before `show item` was recorded) and responses they have a rating of
+/// (imported ratings included). An assignment alone shows nothing. Blinding rules use this one
+/// definition.
+pub(crate) const SHOWN_TO_RATER_SQL: &str = "
+    SELECT a.response AS response, l.at AS at FROM audit_log l
+      JOIN assignments a ON a.id = CAST(substr(l.entity, 12) AS INTEGER)
+     WHERE l.action = 'show item' AND l.entity LIKE 'assignment:%' AND a.rater = ?1
+    UNION ALL
+    SELECT a.response, l.at FROM audit_log l
+      JOIN assignments a ON a.id = json_extract(l.after_json, '$.assignment')
+     WHERE l.action = 'open item' AND a.rater = ?1
+    UNION ALL
+    SELECT g.response, g.updated_at FROM ratings g WHERE g.rater = ?1";
+
 fn json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::Corrupt {
         what: format!("{what}: {e}"),
@@ -169,8 +185,50 @@ impl Store {
             .collect())
     }
 
-    /// The blinded payload of one of the rater's own assignments.
-    pub fn reading_item(&self, rater: i64, assignment: i64) -> Result<ReadingItem> {
+    /// The blinded payload of one of the rater's own assignments. Handing it over shows the rater
+    /// the model's answer: the first time is recorded (`show item` in the audit log), so that
+    /// blinding elsewhere (a human-baseline answer, [`SHOWN_TO_RATER_SQL`]) follows what the rater
+    /// has actually been shown, not what is merely in their queue.
+    pub fn reading_item(&mut self, rater: i64, assignment: i64) -> Result<ReadingItem> {
+        let item = self.blinded_item(rater, assignment)?;
+        self.record_shown(rater, assignment)?;
+        Ok(item)
+    }
+
+    fn record_shown(&mut self, rater: i64, assignment: i64) -> Result<()> {
+        let who = self.rater(rater)?;
+        let entity = format!("assignment:{assignment}");
+        self.write(|w| {
+            let shown_before: bool = w
+                .tx()
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM audit_log WHERE action = 'show item' AND entity = ?1)",
+                    [&entity],
+                    |r| r.get(0),
+                )
+                .map_err(|e| w.fail("reading what the rater was shown", e))?;
+            if shown_before {
+                return Ok(());
+            }
+            let response: i64 = w
+                .tx()
+                .query_row(
+                    "SELECT response FROM assignments WHERE id = ?1",
+                    [assignment],
+                    |r| r.get(0),
+                )
+                .map_err(|e| w.fail("reading an assignment", e))?;
+            w.audit(&Entry {
+                actor: &who.name,
+                action: "show item",
+                entity: &entity,
+                before: None,
+                after: Some(&serde_json::json!({ "response": response })),
+            })
+        })
+    }
+
+    fn blinded_item(&self, rater: i64, assignment: i64) -> Result<ReadingItem> {
         self.rater(rater)?;
         let conn = self.read();
         let found = own_assignment(conn, rater, assignment)

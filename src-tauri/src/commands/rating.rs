@@ -123,7 +123,7 @@ pub async fn reading_item(
 ) -> Result<ReadingItem, CommandError> {
     let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store(|store| Ok(store.reading_item(rater_id, assignment)?))
+    state.with_store_mut(|store| Ok(store.reading_item(rater_id, assignment)?))
 }
 
 #[tauri::command]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { keyAction, type KeyInput } from './keys'
+import { heldByRefusal, keyAction, labelTextRefusal, type KeyInput } from './keys'
 
 const plain: KeyInput = { key: '', ctrlKey: false, metaKey: false, shiftKey: false, altKey: false, inTextField: false }
 const press = (key: string, extra: Partial<KeyInput> = {}) => keyAction({ ...plain, key, ...extra })
@@ -37,5 +37,19 @@ describe('keyAction', () => {
   it('ignores plain keys held with Alt and other Ctrl chords', () => {
     expect(press('j', { altKey: true })).toBeNull()
     expect(press('s', { ctrlKey: true })).toBeNull()
+  })
+})
+
+describe('a refused e', () => {
+  it('says why: nothing selected, or a selection outside the rationale', () => {
+    expect(labelTextRefusal('none')).toMatch(/^Nothing is selected to label: select words in the rationale/)
+    expect(labelTextRefusal('outside')).toMatch(/^The selection is outside the rationale/)
+  })
+  it('holds the keys that would score the rubric, and only those', () => {
+    expect(heldByRefusal({ kind: 'digit', digit: 1 })).toBe(true)
+    expect(heldByRefusal({ kind: 'row', delta: 1 })).toBe(true)
+    expect(heldByRefusal({ kind: 'label-text' })).toBe(false)
+    expect(heldByRefusal({ kind: 'escape' })).toBe(false)
+    expect(heldByRefusal({ kind: 'next' })).toBe(false)
   })
 })

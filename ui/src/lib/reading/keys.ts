@@ -37,7 +37,10 @@ export const KEY_HELP: readonly { keys: string; what: string }[] = [
   { keys: 'Ctrl + Shift + Z / Ctrl + Y', what: 'redo' },
   { keys: '?', what: 'this sheet' },
   { keys: 'Esc', what: 'close the label box or this sheet' },
-  { keys: 'on the image', what: "the viewer's own keys come first (arrows, 1 – 9 presets, k key images); n / p still navigate" },
+  {
+    keys: 'after a click on the image',
+    what: "the viewer's keys come first: arrows slice, 1 – 9 window presets (not scores), k key images; n / p still navigate. A click on the side panel gives 1 – 9 back to the rubric",
+  },
 ]
 
 export function keyAction(input: KeyInput): KeyAction | null {
@@ -74,4 +77,21 @@ export function keyAction(input: KeyInput): KeyAction | null {
   }
   if (/^[0-9]$/.test(key)) return { kind: 'digit', digit: Number(key) }
   return null
+}
+
+/** Why `e` did nothing: there is no selection, or it lies outside the rationale (the only text a
+ * label can point into). Shown beside the rationale instead of failing silently. */
+export function labelTextRefusal(selection: 'none' | 'outside'): string {
+  const how = 'select words in the rationale (under “The model’s answer”), then press e; i labels an image finding'
+  return selection === 'none'
+    ? `Nothing is selected to label: ${how}.`
+    : `The selection is outside the rationale, and labels point into the rationale only: ${how}.`
+}
+
+/**
+ * While that refusal is on screen, the keys that score the rubric do nothing: they were most likely
+ * typed for the label box that did not open (a code, a severity). Esc or a click closes it.
+ */
+export function heldByRefusal(action: KeyAction): boolean {
+  return action.kind === 'digit' || action.kind === 'row'
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { EMPTY_DRAFT, type Draft } from './draft'
-import { descriptorFor, rowValue, rubricRows, scaleValues, valueForDigit, withRowValue } from './scoring'
+import { descriptorFor, rowAfterScoring, rowValue, rubricRows, scaleValues, valueForDigit, withRowValue } from './scoring'
 
 describe('scaleValues', () => {
   it('lists every level from min to max', () => {
@@ -56,5 +56,16 @@ describe('rubric rows', () => {
     expect(d).toMatchObject({ dimensions: { accuracy: 2 }, overall: 4, correctness: 'partly', confidence: 5 })
     expect(rows.map((r) => rowValue(d, r))).toEqual([2, 4, 2, 5])
     expect(rows.map((r) => rowValue(empty, r))).toEqual([null, null, null, null])
+  })
+})
+
+describe('rowAfterScoring', () => {
+  it('moves to the next row after a score, by key or click', () => {
+    expect(rowAfterScoring(0, 7)).toBe(1)
+    expect(rowAfterScoring(3, 7)).toBe(4)
+  })
+  it('keeps the last row current', () => {
+    expect(rowAfterScoring(6, 7)).toBe(6)
+    expect(rowAfterScoring(0, 1)).toBe(0)
   })
 })

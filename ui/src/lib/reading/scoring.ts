@@ -27,6 +27,15 @@ export function valueForDigit(values: readonly number[], digit: number): number 
   return null
 }
 
+/**
+ * The row digit keys score after row `scored` was given a value, by a key or by a click alike: the
+ * next row (the last stays current). One rule, so a key after a click never overwrites the row
+ * just clicked.
+ */
+export function rowAfterScoring(scored: number, rowCount: number): number {
+  return Math.max(0, Math.min(rowCount - 1, scored + 1))
+}
+
 export function descriptorFor(scale: ScaleLike, value: number): string | null {
   return scale.levels.find((l) => Math.abs(l.value - value) < 1e-9)?.descriptor ?? null
 }

@@ -14,6 +14,24 @@ describe('normaliseSelection', () => {
   it('clamps offsets outside the text', () => {
     expect(normaliseSelection('abc', -4, 99)).toEqual({ start: 0, end: 3 })
   })
+  it('widens a drag that starts or ends mid-word to whole words', () => {
+    const t = 'the two tiny punctate hyperintensities within'
+    // As dragged in the first hour: "e two tiny punctate hyperintensities wit".
+    const dragged = normaliseSelection(t, 2, 41)!
+    expect(t.slice(dragged.start, dragged.end)).toBe('the two tiny punctate hyperintensities within')
+    // Whole words stay as they are; punctuation is not part of a word.
+    expect(normaliseSelection(text, 6, 11)).toEqual({ start: 6, end: 11 })
+    expect(text.slice(normaliseSelection(text, 30, 37)!.start, normaliseSelection(text, 30, 37)!.end)).toBe('lesions.')
+    expect(text.slice(normaliseSelection(text, 30, 35)!.start, normaliseSelection(text, 30, 35)!.end)).toBe('lesions')
+  })
+  it('snaps over letters of any script and astral characters, never splitting a surrogate pair', () => {
+    const greek = 'βλάβη λευκής ουσίας'
+    const span = normaliseSelection(greek, 8, 9)!
+    expect(greek.slice(span.start, span.end)).toBe('λευκής')
+    const astral = 'x 𝛼𝛽 y'
+    const pair = normaliseSelection(astral, 4, 5)!
+    expect(astral.slice(pair.start, pair.end)).toBe('𝛼𝛽')
+  })
   it('counts UTF-16 code units, as the backend stores them', () => {
     // "≥" is one code unit, "𝛼" (U+1D6FC) two.
     const s = 'α ≥ 𝛼 x'

@@ -16,17 +16,35 @@ export interface Segment extends Span {
   uids: string[]
 }
 
+/** Letters (with their combining marks) and digits: what a word is made of, in any script. */
+const WORD_CHAR = /[\p{L}\p{M}\p{N}]/u
+
 /**
  * The span between two offsets in `text`, in either order, without the whitespace a mouse
- * selection tends to pick up at its ends. Null when nothing but whitespace is selected.
+ * selection tends to pick up at its ends, and widened to whole words, as annotation tools snap a
+ * drag that starts or ends mid-word ("e two tiny … wit" becomes "the two tiny … with"). Null
+ * when nothing but whitespace is selected.
  */
 export function normaliseSelection(text: string, anchor: number, focus: number): Span | null {
   let start = Math.max(0, Math.min(anchor, focus, text.length))
   let end = Math.min(text.length, Math.max(anchor, focus, 0))
   while (start < end && /\s/.test(text[start])) start++
   while (end > start && /\s/.test(text[end - 1])) end--
-  return start < end ? { start, end } : null
+  if (start >= end) return null
+  // An end between the two halves of a surrogate pair takes the whole character.
+  if (start > 0 && isLowSurrogate(text.charCodeAt(start))) start--
+  if (end < text.length && isLowSurrogate(text.charCodeAt(end))) end++
+  while (start > 0 && isWordAt(text, before(text, start)) && isWordAt(text, start)) start = before(text, start)
+  while (end < text.length && isWordAt(text, end) && isWordAt(text, before(text, end))) end = after(text, end)
+  return { start, end }
 }
+
+const isWordAt = (text: string, i: number) => WORD_CHAR.test(String.fromCodePoint(text.codePointAt(i)!))
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff
+/** The offset of the code point before `i` (two UTF-16 units back for an astral character). */
+const before = (text: string, i: number) => (i >= 2 && isLowSurrogate(text.charCodeAt(i - 1)) ? i - 2 : i - 1)
+/** The offset after the code point at `i`. */
+const after = (text: string, i: number) => i + (text.codePointAt(i)! > 0xffff ? 2 : 1)
 
 /** Cuts `text` at every span boundary; each segment lists the labels covering it, in span order. */
 export function segmentText(text: string, spans: readonly SpanOwner[]): Segment[] {
