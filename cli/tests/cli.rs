@@ -268,3 +268,50 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
     assert!(verify.status.success(), "{}", stderr(&verify));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("1 entries"));
 }
+
+#[test]
+fn probe_and_render_read_twelve_bit_jpeg_and_htj2k_and_name_a_broken_stream() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/tests/data/imaging");
+    let sample = |name: &str| samples.join(name).to_str().unwrap().to_owned();
+    for (file, syntax) in [
+        ("JPGExtended.dcm", "1.2.840.10008.1.2.4.51"),
+        ("MR_small_htj2k_lossless.dcm", "1.2.840.10008.1.2.4.201"),
+    ] {
+        let output = neurorater(&["probe", "--json", &sample(file)]);
+        assert!(output.status.success(), "{file}: {}", stderr(&output));
+        let probe: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(probe["transfer_syntax"], syntax, "{file}");
+    }
+    // pydicom's maximum of the 12-bit file's stored values (expected.json).
+    let output = neurorater(&["probe", "--json", &sample("JPGExtended.dcm")]);
+    let probe: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(probe["stored_max"], 264.0);
+
+    let work = tempfile::tempdir().unwrap();
+    let png = work.path().join("twelve.png");
+    let output = neurorater(&[
+        "render",
+        &sample("JPGExtended.dcm"),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bytes = std::fs::read(&png).unwrap();
+    // PNG signature, then IHDR: width 256, height 1024.
+    assert_eq!(&bytes[1..4], b"PNG");
+    assert_eq!(&bytes[16..24], &[0, 0, 1, 0, 0, 0, 4, 0]);
+
+    let output = neurorater(&[
+        "render",
+        &sample("JPEG-lossy.dcm"),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(
+        text.contains("JPEG-lossy.dcm")
+            && text.contains("libjpeg-turbo: Invalid SOS parameters for sequential JPEG"),
+        "{text}"
+    );
+}

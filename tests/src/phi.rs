@@ -1,11 +1,13 @@
 //! The PHI corpus shared by `tests/phi.rs` and the real-window test (through the `phi_bundle`
 //! example): the small bundle's slices rewritten with a marker in every PS3.15 basic-profile
-//! attribute that a text, date, time or UID value can fill.
+//! attribute that a text, date, time or UID value can fill; and, for `tests/phi.rs` alone
+//! ([`plant_in_other_images`]), markers in the metadata of key images and of a NIfTI series.
 
 use cases::imaging::{identifying_tags, uid_tags_to_replace};
 use dicom_core::dictionary::{DataDictionary, DataDictionaryEntry, VirtualVr};
 use dicom_core::{DataElement, PrimitiveValue, Tag, VR};
 use dicom_dictionary_std::StandardDataDictionary;
+use std::io::Write;
 use std::path::Path;
 
 use crate::{slice_file, Slice};
@@ -97,4 +99,139 @@ pub fn plant_identifiers(bundle: &Path) -> Vec<String> {
     }
     planted.push("2.25.2000".to_owned());
     planted
+}
+
+/// Plants markers where NIfTI and key-image files keep free text: a NIfTI series `t1.nii.gz`
+/// added to the case (the flair volume, with markers in `descrip`, `aux_file`, `intent_name`, a
+/// comment extension and the gzip header's file name), text chunks (tEXt, zTXt, iTXt) in the key
+/// image `01.png`, and a third key image `03.jpg` with EXIF, XMP and a comment. Returns the
+/// markers; each can be found in its file's bytes (a NIfTI's after gunzip).
+pub fn plant_in_other_images(bundle: &Path) -> Vec<String> {
+    let case_dir = bundle.join("cases/ms-01");
+    let mut planted = Vec::new();
+    let mut mark = |marker: &str| {
+        planted.push(marker.to_owned());
+        marker.as_bytes().to_vec()
+    };
+
+    let mut slices: Vec<_> = std::fs::read_dir(case_dir.join("flair"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    slices.sort();
+    let mut nifti = cases::imaging::load_dicom_series(&slices)
+        .unwrap()
+        .to_nifti1_bytes();
+    for (offset, length, marker) in [
+        (148, 80, "ZZPHI-NIFTI descrip marker"),
+        (228, 24, "ZZPHI-NIFTI-AUXFILE"),
+        (328, 16, "ZZPHI-NIFTI-INT"),
+    ] {
+        let text = mark(marker);
+        assert!(text.len() < length);
+        nifti[offset..offset + text.len()].copy_from_slice(&text);
+    }
+    // One comment extension (ecode 6; sizes are multiples of 16) between header and voxels.
+    let comment = mark("ZZPHI-NIFTI-EXTENSION-TXT");
+    let size = (8 + comment.len()).next_multiple_of(16);
+    let mut extension = vec![0u8; size];
+    extension[..4].copy_from_slice(&(size as i32).to_le_bytes());
+    extension[4..8].copy_from_slice(&6i32.to_le_bytes());
+    extension[8..8 + comment.len()].copy_from_slice(&comment);
+    nifti[348] = 1;
+    nifti.splice(352..352, extension);
+    nifti[108..112].copy_from_slice(&((352 + size) as f32).to_le_bytes());
+    let gz_name = mark("ZZPHI-NIFTI-GZIPNAME");
+    let mut gz = flate2::GzBuilder::new()
+        .filename(gz_name)
+        .write(Vec::new(), flate2::Compression::default());
+    gz.write_all(&nifti).unwrap();
+    std::fs::write(case_dir.join("t1.nii.gz"), gz.finish().unwrap()).unwrap();
+    let case_json = case_dir.join("case.json");
+    let mut case: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&case_json).unwrap()).unwrap();
+    case["series"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(
+            {"id": "t1", "label": "T1", "kind": "nifti", "path": "t1.nii.gz"}
+        ));
+    std::fs::write(&case_json, serde_json::to_vec_pretty(&case).unwrap()).unwrap();
+
+    let keys = case_dir.join("keys");
+    let png = std::fs::read(keys.join("01.png")).unwrap();
+    let after_header = 8 + 25;
+    let mut text_chunks = Vec::new();
+    text_chunks.extend(png_chunk(
+        b"tEXt",
+        &[b"Author\0", &mark("ZZPHI-PNG-TEXT")[..]].concat(),
+    ));
+    // A zTXt's text is compressed; its keyword is not.
+    text_chunks.extend(png_chunk(
+        b"zTXt",
+        &[
+            &mark("ZZPHI-PNG-ZKEY")[..],
+            b"\0\0",
+            &zlib(b"a compressed note"),
+        ]
+        .concat(),
+    ));
+    text_chunks.extend(png_chunk(
+        b"iTXt",
+        &[b"Comment\0\0\0\0\0", &mark("ZZPHI-PNG-INTL")[..]].concat(),
+    ));
+    let mut png_planted = png[..after_header].to_vec();
+    png_planted.extend(text_chunks);
+    png_planted.extend_from_slice(&png[after_header..]);
+    std::fs::write(keys.join("01.png"), png_planted).unwrap();
+
+    let mut jpeg = Vec::new();
+    image::GrayImage::from_pixel(6, 4, image::Luma([120u8]))
+        .write_to(
+            &mut std::io::Cursor::new(&mut jpeg),
+            image::ImageFormat::Jpeg,
+        )
+        .unwrap();
+    let mut jpeg_planted = jpeg[..2].to_vec();
+    jpeg_planted.extend(jpeg_segment(
+        0xE1,
+        &[b"Exif\0\0MM\0*", &mark("ZZPHI-JPEG-EXIF")[..]].concat(),
+    ));
+    jpeg_planted.extend(jpeg_segment(
+        0xE1,
+        &[
+            b"http://ns.adobe.com/xap/1.0/\0<x:xmpmeta>",
+            &mark("ZZPHI-JPEG-XMP")[..],
+            b"</x:xmpmeta>",
+        ]
+        .concat(),
+    ));
+    jpeg_planted.extend(jpeg_segment(0xFE, &mark("ZZPHI-JPEG-COMMENT")));
+    jpeg_planted.extend_from_slice(&jpeg[2..]);
+    std::fs::write(keys.join("03.jpg"), jpeg_planted).unwrap();
+    planted
+}
+
+fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut crc = flate2::Crc::new();
+    crc.update(kind);
+    crc.update(data);
+    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
+    chunk.extend_from_slice(kind);
+    chunk.extend_from_slice(data);
+    chunk.extend_from_slice(&crc.sum().to_be_bytes());
+    chunk
+}
+
+fn zlib(text: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn jpeg_segment(marker: u8, data: &[u8]) -> Vec<u8> {
+    let mut segment = vec![0xFF, marker];
+    segment.extend_from_slice(&(data.len() as u16 + 2).to_be_bytes());
+    segment.extend_from_slice(data);
+    segment
 }

@@ -1,16 +1,21 @@
 //! The PHI corpus: DICOM slices carrying a marker in every PS3.15 basic-profile attribute this
 //! test can write (every text, date and time VR in `identifying_tags`, and every UID the profile
-//! replaces), imported, rated, exported in every form and reported on: no marker may appear in
-//! the database file, its WAL, any export or any report. Sequences and binary attributes of the
-//! profile are not filled (the importer drops identifying attributes by tag, whatever their VR).
+//! replaces), a NIfTI series and key images with markers in their free-text metadata, imported,
+//! rated, exported in every form, reported on and packaged for a remote rater: no marker may
+//! appear in the database file, its WAL, any export, any report or any byte of the rater package
+//! (gzipped members read unzipped too). Sequences and binary attributes of the profile are not
+//! filled (the importer drops identifying attributes by tag, whatever their VR).
 
 use cases::export::{export, Format, What};
 use cases::import::import_bundle;
+use cases::package::export_rater_package;
 use cases::progress::NoProgress;
+use cases::rating::{PlanSpec, RaterRole};
 use cases::store::Store;
-use neurorater_tests::phi::plant_identifiers;
+use neurorater_tests::phi::{plant_identifiers, plant_in_other_images};
 use neurorater_tests::write_small_bundle;
 use rusqlite::params;
+use std::io::Read;
 
 fn rate(store: &mut Store) {
     store
@@ -50,17 +55,76 @@ fn rate(store: &mut Store) {
         .unwrap();
 }
 
+/// Whether `needle` is in `haystack`. A UID marker followed by another digit does not count: the
+/// package's replacement UIDs (`2.25.` and 39 random-looking digits) begin with a short marker's
+/// digits once in a while.
 fn contains(haystack: &[u8], needle: &str) -> bool {
+    let uid = needle.starts_with("2.25.");
     haystack
         .windows(needle.len())
-        .any(|window| window == needle.as_bytes())
+        .enumerate()
+        .any(|(at, window)| {
+            window == needle.as_bytes()
+                && !(uid
+                    && haystack
+                        .get(at + needle.len())
+                        .is_some_and(u8::is_ascii_digit))
+        })
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_end(&mut plain)
+        .unwrap();
+    plain
+}
+
+/// A remote rater's package of the whole study: every member, by name, gzipped ones unzipped as
+/// well (as `NAME (gunzipped)`), and the tar file itself.
+fn rater_package(store: &mut Store, dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let rater = store
+        .create_rater("Dr Remote", RaterRole::Neuroradiologist, Some(5))
+        .unwrap()
+        .id;
+    store
+        .create_assignment_plan(
+            rater,
+            &PlanSpec {
+                study_id: "pilot".into(),
+                name: "remote".into(),
+                seed: 7,
+                raters: vec![rater],
+                overlap_share: 0.0,
+                responses_per_rater: None,
+                repeat_share: 0.0,
+                repeat_after_days: 0,
+            },
+        )
+        .unwrap();
+    let package = dir.join("rater.tar");
+    export_rater_package(store, "pilot", "Dr Remote", "Site B", &package, &NoProgress).unwrap();
+    let bytes = std::fs::read(&package).unwrap();
+    let mut members = vec![("rater package file".to_owned(), bytes.clone())];
+    let mut archive = tar::Archive::new(&bytes[..]);
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = format!("package member {}", entry.path().unwrap().display());
+        let mut content = Vec::new();
+        entry.read_to_end(&mut content).unwrap();
+        if content.starts_with(&[0x1F, 0x8B]) {
+            members.push((format!("{name} (gunzipped)"), gunzip(&content)));
+        }
+        members.push((name, content));
+    }
+    members
 }
 
 #[test]
 fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
     let work = tempfile::tempdir().unwrap();
     let bundle = write_small_bundle(&work.path().join("bundle"), false);
-    let markers = plant_identifiers(&bundle);
+    let mut markers = plant_identifiers(&bundle);
     assert!(markers.len() > 60, "only {} markers planted", markers.len());
     let fixture = std::fs::read(bundle.join("cases/ms-01/flair/a.dcm")).unwrap();
     for marker in markers.iter().filter(|m| m.starts_with("ZZPHI")) {
@@ -69,6 +133,23 @@ fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
             "the fixture must carry {marker}"
         );
     }
+    let image_markers = plant_in_other_images(&bundle);
+    assert_eq!(image_markers.len(), 11);
+    let case = bundle.join("cases/ms-01");
+    let nifti = std::fs::read(case.join("t1.nii.gz")).unwrap();
+    let image_files = [
+        gunzip(&nifti),
+        nifti,
+        std::fs::read(case.join("keys/01.png")).unwrap(),
+        std::fs::read(case.join("keys/03.jpg")).unwrap(),
+    ];
+    for marker in &image_markers {
+        assert!(
+            image_files.iter().any(|bytes| contains(bytes, marker)),
+            "an image file must carry {marker}"
+        );
+    }
+    markers.extend(image_markers);
 
     let db_dir = work.path().join("db");
     let db = db_dir.join("neurorater.sqlite");
@@ -113,6 +194,17 @@ fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
         let path = entry.unwrap().path();
         outputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
     }
+    outputs.extend(rater_package(&mut store, work.path()));
+    assert!(
+        outputs
+            .iter()
+            .any(|(name, _)| name.ends_with("t1.nii.gz (gunzipped)")),
+        "the NIfTI series is in the package"
+    );
+    assert!(
+        outputs.iter().any(|(name, _)| name.ends_with(".jpg")),
+        "the JPEG key image is in the package"
+    );
     drop(store);
     outputs.push(("database after close".into(), std::fs::read(&db).unwrap()));
     assert!(

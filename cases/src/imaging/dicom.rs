@@ -1,16 +1,17 @@
-//! DICOM pixel data through dicom-pixeldata (every codec it offers), then our own handling of
-//! the stored bits, colour models, rescale and windows — single-frame, multi-frame and enhanced
-//! multi-frame alike.
+//! DICOM pixel data through dicom-pixeldata (every codec it offers; 12-bit JPEG through
+//! libjpeg-turbo, jpeg12.rs), then our own handling of the stored bits, colour models, rescale
+//! and windows — single-frame, multi-frame and enhanced multi-frame alike.
 
 use std::path::Path;
 
 use dicom_core::header::HasLength;
 use dicom_dictionary_std::tags;
 use dicom_object::{open_file, DefaultDicomObject, InMemDicomObject, OpenFileOptions};
-use dicom_pixeldata::{PixelDecoder, PlanarConfiguration};
+use dicom_pixeldata::{DecodedPixelData, PixelDecoder, PlanarConfiguration};
 
 use super::decoded::{Decoded, Rescale};
 use super::error::{ImagingError, ImagingErrorKind};
+use super::jpeg12;
 use super::meta::{functional_group_item, open_error, text, unsigned};
 use super::samples::Samples;
 use super::voi::{VoiFunction, Window};
@@ -109,22 +110,32 @@ pub(crate) fn decode_object(
         ));
     }
 
-    // dicom-rs's JPEG adapter indexes past its buffer on some malformed streams (found by the
-    // fuzzer, fuzz/regressions/dicom/): a codec's panic is this file's decode error, not a crash.
-    let pixels = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| obj.decode_pixel_data()))
-        .map_err(|_| {
-            err(
-                ImagingErrorKind::Decode,
-                "cannot decode the pixel data: the codec failed on malformed compressed data"
-                    .into(),
+    // dicom-rs's jpeg-decoder reads 8-bit precision only: 12-bit lossy JPEG goes to
+    // libjpeg-turbo (jpeg12.rs), which hands back grey BitsAllocated 16 data.
+    let twelve_bit;
+    let by_dicom_rs;
+    let (data, decoded_pi, planar): (&[u8], String, bool) =
+        if jpeg12::is_twelve_bit_jpeg(obj, &header.transfer_syntax) {
+            twelve_bit = jpeg12::decode_frames(obj, &header).map_err(|(kind, reason)| {
+                err(kind, format!("cannot decode the pixel data: {reason}"))
+            })?;
+            (&twelve_bit, header.photometric.clone(), false)
+        } else {
+            by_dicom_rs = decode_with_dicom_rs(obj).map_err(|reason| {
+                err(
+                    ImagingErrorKind::Decode,
+                    format!("cannot decode the pixel data: {reason}"),
+                )
+            })?;
+            (
+                by_dicom_rs.data(),
+                by_dicom_rs
+                    .photometric_interpretation()
+                    .as_str()
+                    .to_string(),
+                by_dicom_rs.planar_configuration() == PlanarConfiguration::PixelFirst,
             )
-        })?
-        .map_err(|e| {
-            err(
-                ImagingErrorKind::Decode,
-                format!("cannot decode the pixel data: {}", error_chain(&e)),
-            )
-        })?;
+        };
     let native_422 = header.photometric == "YBR_FULL_422" && is_native(&header.transfer_syntax);
     let frame_pixels = header.rows as usize * header.columns as usize;
     let bytes_per_sample = (header.bits_allocated as usize).div_ceil(8);
@@ -134,7 +145,6 @@ pub(crate) fn decode_object(
         frame_pixels * header.samples_per_pixel as usize * bytes_per_sample
     };
     let expected = frame_bytes * header.frames as usize;
-    let data = pixels.data();
     if data.len() < expected {
         return Err(err(
             ImagingErrorKind::Truncated,
@@ -154,8 +164,6 @@ pub(crate) fn decode_object(
     let (samples, channels, colour_max) = if header.samples_per_pixel == 1 {
         (grey_samples(data, &header), 1, 0.0)
     } else {
-        let decoded_pi = pixels.photometric_interpretation().as_str().to_string();
-        let planar = pixels.planar_configuration() == PlanarConfiguration::PixelFirst;
         let rgb = colour_samples(data, &header, &decoded_pi, planar, native_422)
             .map_err(|r| err(ImagingErrorKind::Unsupported, r))?;
         (rgb, 3, 2f64.powi(header.bits_stored as i32) - 1.0)
@@ -174,6 +182,15 @@ pub(crate) fn decode_object(
         colour_max,
     };
     Ok(DicomImage { header, decoded })
+}
+
+/// Every codec dicom-rs offers. Its JPEG adapter indexes past its buffer on some malformed
+/// streams (found by the fuzzer, fuzz/regressions/dicom/): a codec's panic is this file's
+/// decode error, not a crash.
+fn decode_with_dicom_rs(obj: &DefaultDicomObject) -> Result<DecodedPixelData<'_>, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| obj.decode_pixel_data()))
+        .map_err(|_| "the codec failed on malformed compressed data".to_string())?
+        .map_err(|e| error_chain(&e))
 }
 
 /// Reads and validates the pixel module, refusing absurd sizes before anything is allocated.

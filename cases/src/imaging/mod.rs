@@ -25,6 +25,7 @@ mod dicom;
 mod error;
 mod geometry;
 mod guard;
+mod jpeg12;
 mod meta;
 mod nifti;
 mod raster;

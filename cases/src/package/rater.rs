@@ -489,7 +489,10 @@ fn write_case(
                     format!("{case_dir}/{series_path}/{:05}.dcm", position + 1),
                     super::deid::deidentified_dicom(&source, package_id)?,
                 ),
-                SeriesKind::Nifti => (format!("{case_dir}/{series_path}"), bytes),
+                SeriesKind::Nifti => (
+                    format!("{case_dir}/{series_path}"),
+                    super::deid::deidentified_nifti(&source, &bytes)?,
+                ),
                 SeriesKind::KeyImages => {
                     let extension = Path::new(file)
                         .extension()
@@ -498,7 +501,7 @@ fn write_case(
                         .to_ascii_lowercase();
                     (
                         format!("{case_dir}/{series_path}/{:05}.{extension}", position + 1),
-                        bytes,
+                        super::deid::deidentified_key_image(&source, &bytes)?,
                     )
                 }
             };

@@ -5,6 +5,7 @@ Usage:
     pip download --no-deps pydicom==3.0.2 nibabel==5.4.2 -d wheels && unzip both wheels
     pip install pydicom==3.0.2 nibabel==5.4.2 numpy pillow pylibjpeg pylibjpeg-libjpeg \
         pylibjpeg-openjpeg pylibjpeg-rle
+    python3.12 make_htj2k.py PYDICOM_TEST_FILES_DIR OUT_DIR   # its own venv, see there
     python3 make_expected.py PYDICOM_TEST_FILES_DIR NIBABEL_TEST_DATA_DIR OUT_DIR
 
 OUT_DIR is cases/tests/data/imaging. The script copies the sample files listed below from the
@@ -53,6 +54,18 @@ DICOM_FILES = [
     ("SC_rgb_small_odd.dcm", True),  # 3x3 RGB, odd length
 ]
 DERIVED = ["MR_small_monochrome1.dcm", "MR_small_enhanced_3frame.dcm"]
+# Written into OUT_DIR beforehand by make_htj2k.py (its encoder needs Python >= 3.12): MR_small
+# as lossless HTJ2K, decoded here by pylibjpeg-openjpeg.
+MADE_BY_MAKE_HTJ2K = [("MR_small_htj2k_lossless.dcm", True)]
+# Lossy files whose decoded stored values are checked too, not only their 8-bit rendering: the
+# 12-bit JPEG extended file, decoded by NeuroRater with libjpeg-turbo's 12-bit path and here by
+# pylibjpeg-libjpeg, two independent implementations of ITU T.81.
+STORED_VALUES = ["JPGExtended.dcm"]
+# Copied but not decodable by pydicom 3.0.2's plugins: JPEG-lossy.dcm is the original of
+# JPGExtended.dcm (NEMA WG04 NM1_JPLY) whose start-of-scan declares spectral selection 0..0, which
+# no sequential JPEG may (pylibjpeg-libjpeg and Pillow refuse it, libjpeg-turbo warns). The tests
+# check that it is refused with that reason, never shown as a picture.
+UNDECODABLE = ["JPEG-lossy.dcm"]
 NIFTI_FILES = ["anatomical.nii", "example_nifti2.nii.gz", "standard.nii.gz", "example4d.nii.gz"]
 PNG_KEY = "key_image.png"
 
@@ -228,6 +241,18 @@ def dicom_expectations(path: Path, lossless: bool, out: Path):
     return probe, write_renders(path.name, renders, out), lossless
 
 
+def write_stored_values(path: Path, out: Path):
+    """Frame 0's stored values as pydicom decodes them (unused high bits masked), as a 16-bit
+    grey PNG; unsigned data only, which is what the 12-bit JPEG file holds."""
+    ds = pydicom.dcmread(path)
+    arr = ds.pixel_array
+    frame = arr[0] if int(ds.get("NumberOfFrames", 1) or 1) > 1 else arr
+    assert ds.PixelRepresentation == 0 and int(ds.BitsStored) <= 16
+    png = f"expected/{path.name}.stored0.png"
+    Image.fromarray(frame.astype(np.uint16)).save(out / png)
+    return {"frame": 0, "png": png, "sha256": hashlib.sha256(frame.astype("<u2").tobytes()).hexdigest()}
+
+
 def nifti_expectations(path: Path, out: Path):
     img = nibabel.load(path)
     hdr = img.header
@@ -283,7 +308,8 @@ def main():
     (out / "expected").mkdir(parents=True, exist_ok=True)
     for name, _ in DICOM_FILES:
         shutil.copy(pydicom_dir / name, out / name)
-    shutil.copy(pydicom_dir / "MR_truncated.dcm", out / "MR_truncated.dcm")
+    for name in ["MR_truncated.dcm"] + UNDECODABLE:
+        shutil.copy(pydicom_dir / name, out / name)
     for name in NIFTI_FILES:
         shutil.copy(nibabel_dir / name, out / name)
     derive_monochrome1(pydicom_dir / "MR_small.dcm", out / DERIVED[0])
@@ -291,9 +317,12 @@ def main():
     make_key_image(out / PNG_KEY, pydicom_dir / "MR_small.dcm")
 
     entries = []
-    for name, lossless in DICOM_FILES + [(d, True) for d in DERIVED]:
+    for name, lossless in DICOM_FILES + [(d, True) for d in DERIVED] + MADE_BY_MAKE_HTJ2K:
         probe, renders, exact = dicom_expectations(out / name, lossless, out)
-        entries.append({"file": name, "lossless": exact, "probe": probe, "renders": renders})
+        entry = {"file": name, "lossless": exact, "probe": probe, "renders": renders}
+        if name in STORED_VALUES:
+            entry["stored_values"] = write_stored_values(out / name, out)
+        entries.append(entry)
     for name in NIFTI_FILES:
         probe, renders, exact = nifti_expectations(out / name, out)
         entries.append({"file": name, "lossless": exact, "probe": probe, "renders": renders})
