@@ -50,6 +50,8 @@ pub enum ReportError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     pub schema_version: u32,
+    /// The audit head of the database the input was read from (`N:HASH`); `None` from a CSV.
+    pub audit_head: Option<String>,
     pub options: ReportOptions,
     pub summary: InputSummary,
     pub verdict: Option<Verdict>,
@@ -510,6 +512,7 @@ pub fn build_report(
 
     Ok(Report {
         schema_version: SCHEMA_VERSION,
+        audit_head: input.audit_head.clone(),
         options: options.clone(),
         summary: InputSummary {
             items: all_items.len(),

@@ -4,6 +4,7 @@ use crate::progress::Bar;
 use crate::Failure;
 use cases::export::{Format, What};
 use cases::import::{import_bundle, ImportError};
+use cases::store::audit::Head;
 use cases::store::Store;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -140,13 +141,20 @@ pub fn demo(out: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-pub fn audit_verify(db: Option<PathBuf>) -> Result<(), Failure> {
+pub fn audit_verify(db: Option<PathBuf>, expect_head: Option<&Head>) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    let verdict = cases::store::audit::verify(store.read())
+    let verdict = cases::store::audit::verify_anchored(store.read(), expect_head)
         .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
     match verdict {
         cases::store::audit::Verdict::Intact { entries } => {
-            println!("audit log intact: {entries} entries, hash chain verified");
+            match expect_head {
+                Some(head) => println!(
+                    "audit log intact: {entries} entries, hash chain verified, entry {} \
+                     unchanged since head {head}",
+                    head.entry
+                ),
+                None => println!("audit log intact: {entries} entries, hash chain verified"),
+            }
             Ok(())
         }
         cases::store::audit::Verdict::Broken { entry_id, reason } => {
@@ -158,18 +166,30 @@ pub fn audit_verify(db: Option<PathBuf>) -> Result<(), Failure> {
     }
 }
 
+pub fn audit_head(db: Option<PathBuf>) -> Result<(), Failure> {
+    let store = Store::open_existing(&db_path(db)?)?;
+    let head = cases::store::audit::head(store.read())
+        .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
+    println!("{head}");
+    Ok(())
+}
+
 pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    store.backup_to(out)?;
-    println!("backed up {} to {}", store.path().display(), out.display());
+    let head = store.backup_to(out)?;
+    println!(
+        "backed up {} to {}; audit head {head}",
+        store.path().display(),
+        out.display()
+    );
     Ok(())
 }
 
 pub fn rotate_backup(db: Option<PathBuf>, dir: &Path, keep: usize) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    let taken = store.rotate_backup(dir, keep)?;
+    let (taken, head) = store.rotate_backup(dir, keep)?;
     println!(
-        "backed up {} to {} (keeping the newest {keep} in {})",
+        "backed up {} to {} (keeping the newest {keep} in {}); audit head {head}",
         store.path().display(),
         taken.path.display(),
         dir.display()
