@@ -147,6 +147,22 @@ pub fn audit_verify(db: Option<PathBuf>, expect_head: Option<&Head>) -> Result<(
         .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
     match verdict {
         cases::store::audit::Verdict::Intact { entries } => {
+            let fold = cases::rating::ratings_against_audit(&store)?;
+            if !fold.unaccounted.is_empty() {
+                return Err(Failure::Input(
+                    fold.unaccounted
+                        .iter()
+                        .map(|u| {
+                            format!(
+                                "{}: rating {}: {}",
+                                store.path().display(),
+                                u.rating,
+                                u.reason
+                            )
+                        })
+                        .collect(),
+                ));
+            }
             match expect_head {
                 Some(head) => println!(
                     "audit log intact: {entries} entries, hash chain verified, entry {} \
@@ -155,6 +171,17 @@ pub fn audit_verify(db: Option<PathBuf>, expect_head: Option<&Head>) -> Result<(
                 ),
                 None => println!("audit log intact: {entries} entries, hash chain verified"),
             }
+            println!(
+                "ratings: {} match their audit entries{}",
+                fold.checked,
+                match fold.unprovable {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} imported by an older import-ratings have no entry of their own to \
+                         compare with"
+                    ),
+                }
+            );
             Ok(())
         }
         cases::store::audit::Verdict::Broken { entry_id, reason } => {

@@ -264,9 +264,15 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
         (Some("vlm-a"), Some(1))
     );
 
+    // The rating and its label were written with another client, not through NeuroRater: the
+    // chain holds (the import's one entry), the rating has no entry of its own.
     let verify = neurorater(&["audit", "verify", "--db", db_arg]);
-    assert!(verify.status.success(), "{}", stderr(&verify));
-    assert!(String::from_utf8_lossy(&verify.stdout).contains("1 entries"));
+    assert_eq!(verify.status.code(), Some(2));
+    assert!(
+        stderr(&verify).contains("rating 1: it has no audit entry"),
+        "{}",
+        stderr(&verify)
+    );
 }
 
 /// Removes the newest audit entries past `keep`, as someone with another SQLite client could:
@@ -421,4 +427,72 @@ fn the_calibration_report_and_the_backup_name_the_audit_head() {
             .status
             .success()
     );
+}
+
+#[test]
+fn audit_verify_finds_ratings_changed_without_an_audit_entry() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("b");
+    write_small_bundle(&bundle, false);
+    let db = work.path().join("db.sqlite");
+    let db_arg = db.to_str().unwrap();
+    assert!(
+        neurorater(&["import", bundle.to_str().unwrap(), "--db", db_arg])
+            .status
+            .success()
+    );
+    let ratings = work.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\nms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/1,dr-a,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\n",
+    )
+    .unwrap();
+    let imported = neurorater(&["import-ratings", ratings.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let verify = || neurorater(&["audit", "verify", "--db", db_arg]);
+    let intact = verify();
+    assert!(intact.status.success(), "{}", stderr(&intact));
+    assert!(
+        String::from_utf8_lossy(&intact.stdout).contains("ratings: 3 match their audit entries")
+    );
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let id_of = |item_model: &str, sample: i64| -> i64 {
+        conn.query_row(
+            "SELECT g.id FROM ratings g JOIN responses r ON g.response = r.id
+             WHERE r.model = ?1 AND r.sample = ?2",
+            rusqlite::params![item_model, sample],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let (changed, labelled, deleted) = (id_of("vlm-a", 0), id_of("vlm-a", 1), id_of("vlm-b", 0));
+    conn.execute_batch(&format!(
+        "UPDATE ratings SET overall = 5 WHERE id = {changed};
+         INSERT INTO error_labels (rating, category, severity, span_start, span_end)
+             VALUES ({labelled}, 'P4', 2, 0, 5);
+         DELETE FROM ratings WHERE id = {deleted};"
+    ))
+    .unwrap();
+    drop(conn);
+    let found = verify();
+    assert_eq!(found.status.code(), Some(2));
+    let lines: Vec<String> = stderr(&found)
+        .lines()
+        .map(|l| l.split_once(": rating ").unwrap().1.to_owned())
+        .collect();
+    let mut expected = vec![
+        format!("{changed}: overall differs: the table holds 5.0, its last audit entry"),
+        format!("{labelled}: labels differs: the table holds 1 labels, its last audit entry"),
+        format!("{deleted}: its audit entry"),
+    ];
+    expected.sort();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (line, start) in lines.iter().zip(&expected) {
+        assert!(line.starts_with(start.as_str()), "{line} / {start}");
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with("deleted without an audit entry")));
 }

@@ -9,11 +9,13 @@
 
 mod assignment;
 mod edits;
+mod fold;
 mod raters;
 mod reading;
 
 pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
+pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
 pub use raters::{Rater, RaterRole};
 pub(crate) use reading::stored_rating;
 pub use reading::{
