@@ -473,6 +473,21 @@ fn the_ground_truth_bundle_round_trips_through_import() {
     let written = curation::import_bundle(&mut other.store, &out, "test").unwrap();
     assert_eq!(written, 1, "only ms-01 differs from the demo's own");
     assert_eq!(ms01(&other.store), truth);
+    // Finalised by a second curator there; final only as imported here, and shown as such.
+    let reviewed = curation::current(&f.store, STUDY, "ms-01")
+        .unwrap()
+        .unwrap();
+    let imported = curation::current(&other.store, STUDY, "ms-01")
+        .unwrap()
+        .unwrap();
+    assert!(!reviewed.imported_final && !reviewed.reviews.is_empty());
+    assert!(imported.imported_final && imported.reviews.is_empty());
+    assert_eq!(imported.source, curation::Source::Import);
+    // The study bundle's own ground truth is final as imported too.
+    let from_bundle = curation::current(&other.store, STUDY, "ms-02")
+        .unwrap()
+        .unwrap();
+    assert!(from_bundle.imported_final, "{:?}", from_bundle.source);
     for case in other.store.cases(STUDY).unwrap() {
         assert_eq!(
             curation::current(&other.store, STUDY, &case.id)
