@@ -673,6 +673,23 @@ fn a_rater_sees_the_ground_truth_only_after_submitting() {
         ),
         1
     );
+    // Seen the truth: neither rating of the case can be reopened and changed any more.
+    for assignment in [ids[0], ids[1]] {
+        match f.store.reopen_rating(rita, assignment) {
+            Err(Error::Rating(cases::rating::RatingError::Refused(message))) => {
+                assert!(
+                    message.contains("locked: you saw the case's ground truth"),
+                    "{message}"
+                )
+            }
+            other => panic!("reopened after the reveal: {other:?}"),
+        }
+    }
+    // Another rater's reveal locks nothing of theirs.
+    let t3 = responses_of(&f.store, "stroke-01", "t1");
+    let omar = assign(&mut f.store, other, &[t3[0]]);
+    rate(&mut f.store, other, t3[0], "submitted");
+    f.store.reopen_rating(other, omar[0]).unwrap();
 }
 
 fn answer(rater: i64, role: HumanRole, diagnosis: &str, reasoning: &str) -> HumanAnswer {

@@ -122,6 +122,8 @@ pub(crate) struct ResponseContext {
     pub taxonomy: Taxonomy,
     pub rationale: Option<String>,
     pub series_ids: Vec<String>,
+    /// The case's key, to load a series' geometry for a mark.
+    pub case_key: i64,
 }
 
 pub(crate) fn response_context(
@@ -155,6 +157,7 @@ pub(crate) fn response_context(
         })?,
         rationale,
         series_ids,
+        case_key: case_ref,
     })
 }
 
