@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 (cd ui && npm run build --silent)
+# A dev build, yet optimised where it computes: Cargo.toml's dev profile gives every dependency and
+# both domain crates opt-level 2 (README).
 cargo build -p neurorater-app
 app=target/debug/neurorater-app
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then

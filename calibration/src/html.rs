@@ -114,6 +114,17 @@ pub fn to_html(report: &Report) -> String {
             escape(&s.excluded_raters.join(", "))
         );
     }
+    let _ = write!(
+        h,
+        "<p class=\"sub\">Data: {}</p>",
+        match &report.audit_head {
+            Some(head) => format!(
+                "audit head {} (check with <code>neurorater audit verify --expect-head</code>)",
+                escape(head)
+            ),
+            None => "ratings file, no audit log".to_owned(),
+        }
+    );
     verdict(&mut h, report);
     for d in &report.dimensions {
         dimension(&mut h, d, report);

@@ -80,6 +80,9 @@ pub struct CalibrationInput {
     pub repeat_reads: Vec<RepeatRead>,
     /// Ground-truth lesions responses did not mention; empty `checked` means not checked.
     pub missed_findings: MissedFindingsInput,
+    /// The study database's audit head (`N:HASH`) when the input was read, so a published report
+    /// pins the data it came from; `None` for input without an audit log (a CSV).
+    pub audit_head: Option<String>,
 }
 
 /// A clinician's first read and repeat read (after the wash-out) of one item, overall scale.

@@ -59,6 +59,8 @@ pub enum ReportError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     pub schema_version: u32,
+    /// The audit head of the database the input was read from (`N:HASH`); `None` from a CSV.
+    pub audit_head: Option<String>,
     pub options: ReportOptions,
     pub summary: InputSummary,
     pub verdict: Option<Verdict>,
@@ -694,6 +696,7 @@ fn build(
 
     Ok(Report {
         schema_version: SCHEMA_VERSION,
+        audit_head: input.audit_head.clone(),
         options: options.clone(),
         summary: InputSummary {
             items: all_items.len(),

@@ -30,6 +30,10 @@ pub const GROUPING_COLUMNS: [&str; 5] =
 pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result<StudyData> {
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "reading ratings for the report", e);
+    // One read snapshot, opened by reading the audit head: the head names exactly the data the
+    // report is built from, even while the app or another process writes.
+    let snapshot = conn.unchecked_transaction().map_err(fail)?;
+    let audit_head = crate::store::audit::head(conn).map_err(fail)?;
     let (study_key, rubric_json, taxonomy_json): (i64, String, String) = conn
         .query_row(
             "SELECT id, rubric_json, taxonomy_json FROM studies WHERE study_id = ?1",
@@ -263,6 +267,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             }
         });
 
+    drop(snapshot);
     Ok(StudyData {
         input: CalibrationInput {
             table: LongTable {
@@ -279,6 +284,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
                 .collect(),
             repeat_reads,
             missed_findings,
+            audit_head: Some(audit_head.to_string()),
         },
         scale: ScaleSpec {
             min: rubric.overall.min,

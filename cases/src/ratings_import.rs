@@ -180,9 +180,27 @@ pub fn import_ratings_csv(
                         dimensions
                     ])
                     .map_err(|e| w.fail("adding ratings", e))?;
+                // Each rating's own entry holds its state, so `audit verify` can compare the
+                // table with it (rating/fold.rs).
+                let (id, view) =
+                    crate::rating::stored_rating(w.tx(), rater_ids[rater], *response, 1)
+                        .map_err(|e| w.fail("reading back an added rating", e))?
+                        .ok_or_else(|| Error::Corrupt {
+                            what: format!(
+                                "a rating of response {response} vanished while imported"
+                            ),
+                        })?;
+                w.audit(&Entry {
+                    actor: ACTOR,
+                    action: "import rating",
+                    entity: &format!("rating:{id}"),
+                    before: None,
+                    after: Some(&serde_json::to_value(&view).expect("a rating serialises")),
+                })?;
             }
             drop(insert);
-            let after = serde_json::to_value(&summary).unwrap_or_default();
+            let mut after = serde_json::to_value(&summary).unwrap_or_default();
+            after["per_rating_entries"] = serde_json::Value::Bool(true);
             w.audit(&Entry {
                 actor: ACTOR,
                 action: "import ratings",

@@ -473,6 +473,21 @@ fn the_ground_truth_bundle_round_trips_through_import() {
     let written = curation::import_bundle(&mut other.store, &out, "test").unwrap();
     assert_eq!(written, 1, "only ms-01 differs from the demo's own");
     assert_eq!(ms01(&other.store), truth);
+    // Finalised by a second curator there; final only as imported here, and shown as such.
+    let reviewed = curation::current(&f.store, STUDY, "ms-01")
+        .unwrap()
+        .unwrap();
+    let imported = curation::current(&other.store, STUDY, "ms-01")
+        .unwrap()
+        .unwrap();
+    assert!(!reviewed.imported_final && !reviewed.reviews.is_empty());
+    assert!(imported.imported_final && imported.reviews.is_empty());
+    assert_eq!(imported.source, curation::Source::Import);
+    // The study bundle's own ground truth is final as imported too.
+    let from_bundle = curation::current(&other.store, STUDY, "ms-02")
+        .unwrap()
+        .unwrap();
+    assert!(from_bundle.imported_final, "{:?}", from_bundle.source);
     for case in other.store.cases(STUDY).unwrap() {
         assert_eq!(
             curation::current(&other.store, STUDY, &case.id)
@@ -658,6 +673,23 @@ fn a_rater_sees_the_ground_truth_only_after_submitting() {
         ),
         1
     );
+    // Seen the truth: neither rating of the case can be reopened and changed any more.
+    for assignment in [ids[0], ids[1]] {
+        match f.store.reopen_rating(rita, assignment) {
+            Err(Error::Rating(cases::rating::RatingError::Refused(message))) => {
+                assert!(
+                    message.contains("locked: you saw the case's ground truth"),
+                    "{message}"
+                )
+            }
+            other => panic!("reopened after the reveal: {other:?}"),
+        }
+    }
+    // Another rater's reveal locks nothing of theirs.
+    let t3 = responses_of(&f.store, "stroke-01", "t1");
+    let omar = assign(&mut f.store, other, &[t3[0]]);
+    rate(&mut f.store, other, t3[0], "submitted");
+    f.store.reopen_rating(other, omar[0]).unwrap();
 }
 
 fn answer(rater: i64, role: HumanRole, diagnosis: &str, reasoning: &str) -> HumanAnswer {

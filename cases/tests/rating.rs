@@ -612,9 +612,33 @@ fn scores_labels_and_spans_are_checked_against_the_rubric_taxonomy_and_text() {
         invalid_field(store.add_error_label(rater, item, &missed).unwrap_err()),
         "mark"
     );
-    mark.points_lps_mm.pop();
+    // Checked against the series' volume, as a curator's lesion marks are.
+    mark.points_lps_mm = vec![[10.0, -20.0, 500.0]];
+    missed.mark = Some(mark.clone());
+    let outside = store.add_error_label(rater, item, &missed).unwrap_err();
+    assert!(
+        outside
+            .to_string()
+            .contains("lies outside the series' volume"),
+        "{outside}"
+    );
+    assert_eq!(invalid_field(outside), "mark.points_lps_mm");
+    mark.points_lps_mm = vec![[10.0, -20.0, 30.0]];
     missed.mark = Some(mark.clone());
     let added = store.add_error_label(rater, item, &missed).unwrap();
+    let mut moved_out = missed.clone();
+    moved_out.mark = Some(cases::marks::Mark {
+        points_lps_mm: vec![[10.0, -20.0, 500.0]],
+        ..mark.clone()
+    });
+    assert_eq!(
+        invalid_field(
+            store
+                .update_error_label(rater, added.label_id, &moved_out)
+                .unwrap_err()
+        ),
+        "mark.points_lps_mm"
+    );
 
     // Update and delete, and what the rater reads back.
     let mut changed = missed.clone();

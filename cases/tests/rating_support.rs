@@ -10,21 +10,43 @@ use rusqlite::Connection;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The template database's bytes. Nothing in rating reads the images, so the bundle is removed
-/// once imported and no file outlives the process.
+/// The template database's bytes. A label's mark is checked against its series' volume, so the
+/// images stay for the process: in Cargo's folder for test files, one per live test process
+/// (a folder a finished process left behind is removed by the next).
 fn template() -> &'static [u8] {
     static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
     TEMPLATE.get_or_init(|| {
-        let root = tempfile::tempdir().expect("temporary directory");
-        let bundle = root.path().join("demo");
+        let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        remove_bundles_of_finished_processes(scratch);
+        let root = scratch.join(format!("{BUNDLE_PREFIX}{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("a folder for the demo bundle");
+        let bundle = root.join("demo");
         cases::demo::write_demo_bundle(&bundle, &NoProgress).expect("demo bundle");
-        let db = root.path().join("template.sqlite");
+        let db = root.join("template.sqlite");
         let mut store = Store::open(&db).expect("template database");
         import_bundle(&mut store, &bundle, &NoProgress).expect("demo import");
         // Closing the last connection checkpoints the WAL into the main file.
         drop(store);
         std::fs::read(&db).expect("template bytes")
     })
+}
+
+const BUNDLE_PREFIX: &str = "rating-demo-";
+
+fn remove_bundles_of_finished_processes(scratch: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(BUNDLE_PREFIX) else {
+            continue;
+        };
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A new database file (`<dir>/db.sqlite`) with the demo study imported and nothing rated.

@@ -148,8 +148,8 @@ fn the_demo_ratings_become_submitted_first_reads_once() {
     assert_eq!(after["ratings"].len(), expected_ratings.len());
     assert_eq!(
         after["audit_log"].len(),
-        audit_before + 1,
-        "one audit entry"
+        audit_before + 1 + expected_ratings.len(),
+        "one audit entry for the file and one per rating (its state, for `audit verify`)"
     );
     assert_eq!(after["raters"].len(), expected_raters.len());
 

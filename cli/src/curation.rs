@@ -54,7 +54,9 @@ pub fn import_ground_truth(dir: &Path, db: Option<PathBuf>) -> Result<(), Failur
     match curation::import_bundle(&mut store, dir, IMPORT_ACTOR) {
         Ok(written) => {
             println!(
-                "imported the ground truth in {} into {}: {written} case(s) got a new version",
+                "imported the ground truth in {} into {}: {written} case(s) got a new version \
+                 (a final one is recorded as imported-final: not reviewed by a second curator \
+                 here; a curator can submit a new version for review)",
                 dir.display(),
                 db.display()
             );

@@ -4,6 +4,7 @@ use crate::progress::Bar;
 use crate::Failure;
 use cases::export::{Format, What};
 use cases::import::{import_bundle, ImportError};
+use cases::store::audit::Head;
 use cases::store::Store;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -146,13 +147,47 @@ pub fn demo(out: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-pub fn audit_verify(db: Option<PathBuf>) -> Result<(), Failure> {
+pub fn audit_verify(db: Option<PathBuf>, expect_head: Option<&Head>) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    let verdict = cases::store::audit::verify(store.read())
+    let verdict = cases::store::audit::verify_anchored(store.read(), expect_head)
         .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
     match verdict {
         cases::store::audit::Verdict::Intact { entries } => {
-            println!("audit log intact: {entries} entries, hash chain verified");
+            let fold = cases::rating::ratings_against_audit(&store)?;
+            if !fold.unaccounted.is_empty() {
+                return Err(Failure::Input(
+                    fold.unaccounted
+                        .iter()
+                        .map(|u| {
+                            format!(
+                                "{}: rating {}: {}",
+                                store.path().display(),
+                                u.rating,
+                                u.reason
+                            )
+                        })
+                        .collect(),
+                ));
+            }
+            match expect_head {
+                Some(head) => println!(
+                    "audit log intact: {entries} entries, hash chain verified, entry {} \
+                     unchanged since head {head}",
+                    head.entry
+                ),
+                None => println!("audit log intact: {entries} entries, hash chain verified"),
+            }
+            println!(
+                "ratings: {} match their audit entries{}",
+                fold.checked,
+                match fold.unprovable {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} imported by an older import-ratings have no entry of their own to \
+                         compare with"
+                    ),
+                }
+            );
             Ok(())
         }
         cases::store::audit::Verdict::Broken { entry_id, reason } => {
@@ -164,18 +199,30 @@ pub fn audit_verify(db: Option<PathBuf>) -> Result<(), Failure> {
     }
 }
 
+pub fn audit_head(db: Option<PathBuf>) -> Result<(), Failure> {
+    let store = Store::open_existing(&db_path(db)?)?;
+    let head = cases::store::audit::head(store.read())
+        .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
+    println!("{head}");
+    Ok(())
+}
+
 pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    store.backup_to(out)?;
-    println!("backed up {} to {}", store.path().display(), out.display());
+    let head = store.backup_to(out)?;
+    println!(
+        "backed up {} to {}; audit head {head}",
+        store.path().display(),
+        out.display()
+    );
     Ok(())
 }
 
 pub fn rotate_backup(db: Option<PathBuf>, dir: &Path, keep: usize) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
-    let taken = store.rotate_backup(dir, keep)?;
+    let (taken, head) = store.rotate_backup(dir, keep)?;
     println!(
-        "backed up {} to {} (keeping the newest {keep} in {})",
+        "backed up {} to {} (keeping the newest {keep} in {}); audit head {head}",
         store.path().display(),
         taken.path.display(),
         dir.display()

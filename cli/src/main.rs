@@ -125,6 +125,15 @@ enum AuditCommand {
     Verify {
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Also fail unless this entry still exists with this hash (as `audit head` printed it):
+        /// a log cut short or rewritten since.
+        #[arg(long, value_name = "N:HASH")]
+        expect_head: Option<cases::store::audit::Head>,
+    },
+    /// Print the chain's head as N:HASH, to keep outside the database.
+    Head {
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
 }
 
@@ -172,8 +181,11 @@ fn main() -> ExitCode {
         Command::Demo { out } => data::demo(&out),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Audit {
-            command: AuditCommand::Verify { db },
-        } => data::audit_verify(db),
+            command: AuditCommand::Verify { db, expect_head },
+        } => data::audit_verify(db, expect_head.as_ref()),
+        Command::Audit {
+            command: AuditCommand::Head { db },
+        } => data::audit_head(db),
         Command::Backup {
             db,
             out,

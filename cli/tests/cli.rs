@@ -264,9 +264,237 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
         (Some("vlm-a"), Some(1))
     );
 
+    // The rating and its label were written with another client, not through NeuroRater: the
+    // chain holds (the import's one entry), the rating has no entry of its own.
     let verify = neurorater(&["audit", "verify", "--db", db_arg]);
-    assert!(verify.status.success(), "{}", stderr(&verify));
-    assert!(String::from_utf8_lossy(&verify.stdout).contains("1 entries"));
+    assert_eq!(verify.status.code(), Some(2));
+    assert!(
+        stderr(&verify).contains("rating 1: it has no audit entry"),
+        "{}",
+        stderr(&verify)
+    );
+}
+
+/// Removes the newest audit entries past `keep`, as someone with another SQLite client could:
+/// the chain that is left is valid, so only the anchor can tell.
+fn cut_audit_tail(db: &Path, keep: i64) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch("DROP TRIGGER audit_log_is_append_only_delete")
+        .unwrap();
+    conn.execute("DELETE FROM audit_log WHERE id > ?1", [keep])
+        .unwrap();
+}
+
+#[test]
+fn the_audit_head_anchors_the_log_against_a_cut_tail_and_a_rewrite() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("b");
+    write_small_bundle(&bundle, false);
+    let db = work.path().join("db.sqlite");
+    let db_arg = db.to_str().unwrap();
+    assert!(
+        neurorater(&["import", bundle.to_str().unwrap(), "--db", db_arg])
+            .status
+            .success()
+    );
+    let add = |name: &str| {
+        let added = neurorater(&["rater", "add", name, "--role", "resident", "--db", db_arg]);
+        assert!(added.status.success(), "{}", stderr(&added));
+    };
+    add("dr-a");
+    let head_output = neurorater(&["audit", "head", "--db", db_arg]);
+    assert!(head_output.status.success(), "{}", stderr(&head_output));
+    let head = String::from_utf8(head_output.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    // The import's entry, then the rater's.
+    let (entry, hash) = head.split_once(':').unwrap();
+    assert_eq!(entry, "2");
+    let stored_hash: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT hash FROM audit_log WHERE id = 2", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hash, stored_hash);
+
+    let verify = |expected: &str| {
+        neurorater(&["audit", "verify", "--db", db_arg, "--expect-head", expected])
+    };
+    let intact = verify(&head);
+    assert!(intact.status.success(), "{}", stderr(&intact));
+    assert!(String::from_utf8_lossy(&intact.stdout).contains("entry 2 unchanged"));
+
+    // Later entries extend the head: it still verifies.
+    add("dr-b");
+    assert!(verify(&head).status.success());
+
+    // A malformed head is refused as input, naming the form.
+    let malformed = verify("2:not-a-hash");
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(
+        stderr(&malformed).contains("N:HASH"),
+        "{}",
+        stderr(&malformed)
+    );
+
+    // The tail cut back to entry 1: the chain is valid, the anchor is missing.
+    cut_audit_tail(&db, 1);
+    assert!(neurorater(&["audit", "verify", "--db", db_arg])
+        .status
+        .success());
+    let cut = verify(&head);
+    assert_eq!(cut.status.code(), Some(2));
+    assert!(
+        stderr(&cut).contains("audit log entry 2 is broken")
+            && stderr(&cut).contains("the log now ends at entry 1"),
+        "{}",
+        stderr(&cut)
+    );
+
+    // A new entry 2 written after the cut: again a valid chain, but not the anchored entry.
+    add("dr-c");
+    assert!(neurorater(&["audit", "verify", "--db", db_arg])
+        .status
+        .success());
+    let rewritten = verify(&head);
+    assert_eq!(rewritten.status.code(), Some(2));
+    assert!(
+        stderr(&rewritten).contains("audit log entry 2 is broken")
+            && stderr(&rewritten).contains("hashes recomputed"),
+        "{}",
+        stderr(&rewritten)
+    );
+}
+
+#[test]
+fn the_calibration_report_and_the_backup_name_the_audit_head() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("b");
+    write_small_bundle(&bundle, false);
+    let db = work.path().join("db.sqlite");
+    let db_arg = db.to_str().unwrap();
+    assert!(
+        neurorater(&["import", bundle.to_str().unwrap(), "--db", db_arg])
+            .status
+            .success()
+    );
+    let ratings = work.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\n\
+         ms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/0,dr-b,3\n\
+         ms-01/dx/vlm-a/1,dr-a,4\nms-01/dx/vlm-a/1,dr-b,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\nms-01/dx/vlm-b/0,dr-b,2\n",
+    )
+    .unwrap();
+    let imported = neurorater(&["import-ratings", ratings.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let head = String::from_utf8(neurorater(&["audit", "head", "--db", db_arg]).stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+
+    let report = work.path().join("report.json");
+    let html = work.path().join("report.html");
+    for (format, out) in [("json", &report), ("html", &html)] {
+        let built = neurorater(&[
+            "calibrate",
+            "--db",
+            db_arg,
+            "--format",
+            format,
+            "--resamples",
+            "200",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(built.status.success(), "{}", stderr(&built));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["audit_head"], head.as_str());
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains(&format!("audit head {head}")));
+
+    let copy = work.path().join("copy.sqlite");
+    let backup = neurorater(&["backup", "--db", db_arg, "--out", copy.to_str().unwrap()]);
+    assert!(backup.status.success(), "{}", stderr(&backup));
+    assert!(String::from_utf8_lossy(&backup.stdout).ends_with(&format!("audit head {head}\n")));
+    let copy_arg = copy.to_str().unwrap();
+    assert!(
+        neurorater(&["audit", "verify", "--db", copy_arg, "--expect-head", &head])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn audit_verify_finds_ratings_changed_without_an_audit_entry() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("b");
+    write_small_bundle(&bundle, false);
+    let db = work.path().join("db.sqlite");
+    let db_arg = db.to_str().unwrap();
+    assert!(
+        neurorater(&["import", bundle.to_str().unwrap(), "--db", db_arg])
+            .status
+            .success()
+    );
+    let ratings = work.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\nms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/1,dr-a,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\n",
+    )
+    .unwrap();
+    let imported = neurorater(&["import-ratings", ratings.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let verify = || neurorater(&["audit", "verify", "--db", db_arg]);
+    let intact = verify();
+    assert!(intact.status.success(), "{}", stderr(&intact));
+    assert!(
+        String::from_utf8_lossy(&intact.stdout).contains("ratings: 3 match their audit entries")
+    );
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let id_of = |item_model: &str, sample: i64| -> i64 {
+        conn.query_row(
+            "SELECT g.id FROM ratings g JOIN responses r ON g.response = r.id
+             WHERE r.model = ?1 AND r.sample = ?2",
+            rusqlite::params![item_model, sample],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let (changed, labelled, deleted) = (id_of("vlm-a", 0), id_of("vlm-a", 1), id_of("vlm-b", 0));
+    conn.execute_batch(&format!(
+        "UPDATE ratings SET overall = 5 WHERE id = {changed};
+         INSERT INTO error_labels (rating, category, severity, span_start, span_end)
+             VALUES ({labelled}, 'P4', 2, 0, 5);
+         DELETE FROM ratings WHERE id = {deleted};"
+    ))
+    .unwrap();
+    drop(conn);
+    let found = verify();
+    assert_eq!(found.status.code(), Some(2));
+    let lines: Vec<String> = stderr(&found)
+        .lines()
+        .map(|l| l.split_once(": rating ").unwrap().1.to_owned())
+        .collect();
+    let mut expected = vec![
+        format!("{changed}: overall differs: the table holds 5.0, its last audit entry"),
+        format!("{labelled}: labels differs: the table holds 1 labels, its last audit entry"),
+        format!("{deleted}: its audit entry"),
+    ];
+    expected.sort();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (line, start) in lines.iter().zip(&expected) {
+        assert!(line.starts_with(start.as_str()), "{line} / {start}");
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with("deleted without an audit entry")));
 }
 
 #[test]

@@ -73,6 +73,9 @@ pub struct Version {
     /// `None` for the bundle's version before the first curation write stores it.
     pub created_at: Option<String>,
     pub reviews: Vec<ReviewEntry>,
+    /// Final as it arrived (the study bundle's, or `import-ground-truth` of a final case), not
+    /// finalised by a second curator here: shown as "final (imported)", never as reviewed.
+    pub imported_final: bool,
     pub truth: CuratedTruth,
 }
 
@@ -515,6 +518,7 @@ pub(crate) fn bundle_version(store: &Store, case: &CaseContext) -> Result<Option
         author: None,
         created_at: None,
         reviews: Vec::new(),
+        imported_final: true,
         truth: case.curated_from_bundle(store, &truth)?,
     }))
 }
@@ -565,15 +569,18 @@ fn stored_versions(store: &Store, case_key: i64) -> Result<Vec<Version>> {
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(fail)?;
+        let (status, source): (Status, Source) = (parse(&status)?, parse(&source)?);
         versions.push(Version {
             version,
             branch,
             based_on,
-            status: parse(&status)?,
-            source: parse(&source)?,
+            status,
+            source,
             author,
             created_at: Some(created_at),
             reviews,
+            imported_final: status == Status::Final
+                && matches!(source, Source::Bundle | Source::Import),
             truth: parse_body(&body, &format!("case key {case_key}"))?,
         });
     }

@@ -141,6 +141,7 @@ impl Store {
     ) -> Result<LabelAck> {
         let target = self.target(rater, assignment)?;
         let mark = check_label(&target.context, label)?;
+        self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
@@ -178,6 +179,7 @@ impl Store {
     ) -> Result<EditAck> {
         let (target, rating) = self.label_target(rater, label_id)?;
         let mark = check_label(&target.context, label)?;
+        self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
@@ -239,9 +241,12 @@ impl Store {
         })
     }
 
-    /// Back to draft; the submission time stays in the audit entry's `before`.
+    /// Back to draft; the submission time stays in the audit entry's `before`. Refused once the
+    /// rater has seen the case's ground truth: a rating changed after that is no longer
+    /// independent of it, and the report could not tell.
     pub fn reopen_rating(&mut self, rater: i64, assignment: i64) -> Result<EditAck> {
         let target = self.target(rater, assignment)?;
+        self.refuse_after_reveal(&target)?;
         self.write(|w| {
             let before = current(w, &target)?;
             if before.as_ref().map(|b| b.status) != Some(RatingStatus::Submitted) {
@@ -259,6 +264,47 @@ impl Store {
                 .map_err(|e| w.fail("reopening the rating", e))?;
             finish(w, &target, rating, "reopen rating", before)
         })
+    }
+
+    /// Whether the rater revealed the ground truth of the target's case: every reveal is audited
+    /// (`ground_truth.revealed` on `ground_truth:STUDY/CASE`, the rater as actor).
+    fn refuse_after_reveal(&self, target: &Target) -> Result<()> {
+        let revealed_at: Option<String> = self
+            .read()
+            .query_row(
+                "SELECT a.at FROM cases c JOIN studies st ON c.study = st.id
+                 JOIN audit_log a ON a.entity = 'ground_truth:' || st.study_id || '/' || c.case_id
+                 WHERE c.id = ?1 AND a.action = 'ground_truth.revealed' AND a.actor = ?2
+                 ORDER BY a.id LIMIT 1",
+                params![target.context.case_key, target.actor],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.fail("checking for a ground-truth reveal"))?;
+        match revealed_at {
+            Some(at) => Err(refused(format!(
+                "this rating is locked: you saw the case's ground truth at {at}, and a rating \
+                 changed after that would no longer be independent of it"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// A label's mark must lie inside its series' volume, checked as a curator's lesion marks
+    /// are (`CaseContext::check`): a point off the images would be shown nowhere.
+    fn check_mark_inside(&self, context: &ResponseContext, label: &LabelEdit) -> Result<()> {
+        let Some(mark) = &label.mark else {
+            return Ok(());
+        };
+        let case = crate::curation::CaseContext::load_key(self, context.case_key)?;
+        let geometry = case.geometry(self, &mark.series_id)?;
+        mark.check_inside(geometry.dims, &geometry.voxel_to_patient)
+            .map_err(|message| {
+                invalid(
+                    "mark.points_lps_mm",
+                    format!("{message} (series {:?})", mark.series_id),
+                )
+            })
     }
 
     /// The label's rating must be the rater's own; anyone else's label is "not found".

@@ -9,11 +9,13 @@
 
 mod assignment;
 mod edits;
+mod fold;
 mod raters;
 mod reading;
 
 pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
+pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
 pub use raters::{Rater, RaterRole};
 pub(crate) use reading::stored_rating;
 pub(crate) use reading::SHOWN_TO_RATER_SQL;
@@ -121,6 +123,8 @@ pub(crate) struct ResponseContext {
     pub taxonomy: Taxonomy,
     pub rationale: Option<String>,
     pub series_ids: Vec<String>,
+    /// The case's key, to load a series' geometry for a mark.
+    pub case_key: i64,
 }
 
 pub(crate) fn response_context(
@@ -154,6 +158,7 @@ pub(crate) fn response_context(
         })?,
         rationale,
         series_ids,
+        case_key: case_ref,
     })
 }
 

@@ -3,9 +3,17 @@
 //! Each entry's hash is SHA-256 over the previous entry's hash and this entry's fields, so editing
 //! or deleting any entry (bypassing the triggers, e.g. with another SQLite client) breaks the chain
 //! from that entry on, and [`verify`] names the first broken one.
+//!
+//! A chain alone cannot show that its tail was cut off, or that someone edited an entry and
+//! recomputed every hash after it: the result is again a valid chain. The [`Head`] (the last
+//! entry's number and hash, `N:HASH`) kept outside the database — printed by `neurorater audit
+//! head`, in every calibration report and by `backup` — is the anchor: [`verify_anchored`] fails
+//! unless entry N still exists with that hash.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
+use std::fmt;
+use std::str::FromStr;
 
 /// The hash the first entry chains to.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -148,4 +156,106 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verdict> {
         entries += 1;
     }
     Ok(Verdict::Intact { entries })
+}
+
+/// The last entry of the chain, written `N:HASH` (entry number, colon, 64 hex digits). An empty
+/// log's head is `0:` followed by [`GENESIS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub entry: i64,
+    pub hash: String,
+}
+
+impl fmt::Display for Head {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.entry, self.hash)
+    }
+}
+
+impl FromStr for Head {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Head, String> {
+        let malformed = || {
+            format!("{text:?} is not N:HASH (an entry number, a colon and 64 hex digits, as `neurorater audit head` prints it)")
+        };
+        let (entry, hash) = text.trim().split_once(':').ok_or_else(malformed)?;
+        let entry: i64 = entry.parse().map_err(|_| malformed())?;
+        if entry < 0 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(malformed());
+        }
+        Ok(Head {
+            entry,
+            hash: hash.to_ascii_lowercase(),
+        })
+    }
+}
+
+/// The chain's head now.
+pub fn head(conn: &Connection) -> rusqlite::Result<Head> {
+    Ok(conn
+        .query_row(
+            "SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1",
+            [],
+            |row| {
+                Ok(Head {
+                    entry: row.get(0)?,
+                    hash: row.get(1)?,
+                })
+            },
+        )
+        .optional()?
+        .unwrap_or_else(|| Head {
+            entry: 0,
+            hash: GENESIS.to_owned(),
+        }))
+}
+
+/// [`verify`], then, with `expected`, whether that entry still exists with that hash: a log cut
+/// short or rewritten (and re-hashed) since the head was written down is broken at that entry.
+pub fn verify_anchored(conn: &Connection, expected: Option<&Head>) -> rusqlite::Result<Verdict> {
+    let verdict = verify(conn)?;
+    let (Verdict::Intact { .. }, Some(expected)) = (&verdict, expected) else {
+        return Ok(verdict);
+    };
+    if expected.entry == 0 {
+        // Every log, even an empty one, extends the genesis.
+        return Ok(if expected.hash == GENESIS {
+            verdict
+        } else {
+            Verdict::Broken {
+                entry_id: 0,
+                reason: format!(
+                    "the expected head 0:{} is not the genesis hash",
+                    expected.hash
+                ),
+            }
+        });
+    }
+    let stored: Option<String> = conn
+        .query_row(
+            "SELECT hash FROM audit_log WHERE id = ?1",
+            [expected.entry],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(match stored {
+        None => Verdict::Broken {
+            entry_id: expected.entry,
+            reason: format!(
+                "the expected head {expected} is missing: the log now ends at entry {} (its \
+                 tail was removed)",
+                head(conn)?.entry
+            ),
+        },
+        Some(hash) if hash != expected.hash => Verdict::Broken {
+            entry_id: expected.entry,
+            reason: format!(
+                "its hash is {hash}, not the expected head's {}: the log was rewritten at or \
+                 before this entry and its hashes recomputed",
+                expected.hash
+            ),
+        },
+        Some(_) => verdict,
+    })
 }

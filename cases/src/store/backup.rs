@@ -54,18 +54,26 @@ pub struct RotatedBackup {
 
 impl Store {
     /// Writes a consistent copy of the database to `out` (which must not exist yet). The file is
-    /// created owner-only before a byte is copied into it.
-    pub fn backup_to(&self, out: &Path) -> Result<()> {
+    /// created owner-only before a byte is copied into it. Returns the audit chain's head in the
+    /// copy, to keep beside it: `audit verify --expect-head` then shows the copy unchanged.
+    pub fn backup_to(&self, out: &Path) -> Result<super::audit::Head> {
         create_owner_only(out)?;
         let mut target = Connection::open(out)
             .map_err(|e| Error::database(out, "creating the backup file", e))?;
         copy(self.read(), &mut target, out)?;
-        restrict_permissions(out)
+        restrict_permissions(out)?;
+        super::audit::head(&target)
+            .map_err(|e| Error::database(out, "reading the backup's audit head", e))
     }
 
     /// Takes a backup into `dir` (created owner-only if missing) and deletes the oldest rotated
-    /// backups there beyond the newest `keep`. Other files in `dir` are left alone.
-    pub fn rotate_backup(&self, dir: &Path, keep: usize) -> Result<RotatedBackup> {
+    /// backups there beyond the newest `keep`. Other files in `dir` are left alone. Returns the
+    /// backup and the audit head it holds.
+    pub fn rotate_backup(
+        &self,
+        dir: &Path,
+        keep: usize,
+    ) -> Result<(RotatedBackup, super::audit::Head)> {
         if keep == 0 {
             return Err(Error::Io {
                 path: dir.to_path_buf(),
@@ -86,7 +94,7 @@ impl Store {
             }
             taken_at += 1;
         };
-        self.backup_to(&path)?;
+        let head = self.backup_to(&path)?;
         let mut all = rotated_backups(dir)?;
         while all.len() > keep {
             let oldest = all.remove(0);
@@ -95,11 +103,14 @@ impl Store {
                 source,
             })?;
         }
-        Ok(RotatedBackup {
-            path,
-            taken_at,
-            audit_id,
-        })
+        Ok((
+            RotatedBackup {
+                path,
+                taken_at,
+                audit_id,
+            },
+            head,
+        ))
     }
 
     /// Takes a rotated backup when none exists yet, when the newest is older than
@@ -120,7 +131,8 @@ impl Store {
         if !due {
             return Ok(None);
         }
-        self.rotate_backup(&policy.dir, policy.keep).map(Some)
+        self.rotate_backup(&policy.dir, policy.keep)
+            .map(|(taken, _)| Some(taken))
     }
 
     fn newest_audit_id(&self) -> Result<i64> {
@@ -371,7 +383,7 @@ mod tests {
         let mut taken = Vec::new();
         for round in 0..5 {
             change(&mut store, &format!("round:{round}"));
-            taken.push(store.rotate_backup(&backups, 3).unwrap());
+            taken.push(store.rotate_backup(&backups, 3).unwrap().0);
         }
         let left: Vec<PathBuf> = rotated_backups(&backups)
             .unwrap()

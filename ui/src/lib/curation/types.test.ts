@@ -9,6 +9,7 @@ import {
   parseLines,
   showSide,
   showValue,
+  statusLabel,
   type Version,
 } from './types'
 
@@ -21,10 +22,16 @@ const version = (n: number, branch: string): Version => ({
   author: 'Ana',
   created_at: '2026-01-01T00:00:00Z',
   reviews: [],
+  imported_final: false,
   truth: { diagnosis: 'x', differential: [], lesions: [], expected_reasoning: '', tasks: [] },
 })
 
 describe('curation helpers', () => {
+  it('shows an imported final as imported, a reviewed one as final', () => {
+    expect(statusLabel({ status: 'final', imported_final: true })).toBe('Final (imported, not reviewed here)')
+    expect(statusLabel({ status: 'final', imported_final: false })).toBe('Final')
+    expect(statusLabel({ status: 'draft', imported_final: false })).toBe('Draft')
+  })
   it('splits evidence by line and drops blanks', () => {
     expect(parseLines(' ovoid lesions \n\n young age\n')).toEqual(['ovoid lesions', 'young age'])
   })

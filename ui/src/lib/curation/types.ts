@@ -54,6 +54,8 @@ export interface Version {
   /** null: the bundle's version, not stored until the first curation write. */
   created_at: string | null
   reviews: ReviewEntry[]
+  /** Final as it arrived (the study bundle, a ground-truth import), not reviewed by a second curator here. */
+  imported_final: boolean
   truth: CuratedTruth
 }
 
@@ -73,6 +75,11 @@ export const STATUS_LABELS: Record<VersionStatus, string> = {
   draft: 'Draft',
   in_review: 'In review',
   final: 'Final',
+}
+
+/** A version's status as shown: a final that no second curator reviewed here says so. */
+export function statusLabel(version: Pick<Version, 'status' | 'imported_final'>): string {
+  return version.imported_final ? 'Final (imported, not reviewed here)' : STATUS_LABELS[version.status]
 }
 
 /** Evidence typed one item per line; blank lines dropped. */
