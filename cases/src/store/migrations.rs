@@ -358,6 +358,10 @@ CREATE INDEX run_results_by_spec ON run_results(spec_name);
 
 -- A level-3 task's follow-up script (the bundle's `follow_up`), as a JSON array of strings.
 ALTER TABLE tasks ADD COLUMN follow_up_json TEXT NOT NULL DEFAULT '[]';
+
+-- Blinding asks the audit log what a rater was shown (`show item` per assignment) each time an
+-- item opens; without an index that is a scan of a log that only grows.
+CREATE INDEX audit_log_by_action_entity ON audit_log(action, entity);
 "#,
 ];
 
