@@ -519,6 +519,50 @@ fn a_refused_key_stops_the_run_at_once() {
 }
 
 #[test]
+fn an_endpoint_nobody_answers_at_stops_the_run_with_what_to_do() {
+    let (dir, db) = study(10);
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}/v1");
+    let spec = dir.path().join("nobody.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"judge-nobody\"\nendpoint = \"{endpoint}\"\nmodel = \"judge\"\n\
+             api_key_env = \"{KEY_ENV}\"\ntemperature = 0.0\nseed = 42\nmax_tokens = 200\n\
+             concurrency = 2\nmax_retries = 2\nprompt = \"\"\"{PROMPT}\"\"\"\n"
+        ),
+    )
+    .unwrap();
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("no server answers at {endpoint}/chat/completions")),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("correct `endpoint`"), "{}", text(&out));
+    // One line says it, not one line per item.
+    assert_eq!(
+        text(&out).matches("no server answers").count(),
+        1,
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-nobody'"
+        ),
+        0
+    );
+}
+
+#[test]
 fn a_broken_spec_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let (_keep, db) = study(0);

@@ -8,6 +8,7 @@
 use crate::spec::Spec;
 use rand::Rng;
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
@@ -24,8 +25,12 @@ pub struct Client {
     max_retries: u32,
     /// The earliest moment the next request may start, when a requests-per-minute limit is set.
     next_slot: Option<(Mutex<Instant>, Duration)>,
-    /// Set by the first 401/403: requests already waiting for their turn are not sent.
-    key_refused: Mutex<Option<CallError>>,
+    /// Set by the first 401/403, or by a server that never answered: requests already waiting
+    /// for their turn are not sent.
+    stop_reason: Mutex<Option<CallError>>,
+    /// Whether any HTTP answer came back in this run: until one does, a refused connection means
+    /// no server is listening there (wrong endpoint, server not started), not a passing fault.
+    answered: AtomicBool,
 }
 
 /// A successful reply: the assistant's text, the whole JSON body, and the token usage.
@@ -48,6 +53,19 @@ pub enum CallError {
     },
     /// Retryable failures that outlasted the retries.
     GaveUp { attempts: u32, last: String },
+    /// No connection could be made to the endpoint and nothing there has ever answered: every
+    /// further request would fail the same way.
+    Unreachable { url: String, last: String },
+}
+
+impl CallError {
+    /// Whether this error stops the whole run rather than failing one item.
+    pub fn stops_run(&self) -> bool {
+        matches!(
+            self,
+            CallError::KeyRefused { .. } | CallError::Unreachable { .. }
+        )
+    }
 }
 
 impl Client {
@@ -68,7 +86,8 @@ impl Client {
             timeout: Duration::from_secs_f64(spec.timeout_seconds),
             max_retries: spec.max_retries,
             next_slot,
-            key_refused: Mutex::new(None),
+            stop_reason: Mutex::new(None),
+            answered: AtomicBool::new(false),
         })
     }
 
@@ -98,22 +117,30 @@ impl Client {
         let mut attempt = 0;
         loop {
             self.wait_for_slot().await;
-            if let Some(refusal) = self.key_refused.lock().await.clone() {
-                return Err(refusal);
+            if let Some(stop) = self.stop_reason.lock().await.clone() {
+                return Err(stop);
             }
             let retry_after = match self.send_once(body).await {
                 Ok(reply) => return Ok(reply),
-                Err(Attempt::Final(error @ CallError::KeyRefused { .. })) => {
-                    *self.key_refused.lock().await = Some(error.clone());
-                    return Err(error);
-                }
-                Err(Attempt::Final(error)) => return Err(error),
-                Err(Attempt::Retry { reason, after }) => {
+                Err(Attempt::Final(error)) => return Err(self.remember_stop(error).await),
+                Err(Attempt::Retry {
+                    reason,
+                    after,
+                    no_connection,
+                }) => {
                     if attempt >= self.max_retries {
-                        return Err(CallError::GaveUp {
-                            attempts: attempt + 1,
-                            last: reason,
-                        });
+                        let error = if no_connection && !self.answered.load(Ordering::Relaxed) {
+                            CallError::Unreachable {
+                                url: self.url.clone(),
+                                last: reason,
+                            }
+                        } else {
+                            CallError::GaveUp {
+                                attempts: attempt + 1,
+                                last: reason,
+                            }
+                        };
+                        return Err(self.remember_stop(error).await);
                     }
                     after
                 }
@@ -126,12 +153,21 @@ impl Client {
         }
     }
 
+    /// Keeps an error that stops the run, so that requests still waiting are not sent.
+    async fn remember_stop(&self, error: CallError) -> CallError {
+        if error.stops_run() {
+            *self.stop_reason.lock().await = Some(error.clone());
+        }
+        error
+    }
+
     async fn send_once(&self, body: &Value) -> Result<Reply, Attempt> {
         let mut request = self.http.post(&self.url).timeout(self.timeout).json(body);
         if let Some(key) = &self.key {
             request = request.bearer_auth(key);
         }
         let response = request.send().await.map_err(|e| self.transport(e))?;
+        self.answered.store(true, Ordering::Relaxed);
         let status = response.status();
         let retry_after = response
             .headers()
@@ -154,12 +190,14 @@ impl Client {
                 return Err(Attempt::Retry {
                     reason: format!("429 too many requests: {}", message()),
                     after: retry_after,
+                    no_connection: false,
                 })
             }
             500..=599 => {
                 return Err(Attempt::Retry {
                     reason: format!("{status}: {}", message()),
                     after: retry_after,
+                    no_connection: false,
                 })
             }
             code => {
@@ -190,6 +228,7 @@ impl Client {
     }
 
     fn transport(&self, error: reqwest::Error) -> Attempt {
+        let no_connection = error.is_connect();
         let reason = if error.is_timeout() {
             format!("no answer within {:.1} s", self.timeout.as_secs_f64())
         } else {
@@ -206,6 +245,7 @@ impl Client {
         Attempt::Retry {
             reason: self.redact(&reason),
             after: None,
+            no_connection,
         }
     }
 }
@@ -215,6 +255,8 @@ enum Attempt {
     Retry {
         reason: String,
         after: Option<Duration>,
+        /// The connection could not even be made (refused, no route, DNS).
+        no_connection: bool,
     },
 }
 
@@ -257,6 +299,11 @@ impl std::fmt::Display for CallError {
             CallError::GaveUp { attempts, last } => {
                 write!(f, "gave up after {attempts} attempts; last: {last}")
             }
+            CallError::Unreachable { url, last } => write!(
+                f,
+                "no server answers at {url} ({last}): start the model server, or correct \
+                 `endpoint` in the spec"
+            ),
         }
     }
 }

@@ -37,9 +37,9 @@ pub enum RunError {
          API key (the key itself never goes into the spec)"
     )]
     MissingKey { var: String },
-    /// 401/403: the run stopped at once; nothing more was sent.
+    /// 401/403, or no server at the endpoint: the run stopped at once; nothing more was sent.
     #[error("{0}; the run stopped, results stored so far are kept")]
-    KeyRefused(String),
+    Stopped(String),
     #[error(transparent)]
     Store(#[from] cases::Error),
     #[error("{0}")]

@@ -154,7 +154,7 @@ async fn execute<W: Work>(
     }
 
     tokio::pin!(cancel);
-    let mut stopped_by_key: Option<String> = None;
+    let mut stopped_by: Option<String> = None;
     loop {
         let next = tokio::select! {
             biased;
@@ -169,8 +169,8 @@ async fn execute<W: Work>(
         let Ok(Some((item, outcome))) = joined else {
             continue;
         };
-        if let Err(ItemFailure::KeyRefused(message)) = &outcome {
-            stopped_by_key = Some(client.redact(message));
+        if let Err(ItemFailure::StopsRun(message)) = &outcome {
+            stopped_by = Some(client.redact(message));
             in_flight.abort_all();
             break;
         }
@@ -182,8 +182,8 @@ async fn execute<W: Work>(
             settle(store, &*work, &item, outcome, &mut summary, progress)?;
         }
     }
-    match stopped_by_key {
-        Some(message) => Err(RunError::KeyRefused(message)),
+    match stopped_by {
+        Some(message) => Err(RunError::Stopped(message)),
         None => Ok(summary),
     }
 }
@@ -212,7 +212,7 @@ fn settle<W: Work>(
                 summary.cost,
             );
         }
-        Err(ItemFailure::Failed(reason) | ItemFailure::KeyRefused(reason)) => {
+        Err(ItemFailure::Failed(reason) | ItemFailure::StopsRun(reason)) => {
             let label = W::label(item);
             progress.failed(&label, &reason);
             summary.failed.push((label, reason));
@@ -226,14 +226,15 @@ fn key_label(k: &ResponseKey) -> String {
 }
 
 enum ItemFailure {
-    KeyRefused(String),
+    /// A refused key or an endpoint nobody answers at: the run stops.
+    StopsRun(String),
     Failed(String),
 }
 
 impl From<CallError> for ItemFailure {
     fn from(error: CallError) -> Self {
         match error {
-            CallError::KeyRefused { .. } => ItemFailure::KeyRefused(error.to_string()),
+            error if error.stops_run() => ItemFailure::StopsRun(error.to_string()),
             other => ItemFailure::Failed(other.to_string()),
         }
     }
