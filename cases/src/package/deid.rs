@@ -113,11 +113,21 @@ const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
 const NIFTI1_TEXT: [(usize, usize); 5] = [(4, 10), (14, 18), (148, 80), (228, 24), (328, 16)];
 const NIFTI2_TEXT: [(usize, usize); 4] = [(240, 80), (320, 24), (508, 16), (525, 15)];
 
-fn blank_nifti_text(mut nifti: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
-    let size_field: [u8; 4] = nifti
-        .get(..4)
+/// `N` header bytes at `at`, or `cut_short` when the file ends before them.
+fn header_bytes<const N: usize>(
+    nifti: &[u8],
+    at: usize,
+    cut_short: &str,
+) -> std::result::Result<[u8; N], String> {
+    nifti
+        .get(at..at + N)
         .and_then(|b| b.try_into().ok())
-        .ok_or("the NIfTI header is cut short")?;
+        .ok_or_else(|| cut_short.to_owned())
+}
+
+fn blank_nifti_text(mut nifti: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
+    let size_field: [u8; 4] = header_bytes(&nifti, 0, "the NIfTI header is cut short")?;
+    // sizeof_hdr says the byte order: 348 or 540 read one way or the other.
     let little_endian = [348, 540].contains(&i32::from_le_bytes(size_field));
     let size = if little_endian {
         i32::from_le_bytes(size_field)
@@ -126,22 +136,16 @@ fn blank_nifti_text(mut nifti: Vec<u8>) -> std::result::Result<Vec<u8>, String> 
     };
     let (header_len, text_fields, vox_offset) = match size {
         348 => {
-            let field: [u8; 4] = nifti
-                .get(108..112)
-                .and_then(|b| b.try_into().ok())
-                .ok_or("the NIfTI-1 header is cut short")?;
+            let field = header_bytes(&nifti, 108, "the NIfTI-1 header is cut short")?;
             let offset = if little_endian {
                 f32::from_le_bytes(field)
             } else {
                 f32::from_be_bytes(field)
             };
-            (348, &NIFTI1_TEXT[..], offset as f64)
+            (348, &NIFTI1_TEXT[..], f64::from(offset))
         }
         540 => {
-            let field: [u8; 8] = nifti
-                .get(168..176)
-                .and_then(|b| b.try_into().ok())
-                .ok_or("the NIfTI-2 header is cut short")?;
+            let field = header_bytes(&nifti, 168, "the NIfTI-2 header is cut short")?;
             let offset = if little_endian {
                 i64::from_le_bytes(field)
             } else {
