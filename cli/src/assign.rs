@@ -124,6 +124,6 @@ pub fn rater(command: &RaterCommand) -> Result<(), Failure> {
 fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(value)
         .map_err(|e| Failure::Internal(format!("writing JSON: {e}")))?;
-    println!("{json}");
+    say!("{json}");
     Ok(())
 }

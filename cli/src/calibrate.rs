@@ -126,7 +126,7 @@ fn emit(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
         Some(path) => write_file(path, text.as_bytes()),
         None => {
-            println!("{text}");
+            say!("{text}");
             Ok(())
         }
     }

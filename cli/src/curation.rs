@@ -27,7 +27,7 @@ pub fn export_bundle(store: &Store, study: Option<&str>, out: &Path) -> Result<(
         }
     };
     let summary = curation::export_bundle(store, &study_id, out)?;
-    println!(
+    say!(
         "wrote the ground truth of {} case(s) of study {study_id} with {} key image(s) to {}{}",
         summary.cases,
         summary.key_images,
@@ -53,7 +53,7 @@ pub fn import_ground_truth(dir: &Path, db: Option<PathBuf>) -> Result<(), Failur
     let mut store = Store::open_existing(&db)?;
     match curation::import_bundle(&mut store, dir, IMPORT_ACTOR) {
         Ok(written) => {
-            println!(
+            say!(
                 "imported the ground truth in {} into {}: {written} case(s) got a new version \
                  (a final one is recorded as imported-final: not reviewed by a second curator \
                  here; a curator can submit a new version for review)",

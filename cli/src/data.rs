@@ -33,7 +33,7 @@ pub fn import(dir: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
     bar.finish();
     match outcome {
         Ok(summary) => {
-            println!(
+            say!(
                 "imported study {} into {}: {} cases, {} series, {} images, {} tasks; \
                  {} responses added ({} already stored), {} grader scores added ({} already \
                  stored); {} identifying DICOM attributes found and not stored",
@@ -65,7 +65,7 @@ pub fn list_cases(db: Option<PathBuf>) -> Result<(), Failure> {
         let cases = store.cases(&study.id)?;
         listing.push(serde_json::json!({ "study": study, "cases": cases }));
     }
-    println!("{}", to_json(&listing)?);
+    say!("{}", to_json(&listing)?);
     Ok(())
 }
 
@@ -135,7 +135,7 @@ pub fn demo(out: &Path) -> Result<(), Failure> {
     let bar = Bar::new();
     let summary = cases::demo::write_demo_bundle(out, &bar)?;
     bar.finish();
-    println!(
+    say!(
         "wrote the demo study to {}: {} cases, {} series, {} images, {} responses, {} grader scores",
         out.display(),
         summary.cases,
@@ -170,14 +170,14 @@ pub fn audit_verify(db: Option<PathBuf>, expect_head: Option<&Head>) -> Result<(
                 ));
             }
             match expect_head {
-                Some(head) => println!(
+                Some(head) => say!(
                     "audit log intact: {entries} entries, hash chain verified, entry {} \
                      unchanged since head {head}",
                     head.entry
                 ),
-                None => println!("audit log intact: {entries} entries, hash chain verified"),
+                None => say!("audit log intact: {entries} entries, hash chain verified"),
             }
-            println!(
+            say!(
                 "ratings: {} match their audit entries{}",
                 fold.checked,
                 match fold.unprovable {
@@ -203,14 +203,14 @@ pub fn audit_head(db: Option<PathBuf>) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
     let head = cases::store::audit::head(store.read())
         .map_err(|e| Failure::Internal(format!("reading the audit log failed: {e}")))?;
-    println!("{head}");
+    say!("{head}");
     Ok(())
 }
 
 pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
     let head = store.backup_to(out)?;
-    println!(
+    say!(
         "backed up {} to {}; audit head {head}",
         store.path().display(),
         out.display()
@@ -221,7 +221,7 @@ pub fn backup(db: Option<PathBuf>, out: &Path) -> Result<(), Failure> {
 pub fn rotate_backup(db: Option<PathBuf>, dir: &Path, keep: usize) -> Result<(), Failure> {
     let store = Store::open_existing(&db_path(db)?)?;
     let (taken, head) = store.rotate_backup(dir, keep)?;
-    println!(
+    say!(
         "backed up {} to {} (keeping the newest {keep} in {}); audit head {head}",
         store.path().display(),
         taken.path.display(),
@@ -233,7 +233,7 @@ pub fn rotate_backup(db: Option<PathBuf>, dir: &Path, keep: usize) -> Result<(),
 pub fn restore(backup: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
     let db = db_path(db)?;
     let saved = cases::store::restore(backup, &db)?;
-    println!(
+    say!(
         "restored {} from {}; the replaced content is kept in {}",
         db.display(),
         backup.display(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub fn probe(file: &Path) -> Result<(), Failure> {
     let facts = imaging::probe(file).map_err(|e| Failure::Input(vec![e.to_string()]))?;
-    println!("{}", to_json(&facts)?);
+    say!("{}", to_json(&facts)?);
     Ok(())
 }
 

@@ -2,6 +2,15 @@
 //! arguments, calls the `cases` or `calibration` crate, and maps the outcome to an exit code —
 //! 0 success, 2 invalid input (errors name file, line and field), 1 internal failure.
 
+/// `println!` for everything the CLI prints to stdout. A reader that has gone away (`neurorater
+/// cases --json | head`) ends the process quietly, as for any Unix filter, instead of the panic
+/// `println!` raises on a closed pipe.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::write_stdout_line(format_args!($($arg)*))
+    };
+}
+
 mod assign;
 mod calibrate;
 mod curation;
@@ -163,6 +172,17 @@ impl From<cases::Error> for Failure {
             }
             _ => Failure::Internal(error.to_string()),
         }
+    }
+}
+
+fn write_stdout_line(line: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(error) = writeln!(std::io::stdout().lock(), "{line}") {
+        if error.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("neurorater: cannot write to standard output: {error}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
     }
 }
 

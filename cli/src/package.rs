@@ -63,7 +63,7 @@ pub enum PackageCommand {
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
-    println!(
+    say!(
         "{}",
         serde_json::to_string_pretty(value).expect("a summary serialises")
     );
@@ -87,7 +87,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             if *json {
                 print_json(&summary);
             } else {
-                println!(
+                say!(
                     "wrote rater package {} for {} at {} to {}: {} items, {} cases, {} images",
                     summary.package_id,
                     summary.rater,
@@ -120,12 +120,12 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             if *json {
                 print_json(&summary);
             } else if summary.already_imported {
-                println!(
+                say!(
                     "rater package {} was imported before; nothing changed",
                     summary.package_id
                 );
             } else {
-                println!(
+                say!(
                     "imported rater package {} of study {} for {} ({} items); images in {}",
                     summary.package_id,
                     summary.study_id,
@@ -150,7 +150,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             if *json {
                 print_json(&summary);
             } else {
-                println!(
+                say!(
                     "wrote results package {} to {}: {} of {} items rated ({} submitted)",
                     summary.package_id,
                     summary.out.display(),
@@ -184,7 +184,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
 }
 
 fn print_report(report: &MergeReport) {
-    println!(
+    say!(
         "merged results package {} from {} at {}: {} added, {} updated, {} unchanged, {} \
          conflict(s)",
         report.package_id,

@@ -17,7 +17,7 @@ pub fn import(csv: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
     bar.finish();
     match outcome {
         Ok(summary) => {
-            println!(
+            say!(
                 "imported {} into {}: {} rows; {} ratings added ({} already stored); {} grader \
                  rows matched the stored grader scores and were not stored again",
                 csv.display(),
@@ -28,10 +28,10 @@ pub fn import(csv: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
                 summary.grader_rows_checked,
             );
             if !summary.raters_added.is_empty() {
-                println!("new raters: {}", summary.raters_added.join(", "));
+                say!("new raters: {}", summary.raters_added.join(", "));
             }
             if !summary.roles_assumed.is_empty() {
-                println!(
+                say!(
                     "assumed role {ASSUMED_ROLE} for {} (the file has no rater_role column)",
                     summary.roles_assumed.join(", ")
                 );

@@ -85,7 +85,7 @@ fn report(verb: &str, summary: &RunSummary) -> Result<(), Failure> {
         .cost
         .map(|c| format!(", cost {c:.4}"))
         .unwrap_or_default();
-    println!(
+    say!(
         "{verb} {} of {} missing item(s); {} failed; {tokens} tokens{cost}",
         summary.stored,
         summary.total,

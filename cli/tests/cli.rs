@@ -543,3 +543,21 @@ fn probe_and_render_read_twelve_bit_jpeg_and_htj2k_and_name_a_broken_stream() {
         "{text}"
     );
 }
+
+/// `neurorater probe --json FILE | head -0`: the reader is gone before the JSON is written. The
+/// command ends quietly, as a Unix filter does, instead of panicking on the closed pipe.
+#[test]
+fn a_reader_that_closed_its_pipe_ends_the_command_quietly() {
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/tests/data/imaging/JPGExtended.dcm");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_neurorater"))
+        .args(["probe", "--json", sample.to_str().unwrap()])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+}
