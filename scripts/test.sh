@@ -21,3 +21,6 @@ echo "== front-end tests"
 
 echo "== end-to-end tests in the real window"
 bash scripts/e2e.sh
+
+echo "== the package as a clinician installs it"
+bash tests/package/install.sh

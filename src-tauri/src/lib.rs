@@ -80,10 +80,18 @@ pub fn build_app<R: Runtime>(
 }
 
 pub fn run() {
-    let database = database_argument(std::env::args_os().skip(1)).unwrap_or_else(|message| {
-        eprintln!("NeuroRater could not start: {message}");
-        std::process::exit(2);
-    });
+    let database = match launch_arguments(std::env::args_os().skip(1)) {
+        Ok(Launch::Open { database }) => database,
+        Ok(Launch::Version) => {
+            // What an installed package is checked by, and what a clinician quotes in a report.
+            println!("NeuroRater {}", env!("CARGO_PKG_VERSION"));
+            return;
+        }
+        Err(message) => {
+            eprintln!("NeuroRater could not start: {message}");
+            std::process::exit(2);
+        }
+    };
     let app = build_app(
         tauri::Builder::default(),
         tauri::generate_context!(),
@@ -96,34 +104,45 @@ pub fn run() {
     app.run(|_, _| {});
 }
 
-/// `--db PATH`, as the CLI takes it: the one argument the app has (a study lead keeps a database
-/// per study; the end-to-end tests give each scenario its own).
-fn database_argument(mut args: impl Iterator<Item = OsString>) -> Result<Option<PathBuf>, String> {
+/// What the command line asks of the app.
+#[derive(Debug, PartialEq)]
+enum Launch {
+    Open { database: Option<PathBuf> },
+    Version,
+}
+
+/// `--db PATH`, as the CLI takes it (a study lead keeps a database per study; the end-to-end tests
+/// give each scenario its own), and `--version`.
+fn launch_arguments(mut args: impl Iterator<Item = OsString>) -> Result<Launch, String> {
     let mut database = None;
     while let Some(arg) = args.next() {
         match arg.to_str() {
+            Some("--version") => return Ok(Launch::Version),
             Some("--db") => match args.next() {
                 Some(path) if !path.is_empty() => database = Some(PathBuf::from(path)),
                 _ => return Err("--db needs the path of a database file".into()),
             },
             // Launchers (a desktop file, a WebDriver host) may add arguments of their own.
             _ => eprintln!(
-                "ignoring the argument {:?}; the app takes only --db PATH",
+                "ignoring the argument {:?}; the app takes only --db PATH and --version",
                 arg.to_string_lossy()
             ),
         }
     }
-    Ok(database)
+    Ok(Launch::Open { database })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::database_argument;
+    use super::{launch_arguments, Launch};
     use std::ffi::OsString;
     use std::path::PathBuf;
 
     fn parse(args: &[&str]) -> Result<Option<PathBuf>, String> {
-        database_argument(args.iter().map(OsString::from))
+        match launch_arguments(args.iter().map(OsString::from))? {
+            Launch::Open { database } => Ok(database),
+            Launch::Version => Err("asked for the version".into()),
+        }
     }
 
     #[test]
@@ -138,6 +157,10 @@ mod tests {
         assert_eq!(
             parse(&["--automation", "--db", "a.sqlite"]),
             Ok(Some(PathBuf::from("a.sqlite")))
+        );
+        assert_eq!(
+            launch_arguments(["--db", "a.sqlite", "--version"].iter().map(OsString::from)),
+            Ok(Launch::Version)
         );
     }
 }
