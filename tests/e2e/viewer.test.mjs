@@ -323,6 +323,8 @@ test('the wheel over the image changes the slice; a click in crosshair mode move
   timings.wheel = { before, after: await text('[data-testid="slice-position"]') }
   await shoot('3a-wheel')
   assert.ok(wheeled, `the wheel did not change the slice: ${JSON.stringify(timings.wheel)}`)
+  const sliceNumber = (label) => Number(/Slice (\d+)\//.exec(label)?.[1])
+  assert.equal(sliceNumber(timings.wheel.after), sliceNumber(before) + 1, `wheel up goes one slice up, as ↑ does: ${JSON.stringify(timings.wheel)}`)
   // The wheel does not take the keys: only a click on the image gives them to the viewer.
   await browser.pause(100)
   assert.equal(await browser.execute(() => document.activeElement === document.body), true, 'the wheel moved the focus')

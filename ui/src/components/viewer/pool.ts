@@ -31,6 +31,8 @@ function options(): ConstructorParameters<typeof Niivue>[0] {
     isColorbar: false,
     isRadiologicalConvention: true,
     isSliceMM: true,
+    // Wheel up goes to the next slice up, as ↑ and an upward drag in Scroll mode do.
+    invertScrollDirection: true,
     dragAndDropEnabled: false,
     loadingText: '',
     logLevel: 'warn',
