@@ -232,7 +232,8 @@ test('two independent curations are compared side by side and merged into a cons
   await waitNotice(/own curation \(dr-rex-reviewer\)/)
   await assertMessageBeside('gt-save')
   // The heading names the draft being worked on, not main's final version.
-  await browser.waitUntil(async () => (await $(testid('gt-branch-status')).getText().catch(() => '')) === 'v3 · Draft · dr-rex-reviewer', {
+  // (Headings are set in capitals: compared in lower case.)
+  await browser.waitUntil(async () => (await $(testid('gt-branch-status')).getText().catch(() => '')).toLowerCase() === 'v3 · draft · dr-rex-reviewer', {
     timeout: 10_000,
     timeoutMsg: `the heading reads "${await $(testid('gt-heading')).getText()}"`,
   })

@@ -266,7 +266,7 @@ test('a hint over a rubric level shows while the pointer is on it and goes when 
   // Native tooltips (title) stayed on screen over the rubric in this display: none is used there.
   assert.equal(await browser.$$('[data-testid="rubric"] [title]').length, 0, 'a native tooltip in the rubric')
   const rows = await browser.$$(testid('rubric-row'))
-  const level = await rows[1].$('button.has-tip')
+  const level = await rows[1].$('button.level.has-tip')
   await level.scrollIntoView({ block: 'center' })
   const tip = await level.$(testid('level-tip'))
   assert.equal(await tip.isDisplayed(), false, 'the hint shows before the pointer is on the level')
