@@ -343,6 +343,18 @@ test('the wheel over the image changes the slice; a click in crosshair mode move
   timings.crosshairClick = { before: x0, after: await verticalX() }
   await shoot('3b-crosshair-click')
   assert.ok(moved, `a click in crosshair mode did not move the crosshair: ${JSON.stringify(timings.crosshairClick)}`)
+
+  // A click on the image in another mode hands the keys to the viewer too.
+  await browser.$('[data-testid="mode-scroll"]').click()
+  await browser.execute(() => document.activeElement?.blur?.())
+  await browser.action('pointer').move({ origin: canvas, x: 20, y: 20 }).down().up().perform()
+  const beforeKey = await text('[data-testid="slice-position"]')
+  await browser.keys('ArrowUp')
+  const keyed = await browser
+    .waitUntil(async () => (await text('[data-testid="slice-position"]')) !== beforeKey, { timeout: 5_000 })
+    .then(() => true, () => false)
+  await browser.$('[data-testid="mode-crosshair"]').click()
+  assert.ok(keyed, `↑ after a click in Scroll mode did not reach the viewer (${beforeKey})`)
 })
 
 test('coronal and sagittal planes, and four viewports synchronised in patient space', async () => {
