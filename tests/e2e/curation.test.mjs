@@ -64,12 +64,32 @@ async function waitStatus(expected) {
   })
 }
 
+/** Where an element is on screen, and whether all of it is inside the window. */
+async function placeOf(selector) {
+  return browser.execute((sel) => {
+    const box = document.querySelector(sel).getBoundingClientRect()
+    return { top: box.top, bottom: box.bottom, inWindow: box.top >= 0 && box.bottom <= window.innerHeight }
+  }, selector)
+}
+
+/** What an action said is shown beside the button that did it, both in the window. */
+async function assertMessageBeside(button) {
+  const [message, pressed] = [await placeOf(testid('curation-notice')), await placeOf(testid(button))]
+  assert.ok(message.inWindow && pressed.inWindow, `message ${JSON.stringify(message)} and button ${JSON.stringify(pressed)} both in sight`)
+  const gap = Math.max(0, message.top - pressed.bottom, pressed.top - message.bottom)
+  assert.ok(gap < 120, `the message is ${gap} px from the ${button} button`)
+}
+
 async function historyRows() {
   return browser.$$(testid('gt-version')).map((row) => row.getText())
 }
 
 test('a curator marks a lesion on the image and submits the draft for review', async () => {
   await becomeNewRater(browser, 'Dr Cora Curator', 'curator')
+  // A curator lands on Curation, not on a reading queue that is empty for them.
+  await $(testid('gt-diagnosis')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'a new curator did not land on Curation' })
+  assert.match(await $(testid('mode-curation')).getAttribute('class'), /\bactive\b/)
+  assert.equal(await $(testid('reading-queue')).isExisting(), false)
   await openCuration()
   // ms-01 is the first case; the bundle's ground truth is its version 1, final.
   await waitStatus('1 final')
@@ -96,8 +116,10 @@ test('a curator marks a lesion on the image and submits the draft for review', a
   await shot('1-lesion-marked')
   await press('gt-save')
   await waitStatus('2 draft')
+  await assertMessageBeside('gt-save')
   await press('gt-submit')
   await waitStatus('2 in_review')
+  await assertMessageBeside('gt-save')
   // The author is not offered the review of their own version, and is told why.
   const own = await $(testid('gt-review-own'))
   await own.waitForExist({ timeout: 10_000 })
@@ -112,9 +134,19 @@ test('a second curator finalises; history, diff and the export hold the lesion',
   await becomeNewRater(browser, 'Dr Rex Reviewer', 'curator')
   await openCuration()
   await waitStatus('2 in_review')
+  // The case list shows where a review waits.
+  const listed = await $(`${testid('curation-case')}[data-case="ms-01"]`)
+  assert.equal(await listed.getAttribute('data-status'), 'in_review')
+  assert.match(await listed.getText(), /in review/)
+  // The review waiting for him is in sight as the case opens, without scrolling the form.
+  assert.equal(await browser.execute(() => document.querySelector('[data-testid="curation-form"]').scrollTop), 0)
+  assert.ok((await placeOf(testid('gt-review'))).inWindow, 'the review of v2 is out of sight on opening the case')
+  await shot('2b-review-in-sight')
   await $(testid('gt-review-comment')).setValue('Plaque confirmed on FLAIR.')
   await press('gt-finalise')
   await waitStatus('2 final')
+  assert.equal(await $(testid('curation-notice')).getText(), 'Finalised.')
+  assert.ok((await placeOf(testid('curation-notice'))).inWindow, 'the Finalised message is out of sight')
 
   const rows = await historyRows()
   assert.equal(rows.length, 2, JSON.stringify(rows))
@@ -164,14 +196,51 @@ async function workOnOwnBranch(branch) {
   await browser.waitUntil(async () => (await select.getValue()) === branch, { timeout: 10_000 })
 }
 
+test('differential names are read whole and every evidence box says what it holds', async () => {
+  await openCuration()
+  const fields = await browser.execute(() => [
+    ...[...document.querySelectorAll('[data-testid="gt-differential-name"]')].map((input) => ({
+      what: input.value,
+      // Wider than its box, or a one-line field stretched tall.
+      cut: input.scrollWidth > input.clientWidth + 1 || input.clientHeight > 60,
+    })),
+    ...[...document.querySelectorAll('[data-testid="gt-differential"] textarea')].map((box) => ({
+      what: box.labels[0]?.textContent.trim() ?? '',
+      cut: false,
+    })),
+  ])
+  assert.ok(fields.length >= 3, JSON.stringify(fields))
+  for (const field of fields) {
+    assert.ok(field.what !== '', `an evidence box without a label: ${JSON.stringify(fields)}`)
+    assert.equal(field.cut, false, `"${field.what}" is cut off or stretched: ${JSON.stringify(fields)}`)
+  }
+  assert.ok(fields.some((f) => /^Supporting/.test(f.what)) && fields.some((f) => /^Opposing/.test(f.what)), JSON.stringify(fields))
+  await (await $(testid('gt-differential'))).scrollIntoView({ block: 'center' })
+  await shot('4b-differential')
+})
+
 test('two independent curations are compared side by side and merged into a consensus draft', async () => {
   // Rex (a curator) changes the diagnosis on his own branch.
   await openCuration()
   await waitStatus('2 final')
   await workOnOwnBranch('dr-rex-reviewer')
+  // An own curation is not submitted by itself, and the form says so where Submit would be.
+  assert.equal(await $(testid('gt-submit')).isExisting(), false)
+  assert.match(await $(testid('gt-branch-hint')).getText(), /compare the two .* consensus draft of main/)
+  assert.ok((await placeOf(testid('gt-branch-hint'))).inWindow, 'the hint is out of sight')
   await $(testid('gt-diagnosis')).setValue(REX_DIAGNOSIS)
   await press('gt-save')
   await waitNotice(/own curation \(dr-rex-reviewer\)/)
+  await assertMessageBeside('gt-save')
+  // The heading names the draft being worked on, not main's final version.
+  // (Headings are set in capitals: compared in lower case.)
+  await browser.waitUntil(async () => (await $(testid('gt-branch-status')).getText().catch(() => '')).toLowerCase() === 'v3 · draft · dr-rex-reviewer', {
+    timeout: 10_000,
+    timeoutMsg: `the heading reads "${await $(testid('gt-heading')).getText()}"`,
+  })
+  assert.doesNotMatch(await $(testid('gt-heading')).getText(), /final/i)
+  assert.equal(await status(), '2 final', 'main is still v2, final')
+  await shot('4c-own-curation-saved')
 
   // Ines marks the lesion added above somewhere else, under the same id.
   await $('button=Switch reader').click()

@@ -220,8 +220,14 @@ test('a span of the rationale is labelled as an error, and undo/redo work on it'
   await focusPage()
   await browser.keys(['Control', 'z'])
   await browser.waitUntil(async () => (await labels()).length === 0, { timeout: 5_000, timeoutMsg: 'Ctrl+Z did not remove the label' })
+  // Undo says what it took back, in the category's words.
+  const note = await $(testid('undo-note'))
+  await note.waitForDisplayed({ timeout: 5_000, timeoutMsg: 'undo said nothing' })
+  assert.match(await note.getText(), /^Undone: label “[^”]+” removed\. Ctrl\+Shift\+Z redoes it\.$/)
+  await shot('3b-undo-said')
   await browser.keys(['Control', 'Shift', 'z'])
   await browser.waitUntil(async () => (await labels()).length === 1, { timeout: 5_000, timeoutMsg: 'Ctrl+Shift+Z did not restore it' })
+  assert.match(await note.getText(), /^Redone: label “[^”]+” added\.$/)
   await waitSaved('undo and redo')
   expected.textLabel = { category: 'R1', severity: '2', quote: picked.trim() }
 })
@@ -254,6 +260,22 @@ test('an image finding is labelled with a point drawn on the image', async () =>
   assert.ok(list[1].text.includes('point on'), list[1].text)
   assert.ok((await browser.$$('[data-testid="viewport"] [data-testid="mark"]').length) >= 1, 'the mark is drawn on the image')
   await waitSaved('image label')
+})
+
+test('a hint over a rubric level shows while the pointer is on it and goes when it leaves', async () => {
+  // Native tooltips (title) stayed on screen over the rubric in this display: none is used there.
+  assert.equal(await browser.$$('[data-testid="rubric"] [title]').length, 0, 'a native tooltip in the rubric')
+  const rows = await browser.$$(testid('rubric-row'))
+  const level = await rows[1].$('button.level.has-tip')
+  await level.scrollIntoView({ block: 'center' })
+  const tip = await level.$(testid('level-tip'))
+  assert.equal(await tip.isDisplayed(), false, 'the hint shows before the pointer is on the level')
+  await level.moveTo()
+  await browser.waitUntil(() => tip.isDisplayed(), { timeout: 5_000, timeoutMsg: 'no hint while the pointer is on a level' })
+  assert.ok((await tip.getText()).length > 3)
+  await shot('4b-level-hint')
+  await $(testid('rating-comment')).moveTo()
+  await browser.waitUntil(async () => !(await tip.isDisplayed()), { timeout: 5_000, timeoutMsg: 'the hint stayed after the pointer left' })
 })
 
 test('every rubric row is scored, the first by a click and the rest by keyboard, commented and submitted', async () => {

@@ -307,13 +307,14 @@ test('presets, W/L drag, zoom and the neurological convention change what is sho
   await browser.keys('0')
 })
 
-// Issue 19, item 8, reproduced here and not fixed yet: under Xvfb (software GL, no window manager)
-// a WebDriver wheel notch over the canvas leaves the slice where it was (NiiVue's wheel listener
-// on the canvas never moves it). Marked todo so the suite reports it without failing; it must
-// pass once the cause is found.
-test('the wheel over the image changes the slice; a click in crosshair mode moves the crosshair', { todo: 'issue 19 item 8: the wheel does not reach the slice in this display' }, async () => {
+// Issue 19, item 8: the wheel and the crosshair click are NiiVue's own listeners on its canvas.
+// They were dead in every viewport (in any display): NiiVue removes them once its canvas leaves the
+// element it was attached in, and the viewer pool moved the canvas into each viewport.
+test('the wheel over the image changes the slice; a click in crosshair mode moves the crosshair', async () => {
   const canvas = await browser.$('[data-testid="viewport"] canvas')
   const before = await text('[data-testid="slice-position"]')
+  // Keys go to the page, not to the viewer, before the wheel.
+  await browser.execute(() => document.activeElement?.blur?.())
   // A real wheel notch over the image (WebDriver's wheel input source), upwards.
   await browser.action('wheel').scroll({ origin: canvas, x: 10, y: 10, deltaY: -120 }).perform()
   const wheeled = await browser
@@ -322,6 +323,11 @@ test('the wheel over the image changes the slice; a click in crosshair mode move
   timings.wheel = { before, after: await text('[data-testid="slice-position"]') }
   await shoot('3a-wheel')
   assert.ok(wheeled, `the wheel did not change the slice: ${JSON.stringify(timings.wheel)}`)
+  const sliceNumber = (label) => Number(/Slice (\d+)\//.exec(label)?.[1])
+  assert.equal(sliceNumber(timings.wheel.after), sliceNumber(before) + 1, `wheel up goes one slice up, as ↑ does: ${JSON.stringify(timings.wheel)}`)
+  // The wheel does not take the keys: only a click on the image gives them to the viewer.
+  await browser.pause(100)
+  assert.equal(await browser.execute(() => document.activeElement === document.body), true, 'the wheel moved the focus')
 
   await browser.$('[data-testid="mode-crosshair"]').click()
   const verticalX = () => browser.execute(() => {
@@ -337,6 +343,18 @@ test('the wheel over the image changes the slice; a click in crosshair mode move
   timings.crosshairClick = { before: x0, after: await verticalX() }
   await shoot('3b-crosshair-click')
   assert.ok(moved, `a click in crosshair mode did not move the crosshair: ${JSON.stringify(timings.crosshairClick)}`)
+
+  // A click on the image in another mode hands the keys to the viewer too.
+  await browser.$('[data-testid="mode-scroll"]').click()
+  await browser.execute(() => document.activeElement?.blur?.())
+  await browser.action('pointer').move({ origin: canvas, x: 20, y: 20 }).down().up().perform()
+  const beforeKey = await text('[data-testid="slice-position"]')
+  await browser.keys('ArrowUp')
+  const keyed = await browser
+    .waitUntil(async () => (await text('[data-testid="slice-position"]')) !== beforeKey, { timeout: 5_000 })
+    .then(() => true, () => false)
+  await browser.$('[data-testid="mode-crosshair"]').click()
+  assert.ok(keyed, `↑ after a click in Scroll mode did not reach the viewer (${beforeKey})`)
 })
 
 test('coronal and sagittal planes, and four viewports synchronised in patient space', async () => {

@@ -8,6 +8,8 @@ import { Niivue } from '@niivue/niivue'
 export interface PooledViewer {
   nv: Niivue
   canvas: HTMLCanvasElement
+  /** The canvas's parent, moved into each viewport: the canvas itself never leaves it (see `create`). */
+  frame: HTMLDivElement
   /** NiiVue's own drawScene, before a viewport wraps it. */
   drawScene: Niivue['drawScene']
 }
@@ -29,6 +31,8 @@ function options(): ConstructorParameters<typeof Niivue>[0] {
     isColorbar: false,
     isRadiologicalConvention: true,
     isSliceMM: true,
+    // Wheel up goes to the next slice up, as ↑ and an upward drag in Scroll mode do.
+    invertScrollDirection: true,
     dragAndDropEnabled: false,
     loadingText: '',
     logLevel: 'warn',
@@ -37,20 +41,33 @@ function options(): ConstructorParameters<typeof Niivue>[0] {
 
 async function create(): Promise<PooledViewer> {
   const canvas = document.createElement('canvas')
-  canvas.tabIndex = -1
-  // NiiVue sizes the canvas from its parent: a detached canvas gets a holder until it is used.
+  // NiiVue watches the canvas's parent and, the moment the canvas leaves it, removes every listener
+  // of its own: the wheel that changes the slice and the click that moves the crosshair went dead
+  // in every pooled viewport (issue 19, item 8). The pool moves this frame instead; the canvas
+  // stays in it for the instance's life.
+  const frame = document.createElement('div')
+  frame.style.cssText = 'position:absolute;inset:0'
+  frame.appendChild(canvas)
+  // NiiVue sizes the canvas from its parent: an unused frame waits in an off-screen holder.
   const holder = document.createElement('div')
   holder.style.cssText = 'position:fixed;left:-10000px;top:0;width:64px;height:64px'
-  holder.appendChild(canvas)
+  holder.appendChild(frame)
   document.body.appendChild(holder)
   // An opaque drawing buffer (the background is black anyway): the page compositor copies the
   // canvas instead of blending it over the page on every frame. NiiVue's own getContext call
   // then returns this context.
   canvas.getContext('webgl2', { alpha: false, antialias: false })
   const nv = new Niivue(options())
+  // Replaced before attaching, which binds them as listeners. The keys are the viewer's
+  // (Viewer.svelte, and the reading screen's after them): NiiVue's own would also move the
+  // crosshair on h/j/k/l, change the view on v and clip planes on c/p. A double click would reset
+  // the window to NiiVue's robust range behind the overlay's back; presets and W/L drag set it.
+  nv.keyDownListener = () => {}
+  nv.keyUpListener = () => {}
+  nv.resetBriCon = () => {}
   await nv.attachToCanvas(canvas)
   configureForSlices(nv)
-  return { nv, canvas, drawScene: nv.drawScene.bind(nv) }
+  return { nv, canvas, frame, drawScene: nv.drawScene.bind(nv) }
 }
 
 /**
@@ -131,11 +148,11 @@ function clearVolumes(nv: Niivue) {
   while (nv.volumes.length > 0) nv.removeVolumeByIndex(0)
 }
 
-/** A ready instance whose canvas is moved into `parent`. */
+/** A ready instance whose canvas (in its frame) is moved into `parent`. */
 export async function acquire(parent: HTMLElement): Promise<PooledViewer> {
   const entry = idle.pop() ?? (await create())
-  const holder = entry.canvas.parentElement
-  parent.appendChild(entry.canvas)
+  const holder = entry.frame.parentElement
+  parent.appendChild(entry.frame)
   if (holder && holder !== parent && holder.childElementCount === 0) holder.remove()
   entry.nv.drawScene = entry.drawScene
   entry.nv.onLocationChange = () => {}
@@ -149,7 +166,7 @@ export function release(entry: PooledViewer) {
   entry.nv.onLocationChange = () => {}
   entry.nv.drawScene = entry.drawScene
   clearVolumes(entry.nv)
-  entry.canvas.remove()
+  entry.frame.remove()
   if (idle.length < MAX_IDLE) {
     idle.push(entry)
   } else {

@@ -5,7 +5,9 @@ import {
   latestMain,
   latestOfOtherBranches,
   latestOn,
+  latestSavedOn,
   nextLesionId,
+  nextVersionNumber,
   parseLines,
   showSide,
   showValue,
@@ -61,6 +63,12 @@ describe('independent curations', () => {
     expect(latestOn(history, 'ana')?.version).toBe(4)
     expect(latestOn(history, 'cleo')?.version).toBe(5)
     expect(latestOn([], 'cleo')).toBeNull()
+  })
+  it('names the version saved on a branch itself, and the number the next save takes', () => {
+    expect(latestSavedOn(history, 'ana')?.version).toBe(4)
+    expect(latestSavedOn(history, 'cleo')).toBeNull()
+    expect(nextVersionNumber(history)).toBe(6)
+    expect(nextVersionNumber([])).toBe(1)
   })
   it('names a curator’s branch after them, never main', () => {
     expect(branchFor('Dr Ana Álvarez')).toBe('dr-ana-alvarez')

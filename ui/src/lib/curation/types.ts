@@ -144,6 +144,17 @@ export function branchFor(name: string): string {
   return slug === '' || slug === 'main' ? 'curation' : slug.slice(0, 60)
 }
 
+/** The latest version saved on `branch` itself (null for a curation not saved yet): what the
+ * form's heading names while that branch is worked on. */
+export function latestSavedOn(history: Version[], branch: string): Version | null {
+  return history.filter((v) => v.branch === branch).at(-1) ?? null
+}
+
+/** The number the next saved version of a case takes (versions count across every branch). */
+export function nextVersionNumber(history: Version[]): number {
+  return history.reduce((highest, v) => Math.max(highest, v.version), 0) + 1
+}
+
 /** The version an edit of `branch` starts from: its latest, or for a new branch main's latest. */
 export function latestOn(history: Version[], branch: string): Version | null {
   const on = history.filter((v) => v.branch === branch)
