@@ -480,6 +480,34 @@ fn a_changed_spec_under_a_used_name_is_refused() {
     let refused = grade(&db, &imported);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("imported grader score(s) carry it"));
+    // A model name imported responses carry: a run would add samples of an unknown spec to them.
+    let model_spec = dir.path().join("vlm-a.toml");
+    std::fs::write(
+        &model_spec,
+        format!(
+            "name = \"vlm-a\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
+             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    let sent_before = server.requests();
+    let respond = neurorater(&[
+        "respond",
+        "--db",
+        db.to_str().unwrap(),
+        "--spec",
+        model_spec.to_str().unwrap(),
+        "--samples",
+        "3",
+    ]);
+    assert_eq!(respond.status.code(), Some(2), "{}", text(&respond));
+    assert!(
+        text(&respond).contains("imported model response(s) carry it"),
+        "{}",
+        text(&respond)
+    );
+    assert_eq!(server.requests(), sent_before, "nothing was sent");
 }
 
 #[test]
@@ -803,4 +831,67 @@ fn ctrl_c_stops_cleanly_and_the_next_run_completes() {
     let resumed = grade(&db, &spec);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     assert_eq!(graded(), 20);
+}
+
+#[test]
+fn human_baseline_answers_are_graded_like_model_answers() {
+    let (dir, db) = study(0);
+    // A clinician's blind answer, stored as the app's Answer mode stores it (docs/curation.md).
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "INSERT INTO responses (task, model, sample, answer, rationale, extra_json,
+                 respondent_kind)
+             SELECT t.id, 'human:resident', 0, 'Demyelination, resident', 'Ovoid lesions.', '{}',
+                 'human'
+             FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.case_id = 'ms-01' AND t.task_id = 'dx'",
+            [],
+        )
+        .unwrap();
+    }
+    let server = Server::start(Box::new(|_, _, _| chat(GOOD)));
+    let spec = write_spec(dir.path(), &server, "judge-humans", 2, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores s JOIN responses r ON s.response = r.id
+             WHERE s.grader = 'judge-humans' AND r.respondent_kind = 'human'"
+        ),
+        1
+    );
+    let answers: Vec<String> = server
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(body, _)| answer_of(body))
+        .collect();
+    assert!(
+        answers.iter().any(|a| a == "Demyelination, resident"),
+        "{answers:?}"
+    );
+    // Exported like any grader line, keyed by the human row's model label.
+    let export = dir.path().join("grader.jsonl");
+    let out = neurorater(&[
+        "export",
+        "--db",
+        db.to_str().unwrap(),
+        "--what",
+        "grader",
+        "--format",
+        "jsonl",
+        "--out",
+        export.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines = std::fs::read_to_string(&export).unwrap();
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.contains("\"human:resident\"") && l.contains("\"judge-humans\"")),
+        "{lines}"
+    );
 }
