@@ -34,7 +34,7 @@ pub trait RunProgress {
     fn failed(&self, item: &str, reason: &str);
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct RunSummary {
     /// Items that were missing when the run started.
     pub total: usize,
