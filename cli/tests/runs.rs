@@ -252,6 +252,26 @@ fn text(output: &Output) -> String {
     )
 }
 
+/// `neurorater export --what grader` into `dir/grader.jsonl`: the file, its text and what the
+/// command printed.
+fn export_grader_lines(db: &Path, dir: &Path) -> (PathBuf, String, Output) {
+    let export = dir.join("grader.jsonl");
+    let out = neurorater(&[
+        "export",
+        "--db",
+        db.to_str().unwrap(),
+        "--what",
+        "grader",
+        "--format",
+        "jsonl",
+        "--out",
+        export.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines = std::fs::read_to_string(&export).unwrap();
+    (export, lines, out)
+}
+
 fn count(db: &Path, sql: &str) -> i64 {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
@@ -369,21 +389,8 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
     );
 
     // Exported as §2 lines; the key nowhere.
-    let export = dir.path().join("grader.jsonl");
-    let out = neurorater(&[
-        "export",
-        "--db",
-        db.to_str().unwrap(),
-        "--what",
-        "grader",
-        "--format",
-        "jsonl",
-        "--out",
-        export.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let lines: Vec<Value> = std::fs::read_to_string(&export)
-        .unwrap()
+    let (export, exported, out) = export_grader_lines(&db, dir.path());
+    let lines: Vec<Value> = exported
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -874,20 +881,7 @@ fn human_baseline_answers_are_graded_like_model_answers() {
         "{answers:?}"
     );
     // Exported like any grader line, keyed by the human row's model label.
-    let export = dir.path().join("grader.jsonl");
-    let out = neurorater(&[
-        "export",
-        "--db",
-        db.to_str().unwrap(),
-        "--what",
-        "grader",
-        "--format",
-        "jsonl",
-        "--out",
-        export.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let lines = std::fs::read_to_string(&export).unwrap();
+    let (_, lines, _) = export_grader_lines(&db, dir.path());
     assert!(
         lines
             .lines()
