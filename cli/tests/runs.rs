@@ -223,6 +223,21 @@ fn write_spec(dir: &Path, server: &Server, name: &str, concurrency: u32, prompt:
     path
 }
 
+/// A model spec for `respond` named `name`, without a prompt (the default one).
+fn write_model_spec(dir: &Path, server: &Server, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
+             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    path
+}
+
 const PROMPT: &str = "Grade on {{rubric}}\nTASK: {{task}}\nANSWER: {{answer}}\nCodes: {{taxonomy}}";
 
 fn grade_command(db: &Path, spec: &Path) -> Command {
@@ -488,16 +503,7 @@ fn a_changed_spec_under_a_used_name_is_refused() {
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("imported grader score(s) carry it"));
     // A model name imported responses carry: a run would add samples of an unknown spec to them.
-    let model_spec = dir.path().join("vlm-a.toml");
-    std::fs::write(
-        &model_spec,
-        format!(
-            "name = \"vlm-a\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
-             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
-            server.endpoint
-        ),
-    )
-    .unwrap();
+    let model_spec = write_model_spec(dir.path(), &server, "vlm-a");
     let sent_before = server.requests();
     let respond = neurorater(&[
         "respond",
@@ -694,16 +700,7 @@ fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
             chat("The periventricular one.")
         }
     }));
-    let spec = dir.path().join("model.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"vlm-local\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
-             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
-            server.endpoint
-        ),
-    )
-    .unwrap();
+    let spec = write_model_spec(dir.path(), &server, "vlm-local");
     let respond = |samples: &str| {
         neurorater(&[
             "respond",
