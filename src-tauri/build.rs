@@ -43,6 +43,17 @@ const COMMANDS: &[&str] = &[
     "import_rater_package",
     "export_results_package",
     "merge_results_package",
+    "workbench_versions",
+    "workbench_add_spec",
+    "workbench_new_version",
+    "workbench_prompt_diff",
+    "workbench_split",
+    "workbench_confirm",
+    "workbench_disagreements",
+    "workbench_item",
+    "workbench_drift",
+    "workbench_run",
+    "workbench_cancel_run",
 ];
 
 fn main() {

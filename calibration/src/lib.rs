@@ -23,7 +23,10 @@
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
-//!   [`missed_findings`] (lesions a response did not mention, per model).
+//!   [`missed_findings`] (lesions a response did not mention, per model);
+//! - the grader workbench: [`dev_test_split`] (seeded, stratified by case, placements never
+//!   move), [`grader_items`] (agreement with the clinicians' mean, items by disagreement),
+//!   [`version_drift`] (score shift, verdict flips, Kendall τ-b of the model ranking).
 
 pub mod alt_test;
 pub mod bland_altman;
@@ -31,8 +34,10 @@ pub mod bootstrap;
 pub mod calibration_line;
 pub mod correlation;
 pub mod csv_input;
+pub mod dev_test_split;
 mod dist;
 pub mod estimate;
+pub mod grader_items;
 pub mod html;
 pub mod icc;
 pub mod input;
@@ -45,6 +50,7 @@ pub mod proportions;
 pub mod ratings;
 pub mod report;
 pub mod tables;
+pub mod version_drift;
 
 pub use estimate::Estimate;
 pub use ratings::RatingMatrix;

@@ -223,6 +223,21 @@ fn write_spec(dir: &Path, server: &Server, name: &str, concurrency: u32, prompt:
     path
 }
 
+/// A model spec for `respond` named `name`, without a prompt (the default one).
+fn write_model_spec(dir: &Path, server: &Server, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
+             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    path
+}
+
 const PROMPT: &str = "Grade on {{rubric}}\nTASK: {{task}}\nANSWER: {{answer}}\nCodes: {{taxonomy}}";
 
 fn grade_command(db: &Path, spec: &Path) -> Command {
@@ -250,6 +265,26 @@ fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// `neurorater export --what grader` into `dir/grader.jsonl`: the file, its text and what the
+/// command printed.
+fn export_grader_lines(db: &Path, dir: &Path) -> (PathBuf, String, Output) {
+    let export = dir.join("grader.jsonl");
+    let out = neurorater(&[
+        "export",
+        "--db",
+        db.to_str().unwrap(),
+        "--what",
+        "grader",
+        "--format",
+        "jsonl",
+        "--out",
+        export.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines = std::fs::read_to_string(&export).unwrap();
+    (export, lines, out)
 }
 
 fn count(db: &Path, sql: &str) -> i64 {
@@ -369,21 +404,8 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
     );
 
     // Exported as §2 lines; the key nowhere.
-    let export = dir.path().join("grader.jsonl");
-    let out = neurorater(&[
-        "export",
-        "--db",
-        db.to_str().unwrap(),
-        "--what",
-        "grader",
-        "--format",
-        "jsonl",
-        "--out",
-        export.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let lines: Vec<Value> = std::fs::read_to_string(&export)
-        .unwrap()
+    let (export, exported, out) = export_grader_lines(&db, dir.path());
+    let lines: Vec<Value> = exported
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -480,6 +502,25 @@ fn a_changed_spec_under_a_used_name_is_refused() {
     let refused = grade(&db, &imported);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("imported grader score(s) carry it"));
+    // A model name imported responses carry: a run would add samples of an unknown spec to them.
+    let model_spec = write_model_spec(dir.path(), &server, "vlm-a");
+    let sent_before = server.requests();
+    let respond = neurorater(&[
+        "respond",
+        "--db",
+        db.to_str().unwrap(),
+        "--spec",
+        model_spec.to_str().unwrap(),
+        "--samples",
+        "3",
+    ]);
+    assert_eq!(respond.status.code(), Some(2), "{}", text(&respond));
+    assert!(
+        text(&respond).contains("imported model response(s) carry it"),
+        "{}",
+        text(&respond)
+    );
+    assert_eq!(server.requests(), sent_before, "nothing was sent");
 }
 
 #[test]
@@ -659,16 +700,7 @@ fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
             chat("The periventricular one.")
         }
     }));
-    let spec = dir.path().join("model.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"vlm-local\"\nendpoint = \"{}\"\nmodel = \"vlm\"\ntemperature = 0.7\n\
-             seed = 3\nmax_tokens = 100\nconcurrency = 2\n",
-            server.endpoint
-        ),
-    )
-    .unwrap();
+    let spec = write_model_spec(dir.path(), &server, "vlm-local");
     let respond = |samples: &str| {
         neurorater(&[
             "respond",
@@ -803,4 +835,54 @@ fn ctrl_c_stops_cleanly_and_the_next_run_completes() {
     let resumed = grade(&db, &spec);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     assert_eq!(graded(), 20);
+}
+
+#[test]
+fn human_baseline_answers_are_graded_like_model_answers() {
+    let (dir, db) = study(0);
+    // A clinician's blind answer, stored as the app's Answer mode stores it (docs/curation.md).
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "INSERT INTO responses (task, model, sample, answer, rationale, extra_json,
+                 respondent_kind)
+             SELECT t.id, 'human:resident', 0, 'Demyelination, resident', 'Ovoid lesions.', '{}',
+                 'human'
+             FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.case_id = 'ms-01' AND t.task_id = 'dx'",
+            [],
+        )
+        .unwrap();
+    }
+    let server = Server::start(Box::new(|_, _, _| chat(GOOD)));
+    let spec = write_spec(dir.path(), &server, "judge-humans", 2, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores s JOIN responses r ON s.response = r.id
+             WHERE s.grader = 'judge-humans' AND r.respondent_kind = 'human'"
+        ),
+        1
+    );
+    let answers: Vec<String> = server
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(body, _)| answer_of(body))
+        .collect();
+    assert!(
+        answers.iter().any(|a| a == "Demyelination, resident"),
+        "{answers:?}"
+    );
+    // Exported like any grader line, keyed by the human row's model label.
+    let (_, lines, _) = export_grader_lines(&db, dir.path());
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.contains("\"human:resident\"") && l.contains("\"judge-humans\"")),
+        "{lines}"
+    );
 }

@@ -9,7 +9,7 @@ use crate::spec::Spec;
 use rand::Rng;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Mutex;
 
 /// The first retry waits about this long; each further one twice as long.
@@ -173,9 +173,7 @@ impl Client {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+            .and_then(|v| retry_after(v, SystemTime::now()));
         let text = response.text().await.map_err(|e| self.transport(e))?;
         let message = || self.redact(&server_message(&text));
         match status.as_u16() {
@@ -267,6 +265,55 @@ fn backoff(attempt: u32) -> Duration {
     ceiling.mul_f64(rand::rng().random_range(0.5..=1.0))
 }
 
+/// How long `Retry-After` asks to wait: delay-seconds, or an HTTP-date (RFC 9110 §10.2.3; the
+/// IMF-fixdate form `Sun, 06 Nov 1994 08:49:37 GMT` every current server sends). A date already
+/// past means at once; anything else unreadable is ignored (the usual backoff applies).
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(imf_fixdate_seconds(value)?);
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Seconds since the Unix epoch of an IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn imf_fixdate_seconds(text: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut words = text.split_ascii_whitespace();
+    let _weekday = words.next()?.strip_suffix(',')?;
+    let day: u64 = words.next()?.parse().ok()?;
+    let month_name = words.next()?;
+    let month = MONTHS.iter().position(|m| *m == month_name)? as u64 + 1;
+    let year: u64 = words.next()?.parse().ok()?;
+    let mut clock = words.next()?.split(':').map(|n| n.parse::<u64>().ok());
+    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    if words.next()? != "GMT"
+        || words.next().is_some()
+        || year < 1970
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    // Days from 1970-01-01 to the civil date (Howard Hinnant's days_from_civil).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * m + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = (era * 146_097 + day_of_era).checked_sub(719_468)?;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
 /// The server's own words: OpenAI-style `{"error": {"message"}}`, else the body's start.
 fn server_message(text: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(text).ok();
@@ -321,6 +368,45 @@ mod tests {
                 wait >= ceiling / 2 && wait <= ceiling,
                 "{attempt}: {wait:?}"
             );
+        }
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        // 1994-11-06T08:49:37Z is 784111777 s after the epoch (RFC 9110's own example; `date
+        // -u -d @784111777` prints it back).
+        let example = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        for (value, now, expected) in [
+            ("120", example, Some(Duration::from_secs(120))),
+            (" 1.5 ", example, Some(Duration::from_millis(1500))),
+            (
+                "Sun, 06 Nov 1994 08:49:37 GMT",
+                example - Duration::from_secs(90),
+                Some(Duration::from_secs(90)),
+            ),
+            (
+                "Sun, 06 Nov 1994 08:49:37 GMT",
+                example,
+                Some(Duration::ZERO),
+            ),
+            (
+                "Sun, 06 Nov 1994 08:49:37 GMT",
+                example + Duration::from_secs(5),
+                Some(Duration::ZERO),
+            ),
+            // 2000 was a leap year: 1 Mar is a day after 29 Feb (951782400, `date -u -d`).
+            (
+                "Wed, 01 Mar 2000 00:00:00 GMT",
+                SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400),
+                Some(Duration::from_secs(86_400)),
+            ),
+            ("-3", example, None),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", example, None),
+            ("Sun, 06 Nov 1994 08:49:37 CET", example, None),
+            ("Sun, 06 Nov 1994 25:49:37 GMT", example, None),
+            ("soon", example, None),
+        ] {
+            assert_eq!(retry_after(value, now), expected, "{value:?}");
         }
     }
 

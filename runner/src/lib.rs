@@ -11,6 +11,7 @@ pub mod grader;
 pub mod record;
 pub mod run;
 pub mod spec;
+pub mod versions;
 
 pub use run::{grade, RunProgress, RunSummary};
 pub use spec::Spec;

@@ -23,7 +23,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Kind::Grader => "grader",
             Kind::Model => "model",
@@ -32,7 +32,7 @@ impl Kind {
 }
 
 /// Binds the spec's name to its content hash on its first run; refuses a different spec under a
-/// used name, and a grader name that imported scores already use (their spec is unknown).
+/// used name, and a name that imported scores or responses already use (their spec is unknown).
 pub fn bind_spec(store: &mut Store, spec: &Spec, kind: Kind) -> Result<(), RunError> {
     let hash = spec.content_hash();
     let fail = |e| cases::Error::Database {
@@ -66,21 +66,27 @@ pub fn bind_spec(store: &mut Store, spec: &Spec, kind: Kind) -> Result<(), RunEr
         Some(_) => return Ok(()),
         None => {}
     }
-    if kind == Kind::Grader {
-        let imported: i64 = store
-            .read()
-            .query_row(
-                "SELECT count(*) FROM grader_scores WHERE grader = ?1",
-                [&spec.name],
-                |r| r.get(0),
-            )
-            .map_err(fail)?;
-        if imported > 0 {
-            return Err(RunError::NameInUse {
-                name: spec.name.clone(),
-                why: format!("{imported} imported grader score(s) carry it"),
-            });
-        }
+    // Results already stored under an unbound name were imported: their spec is unknown, and a
+    // run would mix its answers with theirs (a grader's scores, a model's samples).
+    let (imported_sql, what) = match kind {
+        Kind::Grader => (
+            "SELECT count(*) FROM grader_scores WHERE grader = ?1",
+            "imported grader score(s)",
+        ),
+        Kind::Model => (
+            "SELECT count(*) FROM responses WHERE model = ?1",
+            "imported model response(s)",
+        ),
+    };
+    let imported: i64 = store
+        .read()
+        .query_row(imported_sql, [&spec.name], |r| r.get(0))
+        .map_err(fail)?;
+    if imported > 0 {
+        return Err(RunError::NameInUse {
+            name: spec.name.clone(),
+            why: format!("{imported} {what} carry it"),
+        });
     }
     let spec_json = serde_json::to_string(spec).unwrap_or_default();
     store.write(|w| {

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 /// How many times an unusable grader reply is answered with a corrective message before the
@@ -34,7 +33,7 @@ pub trait RunProgress {
     fn failed(&self, item: &str, reason: &str);
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct RunSummary {
     /// Items that were missing when the run started.
     pub total: usize,
@@ -135,22 +134,27 @@ async fn execute<W: Work>(
 ) -> Result<RunSummary, RunError> {
     let spec = work.spec().clone();
     let client = Arc::new(Client::new(&spec, key).map_err(RunError::Internal)?);
-    let limit = Arc::new(Semaphore::new(spec.concurrency as usize));
     let mut summary = RunSummary {
         total: items.len(),
         ..RunSummary::default()
     };
     progress.start(items.len() as u64);
 
+    // At most `concurrency` requests exist at a time, each started when one finishes: a run's
+    // memory does not grow with the number of items it has still to send.
+    let mut waiting = items.into_iter();
     let mut in_flight = JoinSet::new();
-    for item in items {
-        let (client, limit, work, item) =
-            (client.clone(), limit.clone(), work.clone(), Arc::new(item));
-        in_flight.spawn(async move {
-            let _permit = limit.acquire_owned().await.ok()?;
-            let outcome = work.ask(client, item.clone()).await;
-            Some((item, outcome))
-        });
+    let start_next = |in_flight: &mut JoinSet<_>, waiting: &mut std::vec::IntoIter<W::Item>| {
+        if let Some(item) = waiting.next() {
+            let (client, work, item) = (client.clone(), work.clone(), Arc::new(item));
+            in_flight.spawn(async move {
+                let outcome = work.ask(client, item.clone()).await;
+                (item, outcome)
+            });
+        }
+    };
+    for _ in 0..spec.concurrency {
+        start_next(&mut in_flight, &mut waiting);
     }
 
     tokio::pin!(cancel);
@@ -166,7 +170,9 @@ async fn execute<W: Work>(
             next = in_flight.join_next() => next,
         };
         let Some(joined) = next else { break };
-        let Ok(Some((item, outcome))) = joined else {
+        // The slot is free whatever became of its request (after a stop the new one is aborted).
+        start_next(&mut in_flight, &mut waiting);
+        let Ok((item, outcome)) = joined else {
             continue;
         };
         if let Err(ItemFailure::StopsRun(message)) = &outcome {
@@ -178,7 +184,7 @@ async fn execute<W: Work>(
     }
     // Requests that finished before the stop are stored; aborted ones wrote nothing.
     while let Some(joined) = in_flight.join_next().await {
-        if let Ok(Some((item, outcome @ Ok(_)))) = joined {
+        if let Ok((item, outcome @ Ok(_))) = joined {
             settle(store, &*work, &item, outcome, &mut summary, progress)?;
         }
     }

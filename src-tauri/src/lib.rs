@@ -24,6 +24,7 @@ pub fn build_app<R: Runtime>(
         .manage(AppState::default())
         .manage(commands::imaging::VolumeCache::default())
         .manage(commands::calibration::LastReport::default())
+        .manage(commands::workbench::ActiveRun::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
@@ -68,6 +69,17 @@ pub fn build_app<R: Runtime>(
             commands::package::import_rater_package,
             commands::package::export_results_package,
             commands::package::merge_results_package,
+            commands::workbench::workbench_versions,
+            commands::workbench::workbench_add_spec,
+            commands::workbench::workbench_new_version,
+            commands::workbench::workbench_prompt_diff,
+            commands::workbench::workbench_split,
+            commands::workbench::workbench_confirm,
+            commands::workbench::workbench_disagreements,
+            commands::workbench::workbench_item,
+            commands::workbench::workbench_drift,
+            commands::workbench::workbench_run,
+            commands::workbench::workbench_cancel_run,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

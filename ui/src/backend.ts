@@ -43,6 +43,17 @@ import type {
   ReadingItem,
   ResumePoint,
 } from './ratingTypes'
+import type {
+  DiffLine,
+  Disagreement as WorkbenchDisagreement,
+  GraderOnSplit,
+  GraderSpec,
+  ItemSideBySide,
+  RunOutcome,
+  RunProgress,
+  StoredSpec,
+  VersionDrift,
+} from './lib/workbench/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -229,3 +240,32 @@ export const mergeResultsPackage = (path: string) => call<MergedResults>('merge_
 /** The file written; `packageId` only when the database holds several rater packages. */
 export const exportResultsPackage = (path: string, packageId: string | null = null) =>
   call<string>('export_results_package', { path, package: packageId })
+
+// The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
+export const workbenchVersions = () => call<StoredSpec[]>('workbench_versions')
+/** Adds a spec from its TOML text (the spec file of `neurorater grade`); `model` for `respond`. */
+export const workbenchAddSpec = (toml: string, model = false) => call<GraderSpec>('workbench_add_spec', { toml, model })
+/** A new version: `base` with `prompt`, under a new `name` (a used name is refused). */
+export const workbenchNewVersion = (base: string, name: string, prompt: string) =>
+  call<GraderSpec>('workbench_new_version', { base, name, prompt })
+export const workbenchPromptDiff = (before: string, after: string) =>
+  call<DiffLine[]>('workbench_prompt_diff', { before, after })
+/** Development agreement; test agreement only once the version is confirmed. */
+export const workbenchSplit = (studyId: string, grader: string) =>
+  call<GraderOnSplit>('workbench_split', { studyId, grader })
+/** Confirms the version (audited); its test agreement opens. */
+export const workbenchConfirm = (studyId: string, grader: string) =>
+  call<GraderOnSplit>('workbench_confirm', { studyId, grader })
+export const workbenchDisagreements = (studyId: string, grader: string) =>
+  call<WorkbenchDisagreement[]>('workbench_disagreements', { studyId, grader })
+export const workbenchItem = (grader: string, response: number) =>
+  call<ItemSideBySide>('workbench_item', { grader, response })
+export const workbenchDrift = (studyId: string, before: string, after: string) =>
+  call<VersionDrift>('workbench_drift', { studyId, before, after })
+/** Runs the stored grader (or with `samples` the model) to the end; `onRunProgress` follows it. */
+export const workbenchRun = (name: string, samples: number | null = null) =>
+  call<RunOutcome>('workbench_run', { name, samples })
+export const workbenchCancelRun = () => call<boolean>('workbench_cancel_run')
+export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
+  return listen<RunProgress>('run-progress', (event) => handler(event.payload))
+}

@@ -363,6 +363,30 @@ ALTER TABLE tasks ADD COLUMN follow_up_json TEXT NOT NULL DEFAULT '[]';
 -- item opens; without an index that is a scan of a log that only grows.
 CREATE INDEX audit_log_by_action_entity ON audit_log(action, entity);
 "#,
+    // 6: the grader workbench (cases::grader_workbench). The development/test split of a study's
+    // clinician-rated items, fixed by its seed; an item once placed keeps its part. A version
+    // confirmed on the test items is recorded here and in the audit log.
+    r#"
+CREATE TABLE grader_splits (
+    study      INTEGER PRIMARY KEY REFERENCES studies(id),
+    seed       INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE grader_split_items (
+    response INTEGER PRIMARY KEY REFERENCES responses(id),
+    part     TEXT NOT NULL CHECK (part IN ('development', 'test'))
+) STRICT;
+
+CREATE TABLE grader_confirmations (
+    id           INTEGER PRIMARY KEY,
+    study        INTEGER NOT NULL REFERENCES studies(id),
+    grader       TEXT NOT NULL,
+    confirmed_by TEXT NOT NULL,
+    at           TEXT NOT NULL,
+    UNIQUE (study, grader)
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -9,3 +9,4 @@ pub mod imaging;
 pub mod package;
 pub mod rating;
 pub mod startup;
+pub mod workbench;

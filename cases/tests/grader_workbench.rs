@@ -1,0 +1,287 @@
+//! The grader workbench on a real SQLite file holding the demo study: the split is stored and
+//! never moves, test agreement opens only with a confirmation (audited once), the disagreement
+//! browser lists development items only, and drift reads both versions.
+
+mod rating_support;
+
+use cases::grader_workbench::{
+    confirm_grader, development_disagreements, grader_drift, grader_on_split, item_side_by_side,
+};
+use cases::rating::DEMO_STUDY_ID;
+use cases::store::Store;
+use rating_support::demo_store;
+use rusqlite::params;
+use std::collections::{BTreeMap, BTreeSet};
+
+const LEAD: &str = "study lead";
+
+/// Every demo response as (id, case, model), in id order.
+fn responses(store: &Store) -> Vec<(i64, String, String)> {
+    let mut stmt = store
+        .read()
+        .prepare(
+            "SELECT r.id, c.case_id, r.model FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id ORDER BY r.id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn rater(store: &Store, name: &str) -> i64 {
+    store
+        .read()
+        .execute(
+            "INSERT INTO raters (name, role) VALUES (?1, 'neuroradiologist')",
+            [name],
+        )
+        .unwrap();
+    store.read().last_insert_rowid()
+}
+
+fn rate(store: &Store, response: i64, rater: i64, overall: f64) -> i64 {
+    store
+        .read()
+        .execute(
+            "INSERT INTO ratings (response, rater, read_no, overall, status, updated_at)
+             VALUES (?1, ?2, 1, ?3, 'submitted', '2026-01-01T00:00:00Z')",
+            params![response, rater, overall],
+        )
+        .unwrap();
+    store.read().last_insert_rowid()
+}
+
+fn grade(store: &Store, response: i64, grader: &str, score: f64) {
+    store
+        .read()
+        .execute(
+            "INSERT INTO grader_scores (response, grader, score, errors_json, rationale,
+                extra_json) VALUES (?1, ?2, ?3, '[{\"category\": \"P3\"}]', 'too sure', '{}')",
+            params![response, grader, score],
+        )
+        .unwrap();
+}
+
+fn part_ids(store: &Store, part: &str) -> Vec<i64> {
+    let mut stmt = store
+        .read()
+        .prepare("SELECT response FROM grader_split_items WHERE part = ?1 ORDER BY response")
+        .unwrap();
+    stmt.query_map([part], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn audit_count(store: &Store, action: &str) -> i64 {
+    store
+        .read()
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE action = ?1",
+            [action],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// The first `n` responses rated by two clinicians (scores from the response id, one point apart)
+/// and graded by "wb-v1" at the clinicians' mean, one point above it where the id is a multiple
+/// of 3.
+fn rated_study(n: usize) -> (tempfile::TempDir, Store, Vec<(i64, String, String)>) {
+    let (dir, store) = demo_store();
+    let all = responses(&store);
+    assert!(all.len() >= n, "the demo has {} responses", all.len());
+    let (a, b) = (rater(&store, "Dr A"), rater(&store, "Dr B"));
+    for (id, _, _) in &all[..n] {
+        let base = 1.0 + (*id % 4) as f64;
+        rate(&store, *id, a, base);
+        rate(&store, *id, b, base + 1.0);
+        let off = if id % 3 == 0 { 1.0 } else { 0.0 };
+        grade(&store, *id, "wb-v1", base + 0.5 + off);
+    }
+    (dir, store, all[..n].to_vec())
+}
+
+#[test]
+fn the_split_is_stratified_by_case_stored_and_never_moves() {
+    let (_dir, mut store, rated) = rated_study(40);
+    let first = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 99, LEAD).unwrap();
+    assert_eq!(first.seed, 99);
+    assert_eq!(first.development_items + first.test_items, 40);
+    let parts = |store: &Store| -> BTreeMap<i64, String> {
+        let mut stmt = store
+            .read()
+            .prepare("SELECT response, part FROM grader_split_items")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let placed = parts(&store);
+    let cases: BTreeSet<&str> = rated.iter().map(|r| r.1.as_str()).collect();
+    for case in cases {
+        let of = |part: &str| {
+            rated
+                .iter()
+                .filter(|r| r.1 == case && placed[&r.0] == part)
+                .count()
+        };
+        assert!(
+            of("development").abs_diff(of("test")) <= 1,
+            "case {case} is halved"
+        );
+    }
+    // Another seed offered later changes nothing: the stored one holds.
+    let again = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 12345, LEAD).unwrap();
+    assert_eq!(again.seed, 99);
+    assert_eq!(parts(&store), placed);
+    assert_eq!(audit_count(&store, "place grader split items"), 1);
+
+    // Items rated later are added; none placed before moves.
+    let all = responses(&store);
+    let c = rater(&store, "Dr C");
+    for (id, _, _) in &all[40..50] {
+        rate(&store, *id, c, 3.0);
+    }
+    let grown = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 1, LEAD).unwrap();
+    assert_eq!(grown.development_items + grown.test_items, 50);
+    let now = parts(&store);
+    assert!(placed.iter().all(|(r, p)| now[r] == *p));
+    assert_eq!(audit_count(&store, "place grader split items"), 2);
+}
+
+#[test]
+fn test_agreement_opens_only_with_an_audited_confirmation() {
+    let (_dir, mut store, _) = rated_study(40);
+    let before = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    assert_eq!(before.development_graded, before.development_items);
+    assert!(before.test.is_none() && before.confirmed.is_none());
+    // The grader is one point above the clinicians' mean on development items whose id is a
+    // multiple of 3, at the mean on the others.
+    let development = part_ids(&store, "development");
+    let lenient = development.iter().filter(|id| *id % 3 == 0).count();
+    assert_eq!(
+        before.development.mean_difference,
+        Some(lenient as f64 / development.len() as f64)
+    );
+
+    let confirmed = confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    let test = confirmed.test.expect("shown once confirmed");
+    assert_eq!(test.n_items, confirmed.test_items);
+    assert_eq!(confirmed.confirmed.as_ref().unwrap().by, LEAD);
+    assert_eq!(audit_count(&store, "confirm grader version"), 1);
+    let (entity, after): (String, String) = store
+        .read()
+        .query_row(
+            "SELECT entity, after_json FROM audit_log WHERE action = 'confirm grader version'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(entity, format!("study:{DEMO_STUDY_ID}/grader:wb-v1"));
+    let after: serde_json::Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(after["test"]["n_items"], test.n_items);
+
+    confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    assert_eq!(
+        audit_count(&store, "confirm grader version"),
+        1,
+        "confirming again records nothing"
+    );
+    let unknown = confirm_grader(&mut store, DEMO_STUDY_ID, "never-ran", 7, LEAD).unwrap_err();
+    assert!(
+        unknown.to_string().contains("run it before confirming"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn the_browser_lists_development_items_by_gap_and_opens_test_items_after_confirmation() {
+    let (_dir, mut store, _) = rated_study(40);
+    let list = development_disagreements(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    let on_split = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    assert_eq!(list.len(), on_split.development_items);
+    assert!(list.windows(2).all(|w| w[0].gap >= w[1].gap));
+    assert_eq!(list[0].gap, 1.0);
+    assert_eq!(list.last().unwrap().gap, 0.0);
+    let test_ids = part_ids(&store, "test");
+    assert!(list.iter().all(|d| !test_ids.contains(&d.response)));
+
+    // A development item side by side, with a clinician's error label and the grader's claims.
+    let top = &list[0];
+    let rating: i64 = store
+        .read()
+        .query_row(
+            "SELECT g.id FROM ratings g JOIN raters ra ON g.rater = ra.id
+             WHERE g.response = ?1 AND ra.name = 'Dr B'",
+            [top.response],
+            |r| r.get(0),
+        )
+        .unwrap();
+    store
+        .read()
+        .execute(
+            "INSERT INTO error_labels (rating, category, severity, span_start, span_end, comment)
+             VALUES (?1, 'R2', 2, 0, 4, 'wrong territory')",
+            [rating],
+        )
+        .unwrap();
+    let item = item_side_by_side(&store, "wb-v1", top.response).unwrap();
+    assert_eq!(
+        format!(
+            "{}/{}/{}/{}",
+            item.case_id, item.task_id, item.model, item.sample
+        ),
+        top.item
+    );
+    assert_eq!(item.clinicians.len(), 2);
+    assert_eq!(item.clinicians[1].rater, "Dr B");
+    assert_eq!(item.clinicians[1].errors[0].category, "R2");
+    assert_eq!(item.grader_score, Some(top.grader_score));
+    assert_eq!(item.grader_rationale.as_deref(), Some("too sure"));
+    assert_eq!(item.grader_errors[0].category, "P3");
+    assert!(
+        !item.key_images.is_empty(),
+        "the viewer opens on the task's key images"
+    );
+
+    let refused = item_side_by_side(&store, "wb-v1", test_ids[0]).unwrap_err();
+    assert!(refused.to_string().contains("is a test item"), "{refused}");
+    confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    assert!(item_side_by_side(&store, "wb-v1", test_ids[0]).is_ok());
+}
+
+#[test]
+fn drift_compares_the_items_both_versions_scored() {
+    let (_dir, store, rated) = rated_study(30);
+    // v2: one point lower on every item but the first five, which it has not scored.
+    let v1: BTreeMap<i64, f64> = {
+        let mut stmt = store
+            .read()
+            .prepare("SELECT response, score FROM grader_scores WHERE grader = 'wb-v1'")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    for (id, _, _) in &rated[5..] {
+        grade(&store, *id, "wb-v2", v1[id] - 1.0);
+    }
+    let drift = grader_drift(&store, DEMO_STUDY_ID, "wb-v1", "wb-v2").unwrap();
+    assert_eq!(drift.n_common, 25);
+    assert_eq!(drift.mean_shift, Some(-1.0));
+    // The demo's scale is 1-5: a verdict passes at 3 or above.
+    assert_eq!(drift.pass_at_or_above, 3.0);
+    let expected_flips = rated[5..]
+        .iter()
+        .filter(|(id, _, _)| v1[id] >= 3.0 && v1[id] - 1.0 < 3.0)
+        .count();
+    assert_eq!(drift.flips_to_fail.len(), expected_flips);
+    assert!(drift.flips_to_pass.is_empty());
+    let models: BTreeSet<&str> = rated[5..].iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(drift.models.len(), models.len());
+}

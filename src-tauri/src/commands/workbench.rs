@@ -1,0 +1,363 @@
+//! The grader workbench (docs/runs.md, "In the app"): grader versions and their prompt diff, the
+//! development/test split's agreement and the confirmation that opens the test items, runs of a
+//! grader or model with live progress and cancel, the disagreement browser and drift. The study
+//! lead's or a curator's: every command is refused while a rater reads blinded here. Thin
+//! adapters over `runner` and `cases::grader_workbench`.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::state::AppState;
+use crate::validate;
+use calibration::version_drift::VersionDrift;
+use cases::grader_workbench::{self as workbench, Disagreement, GraderOnSplit, ItemSideBySide};
+use cases::store::Store;
+use runner::record::Kind;
+use runner::versions::{self, DiffLine, StoredSpec};
+use runner::{RunError, RunProgress, RunSummary, Spec};
+use serde::Serialize;
+use std::sync::{Arc, Mutex};
+use tauri::{AppHandle, Emitter, Runtime, State};
+use tokio::sync::Notify;
+
+/// The event a run reports through, after every stored result or failure.
+pub const RUN_EVENT: &str = "run-progress";
+/// Spec names and prompts come from the webview; these bound them.
+const MAX_NAME: usize = 200;
+const MAX_PROMPT_BYTES: usize = 100_000;
+/// More samples than pass@k needs is a typo, not a study.
+const MAX_SAMPLES: u32 = 100;
+/// Who the audit log names when no curator is chosen: the study lead at this workstation.
+const STUDY_LEAD: &str = "study lead";
+
+/// The run in progress, if any: one at a time, cancelled through this.
+#[derive(Default)]
+pub struct ActiveRun(Mutex<Option<Arc<Notify>>>);
+
+fn refuse_blinded(store: &Store) -> Result<(), CommandError> {
+    Ok(store.require_study_lead("The grader workbench")?)
+}
+
+/// The curator at the workstation, or the study lead.
+fn actor(store: &Store) -> Result<String, CommandError> {
+    Ok(store
+        .current_rater()?
+        .map_or_else(|| STUDY_LEAD.to_owned(), |r| r.name))
+}
+
+fn run_error(error: RunError) -> CommandError {
+    let code = match &error {
+        RunError::Stopped(_) => ErrorCode::Refused,
+        RunError::Internal(_) => ErrorCode::Database,
+        _ => ErrorCode::InvalidArgument,
+    };
+    match error {
+        RunError::Store(e) => e.into(),
+        other => CommandError::new(code, other.to_string()),
+    }
+}
+
+fn name(field: &str, value: &str) -> Result<String, CommandError> {
+    let value = value.trim();
+    if value.is_empty() || value.len() > MAX_NAME || value.chars().any(char::is_control) {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("{field}: a name of 1 to {MAX_NAME} characters without control characters"),
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+fn bounded_text(field: &str, value: &str) -> Result<(), CommandError> {
+    if value.len() > MAX_PROMPT_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("{field}: longer than {MAX_PROMPT_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Every grader version stored, oldest first.
+#[tauri::command]
+pub async fn workbench_versions(
+    state: State<'_, AppState>,
+) -> Result<Vec<StoredSpec>, CommandError> {
+    state.with_store(|store| {
+        refuse_blinded(store)?;
+        versions::stored_specs(store, Kind::Grader).map_err(run_error)
+    })
+}
+
+/// Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`.
+#[tauri::command]
+pub async fn workbench_add_spec(
+    state: State<'_, AppState>,
+    toml: String,
+    model: bool,
+) -> Result<Spec, CommandError> {
+    bounded_text("toml", &toml)?;
+    let kind = if model { Kind::Model } else { Kind::Grader };
+    state.with_store_mut(|store| {
+        refuse_blinded(store)?;
+        versions::add_spec(store, &toml, "the spec", kind).map_err(run_error)
+    })
+}
+
+/// A new grader version: `base` with `prompt`, under the new name `name`.
+#[tauri::command]
+pub async fn workbench_new_version(
+    state: State<'_, AppState>,
+    base: String,
+    name: String,
+    prompt: String,
+) -> Result<Spec, CommandError> {
+    let (base, new_name) = (self::name("base", &base)?, self::name("name", &name)?);
+    bounded_text("prompt", &prompt)?;
+    state.with_store_mut(|store| {
+        refuse_blinded(store)?;
+        versions::new_grader_version(store, &base, &new_name, &prompt).map_err(run_error)
+    })
+}
+
+/// The line diff between two stored versions' prompts.
+#[tauri::command]
+pub async fn workbench_prompt_diff(
+    state: State<'_, AppState>,
+    before: String,
+    after: String,
+) -> Result<Vec<DiffLine>, CommandError> {
+    let (before, after) = (name("before", &before)?, name("after", &after)?);
+    state.with_store(|store| {
+        refuse_blinded(store)?;
+        let prompt = |n: &str| {
+            versions::stored_spec(store, n, Kind::Grader)
+                .map(|s| s.prompt.unwrap_or_default())
+                .map_err(run_error)
+        };
+        Ok(versions::line_diff(&prompt(&before)?, &prompt(&after)?))
+    })
+}
+
+/// One step on the study's development/test split, as the curator or study lead at the
+/// workstation; the split is made on first use with a fresh random seed.
+fn on_split<T>(
+    state: &AppState,
+    study_id: &str,
+    grader: &str,
+    step: fn(&mut Store, &str, &str, u64, &str) -> cases::Result<T>,
+) -> Result<T, CommandError> {
+    let study_id = validate::id("study_id", study_id)?;
+    let grader = name("grader", grader)?;
+    state.with_store_mut(|store| {
+        refuse_blinded(store)?;
+        let actor = actor(store)?;
+        Ok(step(
+            store,
+            study_id,
+            &grader,
+            workbench::fresh_seed(),
+            &actor,
+        )?)
+    })
+}
+
+/// The grader on the study's split: development agreement, test agreement once confirmed.
+#[tauri::command]
+pub async fn workbench_split(
+    state: State<'_, AppState>,
+    study_id: String,
+    grader: String,
+) -> Result<GraderOnSplit, CommandError> {
+    on_split(&state, &study_id, &grader, workbench::grader_on_split)
+}
+
+/// Confirms the grader version: its test agreement opens, and the confirmation is audited.
+#[tauri::command]
+pub async fn workbench_confirm(
+    state: State<'_, AppState>,
+    study_id: String,
+    grader: String,
+) -> Result<GraderOnSplit, CommandError> {
+    on_split(&state, &study_id, &grader, workbench::confirm_grader)
+}
+
+/// The development items, largest |grader − clinicians' mean| first.
+#[tauri::command]
+pub async fn workbench_disagreements(
+    state: State<'_, AppState>,
+    study_id: String,
+    grader: String,
+) -> Result<Vec<Disagreement>, CommandError> {
+    on_split(
+        &state,
+        &study_id,
+        &grader,
+        workbench::development_disagreements,
+    )
+}
+
+/// One item side by side (a test item only once the grader is confirmed).
+#[tauri::command]
+pub async fn workbench_item(
+    state: State<'_, AppState>,
+    grader: String,
+    response: i64,
+) -> Result<ItemSideBySide, CommandError> {
+    let grader = name("grader", &grader)?;
+    let response = validate::key("response", response)?;
+    state.with_store(|store| {
+        refuse_blinded(store)?;
+        Ok(workbench::item_side_by_side(store, &grader, response)?)
+    })
+}
+
+/// Drift from grader version `before` to `after`.
+#[tauri::command]
+pub async fn workbench_drift(
+    state: State<'_, AppState>,
+    study_id: String,
+    before: String,
+    after: String,
+) -> Result<VersionDrift, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    let (before, after) = (name("before", &before)?, name("after", &after)?);
+    state.with_store(|store| {
+        refuse_blinded(store)?;
+        Ok(workbench::grader_drift(store, study_id, &before, &after)?)
+    })
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunProgressPayload {
+    name: String,
+    total: u64,
+    done: u64,
+    tokens: u64,
+    cost: Option<f64>,
+    failed: Vec<(String, String)>,
+}
+
+/// Reports a run to the webview: the whole state after every change (a few hundred bytes).
+struct EventProgress<R: Runtime> {
+    app: AppHandle<R>,
+    state: Mutex<RunProgressPayload>,
+}
+
+impl<R: Runtime> EventProgress<R> {
+    fn update(&self, change: impl FnOnce(&mut RunProgressPayload)) {
+        let payload = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            change(&mut state);
+            state.clone()
+        };
+        // A closed window cannot listen; the run goes on and its summary is returned.
+        let _ = self.app.emit(RUN_EVENT, payload);
+    }
+}
+
+impl<R: Runtime> RunProgress for EventProgress<R> {
+    fn start(&self, total: u64) {
+        self.update(|s| s.total = total);
+    }
+    fn stored(&self, done: u64, tokens: u64, cost: Option<f64>) {
+        self.update(|s| (s.done, s.tokens, s.cost) = (done, tokens, cost));
+    }
+    fn failed(&self, item: &str, reason: &str) {
+        self.update(|s| s.failed.push((item.to_owned(), reason.to_owned())));
+    }
+}
+
+/// Runs the stored grader (or, with `samples`, the model) `name` over the open database until
+/// done or cancelled, reporting through [`RUN_EVENT`]. The run has its own connection to the
+/// database file, so the app stays usable; results are stored one transaction each as they
+/// arrive, exactly as `neurorater grade`/`respond` store them.
+#[tauri::command]
+pub async fn workbench_run<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    active: State<'_, ActiveRun>,
+    name: String,
+    samples: Option<u32>,
+) -> Result<RunSummary, CommandError> {
+    let name = self::name("name", &name)?;
+    if samples.is_some_and(|k| k == 0 || k > MAX_SAMPLES) {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("samples: 1 to {MAX_SAMPLES}"),
+        ));
+    }
+    let kind = if samples.is_some() {
+        Kind::Model
+    } else {
+        Kind::Grader
+    };
+    let (path, spec) = state.with_store(|store| {
+        refuse_blinded(store)?;
+        let spec = versions::stored_spec(store, &name, kind).map_err(run_error)?;
+        Ok((store.path().to_path_buf(), spec))
+    })?;
+    let cancel = Arc::new(Notify::new());
+    {
+        let mut slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            return Err(CommandError::new(
+                ErrorCode::Refused,
+                "a run is already going; wait for it or stop it first",
+            ));
+        }
+        *slot = Some(cancel.clone());
+    }
+    let progress = EventProgress {
+        app: app.clone(),
+        state: Mutex::new(RunProgressPayload {
+            name: name.clone(),
+            ..RunProgressPayload::default()
+        }),
+    };
+    let (done, finished) = tokio::sync::oneshot::channel();
+    // The runner's future borrows the store and the progress across awaits; it runs on a thread
+    // of its own with a current-thread runtime rather than on the app's shared one.
+    let spawned = std::thread::Builder::new()
+        .name("workbench-run".into())
+        .spawn(move || {
+            let outcome = (|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| RunError::Internal(format!("cannot start the run: {e}")))?;
+                let mut store = Store::open_existing(&path)?;
+                let stop = async move { cancel.notified().await };
+                runtime.block_on(async {
+                    match samples {
+                        None => runner::grade(&mut store, &spec, &progress, stop).await,
+                        Some(k) => {
+                            runner::run::respond(&mut store, &spec, k, &progress, stop).await
+                        }
+                    }
+                })
+            })();
+            let _ = done.send(outcome);
+        });
+    let outcome = match spawned {
+        Ok(_) => finished
+            .await
+            .unwrap_or_else(|_| Err(RunError::Internal("the run ended without a word".into()))),
+        Err(e) => Err(RunError::Internal(format!("cannot start the run: {e}"))),
+    };
+    *active.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    outcome.map_err(run_error)
+}
+
+/// Stops the run in progress: requests in flight are abandoned, finished ones are kept. False
+/// when no run was going.
+#[tauri::command]
+pub async fn workbench_cancel_run(active: State<'_, ActiveRun>) -> Result<bool, CommandError> {
+    let slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(match &*slot {
+        Some(cancel) => {
+            cancel.notify_one();
+            true
+        }
+        None => false,
+    })
+}
