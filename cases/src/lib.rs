@@ -18,6 +18,7 @@ pub mod package;
 pub mod progress;
 pub mod rating;
 pub mod ratings_import;
+pub mod scaffold;
 pub mod store;
 
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ mod package;
 mod progress;
 mod ratings;
 mod run;
+mod scaffold;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -111,6 +112,9 @@ enum Command {
     Grade(run::GradeArgs),
     /// Ask a model every task of the stored studies, with the key images (FORMATS.md §6).
     Respond(run::RespondArgs),
+    /// A study bundle from folders a PACS, a CD or an archive exported (FORMATS.md §7):
+    /// de-identified copies, pseudonymous case ids, the key beside the bundle.
+    Scaffold(scaffold::ScaffoldArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -158,7 +162,12 @@ impl From<cases::Error> for Failure {
             | CurationRefused(_)
             | Rating(_)
             | Package { .. } => Failure::Input(vec![error.to_string()]),
-            Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
+                ) =>
+            {
                 Failure::Input(vec![error.to_string()])
             }
             _ => Failure::Internal(error.to_string()),
@@ -202,6 +211,7 @@ fn main() -> ExitCode {
         Command::Package { command } => package::run(&command),
         Command::Grade(args) => run::grade(&args),
         Command::Respond(args) => run::respond(&args),
+        Command::Scaffold(args) => scaffold::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

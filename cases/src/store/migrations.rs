@@ -363,6 +363,11 @@ ALTER TABLE tasks ADD COLUMN follow_up_json TEXT NOT NULL DEFAULT '[]';
 -- item opens; without an index that is a scan of a log that only grows.
 CREATE INDEX audit_log_by_action_entity ON audit_log(action, entity);
 "#,
+    // 6: what a curator still has to complete in a case (the bundle's `to_complete`, written by
+    // `neurorater scaffold`), as a JSON array of its values; the app lists such cases.
+    r#"
+ALTER TABLE cases ADD COLUMN to_complete_json TEXT NOT NULL DEFAULT '[]';
+"#,
 ];
 
 /// The schema version this build writes.

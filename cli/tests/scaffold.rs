@@ -1,0 +1,247 @@
+//! `neurorater scaffold` on an export written by `neurorater_tests::pacs_export` (nested folders,
+//! meaningless names, shuffled slices, two series in one folder, an enhanced multi-frame file, a
+//! bare implicit-VR data set, a localizer, a DICOMDIR, junk, a BIDS dataset): exact cases, series
+//! and files; no identifying value in any byte of the bundle or the database; the key beside the
+//! bundle; and the bundle imports as it is.
+
+mod support;
+
+use neurorater_tests::pacs_export::write_pacs_export;
+use std::path::{Path, PathBuf};
+use support::neurorater;
+
+fn every_file(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            files.extend(every_file(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn assert_no_marker(files: &[PathBuf], markers: &[String]) {
+    for file in files {
+        let bytes = std::fs::read(file).expect("read");
+        for marker in markers {
+            let found = bytes.windows(marker.len()).any(|w| w == marker.as_bytes());
+            assert!(!found, "{} holds {marker:?}", file.display());
+        }
+    }
+}
+
+fn case(bundle: &Path, id: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(bundle.join("cases").join(id).join("case.json"))
+        .expect("case.json");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// (series id, label, files) of a case, in case.json order.
+fn series_of(bundle: &Path, case_json: &serde_json::Value) -> Vec<(String, String, usize)> {
+    let id = case_json["id"].as_str().expect("id");
+    case_json["series"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .map(|s| {
+            let path = bundle
+                .join("cases")
+                .join(id)
+                .join(s["path"].as_str().expect("path"));
+            let files = if path.is_dir() {
+                std::fs::read_dir(&path).expect("list").count()
+            } else {
+                1
+            };
+            assert_eq!(s["label_guessed"], true);
+            (
+                s["id"].as_str().expect("id").to_owned(),
+                s["label"].as_str().expect("label").to_owned(),
+                files,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_pacs_export_becomes_a_de_identified_bundle_that_imports_as_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let export = write_pacs_export(&dir.path().join("export"));
+    let bundle = dir.path().join("study");
+    let output = neurorater(&[
+        "scaffold",
+        export.root.to_str().expect("utf-8"),
+        "--out",
+        bundle.to_str().expect("utf-8"),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // Cases are numbered in the order of their first file: EXPORT/B, EXPORT/ZZPHI…, bids.
+    let ct = case(&bundle, "case-001");
+    let mr = case(&bundle, "case-002");
+    let bids = case(&bundle, "case-003");
+    assert!(!bundle.join("cases/case-004").exists(), "{stdout}");
+    assert_eq!(
+        series_of(&bundle, &ct),
+        [("ct".to_owned(), "CT".to_owned(), 4)]
+    );
+    assert_eq!(
+        series_of(&bundle, &mr),
+        [
+            ("flair".to_owned(), "FLAIR".to_owned(), 5),
+            ("t2".to_owned(), "T2".to_owned(), 3),
+            ("t1c".to_owned(), "T1+C".to_owned(), 4),
+            ("dwi".to_owned(), "DWI".to_owned(), 1),
+        ]
+    );
+    assert_eq!(
+        series_of(&bundle, &bids),
+        [("flair".to_owned(), "FLAIR".to_owned(), 1)]
+    );
+    // Age and sex kept as fields: PatientAge, else birth and study date, else participants.tsv.
+    for (case, modality, age, sex) in [
+        (&ct, "CT", 68, "M"),
+        (&mr, "MR", 34, "F"),
+        (&bids, "MR", 61, "M"),
+    ] {
+        assert_eq!(
+            (&case["modality"], &case["age"], &case["sex"]),
+            (&modality.into(), &age.into(), &sex.into()),
+            "{case}"
+        );
+        assert_eq!(case["tasks"], serde_json::json!([]));
+    }
+    assert_eq!(
+        ct["to_complete"],
+        serde_json::json!([
+            "disease_group",
+            "tasks",
+            "clinical_note",
+            "series_labels",
+            "burned_in_annotation"
+        ])
+    );
+    assert_eq!(
+        mr["to_complete"],
+        serde_json::json!(["disease_group", "tasks", "clinical_note", "series_labels"])
+    );
+
+    // Skipped with a reason, and the localizer and the DICOMDIR reported.
+    for (file, reason) in [
+        ("EXPORT/README.TXT", "a text file"),
+        ("EXPORT/EMPTY", "an empty file"),
+        ("EXPORT/thumb.dcm", "a PNG picture"),
+        ("EXPORT/B/SR0001", "DICOM without pixel data"),
+        (
+            "bids/sub-zz01/ses-1/func/sub-zz01_ses-1_task-rest_bold.nii.gz",
+            "BIDS func data",
+        ),
+        (
+            "bids/sub-zz01/ses-1/anat/sub-zz01_ses-1_FLAIR.json",
+            "the JSON sidecar",
+        ),
+    ] {
+        let line = format!("skipped {}: {reason}", export.root.join(file).display());
+        assert!(stdout.contains(&line), "{line}\n{stdout}");
+    }
+    let skipped = stdout.lines().filter(|l| l.starts_with("skipped ")).count();
+    assert_eq!(skipped, 8, "{stdout}");
+    assert!(stdout.contains("a localizer, left out"), "{stdout}");
+    assert!(
+        stdout.contains("a DICOMDIR listing 3 files, 1 of them not found"),
+        "{stdout}"
+    );
+
+    // The key: beside the bundle, owner-only, original study → case id.
+    let key_path = dir.path().join("study.key.csv");
+    let key = std::fs::read_to_string(&key_path).expect("key");
+    assert!(
+        key.contains(&format!(
+            "case-001,{},{},",
+            export.study_uids[1], export.accessions[1]
+        )),
+        "{key}"
+    );
+    assert!(
+        key.contains(&format!(
+            "case-002,{},{},",
+            export.study_uids[0], export.accessions[0]
+        )),
+        "{key}"
+    );
+    assert!(
+        key.contains("case-003,,,") && key.contains("sub-zz01/ses-1"),
+        "{key}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_path)
+            .expect("key")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // Nothing else beside the bundle: no partial folder left.
+    let beside: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside.len(), 3, "{beside:?}");
+
+    let db = dir.path().join("study.sqlite");
+    let output = neurorater(&[
+        "import",
+        bundle.to_str().expect("utf-8"),
+        "--db",
+        db.to_str().expect("utf-8"),
+    ]);
+    let imported = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{imported}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        imported.contains("3 cases, 6 series, 18 images, 0 tasks"),
+        "{imported}"
+    );
+    assert!(
+        imported.contains("0 identifying DICOM attributes found"),
+        "{imported}"
+    );
+
+    let mut stored = every_file(&bundle);
+    stored.extend(every_file(dir.path()).into_iter().filter(|f| {
+        f.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("study.sqlite"))
+    }));
+    assert_no_marker(&stored, &export.markers);
+}
+
+#[test]
+fn a_bundle_folder_that_is_not_empty_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let export = write_pacs_export(&dir.path().join("export"));
+    let bundle = dir.path().join("study");
+    std::fs::create_dir(&bundle).expect("mkdir");
+    std::fs::write(bundle.join("notes.txt"), "mine").expect("write");
+    let output = neurorater(&[
+        "scaffold",
+        export.root.to_str().expect("utf-8"),
+        "--out",
+        bundle.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not empty"));
+    assert_eq!(std::fs::read_dir(&bundle).expect("list").count(), 1);
+    assert!(!dir.path().join("study.key.csv").exists());
+}
