@@ -10,6 +10,7 @@ pub mod curation;
 pub mod demo;
 pub mod error;
 pub mod export;
+pub mod harness;
 pub mod imaging;
 pub mod import;
 pub mod marks;

@@ -115,6 +115,9 @@ enum Command {
     /// A study bundle from folders a PACS, a CD or an archive exported (FORMATS.md §7):
     /// de-identified copies, pseudonymous case ids, the key beside the bundle.
     Scaffold(scaffold::ScaffoldArgs),
+    /// Add a harness's responses (CSV or JSONL, read through --map) to a bundle's
+    /// responses.jsonl; import the bundle again to store them.
+    ImportResponses(scaffold::ImportResponsesArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -162,6 +165,9 @@ impl From<cases::Error> for Failure {
             | CurationRefused(_)
             | Rating(_)
             | Package { .. } => Failure::Input(vec![error.to_string()]),
+            Responses { problems } => {
+                Failure::Input(problems.iter().map(ToString::to_string).collect())
+            }
             Io { source, .. }
                 if matches!(
                     source.kind(),
@@ -212,6 +218,7 @@ fn main() -> ExitCode {
         Command::Grade(args) => run::grade(&args),
         Command::Respond(args) => run::respond(&args),
         Command::Scaffold(args) => scaffold::run(&args),
+        Command::ImportResponses(args) => scaffold::import_responses(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ mod support;
 
 use neurorater_tests::pacs_export::write_pacs_export;
 use std::path::{Path, PathBuf};
-use support::neurorater;
+use support::{digest, neurorater};
 
 fn every_file(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -234,6 +234,7 @@ fn a_bundle_folder_that_is_not_empty_is_refused_and_left_alone() {
     let bundle = dir.path().join("study");
     std::fs::create_dir(&bundle).expect("mkdir");
     std::fs::write(bundle.join("notes.txt"), "mine").expect("write");
+    let before = digest(&bundle.join("notes.txt"));
     let output = neurorater(&[
         "scaffold",
         export.root.to_str().expect("utf-8"),
@@ -243,5 +244,138 @@ fn a_bundle_folder_that_is_not_empty_is_refused_and_left_alone() {
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not empty"));
     assert_eq!(std::fs::read_dir(&bundle).expect("list").count(), 1);
+    assert_eq!(digest(&bundle.join("notes.txt")), before);
     assert!(!dir.path().join("study.key.csv").exists());
+}
+
+/// A generic CSV naming studies by accession number or StudyInstanceUID and key images by file
+/// name, SOP Instance UID and InstanceNumber: the bundle holds the responses under case ids and
+/// the tasks with key images as display indices, and imports.
+#[test]
+fn a_harness_csv_becomes_responses_and_tasks_with_key_images_as_display_indices() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let export = write_pacs_export(&dir.path().join("export"));
+    let csv = dir.path().join("predictions.csv");
+    // FLAIR slices lie at z = 3 × InstanceNumber, so IM4 (instance 4) is display index 3; the
+    // T2's instance 3 (SOP …99901.3.5.3) is index 2; the CT's instance 1 is index 0.
+    std::fs::write(
+        &csv,
+        format!(
+            "study,question_id,question,prediction,key_image\n\
+             {acc},dx,What is the diagnosis?,Multiple sclerosis,IM4;1.2.826.0.1.3680043.99901.3.5.3\n\
+             {acc},dx,,Small vessel disease,\n\
+             {uid},bleed,Is there a bleed?,No,#1\n",
+            acc = export.accessions[0],
+            uid = export.study_uids[1],
+        ),
+    )
+    .expect("write");
+    let bundle = dir.path().join("study");
+    let run = |responses: &Path| {
+        neurorater(&[
+            "scaffold",
+            export.root.to_str().expect("utf-8"),
+            "--out",
+            bundle.to_str().expect("utf-8"),
+            "--responses",
+            responses.to_str().expect("utf-8"),
+            "--map",
+            "case_id=study,task_id=question_id,prompt=question,answer=prediction,key_images=key_image",
+            "--model",
+            "vlm-a",
+        ])
+    };
+    let output = run(&csv);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mr = case(&bundle, "case-002");
+    assert_eq!(
+        mr["tasks"],
+        serde_json::json!([{
+            "id": "dx", "family": "differential_diagnosis", "level": 1,
+            "prompt": "What is the diagnosis?",
+            "key_images": [{"series": "flair", "slice": 3}, {"series": "t2", "slice": 2}]
+        }])
+    );
+    let ct = case(&bundle, "case-001");
+    assert_eq!(
+        ct["tasks"][0]["key_images"],
+        serde_json::json!([{"series": "ct", "slice": 0}])
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(bundle.join("responses.jsonl"))
+        .expect("responses")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let keys: Vec<(&str, &str, u64, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["case_id"].as_str().expect("case"),
+                l["task_id"].as_str().expect("task"),
+                l["sample"].as_u64().expect("sample"),
+                l["model"].as_str().expect("model"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("case-002", "dx", 0, "vlm-a"),
+            ("case-002", "dx", 1, "vlm-a"),
+            ("case-001", "bleed", 0, "vlm-a")
+        ]
+    );
+    let db = dir.path().join("study.sqlite");
+    let output = neurorater(&[
+        "import",
+        bundle.to_str().expect("utf-8"),
+        "--db",
+        db.to_str().expect("utf-8"),
+    ]);
+    let imported = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        imported.contains("2 tasks; 3 responses added"),
+        "{imported}"
+    );
+    let mut stored = every_file(&bundle);
+    stored.push(db);
+    assert_no_marker(&stored, &export.markers);
+
+    // A study the scan did not find: named by file, line and field; nothing written.
+    std::fs::remove_dir_all(&bundle).expect("clean");
+    std::fs::remove_file(dir.path().join("study.key.csv")).expect("clean");
+    let wrong = dir.path().join("wrong.csv");
+    std::fs::write(
+        &wrong,
+        "study,question_id,question,prediction,key_image\nNOPE,dx,Q,A,\nZZACC7001,dx,Q,A,flair:9\n",
+    )
+    .expect("write");
+    let output = run(&wrong);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let shown = wrong.display();
+    assert!(
+        stderr.contains(&format!(
+            "{shown}:2: case_id: \"NOPE\" names no scanned study"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{shown}:3: key_images: \"flair:9\" names no slice"
+        )),
+        "{stderr}"
+    );
+    assert!(!bundle.exists() && !dir.path().join("study.key.csv").exists());
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("study") && !name.starts_with("study.sqlite"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -48,6 +48,8 @@ struct Image<'a> {
     orientation: [f64; 6],
     patient: &'a Patient<'a>,
     extra: Vec<(Tag, VR, String)>,
+    /// Rows and columns.
+    size: u16,
 }
 
 struct Patient<'a> {
@@ -68,6 +70,7 @@ fn decimals(values: &[f64]) -> PrimitiveValue {
     PrimitiveValue::Strs(values.iter().map(|v| format!("{v}")).collect())
 }
 
+/// Rows and columns of the fixture's images: small, the test is about files, not pixels.
 const SIZE: u16 = 8;
 
 fn dataset(image: &Image<'_>, frames: u32) -> InMemDicomObject {
@@ -187,8 +190,8 @@ fn dataset(image: &Image<'_>, frames: u32) -> InMemDicomObject {
     }
     for (tag, value) in [
         (tags::SAMPLES_PER_PIXEL, 1u16),
-        (tags::ROWS, SIZE),
-        (tags::COLUMNS, SIZE),
+        (tags::ROWS, image.size),
+        (tags::COLUMNS, image.size),
         (tags::BITS_ALLOCATED, 16),
         (tags::BITS_STORED, 12),
         (tags::HIGH_BIT, 11),
@@ -199,7 +202,10 @@ fn dataset(image: &Image<'_>, frames: u32) -> InMemDicomObject {
     for (tag, vr, value) in &image.extra {
         put(&mut obj, *tag, *vr, value);
     }
-    let pixels = vec![100 + image.instance as u16; usize::from(SIZE * SIZE) * frames as usize];
+    let pixels = vec![
+        100 + image.instance as u16;
+        usize::from(image.size) * usize::from(image.size) * frames as usize
+    ];
     obj.put(DataElement::new(
         tags::PIXEL_DATA,
         VR::OW,
@@ -290,6 +296,7 @@ pub fn write_pacs_export(root: &Path) -> PacsExport {
                 orientation,
                 patient,
                 extra: Vec::new(),
+                size: SIZE,
             }
         };
     let flair = ("MR", "AX FLAIR", "ORIGINAL\\PRIMARY\\M\\ND");
@@ -554,4 +561,53 @@ fn write_bids(root: &Path) {
         nifti_gz("ZZPHI bold"),
     )
     .expect("write");
+}
+
+/// The scale benchmark's export (scripts/bench/scaffold_scale.sh): `cases` studies of `series`
+/// axial MR series of `slices` slices of `size`² 16-bit pixels, uncompressed, one file per slice
+/// as a PACS writes them: `<root>/<case>/<series>/<meaningless name>`, names not in slice order.
+pub fn write_scale_export(root: &Path, cases: u32, series: u32, slices: u32, size: u16) -> u64 {
+    const DESCRIPTIONS: [&str; 4] = ["AX T1", "AX T2", "AX FLAIR", "AX T1 POST GAD"];
+    let mut written = 0;
+    for case in 0..cases {
+        let patient = Patient {
+            name: "ZZPHI^SCALE",
+            id: "ZZPHI-SCALE",
+            accession: "ZZACCSCALE",
+            age: Some("050Y"),
+            birth_date: "19010101",
+            study_date: "19510101",
+            sex: "F",
+        };
+        let study = format!("1.2.826.0.1.3680043.99904.{case}");
+        for s in 0..series {
+            let folder = root.join(format!("P{case:05}")).join(format!("S{s:03}"));
+            std::fs::create_dir_all(&folder).expect("mkdir");
+            for k in 0..slices {
+                let image = Image {
+                    class: MR_IMAGE,
+                    study: &study,
+                    series: format!("{study}.{s}"),
+                    sop: format!("{study}.{s}.{k}"),
+                    series_number: s as i32 + 1,
+                    modality: "MR",
+                    description: DESCRIPTIONS[s as usize % DESCRIPTIONS.len()],
+                    image_type: "ORIGINAL\\PRIMARY\\M\\ND",
+                    instance: k as i32 + 1,
+                    position: [0.0, 0.0, f64::from(k)],
+                    orientation: AXIAL,
+                    patient: &patient,
+                    extra: Vec::new(),
+                    size,
+                };
+                // A multiplicative hash of the slice number: names that do not sort as slices do.
+                let name = format!("{:08X}", k.wrapping_mul(2_654_435_761));
+                part10(dataset(&image, 1), MR_IMAGE, &image.sop)
+                    .write_to_file(folder.join(name))
+                    .expect("write DICOM");
+                written += 1;
+            }
+        }
+    }
+    written
 }

@@ -25,10 +25,11 @@ mod scan;
 
 pub use label::{guess as guess_label, Acquisition, Guess, Label};
 
-use crate::bundle::{CASES_DIR, CASE_FILE, RESPONSES_FILE, STUDY_FILE};
+use crate::bundle::{Problem, CASES_DIR, CASE_FILE, RESPONSES_FILE, STUDY_FILE};
+use crate::harness::{self, ColumnMap, Defaults, HarnessResponse, SliceIdentity};
 use crate::model::{
-    CaseFile, DiseaseGroup, Modality, Rubric, Scale, SeriesKind, SeriesSpec, Sex, StudyFile,
-    StudyMeta, ToComplete,
+    CaseFile, DiseaseGroup, Modality, ResponseLine, Rubric, Scale, SeriesKind, SeriesSpec, Sex,
+    StudyFile, StudyMeta, TaskFamily, TaskSpec, ToComplete,
 };
 use crate::progress::Progress;
 use crate::{imaging, Error, Result};
@@ -43,6 +44,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub struct ScaffoldOptions {
     /// The study id of `study.json`; the bundle folder's name when not given.
     pub study_id: Option<String>,
+    /// A harness's output to write as `responses.jsonl`, its cases named by the harness's own
+    /// references (StudyInstanceUID, accession number, BIDS subject/session, folder).
+    pub responses: Option<ResponsesInput>,
+}
+
+/// A harness's responses file and how to read it (see [`crate::harness`]).
+#[derive(Debug, Clone)]
+pub struct ResponsesInput {
+    pub path: PathBuf,
+    pub map: ColumnMap,
+    pub defaults: Defaults,
 }
 
 /// How a scaffold run ended.
@@ -65,6 +77,8 @@ pub struct Report {
     /// Things a person should know: localizers left out, series split, burned-in text flagged,
     /// what a DICOMDIR listed.
     pub notes: Vec<String>,
+    /// Responses written to `responses.jsonl`.
+    pub responses: usize,
 }
 
 #[derive(Debug)]
@@ -98,6 +112,12 @@ pub fn scaffold(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Outcome> {
+    // A file that cannot be read through its map fails before the long scan.
+    let responses = match &options.responses {
+        Some(input) => harness::read_responses(&input.path, &input.map, &input.defaults)
+            .map_err(|problems| Error::Responses { problems })?,
+        None => Vec::new(),
+    };
     let target = Target::prepare(sources, out)?;
     let staging = target.partial.join("staging");
     create_dir(&staging)?;
@@ -163,16 +183,27 @@ pub fn scaffold(
     planned.sort_by(|a, b| a.first_source.cmp(&b.first_source));
     let width = planned.len().to_string().len().max(3);
 
+    let ids: Vec<String> = (1..=planned.len())
+        .map(|n| format!("case-{n:0width$}"))
+        .collect();
+    let series_ids: Vec<Vec<String>> = planned.iter().map(|c| series_ids(&c.series)).collect();
+    let (mut tasks, response_lines) = match &options.responses {
+        Some(input) => resolve_responses(&input.path, responses, &planned, &ids, &series_ids)
+            .map_err(|problems| Error::Responses { problems })?,
+        None => (BTreeMap::new(), Vec::new()),
+    };
+
     progress.phase("writing the bundle", planned.len() as u64);
     let cases_dir = target.partial.join(CASES_DIR);
     create_dir(&cases_dir)?;
     let mut key_rows = Vec::new();
-    for (number, case) in planned.into_iter().enumerate() {
+    let each_case = planned.into_iter().zip(&ids).zip(series_ids).enumerate();
+    for (number, ((case, id), series_ids)) in each_case {
         if cancel.load(Ordering::Relaxed) {
             return Ok(Outcome::Cancelled);
         }
-        let id = format!("case-{:0width$}", number + 1);
-        let (case_report, key) = write_case(&cases_dir, &id, case)?;
+        let case_tasks = tasks.remove(id).unwrap_or_default();
+        let (case_report, key) = write_case(&cases_dir, id, case, series_ids, case_tasks)?;
         report.cases.push(case_report);
         key_rows.push(key);
         progress.advance(number as u64 + 1);
@@ -187,7 +218,13 @@ pub fn scaffold(
         &target.partial.join(STUDY_FILE),
         &study_file(&study_id, report.cases.len()),
     )?;
-    write_file(&target.partial.join(RESPONSES_FILE), b"")?;
+    let mut jsonl = String::new();
+    for line in &response_lines {
+        jsonl.push_str(&serde_json::to_string(line).map_err(|e| io(out, e.into()))?);
+        jsonl.push('\n');
+    }
+    write_file(&target.partial.join(RESPONSES_FILE), jsonl.as_bytes())?;
+    report.responses = response_lines.len();
     let (bundle, key) = target.commit(&key_rows)?;
     report.bundle = bundle;
     report.key = key;
@@ -248,6 +285,8 @@ struct PlannedSeries {
     /// Shown when the label could not be guessed.
     fallback_label: &'static str,
     burned_in: bool,
+    /// How a harness may name each slice, in display order (empty for NIfTI).
+    slices: Vec<SliceIdentity>,
     images: SeriesImages,
 }
 
@@ -382,11 +421,11 @@ fn plan_dicom_series(mut instances: Vec<Instance>) -> PlannedSeries {
     let burned_in = instances.iter().any(|i| i.burned_in);
     let mut metas: Vec<imaging::DicomMeta> = instances.iter().map(|i| i.meta.clone()).collect();
     imaging::order_series(&mut metas);
-    let mut by_sop: BTreeMap<String, PathBuf> = instances
+    let mut by_sop: BTreeMap<String, Instance> = instances
         .drain(..)
-        .map(|i| (i.meta.sop_instance_uid, i.staged))
+        .map(|i| (i.meta.sop_instance_uid.clone(), i))
         .collect();
-    let ordered = metas
+    let ordered: Vec<Instance> = metas
         .iter()
         .filter_map(|m| by_sop.remove(&m.sop_instance_uid))
         .collect();
@@ -394,32 +433,197 @@ fn plan_dicom_series(mut instances: Vec<Instance>) -> PlannedSeries {
         guess,
         fallback_label: "unknown",
         burned_in,
-        images: SeriesImages::Dicom(ordered),
+        slices: ordered
+            .iter()
+            .map(|i| SliceIdentity {
+                file_name: i
+                    .source
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                sop_instance_uid: i.meta.sop_instance_uid.clone(),
+                instance_number: i.meta.instance_number,
+            })
+            .collect(),
+        images: SeriesImages::Dicom(ordered.into_iter().map(|i| i.staged).collect()),
     }
 }
 
+/// Series ids from the guessed labels (`flair`, `t1c` …), `-2`, `-3` … when a label repeats.
+fn series_ids(series: &[PlannedSeries]) -> Vec<String> {
+    let mut used = BTreeSet::new();
+    series
+        .iter()
+        .map(|s| {
+            let base = s.guess.map_or("series", |g| g.label.id());
+            let id = (1..)
+                .map(|n| {
+                    if n == 1 {
+                        base.to_owned()
+                    } else {
+                        format!("{base}-{n}")
+                    }
+                })
+                .find(|candidate| !used.contains(candidate))
+                .unwrap_or_default();
+            used.insert(id.clone());
+            id
+        })
+        .collect()
+}
+
+/// Whether the harness's `reference` names this case: its StudyInstanceUID, accession number,
+/// source (a NIfTI folder or BIDS `…/sub-X[/ses-Y]`), or the source's tail (`sub-X/ses-Y`,
+/// `sub-X`).
+fn names_case(reference: &str, case: &PlannedCase) -> bool {
+    let reference = reference.trim();
+    let tail = format!("/{reference}");
+    !reference.is_empty()
+        && (reference == case.study_uid
+            || reference == case.accession
+            || reference == case.source
+            || case.source.ends_with(&tail)
+            || case
+                .source
+                .rsplit_once("/ses-")
+                .is_some_and(|(subject, _)| subject.ends_with(&tail)))
+}
+
+/// The responses and the tasks they answer, under their case ids.
+type Resolved = (BTreeMap<String, Vec<TaskSpec>>, Vec<ResponseLine>);
+
+/// The responses under their case ids, and per case the tasks they answer (prompt from the first
+/// line that has one, key images resolved to display indices). Every reference that names no
+/// case, series or slice is a problem.
+fn resolve_responses(
+    file: &Path,
+    responses: Vec<HarnessResponse>,
+    cases: &[PlannedCase],
+    ids: &[String],
+    series_ids: &[Vec<String>],
+) -> std::result::Result<Resolved, Vec<Problem>> {
+    let file = file.display().to_string();
+    let mut problems = Vec::new();
+    let mut problem = |line, field: &str, message: String| {
+        problems.push(Problem {
+            file: file.clone(),
+            line: Some(line),
+            field: field.to_owned(),
+            message,
+        })
+    };
+    let mut tasks: BTreeMap<String, Vec<TaskSpec>> = BTreeMap::new();
+    let mut lines = Vec::new();
+    for response in responses {
+        let found: Vec<usize> = (0..cases.len())
+            .filter(|&i| ids[i] == response.case_ref || names_case(&response.case_ref, &cases[i]))
+            .collect();
+        let index = match found.as_slice() {
+            [index] => *index,
+            [] => {
+                problem(
+                    response.line,
+                    "case_id",
+                    format!(
+                        "{:?} names no scanned study (by StudyInstanceUID, accession number, \
+                         BIDS subject or session, folder, or case id)",
+                        response.case_ref
+                    ),
+                );
+                continue;
+            }
+            _ => {
+                problem(
+                    response.line,
+                    "case_id",
+                    format!(
+                        "{:?} names {} scanned cases",
+                        response.case_ref,
+                        found.len()
+                    ),
+                );
+                continue;
+            }
+        };
+        let identities: Vec<(String, Vec<SliceIdentity>)> = series_ids[index]
+            .iter()
+            .cloned()
+            .zip(cases[index].series.iter().map(|s| s.slices.clone()))
+            .collect();
+        let mut key_images = Vec::new();
+        for reference in &response.key_images {
+            match harness::resolve_key_image(reference, &identities) {
+                Ok(slice) => key_images.push(slice),
+                Err(message) => problem(response.line, "key_images", message),
+            }
+        }
+        let case_tasks = tasks.entry(ids[index].clone()).or_default();
+        let position = match case_tasks.iter().position(|t| t.id == response.task_id) {
+            Some(position) => position,
+            None => {
+                case_tasks.push(TaskSpec {
+                    id: response.task_id.clone(),
+                    family: TaskFamily::DifferentialDiagnosis,
+                    level: 1,
+                    prompt: String::new(),
+                    key_images: Vec::new(),
+                    follow_up: Vec::new(),
+                });
+                case_tasks.len() - 1
+            }
+        };
+        let task = &mut case_tasks[position];
+        if task.prompt.is_empty() {
+            task.prompt = response.prompt.clone().unwrap_or_default();
+        }
+        for slice in key_images {
+            if !task.key_images.contains(&slice) {
+                task.key_images.push(slice);
+            }
+        }
+        lines.push(ResponseLine {
+            case_id: ids[index].clone(),
+            task_id: response.task_id,
+            model: response.model,
+            sample: response.sample,
+            answer: response.answer,
+            rationale: response.rationale,
+            turns: None,
+            extra: serde_json::Map::new(),
+        });
+    }
+    for task in tasks.values_mut().flatten() {
+        if task.prompt.trim().is_empty() {
+            task.prompt = TASK_PROMPT_PLACEHOLDER.into();
+        }
+    }
+    if problems.is_empty() {
+        Ok((tasks, lines))
+    } else {
+        Err(problems)
+    }
+}
+
+/// The prompt of a task whose responses did not carry it (`to_complete` keeps `tasks`: family,
+/// level and prompt are a curator's to set).
+const TASK_PROMPT_PLACEHOLDER: &str = "(prompt to be completed)";
+
 /// Moves or writes the case's images, writes `case.json`; returns the report line and the key row.
-fn write_case(cases_dir: &Path, id: &str, case: PlannedCase) -> Result<(CaseReport, [String; 4])> {
+fn write_case(
+    cases_dir: &Path,
+    id: &str,
+    case: PlannedCase,
+    series_ids: Vec<String>,
+    tasks: Vec<TaskSpec>,
+) -> Result<(CaseReport, [String; 4])> {
     let case_dir = cases_dir.join(id);
     create_dir(&case_dir)?;
-    let mut used_ids = BTreeSet::new();
     let mut specs = Vec::new();
     let mut series_reports = Vec::new();
     let mut burned_in = false;
-    for series in case.series {
-        let base = series.guess.map_or("series", |g| g.label.id());
-        let series_id = (1..)
-            .map(|n| {
-                if n == 1 {
-                    base.to_owned()
-                } else {
-                    format!("{base}-{n}")
-                }
-            })
-            .find(|candidate| !used_ids.contains(candidate))
-            .unwrap_or_default();
-        used_ids.insert(series_id.clone());
+    for (series, series_id) in case.series.into_iter().zip(series_ids) {
         burned_in |= series.burned_in;
+
         let (kind, path, files) = match series.images {
             SeriesImages::Dicom(staged) => {
                 let folder = case_dir.join(&series_id);
@@ -475,7 +679,7 @@ fn write_case(cases_dir: &Path, id: &str, case: PlannedCase) -> Result<(CaseRepo
         ehr: BTreeMap::new(),
         clinical_note: String::new(),
         series: specs,
-        tasks: Vec::new(),
+        tasks,
         ground_truth: None,
         to_complete: to_complete.clone(),
     };

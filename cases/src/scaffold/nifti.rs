@@ -134,6 +134,7 @@ pub(super) fn plan_cases(niftis: Vec<PathBuf>, skipped: &mut Vec<Skipped>) -> Ve
                         guess: guess(&file, sidecar.as_ref()),
                         fallback_label: "unknown",
                         burned_in: false,
+                        slices: Vec::new(),
                         images: SeriesImages::Nifti(file),
                     })
                     .collect(),

@@ -92,10 +92,8 @@ fn is_nifti_header(head: &[u8]) -> bool {
     };
     let size = [size[0], size[1], size[2], size[3]];
     let sizes = [i32::from_le_bytes(size), i32::from_be_bytes(size)];
-    let magic_at = |at: usize, magic: &[&[u8]]| {
-        head.get(at..at + 4)
-            .is_some_and(|m| magic.iter().any(|x| m == *x))
-    };
+    let magic_at =
+        |at: usize, magic: &[&[u8]]| head.get(at..at + 4).is_some_and(|m| magic.contains(&m));
     (sizes.contains(&348) && magic_at(344, &[b"n+1\0", b"ni1\0"]))
         || (sizes.contains(&540) && magic_at(4, &[b"n+2\0", b"ni2\0"]))
 }
