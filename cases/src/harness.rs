@@ -100,6 +100,23 @@ pub struct HarnessResponse {
     pub key_images: Vec<String>,
 }
 
+impl HarnessResponse {
+    /// The `responses.jsonl` line, under the bundle's `case_id`; nothing else of the harness's
+    /// row is kept (it may hold what a rater must not see).
+    pub fn into_line(self, case_id: String) -> crate::model::ResponseLine {
+        crate::model::ResponseLine {
+            case_id,
+            task_id: self.task_id,
+            model: self.model,
+            sample: self.sample,
+            answer: self.answer,
+            rationale: self.rationale,
+            turns: None,
+            extra: serde_json::Map::new(),
+        }
+    }
+}
+
 /// Reads `path` (CSV when its name ends in `.csv`, else JSONL) through `map`; every problem
 /// names the file, line and field. Responses without a sample column are numbered 0, 1, … per
 /// case, task and model in file order (pass@k files repeat the line).
@@ -423,12 +440,7 @@ pub fn add_to_bundle(
     let shown = file.display().to_string();
     let mut problems = Vec::new();
     let mut problem = |line, field: &str, message: String| {
-        problems.push(Problem {
-            file: shown.clone(),
-            line: Some(line),
-            field: field.to_owned(),
-            message,
-        })
+        problems.push(Problem::on_line(&shown, line, field, message));
     };
     let key_rows = match key {
         Some(key) => read_key(key).map_err(|message| {
@@ -503,20 +515,12 @@ pub fn add_to_bundle(
             );
             continue;
         }
-        let line = crate::model::ResponseLine {
-            case_id,
-            task_id: response.task_id,
-            model: response.model,
-            sample: response.sample,
-            answer: response.answer,
-            rationale: response.rationale,
-            turns: None,
-            extra: serde_json::Map::new(),
-        };
+        let at = response.line;
+        let line = response.into_line(case_id);
         match existing.get(&line.key()) {
             Some(answer) if *answer == line.answer => already_there += 1,
             Some(_) => problem(
-                response.line,
+                at,
                 "answer",
                 format!(
                     "responses.jsonl already holds case {:?}, task {:?}, model {:?}, sample {} with \

@@ -66,23 +66,35 @@ fn series_of(bundle: &Path, case_json: &serde_json::Value) -> Vec<(String, Strin
         .collect()
 }
 
+/// Runs `neurorater ARGS`, which must succeed; its standard output.
+fn succeeds(args: &[&str]) -> String {
+    let output = neurorater(args);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{args:?}: {stdout}{stderr}");
+    stdout
+}
+
+fn import(bundle: &Path, db: &Path) -> String {
+    succeeds(&[
+        "import",
+        bundle.to_str().expect("utf-8"),
+        "--db",
+        db.to_str().expect("utf-8"),
+    ])
+}
+
 #[test]
 fn a_pacs_export_becomes_a_de_identified_bundle_that_imports_as_it_is() {
     let dir = tempfile::tempdir().expect("temp dir");
     let export = write_pacs_export(&dir.path().join("export"));
     let bundle = dir.path().join("study");
-    let output = neurorater(&[
+    let stdout = succeeds(&[
         "scaffold",
         export.root.to_str().expect("utf-8"),
         "--out",
         bundle.to_str().expect("utf-8"),
     ]);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
 
     // Cases are numbered in the order of their first file: EXPORT/B, EXPORT/ZZPHI…, bids.
     let ct = case(&bundle, "case-001");
@@ -198,18 +210,7 @@ fn a_pacs_export_becomes_a_de_identified_bundle_that_imports_as_it_is() {
     assert_eq!(beside.len(), 3, "{beside:?}");
 
     let db = dir.path().join("study.sqlite");
-    let output = neurorater(&[
-        "import",
-        bundle.to_str().expect("utf-8"),
-        "--db",
-        db.to_str().expect("utf-8"),
-    ]);
-    let imported = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{imported}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let imported = import(&bundle, &db);
     assert!(
         imported.contains("3 cases, 6 series, 18 images, 0 tasks"),
         "{imported}"
@@ -286,12 +287,7 @@ fn a_harness_csv_becomes_responses_and_tasks_with_key_images_as_display_indices(
         ])
     };
     let output = run(&csv);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{output:?}");
     let mr = case(&bundle, "case-002");
     assert_eq!(
         mr["tasks"],
@@ -331,20 +327,73 @@ fn a_harness_csv_becomes_responses_and_tasks_with_key_images_as_display_indices(
         ]
     );
     let db = dir.path().join("study.sqlite");
-    let output = neurorater(&[
-        "import",
-        bundle.to_str().expect("utf-8"),
-        "--db",
-        db.to_str().expect("utf-8"),
-    ]);
-    let imported = String::from_utf8_lossy(&output.stdout);
+    let imported = import(&bundle, &db);
     assert!(
         imported.contains("2 tasks; 3 responses added"),
         "{imported}"
     );
     let mut stored = every_file(&bundle);
-    stored.push(db);
+    stored.push(db.clone());
     assert_no_marker(&stored, &export.markers);
+
+    // lmms-eval's samples file, added to the bundle later: the study named by its accession
+    // number through the key beside the bundle; a second run adds nothing.
+    let samples = dir.path().join("samples_dx.jsonl");
+    std::fs::write(
+        &samples,
+        format!(
+            "{{\"doc_id\": 0, \"doc\": {{\"study\": \"{}\"}}, \"filtered_resps\": [\"Neuromyelitis optica\"]}}\n",
+            export.accessions[0]
+        ),
+    )
+    .expect("write");
+    let add = |samples: &Path, task: &str| {
+        neurorater(&[
+            "import-responses",
+            samples.to_str().expect("utf-8"),
+            "--bundle",
+            bundle.to_str().expect("utf-8"),
+            "--map",
+            "case_id=doc.study,answer=filtered_resps.0",
+            "--model",
+            "vlm-b",
+            "--task",
+            task,
+        ])
+    };
+    let added = add(&samples, "dx");
+    let shown = String::from_utf8_lossy(&added.stdout);
+    assert!(
+        shown.contains("1 responses added") && shown.contains("(0 already there)"),
+        "{added:?}"
+    );
+    let again = add(&samples, "dx");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("0 responses added"),
+        "{again:?}"
+    );
+    let jsonl = std::fs::read_to_string(bundle.join("responses.jsonl")).expect("responses");
+    assert_eq!(jsonl.lines().count(), 4);
+    assert!(
+        jsonl.lines().last().is_some_and(
+            |l| l.contains(r#""case_id":"case-002","task_id":"dx","model":"vlm-b","sample":0"#)
+        ),
+        "{jsonl}"
+    );
+    let refused = add(&samples, "triage");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(&format!(
+            "{}:1: task_id: case \"case-002\" has no task \"triage\"",
+            samples.display()
+        )),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(bundle.join("responses.jsonl")).expect("responses"),
+        jsonl
+    );
+    assert!(import(&bundle, &db).contains("1 responses added (3 already stored)"));
 
     // A study the scan did not find: named by file, line and field; nothing written.
     std::fs::remove_dir_all(&bundle).expect("clean");

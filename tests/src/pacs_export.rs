@@ -312,31 +312,35 @@ pub fn write_pacs_export(root: &Path) -> PacsExport {
 
     // FLAIR (5 slices) and T1+C (4 slices) in one folder, meaningless names, shuffled order.
     let mut written = Vec::new();
-    for (name, instance) in [("IM7", 3), ("IM2", 5), ("IM9", 1), ("IM4", 4), ("IM1", 2)] {
-        let img = make(
-            ALPHA_STUDY,
-            &alpha,
+    let shuffled = [
+        (
             3,
             flair,
-            instance,
-            [0.0, 0.0, 3.0 * f64::from(instance)],
-            AXIAL,
-        );
-        write_part10(&alpha_dir.join(name), &img, 1);
-        written.push(alpha_dir.join(name));
-    }
-    for (name, instance) in [("IM3", 2), ("IM8", 4), ("IM5", 1), ("IM6", 3)] {
-        let img = make(
-            ALPHA_STUDY,
-            &alpha,
+            3.0,
+            &[("IM7", 3), ("IM2", 5), ("IM9", 1), ("IM4", 4), ("IM1", 2)][..],
+        ),
+        (
             7,
             t1c,
-            instance,
-            [0.0, 0.0, 4.0 * f64::from(instance)],
-            AXIAL,
-        );
-        write_part10(&alpha_dir.join(name), &img, 1);
-        written.push(alpha_dir.join(name));
+            4.0,
+            &[("IM3", 2), ("IM8", 4), ("IM5", 1), ("IM6", 3)][..],
+        ),
+    ];
+    for (series_number, kind, spacing, names) in shuffled {
+        for &(name, instance) in names {
+            let z = spacing * f64::from(instance);
+            let img = make(
+                ALPHA_STUDY,
+                &alpha,
+                series_number,
+                kind,
+                instance,
+                [0.0, 0.0, z],
+                AXIAL,
+            );
+            write_part10(&alpha_dir.join(name), &img, 1);
+            written.push(alpha_dir.join(name));
+        }
     }
     // A three-plane localizer: left out.
     for (instance, orientation) in [(1, AXIAL), (2, SAGITTAL), (3, CORONAL)] {

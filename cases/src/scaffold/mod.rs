@@ -505,12 +505,7 @@ fn resolve_responses(
     let file = file.display().to_string();
     let mut problems = Vec::new();
     let mut problem = |line, field: &str, message: String| {
-        problems.push(Problem {
-            file: file.clone(),
-            line: Some(line),
-            field: field.to_owned(),
-            message,
-        })
+        problems.push(Problem::on_line(&file, line, field, message));
     };
     let mut tasks: BTreeMap<String, Vec<TaskSpec>> = BTreeMap::new();
     let mut lines = Vec::new();
@@ -581,16 +576,7 @@ fn resolve_responses(
                 task.key_images.push(slice);
             }
         }
-        lines.push(ResponseLine {
-            case_id: ids[index].clone(),
-            task_id: response.task_id,
-            model: response.model,
-            sample: response.sample,
-            answer: response.answer,
-            rationale: response.rationale,
-            turns: None,
-            extra: serde_json::Map::new(),
-        });
+        lines.push(response.into_line(ids[index].clone()));
     }
     for task in tasks.values_mut().flatten() {
         if task.prompt.trim().is_empty() {
