@@ -2,7 +2,8 @@
 # The scaffold scale benchmark (issue 14, docs/performance.md "Scaffold and import at scale"):
 # writes CASES studies × SERIES series × SLICES slices of SIZE² uncompressed 16-bit MR slices,
 # then times, in one run and on the same warm files, `neurorater scaffold`, `neurorater import` of
-# the bundle it wrote, and scripts/bench/pydicom_walk_group.py (pydicom reading every header and
+# the bundle it wrote, `cp -r` of the export (the cost of writing the bytes at all), and
+# scripts/bench/pydicom_walk_group.py (pydicom reading every header and
 # grouping by study and series: what a user's own script would do, writing nothing).
 #
 #   scripts/bench/scaffold_scale.sh 100 4 150 256   # 60,000 files (≈ 8 GB twice: export + bundle)
@@ -33,6 +34,10 @@ measure() { # NAME COMMAND...: wall seconds and peak resident memory, then files
     "$(echo "$files / $seconds" | bc -l)" "$(echo "$kib / 1024" | bc -l)"
 }
 
+# What writing a copy of every byte costs on this disk, without reading a header: the floor for
+# any scaffold that writes de-identified copies.
+measure cp-r cp -r "$work/export" "$work/plain-copy"
+rm -rf "$work/plain-copy"
 measure scaffold "$target/debug/neurorater" scaffold "$work/export" --out "$work/bundle"
 measure import "$target/debug/neurorater" import "$work/bundle" --db "$work/study.sqlite"
 measure pydicom python3 "$here/scripts/bench/pydicom_walk_group.py" "$work/export"
