@@ -82,6 +82,13 @@ pub enum Error {
         package: PathBuf,
         problems: Vec<crate::bundle::Problem>,
     },
+    /// A harness's responses file that cannot be read through its column map, or names cases,
+    /// tasks or key images that do not exist; each problem names the file, line and field.
+    #[error("the responses were refused, nothing was written:\n{}",
+        problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    Responses {
+        problems: Vec<crate::bundle::Problem>,
+    },
 }
 
 impl Error {

@@ -189,13 +189,15 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
         updated += tx
             .execute(
                 "INSERT INTO cases (study, case_id, disease_group, modality, age, sex, ehr_json,
-                    clinical_note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    clinical_note, to_complete_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  ON CONFLICT (study, case_id) DO UPDATE SET disease_group = excluded.disease_group,
                     modality = excluded.modality, age = excluded.age, sex = excluded.sex,
-                    ehr_json = excluded.ehr_json, clinical_note = excluded.clinical_note
-                 WHERE (disease_group, modality, age, sex, ehr_json, clinical_note) IS NOT
+                    ehr_json = excluded.ehr_json, clinical_note = excluded.clinical_note,
+                    to_complete_json = excluded.to_complete_json
+                 WHERE (disease_group, modality, age, sex, ehr_json, clinical_note,
+                        to_complete_json) IS NOT
                     (excluded.disease_group, excluded.modality, excluded.age, excluded.sex,
-                     excluded.ehr_json, excluded.clinical_note)",
+                     excluded.ehr_json, excluded.clinical_note, excluded.to_complete_json)",
                 params![
                     study_key,
                     case.id,
@@ -205,6 +207,7 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
                     enum_text(&case.sex),
                     json(&case.ehr),
                     case.clinical_note,
+                    json(&case.to_complete),
                 ],
             )
             .map_err(|e| fail("storing a case", e))?;

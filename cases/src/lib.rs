@@ -11,6 +11,7 @@ pub mod demo;
 pub mod error;
 pub mod export;
 pub mod grader_workbench;
+pub mod harness;
 pub mod imaging;
 pub mod import;
 pub mod marks;
@@ -19,6 +20,7 @@ pub mod package;
 pub mod progress;
 pub mod rating;
 pub mod ratings_import;
+pub mod scaffold;
 pub mod store;
 
 pub use error::{Error, Result};

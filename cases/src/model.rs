@@ -133,6 +133,29 @@ pub struct CaseFile {
     pub tasks: Vec<TaskSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ground_truth: Option<GroundTruth>,
+    /// What a curator still has to fill in or confirm (`neurorater scaffold` writes it: the scan
+    /// cannot know the disease group, the tasks or the note). Empty for a finished case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub to_complete: Vec<ToComplete>,
+}
+
+/// A part of a case that a person has to complete or check before the study runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToComplete {
+    /// `disease_group` holds a placeholder (`other_abnormality`).
+    DiseaseGroup,
+    /// No task yet.
+    Tasks,
+    /// No clinical note yet.
+    ClinicalNote,
+    /// `age` is 0 because the images did not say.
+    Age,
+    /// The series labels are guesses from the images' headers.
+    SeriesLabels,
+    /// A series says its pixels carry burned-in text (BurnedInAnnotation YES) or is a secondary
+    /// capture: a person must look at every image for names or dates before sharing.
+    BurnedInAnnotation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -169,6 +192,9 @@ pub struct SeriesSpec {
     pub kind: SeriesKind,
     /// Relative to the case directory: a folder for `dicom` and `key_images`, a file for `nifti`.
     pub path: String,
+    /// The label was guessed from the images' headers (`neurorater scaffold`), not given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub label_guessed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

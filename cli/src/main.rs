@@ -20,6 +20,7 @@ mod package;
 mod progress;
 mod ratings;
 mod run;
+mod scaffold;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -120,6 +121,12 @@ enum Command {
     Grade(run::GradeArgs),
     /// Ask a model every task of the stored studies, with the key images (FORMATS.md §6).
     Respond(run::RespondArgs),
+    /// A study bundle from folders a PACS, a CD or an archive exported (FORMATS.md §7):
+    /// de-identified copies, pseudonymous case ids, the key beside the bundle.
+    Scaffold(scaffold::ScaffoldArgs),
+    /// Add a harness's responses (CSV or JSONL, read through --map) to a bundle's
+    /// responses.jsonl; import the bundle again to store them.
+    ImportResponses(scaffold::ImportResponsesArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -167,7 +174,15 @@ impl From<cases::Error> for Failure {
             | CurationRefused(_)
             | Rating(_)
             | Package { .. } => Failure::Input(vec![error.to_string()]),
-            Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            Responses { problems } => {
+                Failure::Input(problems.iter().map(ToString::to_string).collect())
+            }
+            Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
+                ) =>
+            {
                 Failure::Input(vec![error.to_string()])
             }
             _ => Failure::Internal(error.to_string()),
@@ -222,6 +237,8 @@ fn main() -> ExitCode {
         Command::Package { command } => package::run(&command),
         Command::Grade(args) => run::grade(&args),
         Command::Respond(args) => run::respond(&args),
+        Command::Scaffold(args) => scaffold::run(&args),
+        Command::ImportResponses(args) => scaffold::import_responses(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

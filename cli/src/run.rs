@@ -72,7 +72,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 }
 
 /// Resolves on Ctrl-C (SIGINT); if the handler cannot be installed, never.
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }

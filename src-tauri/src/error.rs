@@ -58,8 +58,9 @@ impl From<cases::Error> for CommandError {
             | E::Corrupt { .. } => ErrorCode::Database,
             E::Demo(_) => ErrorCode::StartupFailed,
             E::StaleGroundTruth { .. } | E::CurationRefused(_) => ErrorCode::Refused,
-            // A damaged or foreign rater/results package; the message names the member and field.
-            E::Package { .. } => ErrorCode::InvalidArgument,
+            // A damaged or foreign rater/results package, or a harness's responses file that does
+            // not fit the study; the message names the member or line and the field.
+            E::Package { .. } | E::Responses { .. } => ErrorCode::InvalidArgument,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
                 cases::rating::RatingError::Refused(_) => ErrorCode::Refused,

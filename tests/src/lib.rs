@@ -7,6 +7,7 @@ use dicom_object::{FileDicomObject, FileMetaTableBuilder, InMemDicomObject};
 use std::path::{Path, PathBuf};
 
 pub mod fuzz_entry;
+pub mod pacs_export;
 pub mod phi;
 
 /// Marker strings planted in every identifying attribute of [`write_identified_dicom`]; none may

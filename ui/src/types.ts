@@ -31,7 +31,17 @@ export interface CaseSummary {
   series_labels: string[]
   n_tasks: number
   n_responses: number
+  /** What a curator still has to complete (a scaffolded case); empty when finished. */
+  to_complete: ToComplete[]
 }
+
+export type ToComplete =
+  | 'disease_group'
+  | 'tasks'
+  | 'clinical_note'
+  | 'age'
+  | 'series_labels'
+  | 'burned_in_annotation'
 
 export interface SeriesView {
   key: number

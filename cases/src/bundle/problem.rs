@@ -13,6 +13,18 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// A problem on `line` (1-based) of `file`.
+    pub fn on_line(file: &str, line: usize, field: &str, message: impl Into<String>) -> Problem {
+        Problem {
+            file: file.to_owned(),
+            line: Some(line),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {

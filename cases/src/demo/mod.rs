@@ -239,6 +239,7 @@ fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
                 label: label.to_string(),
                 kind: SeriesKind::Dicom,
                 path: id.to_string(),
+                label_guessed: false,
             })
             .collect(),
         tasks,
@@ -258,6 +259,7 @@ fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
             expected_reasoning: case.expected_reasoning.to_string(),
             difficulty: Some(case.difficulty),
         }),
+        to_complete: Vec::new(),
     })
 }
 

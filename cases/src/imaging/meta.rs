@@ -42,19 +42,29 @@ pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
         .transfer_syntax()
         .trim_end_matches(['\0', ' '])
         .to_string();
-    let err =
-        |kind, reason: String| ImagingError::new(path, kind, reason).with_transfer_syntax(&ts);
+    let sop_from_meta = obj.meta().media_storage_sop_instance_uid().to_owned();
+    dicom_meta_of(path, &obj, &ts, &sop_from_meta)
+}
 
-    let series_instance_uid = text(&obj, tags::SERIES_INSTANCE_UID).ok_or_else(|| {
+/// The header facts of `obj`, a file already read from `path` whose transfer syntax is `ts`;
+/// `sop_from_meta` is the file meta's Media Storage SOP Instance UID (empty when it has none).
+pub(crate) fn dicom_meta_of(
+    path: &Path,
+    obj: &InMemDicomObject,
+    ts: &str,
+    sop_from_meta: &str,
+) -> Result<DicomMeta, ImagingError> {
+    let err = |kind, reason: String| ImagingError::new(path, kind, reason).with_transfer_syntax(ts);
+
+    let series_instance_uid = text(obj, tags::SERIES_INSTANCE_UID).ok_or_else(|| {
         err(
             ImagingErrorKind::InvalidHeader,
             "SeriesInstanceUID (0020,000E) is missing or empty".into(),
         )
     })?;
-    let sop_instance_uid = text(&obj, tags::SOP_INSTANCE_UID)
+    let sop_instance_uid = text(obj, tags::SOP_INSTANCE_UID)
         .or_else(|| {
-            let from_meta = obj.meta().media_storage_sop_instance_uid();
-            let from_meta = from_meta.trim_end_matches(['\0', ' ']);
+            let from_meta = sop_from_meta.trim_end_matches(['\0', ' ']);
             (!from_meta.is_empty()).then(|| from_meta.to_string())
         })
         .ok_or_else(|| {
@@ -63,13 +73,13 @@ pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
                 "SOPInstanceUID (0008,0018) is missing or empty".into(),
             )
         })?;
-    let rows = unsigned(&obj, tags::ROWS).ok_or_else(|| {
+    let rows = unsigned(obj, tags::ROWS).ok_or_else(|| {
         err(
             ImagingErrorKind::InvalidHeader,
             "Rows (0028,0010) is missing or not a number".into(),
         )
     })?;
-    let columns = unsigned(&obj, tags::COLUMNS).ok_or_else(|| {
+    let columns = unsigned(obj, tags::COLUMNS).ok_or_else(|| {
         err(
             ImagingErrorKind::InvalidHeader,
             "Columns (0028,0011) is missing or not a number".into(),
@@ -89,7 +99,7 @@ pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
         })?,
     };
 
-    let (image_position_patient, image_orientation_patient) = plane_of(&obj);
+    let (image_position_patient, image_orientation_patient) = plane_of(obj);
 
     let identifying_attributes = obj
         .iter()
@@ -105,11 +115,11 @@ pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
             .and_then(|e| e.to_int::<i32>().ok()),
         image_position_patient,
         image_orientation_patient,
-        modality: text(&obj, tags::MODALITY),
+        modality: text(obj, tags::MODALITY),
         rows,
         columns,
         frames,
-        transfer_syntax: ts,
+        transfer_syntax: ts.to_owned(),
         identifying_attributes,
     })
 }

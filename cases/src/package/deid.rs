@@ -20,7 +20,7 @@ use crate::imaging::{is_identifying, uid_tags_to_replace};
 use crate::{Error, Result};
 use dicom_core::value::Value;
 use dicom_core::{DataElement, PrimitiveValue, Tag, VR};
-use dicom_object::{open_file, InMemDicomObject};
+use dicom_object::{open_file, FileDicomObject, InMemDicomObject};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -37,8 +37,19 @@ fn unreadable(path: &Path, message: String) -> Error {
 pub(super) fn deidentified_dicom(path: &Path, package_id: &str) -> Result<Vec<u8>> {
     let unreadable = |message: String| unreadable(path, message);
     let mut object = open_file(path).map_err(|e| unreadable(format!("reading DICOM: {e}")))?;
-    clean(&mut object, package_id);
-    let sop = replacement_uid(package_id, object.meta().media_storage_sop_instance_uid());
+    deidentify(&mut object, package_id);
+    let mut bytes = Vec::new();
+    object
+        .write_all(&mut bytes)
+        .map_err(|e| unreadable(format!("writing the de-identified copy: {e}")))?;
+    Ok(bytes)
+}
+
+/// Applies the basic profile to a whole file, its file meta group included. UIDs are replaced
+/// by digests salted with `salt`, so one salt keeps a study's references consistent.
+pub(crate) fn deidentify(object: &mut FileDicomObject<InMemDicomObject>, salt: &str) {
+    clean(object, salt);
+    let sop = replacement_uid(salt, object.meta().media_storage_sop_instance_uid());
     let meta = object.meta_mut();
     meta.media_storage_sop_instance_uid = sop;
     // Who wrote the file (implementation class UID and version name) is kept: it names software,
@@ -49,11 +60,6 @@ pub(super) fn deidentified_dicom(path: &Path, package_id: &str) -> Result<Vec<u8
     meta.private_information_creator_uid = None;
     meta.private_information = None;
     meta.update_information_group_length();
-    let mut bytes = Vec::new();
-    object
-        .write_all(&mut bytes)
-        .map_err(|e| unreadable(format!("writing the de-identified copy: {e}")))?;
-    Ok(bytes)
 }
 
 fn clean(object: &mut InMemDicomObject, package_id: &str) {
@@ -87,7 +93,7 @@ fn clean(object: &mut InMemDicomObject, package_id: &str) {
 
 /// The NIfTI file read from `path` (`bytes`, gzipped or not) without its free text and
 /// extensions; gzipped again when it came gzipped.
-pub(super) fn deidentified_nifti(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn deidentified_nifti(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
     let unreadable = |message: String| unreadable(path, message);
     if !bytes.starts_with(&GZIP_MAGIC) {
         return blank_nifti_text(bytes.to_vec()).map_err(unreadable);

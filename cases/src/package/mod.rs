@@ -14,7 +14,7 @@
 //! package again changes nothing.
 
 mod archive;
-mod deid;
+pub(crate) mod deid;
 mod rater;
 mod results;
 

@@ -513,6 +513,7 @@ fn write_case(
             label,
             kind,
             path: series_path,
+            label_guessed: false,
         });
     }
     let task_specs: Vec<TaskSpec> = conn
@@ -564,6 +565,7 @@ fn write_case(
         series: specs,
         tasks: task_specs,
         ground_truth: None,
+        to_complete: Vec::new(),
     };
     writer.add(
         &format!("{case_dir}/case.json"),

@@ -4,7 +4,9 @@
 //! work: these payloads go to raters, who read blinded.
 
 use super::Store;
-use crate::model::{DiseaseGroup, Modality, SeriesKind, Sex, SliceRef, TaskFamily, Turn};
+use crate::model::{
+    DiseaseGroup, Modality, SeriesKind, Sex, SliceRef, TaskFamily, ToComplete, Turn,
+};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
@@ -32,6 +34,8 @@ pub struct CaseSummary {
     pub series_labels: Vec<String>,
     pub n_tasks: u32,
     pub n_responses: u32,
+    /// What a curator still has to complete (the bundle's `to_complete`); empty when finished.
+    pub to_complete: Vec<ToComplete>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -323,7 +327,7 @@ const CASE_SUMMARY_SELECT: &str = "SELECT c.case_id, c.disease_group, c.modality
         (SELECT count(*) FROM tasks t WHERE t.case_ref = c.id),
         (SELECT count(*) FROM responses r JOIN tasks t ON r.task = t.id
             WHERE t.case_ref = c.id),
-        c.id, c.ehr_json, c.clinical_note
+        c.id, c.ehr_json, c.clinical_note, c.to_complete_json
      FROM cases c";
 
 fn case_summary_from_row(row: &Row<'_>) -> rusqlite::Result<CaseSummary> {
@@ -336,6 +340,7 @@ fn case_summary_from_row(row: &Row<'_>) -> rusqlite::Result<CaseSummary> {
         series_labels: json_column(row, 5)?,
         n_tasks: row.get(6)?,
         n_responses: row.get(7)?,
+        to_complete: json_column(row, 11)?,
     })
 }
 

@@ -387,6 +387,11 @@ CREATE TABLE grader_confirmations (
     UNIQUE (study, grader)
 ) STRICT;
 "#,
+    // 7: what a curator still has to complete in a case (the bundle's `to_complete`, written by
+    // `neurorater scaffold`), as a JSON array of its values; the app lists such cases.
+    r#"
+ALTER TABLE cases ADD COLUMN to_complete_json TEXT NOT NULL DEFAULT '[]';
+"#,
 ];
 
 /// The schema version this build writes.

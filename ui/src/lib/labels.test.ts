@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   axialSideMarkers,
+  casesNeedingCuration,
   groupCases,
   levelLabel,
   sliceIndexFromFraction,
@@ -10,7 +11,7 @@ import {
 import type { CaseSummary } from '../types'
 
 function aCase(id: string, disease_group: CaseSummary['disease_group']): CaseSummary {
-  return { id, disease_group, modality: 'MR', age: 50, sex: 'F', series_labels: [], n_tasks: 1, n_responses: 2 }
+  return { id, disease_group, modality: 'MR', age: 50, sex: 'F', series_labels: [], n_tasks: 1, n_responses: 2, to_complete: [] }
 }
 
 describe('sliceIndexFromFraction', () => {
@@ -66,5 +67,19 @@ describe('groupCases', () => {
     ])
     expect(grouped.map((g) => g.group)).toEqual(['multiple_sclerosis', 'tumour', 'normal'])
     expect(grouped[0].cases.map((c) => c.id)).toEqual(['ms-2', 'ms-10'])
+  })
+})
+
+describe('casesNeedingCuration', () => {
+  it('lists scaffolded cases by id with what is missing, and leaves finished cases out', () => {
+    const cases = [
+      { ...aCase('case-010', 'other_abnormality'), to_complete: ['tasks' as const] },
+      aCase('ms-01', 'multiple_sclerosis'),
+      { ...aCase('case-002', 'other_abnormality'), to_complete: ['disease_group' as const, 'burned_in_annotation' as const] },
+    ]
+    expect(casesNeedingCuration(cases)).toEqual([
+      { id: 'case-002', missing: 'disease group, check images for burned-in text' },
+      { id: 'case-010', missing: 'tasks' },
+    ])
   })
 })

@@ -1,6 +1,6 @@
 // How the study model reads to a clinician: display names and the viewer's overlay text.
 
-import type { CaseSummary, DiseaseGroup, Sex, TaskFamily } from '../types'
+import type { CaseSummary, DiseaseGroup, Sex, TaskFamily, ToComplete } from '../types'
 import { rangeToWindow } from './viewer/presets'
 
 export const DISEASE_GROUP_LABELS: Record<DiseaseGroup, string> = {
@@ -19,6 +19,24 @@ export const DISEASE_GROUP_ORDER: readonly DiseaseGroup[] = [
   'other_abnormality',
   'normal',
 ]
+
+/** What each `to_complete` value asks a curator to do (docs/bundle.md, "Scaffolded bundles"). */
+export const TO_COMPLETE_LABELS: Record<ToComplete, string> = {
+  disease_group: 'disease group',
+  tasks: 'tasks',
+  clinical_note: 'clinical note',
+  age: 'age',
+  series_labels: 'confirm guessed series labels',
+  burned_in_annotation: 'check images for burned-in text',
+}
+
+/** The cases a curator still has to complete, by id, each with what is missing. */
+export function casesNeedingCuration(cases: readonly CaseSummary[]): { id: string; missing: string }[] {
+  return cases
+    .filter((c) => c.to_complete.length > 0)
+    .sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }))
+    .map((c) => ({ id: c.id, missing: c.to_complete.map((t) => TO_COMPLETE_LABELS[t]).join(', ') }))
+}
 
 export const TASK_FAMILY_LABELS: Record<TaskFamily, string> = {
   differential_diagnosis: 'Differential diagnosis',
