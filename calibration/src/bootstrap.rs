@@ -101,32 +101,20 @@ where
     let done = AtomicUsize::new(0);
     let replicates: Vec<Vec<Option<f64>>> = (0..config.resamples)
         .into_par_iter()
-        .map_init(
-            || vec![0u32; clusters],
-            |times, b| {
-                let mut rng = generator_for(config.seed, b);
-                // How often each cluster was drawn, then each drawn cluster's sums added once with
-                // that weight: about 37 % of clusters are not drawn at all, so this reads a third
-                // fewer sums than adding draw by draw (the same resample either way).
-                times.fill(0);
-                for _ in 0..clusters {
-                    times[rng.below(clusters)] += 1;
-                }
-                let mut sums = vec![0.0; width];
-                for (c, &k) in times.iter().enumerate().filter(|(_, &k)| k > 0) {
-                    let weight = f64::from(k);
-                    for (s, v) in sums.iter_mut().zip(&flat[c * width..(c + 1) * width]) {
-                        *s += weight * v;
-                    }
-                }
-                let values = statistics(&sums);
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if finished.is_multiple_of(64) || finished == config.resamples {
-                    progress.advance(finished, config.resamples);
-                }
-                values
-            },
-        )
+        .map(|b| {
+            let mut rng = generator_for(config.seed, b);
+            let mut sums = vec![0.0; width];
+            for _ in 0..clusters {
+                let c = rng.below(clusters);
+                add(&mut sums, &flat[c * width..(c + 1) * width]);
+            }
+            let values = statistics(&sums);
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if finished.is_multiple_of(64) || finished == config.resamples {
+                progress.advance(finished, config.resamples);
+            }
+            values
+        })
         .collect();
 
     // Leave-one-cluster-out values for the BCa acceleration.
