@@ -2,7 +2,7 @@
 
 use crate::estimate::Estimate;
 use crate::kappa::Categories;
-use crate::report::{DimensionReport, Report, Section};
+use crate::report::{DimensionReport, GroupSection, Report, Section};
 use std::fmt::Write;
 
 const STYLE: &str = r#"
@@ -611,13 +611,15 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
         }
     }
 
-    h.push_str("<h3>4 · Where does it fail?</h3><table><tr><th>Subgroup</th><th>n items</th><th>r</th><th>95 % CI</th><th>bias</th><th>clinicians' ICC2</th></tr>");
-    for (label, s) in std::iter::once(("all items".to_string(), o)).chain(
-        d.groups
-            .iter()
-            .map(|g| (format!("{} = {}", g.column, g.value), &g.section)),
-    ) {
-        subgroup_row(h, &label, s);
+    h.push_str("<h3>4 · Where does it fail?</h3><p>A subgroup is better or worse than the rest only when the case-bootstrap interval of its r minus the other items' r excludes 0.</p><table><tr><th>Subgroup</th><th>n items</th><th>r</th><th>95 % CI</th><th>bias</th><th>clinicians' ICC2</th><th>r − rest (95 % CI)</th></tr>");
+    subgroup_row(h, "all items", o, None);
+    for g in &d.groups {
+        subgroup_row(
+            h,
+            &format!("{} = {}", g.column, g.value),
+            &g.section,
+            Some(g),
+        );
     }
     h.push_str("</table><table><tr><th>Grader vs clinician</th><th>n</th><th>r</th><th>bias</th><th>κ quadratic</th></tr>");
     for r in &g.vs_each_rater {
@@ -689,7 +691,7 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
 
 fn human_table(h: &mut String, s: &Section) {
     let hh = &s.human_human;
-    let _ = write!(h, "<p>{} clinicians; ICC uses the {} items every clinician scored ({} dropped); Krippendorff's α uses all {} items with two or more scores.</p>", hh.raters.len(), hh.icc.n, hh.icc.items_dropped, hh.krippendorff_alpha.n);
+    let _ = write!(h, "<p>{} clinicians; ICC and Fleiss κ use {} ({} items dropped); Krippendorff's α uses all {} items with two or more scores.</p>", hh.raters.len(), escape(&hh.panel.note), hh.icc.items_dropped, hh.krippendorff_alpha.n);
     h.push_str("<table><tr><th>Statistic</th><th>value</th><th>95 % CI</th></tr>");
     for (name, e) in [
         ("ICC1", &hh.icc.icc1),
@@ -733,15 +735,25 @@ fn row_estimate<T>(h: &mut String, name: &str, e: &Estimate<T>, cells: impl Fn(&
     h.push_str("</tr>");
 }
 
-fn subgroup_row(h: &mut String, label: &str, s: &Section) {
+fn subgroup_row(h: &mut String, label: &str, s: &Section, group: Option<&GroupSection>) {
     let m = s.grader.as_ref().map(|g| &g.vs_human_mean);
     let p = m.and_then(|m| m.pearson.value());
-    let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+    let vs_rest = group.map_or(String::new(), |g| match &g.r_vs_rest {
+        Some(d) => format!(
+            "{} ({} to {}): {}",
+            num(d.estimate, 2),
+            num(d.low, 2),
+            num(d.high, 2),
+            g.compared_with_rest
+        ),
+        None => g.compared_with_rest.clone(),
+    });
+    let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
         escape(label), s.n_items,
         p.map_or("—".into(), |p| num(p.r, 3)),
         p.map_or("—".into(), |p| format!("{} to {}", num(p.ci_low, 2), num(p.ci_high, 2))),
         m.and_then(|m| m.bland_altman.value()).map_or("—".into(), |b| num(b.bias, 2)),
-        s.human_human.icc.icc2.value().map_or("—".into(), |v| num(v.value, 3)));
+        s.human_human.icc.icc2.value().map_or("—".into(), |v| num(v.value, 3)), escape(&vs_rest));
 }
 
 /// A plot frame mapping data ranges onto a fixed SVG box.
@@ -1072,19 +1084,27 @@ fn errors(h: &mut String, report: &Report) {
         h.push_str("<h2>Error categories</h2>");
         let _ = write!(h, "<p>{} items with error labels. A clinicians' label counts when at least half of the item's reviewers gave it.</p>", e.items);
         h.push_str("<table><tr><th>Category</th><th>grader claimed</th><th>clinicians found</th><th>κ</th><th>precision (95 % CI)</th><th>recall (95 % CI)</th></tr>");
-        let share = |p: &Option<crate::proportions::Proportion>| {
-            p.as_ref().map_or("—".into(), |p| {
-                format!(
-                    "{} ({}–{})",
+        // The case bootstrap's interval where there is one; Wilson's counts items as independent.
+        let share = |p: &Option<crate::proportions::Proportion>,
+                     by_case: &Option<crate::report::CaseInterval>| {
+            p.as_ref().map_or("—".into(), |p| match by_case {
+                Some(i) => format!(
+                    "{} ({}–{} by case)",
+                    num(p.share, 2),
+                    num(i.low, 2),
+                    num(i.high, 2)
+                ),
+                None => format!(
+                    "{} ({}–{} Wilson)",
                     num(p.share, 2),
                     num(p.ci_low, 2),
                     num(p.ci_high, 2)
-                )
+                ),
             })
         };
         for c in &e.categories {
             let _ = write!(h, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", escape(&c.category), c.grader_claimed, c.clinicians_labelled,
-                c.cohen_kappa.value().map_or("—".into(), |k| num(k.value, 2)), share(&c.precision), share(&c.recall));
+                c.cohen_kappa.value().map_or("—".into(), |k| num(k.value, 2)), share(&c.precision, &c.precision_by_case), share(&c.recall, &c.recall_by_case));
         }
         h.push_str("</table>");
         let _ = write!(h, "<h3>Dangerous cases: the grader scored ≥ {} and a clinician found a significant error</h3>", e.high_score_threshold.map_or("—".into(), |t| num(t, 2)));

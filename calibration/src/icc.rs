@@ -54,6 +54,10 @@ pub const ICC3K_DESCRIPTION: &str = "two-way mixed effects, consistency, mean of
 pub struct MeanSquares {
     pub n: usize,
     pub k: usize,
+    /// Degrees of freedom between items: n − 1, or n − g when the items fall into g groups whose
+    /// differences are removed first (test-retest pooled over clinicians, whose differences are
+    /// not variance between items).
+    pub df_items: f64,
     /// Between items (rows).
     pub msb: f64,
     /// Within items (one-way residual).
@@ -80,18 +84,39 @@ impl MeanSquares {
         }
         let (nf, kf) = (n as f64, k as f64);
         let correction = total * total / (nf * kf);
-        let ss_total = sum_squares - correction;
-        let ss_rows = sum_row_total_squares / kf - correction;
-        let ss_columns = column_totals.iter().map(|c| c * c).sum::<f64>() / nf - correction;
-        let ss_error = ss_total - ss_rows - ss_columns;
-        Some(MeanSquares {
+        Some(Self::from_sums_of_squares(
             n,
             k,
-            msb: ss_rows / (nf - 1.0),
+            1,
+            sum_squares - correction,
+            sum_row_total_squares / kf - correction,
+            column_totals.iter().map(|c| c * c).sum::<f64>() / nf - correction,
+        ))
+    }
+
+    /// From the sums of squares of n items in `groups` groups (1: the plain two-way ANOVA), each
+    /// taken about its group's mean: total, between items, between raters. The groups' own
+    /// differences are left out of every term and cost `groups − 1` degrees of freedom between
+    /// items; the residual keeps (n − 1)(k − 1).
+    pub fn from_sums_of_squares(
+        n: usize,
+        k: usize,
+        groups: usize,
+        ss_total: f64,
+        ss_rows: f64,
+        ss_columns: f64,
+    ) -> MeanSquares {
+        let (nf, kf) = (n as f64, k as f64);
+        let df_items = nf - groups as f64;
+        MeanSquares {
+            n,
+            k,
+            df_items,
+            msb: ss_rows / df_items,
             msw: (ss_total - ss_rows) / (nf * (kf - 1.0)),
             msj: ss_columns / (kf - 1.0),
-            mse: ss_error / ((nf - 1.0) * (kf - 1.0)),
-        })
+            mse: (ss_total - ss_rows - ss_columns) / ((nf - 1.0) * (kf - 1.0)),
+        }
     }
 
     pub fn from_rows(rows: &[Vec<f64>]) -> Option<MeanSquares> {
@@ -171,7 +196,9 @@ pub fn icc_from_mean_squares(ms: &MeanSquares) -> Icc {
     let (nf, kf) = (n as f64, k as f64);
     let alpha = 0.05;
     let upper = 1.0 - alpha / 2.0;
-    let df1 = nf - 1.0;
+    // The F statistics' numerator: items; the Satterthwaite denominator below uses the residual's
+    // (n − 1)(k − 1) over k − 1.
+    let df1 = ms.df_items;
     let df1kd = nf * (kf - 1.0);
     let df2kd = (nf - 1.0) * (kf - 1.0);
     let value = |v: f64, lo: Option<f64>, hi: Option<f64>, description: &'static str| match (
@@ -234,7 +261,7 @@ pub fn icc_from_mean_squares(ms: &MeanSquares) -> Icc {
     let a = kf * icc2 * fj + nf * (1.0 + (kf - 1.0) * icc2) - kf * icc2;
     let vn = df2kd * a * a;
     let b = nf * (1.0 + (kf - 1.0) * icc2) - kf * icc2;
-    let vd = df1 * kf * kf * icc2 * icc2 * fj * fj + b * b;
+    let vd = (nf - 1.0) * kf * kf * icc2 * icc2 * fj * fj + b * b;
     let v = vn / vd;
     let (l2, u2) = if v.is_finite() && v > 0.0 {
         let f2u = dist::f_quantile(upper, df1, v);

@@ -7,7 +7,12 @@
 //! ICC(A,1), two-way mixed effects (the two reading sessions are the only ones of interest),
 //! absolute agreement, single measurement, the form Koo & Li (2016) recommend for intra-rater
 //! reliability; its formula and F-based interval are those of Shrout & Fleiss's ICC(2,1)
-//! (pingouin's `ICC2`). Pooled, every (clinician, response) pair is one target.
+//! (pingouin's `ICC2`). Pooled, every (clinician, response) pair is one target, and each
+//! clinician's reads are taken about that clinician's own mean: that one clinician scores higher
+//! than another is not variance between the responses, and counted as such it would inflate the
+//! ICC. The clinicians' means cost their degrees of freedom between targets (N − C for N pairs of
+//! C clinicians); a clinician's own shift between sessions stays in the error, as absolute
+//! agreement asks.
 //!
 //! **Weighted κ.** Cohen's κ between the reads over the scale's levels, unweighted, linear and
 //! quadratic (the ordinal one to read), with the large-sample SE of [`crate::kappa`].
@@ -20,10 +25,9 @@
 
 use crate::bootstrap::{cluster_bootstrap, BootstrapConfig, BootstrapInterval, NoProgress};
 use crate::estimate::Estimate;
-use crate::icc::{icc, IccValue, MeanSquares};
+use crate::icc::{icc_from_mean_squares, IccValue, MeanSquares};
 use crate::input::{RepeatRead, ReportOptions};
 use crate::kappa::{cohen_kappa, Categories, CohenKappa};
-use crate::ratings::RatingMatrix;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -145,13 +149,22 @@ fn test_retest(
     let first: Vec<f64> = reads.iter().map(|r| r.first).collect();
     let repeat: Vec<f64> = reads.iter().map(|r| r.repeat).collect();
     let n = reads.len() as f64;
-    let rows: Vec<Vec<f64>> = reads.iter().map(|r| vec![r.first, r.repeat]).collect();
-    let icc = icc(&RatingMatrix::from_complete_rows(&rows))
-        .icc2
-        .map(|v| IccValue {
+    let grand = reads.iter().map(|r| r.first + r.repeat).sum::<f64>() / (2.0 * n);
+    let clinicians = clinician_index(reads);
+    let mut sums = vec![0.0; CLINICIAN_SUMS * clinicians.len()];
+    for read in reads {
+        add_clinician_sums(&mut sums, &clinicians, read, grand);
+    }
+    let icc = match test_retest_mean_squares(&sums) {
+        Some(ms) => icc_from_mean_squares(&ms).icc2.map(|v| IccValue {
             description: TEST_RETEST_ICC_DESCRIPTION,
             ..v
-        });
+        }),
+        None => Estimate::not_estimable(
+            reads.len(),
+            "needs more response pairs than clinicians (each clinician's mean costs a degree of freedom)",
+        ),
+    };
     TestRetest {
         icc,
         cohen_kappa: cohen_kappa(&first, &repeat, categories),
@@ -165,8 +178,62 @@ fn test_retest(
     }
 }
 
+/// Per clinician: n, Σx, Σy, Σx², Σy², Σxy (x first read, y repeat, centred on the grand mean).
+const CLINICIAN_SUMS: usize = 6;
+
+/// The clinicians of `reads` numbered in name order.
+fn clinician_index<'a>(reads: &[&'a RepeatRead]) -> BTreeMap<&'a str, usize> {
+    let names: BTreeSet<&str> = reads.iter().map(|r| r.rater.as_str()).collect();
+    names.into_iter().enumerate().map(|(i, n)| (n, i)).collect()
+}
+
+fn add_clinician_sums(
+    sums: &mut [f64],
+    clinicians: &BTreeMap<&str, usize>,
+    read: &RepeatRead,
+    grand: f64,
+) {
+    let o = CLINICIAN_SUMS * clinicians[read.rater.as_str()];
+    let (x, y) = (read.first - grand, read.repeat - grand);
+    sums[o] += 1.0;
+    sums[o + 1] += x;
+    sums[o + 2] += y;
+    sums[o + 3] += x * x;
+    sums[o + 4] += y * y;
+    sums[o + 5] += x * y;
+}
+
+/// The two-way ANOVA of first against repeat reads with each clinician's reads taken about that
+/// clinician's mean (the one rule for the estimate and every resample). `sums` holds
+/// [`CLINICIAN_SUMS`] per clinician; a clinician without pairs (absent from a resample) is
+/// skipped. `None` without more pairs than clinicians.
+fn test_retest_mean_squares(sums: &[f64]) -> Option<MeanSquares> {
+    let (mut n, mut groups) = (0.0, 0usize);
+    let (mut ss_total, mut ss_rows, mut session) = (0.0, 0.0, 0.0);
+    for s in sums.chunks_exact(CLINICIAN_SUMS).filter(|s| s[0] > 0.0) {
+        let (m, total) = (s[0], s[1] + s[2]);
+        n += m;
+        groups += 1;
+        ss_total += s[3] + s[4] - total * total / (2.0 * m);
+        ss_rows += (s[3] + s[4] + 2.0 * s[5]) / 2.0 - total * total / (2.0 * m);
+        // First-session total about the clinician's mean; the repeat's is its negative.
+        session += (s[1] - s[2]) / 2.0;
+    }
+    let pairs = n as usize;
+    (pairs > groups && pairs >= 2).then(|| {
+        MeanSquares::from_sums_of_squares(
+            pairs,
+            2,
+            groups,
+            ss_total,
+            ss_rows,
+            2.0 * session * session / n,
+        )
+    })
+}
+
 /// Per-case sums, centred on the grand mean: n, Σx, Σy, Σx², Σy², Σxy, Σ|x − y| (x first read,
-/// y repeat).
+/// y repeat), then [`CLINICIAN_SUMS`] per clinician for the ICC.
 fn bootstrap(
     reads: &[&RepeatRead],
     cases: &[String],
@@ -178,9 +245,11 @@ fn bootstrap(
         let next = index.len();
         index.entry(case).or_insert(next);
     }
-    let mut sums = vec![vec![0.0; 7]; index.len()];
+    let clinicians = clinician_index(reads);
+    let mut sums = vec![vec![0.0; 7 + CLINICIAN_SUMS * clinicians.len()]; index.len()];
     for (read, case) in reads.iter().zip(cases) {
         let s = &mut sums[index[case.as_str()]];
+        add_clinician_sums(&mut s[7..], &clinicians, read, grand);
         let (x, y) = (read.first - grand, read.repeat - grand);
         s[0] += 1.0;
         s[1] += x;
@@ -192,15 +261,9 @@ fn bootstrap(
     }
     let statistics = |s: &[f64]| -> Vec<Option<f64>> {
         let n = s[0];
-        let icc = MeanSquares::from_sums(
-            n as usize,
-            s[1] + s[2],
-            s[3] + s[4],
-            s[3] + s[4] + 2.0 * s[5],
-            &[s[1], s[2]],
-        )
-        .map(|ms| ms.icc2())
-        .filter(|v| v.is_finite());
+        let icc = test_retest_mean_squares(&s[7..])
+            .map(|ms| ms.icc2())
+            .filter(|v| v.is_finite());
         let kappa = (n > 0.0)
             .then(|| {
                 let observed = (s[3] + s[4] - 2.0 * s[5]) / n;

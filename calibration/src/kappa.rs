@@ -107,37 +107,44 @@ pub fn cohen_kappa(a: &[f64], b: &[f64], categories: &Categories) -> CohenKappa 
             }
         }
     }
+    let levels = categories.levels();
     CohenKappa {
-        unweighted: kappa_from_table(&table, k, Weighting::Unweighted),
-        linear: kappa_from_table(&table, k, Weighting::Linear),
-        quadratic: kappa_from_table(&table, k, Weighting::Quadratic),
+        unweighted: kappa_from_table(&table, levels, Weighting::Unweighted),
+        linear: kappa_from_table(&table, levels, Weighting::Linear),
+        quadratic: kappa_from_table(&table, levels, Weighting::Quadratic),
         n,
         categories: k,
     }
 }
 
-/// Cohen's κ of a k × k contingency table of counts (rows: rater A, columns: rater B), with
-/// agreement weights w_ij = 1 − |i−j|/(k−1) (linear) or 1 − (i−j)²/(k−1)² (quadratic).
+/// Cohen's κ of a k × k contingency table of counts (rows: rater A, columns: rater B) over k
+/// equally spaced categories, with agreement weights w_ij = 1 − |i−j|/(k−1) (linear) or
+/// 1 − (i−j)²/(k−1)² (quadratic).
 pub fn cohen_kappa_from_table(table: &[f64], k: usize) -> CohenKappa {
     let n = table.iter().sum::<f64>() as usize;
+    let levels: Vec<f64> = (0..k).map(|i| i as f64).collect();
     CohenKappa {
-        unweighted: kappa_from_table(table, k, Weighting::Unweighted),
-        linear: kappa_from_table(table, k, Weighting::Linear),
-        quadratic: kappa_from_table(table, k, Weighting::Quadratic),
+        unweighted: kappa_from_table(table, &levels, Weighting::Unweighted),
+        linear: kappa_from_table(table, &levels, Weighting::Linear),
+        quadratic: kappa_from_table(table, &levels, Weighting::Quadratic),
         n,
         categories: k,
     }
 }
 
-fn kappa_from_table(table: &[f64], k: usize, weighting: Weighting) -> Estimate<KappaValue> {
+/// Weights go by the categories' values, not their positions: when the categories are the
+/// observed values 5, 6, 8 and 10, 6→8 is twice as far as 5→6 (w_ij = 1 − |v_i − v_j| / (v_max −
+/// v_min), squared for quadratic). On a scale's equally spaced levels the two are the same.
+fn kappa_from_table(table: &[f64], levels: &[f64], weighting: Weighting) -> Estimate<KappaValue> {
+    let k = levels.len();
     let total: f64 = table.iter().sum();
     let n = total as usize;
     if table.len() != k * k || k < 2 || total <= 0.0 {
         return Estimate::not_estimable(n, "empty or malformed contingency table");
     }
-    let span = (k - 1) as f64;
+    let span = levels[k - 1] - levels[0];
     let weight = |i: usize, j: usize| -> f64 {
-        let d = (i as f64 - j as f64).abs();
+        let d = (levels[i] - levels[j]).abs();
         match weighting {
             Weighting::Unweighted => f64::from(u8::from(i == j)),
             Weighting::Linear => 1.0 - d / span,

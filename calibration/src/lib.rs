@@ -45,11 +45,13 @@ pub mod intra_rater;
 pub mod kappa;
 pub mod krippendorff;
 pub mod missed_findings;
+pub mod panel;
 pub mod precision;
 pub mod proportions;
 pub mod ratings;
 pub mod report;
 pub mod tables;
+pub mod variance;
 pub mod version_drift;
 
 pub use estimate::Estimate;

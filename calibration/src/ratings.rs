@@ -55,4 +55,12 @@ impl RatingMatrix {
     pub fn present_values(&self, item: usize) -> impl Iterator<Item = f64> + '_ {
         self.row(item).iter().filter_map(|v| *v)
     }
+
+    /// The matrix of the raters `columns` only, in that order.
+    pub fn select_columns(&self, columns: &[usize]) -> RatingMatrix {
+        let rows: Vec<Vec<Option<f64>>> = (0..self.n_items)
+            .map(|i| columns.iter().map(|&c| self.row(i)[c]).collect())
+            .collect();
+        Self::from_rows(&rows)
+    }
 }

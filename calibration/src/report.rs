@@ -17,9 +17,11 @@ use crate::intra_rater::{intra_rater_report, IntraRaterReport};
 use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKappa, KappaValue};
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
 use crate::missed_findings::{missed_findings_report, MissedFindingsReport};
+use crate::panel::{describe_panel, largest_complete_panel, Panel};
 use crate::precision::{precision_guidance, Clustering, PrecisionGuidance};
 use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
+use crate::variance::{variance_components, VarianceComponents};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -209,6 +211,14 @@ pub struct GroupSection {
     pub column: String,
     pub value: String,
     pub section: Section,
+    /// This subgroup's r (grader vs the clinicians' mean) minus the r of the dimension's other
+    /// items, with its 95 % case-bootstrap interval: the dimension's cases resampled, both sides
+    /// from the same resamples. `None` without a grader or when undefined.
+    pub r_vs_rest: Option<CaseInterval>,
+    /// `better` or `worse` than the rest only when `r_vs_rest`'s interval excludes 0, else
+    /// `no difference shown` (or `not tested` without an interval): a subgroup whose r merely
+    /// looks lower is not called worse.
+    pub compared_with_rest: String,
 }
 
 /// All agreement figures for one set of items (a dimension, or a subgroup of it).
@@ -223,9 +233,14 @@ pub struct Section {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HumanAgreement {
     pub raters: Vec<String>,
+    /// The clinicians the ICC and Fleiss' κ use (the largest complete panel, see [`Panel`]).
+    pub panel: Panel,
     pub icc: Icc,
     pub krippendorff_alpha: KrippendorffAlpha,
     pub fleiss_kappa: Estimate<FleissKappa>,
+    /// Case, item, rater, case × rater and residual variance on the panel, and what another
+    /// panel would likely reach (see [`crate::variance`]).
+    pub variance_components: Estimate<VarianceComponents>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -257,7 +272,7 @@ pub struct VsHumanMean {
     pub proportional_bias: Estimate<ProportionalBias>,
     /// Against the clinicians' consensus: their mean rounded to the nearest scale level.
     pub cohen_kappa: CohenKappa,
-    /// ICC with the grader as one more rater (items scored by everyone).
+    /// ICC with the grader as one more rater (items scored by the grader and the whole panel).
     pub icc: Icc,
     pub bootstrap: BootstrapBlock,
     pub precision: Option<PrecisionGuidance>,
@@ -351,6 +366,11 @@ pub struct CategoryAgreement {
     pub precision: Option<Proportion>,
     /// Of the items where clinicians found the error, the share the grader claimed.
     pub recall: Option<Proportion>,
+    /// 95 % case-bootstrap intervals of precision and recall (cases resampled: the items of one
+    /// case share their images and often their errors, which the Wilson intervals, counting
+    /// items as independent, ignore); `None` when undefined or with fewer than two cases.
+    pub precision_by_case: Option<CaseInterval>,
+    pub recall_by_case: Option<CaseInterval>,
 }
 
 /// The grader scored high, and a clinician found an error of severity ≥ 2.
@@ -562,7 +582,10 @@ fn build(
                 .len()
         })
         .sum();
-    let sections_total = dimensions.len() * (1 + groups_per_dimension);
+    // Per dimension: its whole, each subgroup, and one joint bootstrap per grouping column (the
+    // subgroups' differences from the rest).
+    let sections_total =
+        dimensions.len() * (1 + groups_per_dimension + table.grouping_columns.len());
     let mut sections_done = 0usize;
 
     let mut dimension_reports = Vec::new();
@@ -603,7 +626,25 @@ fn build(
                 .iter()
                 .filter_map(|i| table.items.get(*i).and_then(|info| info.groups.get(column)))
                 .collect();
-            for value in values {
+            let group_of: Vec<Option<usize>> = scores
+                .items
+                .iter()
+                .map(|i| {
+                    let value = table
+                        .items
+                        .get(*i)
+                        .and_then(|info| info.groups.get(column))?;
+                    values.iter().position(|v| *v == value)
+                })
+                .collect();
+            let differences = if options.grader.is_some() {
+                let offset = OffsetProgress::new(progress, sections_done, sections_total);
+                subgroup_r_differences(&scores, &group_of, values.len(), options, &offset)
+            } else {
+                vec![None; values.len()]
+            };
+            sections_done += 1;
+            for (value, r_vs_rest) in values.into_iter().zip(differences) {
                 let keep: Vec<bool> = scores
                     .items
                     .iter()
@@ -624,6 +665,14 @@ fn build(
                         options,
                         &offset,
                     ),
+                    compared_with_rest: match &r_vs_rest {
+                        Some(d) if d.low > 0.0 => "better",
+                        Some(d) if d.high < 0.0 => "worse",
+                        Some(_) => "no difference shown",
+                        None => "not tested",
+                    }
+                    .to_string(),
+                    r_vs_rest,
                 });
             }
         }
@@ -807,11 +856,15 @@ fn section(
     let cases: Vec<&str> = kept.iter().map(|&i| all.cases[i].as_str()).collect();
     let n_cases = cases.iter().collect::<BTreeSet<_>>().len();
 
+    let panel = largest_complete_panel(&human_matrix);
+    let panel_matrix = human_matrix.select_columns(&panel);
     let human_human = HumanAgreement {
         raters: humans.to_vec(),
-        icc: icc(&human_matrix),
+        panel: describe_panel(&human_matrix, humans, &panel),
+        icc: icc(&panel_matrix),
         krippendorff_alpha: krippendorff_alpha(&human_matrix),
-        fleiss_kappa: fleiss_kappa(&human_matrix, categories),
+        fleiss_kappa: fleiss_kappa(&panel_matrix, categories),
+        variance_components: variance_components(&panel_matrix, &cases),
     };
     let grader_agreement = options
         .grader
@@ -823,7 +876,7 @@ fn section(
                     humans: &human_matrix,
                     grader: &grader,
                     cases: &cases,
-                    whole_dimension: keep.is_none(),
+                    panel: &panel,
                 },
                 humans,
                 categories,
@@ -893,13 +946,13 @@ struct LooRow {
     rest_mean: f64,
 }
 
-/// One section's scores: the clinicians', the grader's and each item's case; `whole_dimension`
-/// when the section is a dimension's items as a whole rather than a subgroup.
+/// One section's scores: the clinicians', the grader's and each item's case; `panel` the
+/// clinicians' largest complete panel (the ICC's raters).
 struct SectionScores<'a> {
     humans: &'a RatingMatrix,
     grader: &'a [Option<f64>],
     cases: &'a [&'a str],
-    whole_dimension: bool,
+    panel: &'a [usize],
 }
 
 fn grader_agreement(
@@ -913,18 +966,30 @@ fn grader_agreement(
         humans,
         grader,
         cases,
-        whole_dimension,
+        panel,
     } = *scores;
     let k = humans.n_raters();
     let all_columns: Vec<usize> = (0..k).collect();
     let paired = grader_vs_mean_of(humans, grader, &all_columns);
     let g: Vec<f64> = paired.iter().map(|p| p.1).collect();
     let h: Vec<f64> = paired.iter().map(|p| p.2).collect();
-    let consensus: Vec<f64> = h.iter().map(|&v| nearest_level(v, categories)).collect();
+    // The consensus is a level the clinicians can give: the scale's, or without a scale the
+    // values they used, never a value only the grader gave.
+    let consensus_levels = match options.scale {
+        Some(_) => categories.clone(),
+        None => Categories::from_values(
+            (0..humans.n_items()).flat_map(|i| humans.present_values(i).collect::<Vec<_>>()),
+        ),
+    };
+    let consensus: Vec<f64> = h
+        .iter()
+        .map(|&v| nearest_level(v, &consensus_levels))
+        .collect();
 
+    // The ICC with the grader as one more rater: the clinicians' complete panel plus the grader.
     let with_grader: Vec<Vec<Option<f64>>> = (0..humans.n_items())
         .map(|i| {
-            let mut row = humans.row(i).to_vec();
+            let mut row: Vec<Option<f64>> = panel.iter().map(|&c| humans.row(i)[c]).collect();
             row.push(grader[i]);
             row
         })
@@ -968,18 +1033,13 @@ fn grader_agreement(
         })
         .collect();
 
-    // The like-for-like comparison is resampled for a dimension's items as a whole; per
-    // subgroup it would multiply the bootstrap's work several times over (docs/performance.md).
-    let (resampled_rows, resampled_loo): (&[Vec<LooRow>], &[LeaveOneOut]) = if whole_dimension {
-        (&loo_rows, &leave_one_rater_out)
-    } else {
-        (&[], &[])
-    };
+    // The like-for-like sums are resampled in every section, subgroups included, so that each
+    // degradation row carries its interval.
     let (bootstrap, loo_intervals) = bootstrap_block(
         &paired,
         &with_grader,
-        resampled_rows,
-        resampled_loo,
+        &loo_rows,
+        &leave_one_rater_out,
         cases,
         options,
         progress,
@@ -1030,20 +1090,13 @@ fn grader_agreement(
         })
         .collect::<Vec<_>>();
 
-    let like_for_like = if whole_dimension {
-        like_for_like(
-            &loo_rows,
-            &leave_one_rater_out,
-            &loo_intervals,
-            cases,
-            options.non_inferiority_margin,
-        )
-    } else {
-        Estimate::not_estimable(
-            paired.len(),
-            "resampled for the whole dimension only; see the dimension's like-for-like comparison",
-        )
-    };
+    let like_for_like = like_for_like(
+        &loo_rows,
+        &leave_one_rater_out,
+        &loo_intervals,
+        cases,
+        options.non_inferiority_margin,
+    );
     let degradation = degradation(
         humans,
         &leave_one_rater_out,
@@ -1255,6 +1308,62 @@ fn degradation(
             None,
         ),
     ]
+}
+
+/// For each of `groups` subgroups (`group_of` per item), its r (grader vs the clinicians' mean)
+/// minus the r of the dimension's other items, from one bootstrap over the dimension's cases:
+/// per case the six pair sums of each subgroup's items (and, when some item has no value, of
+/// those); the rest is every block but the subgroup's.
+fn subgroup_r_differences(
+    scores: &Scores,
+    group_of: &[Option<usize>],
+    groups: usize,
+    options: &ReportOptions,
+    progress: &dyn Progress,
+) -> Vec<Option<CaseInterval>> {
+    let columns: Vec<usize> = (0..scores.humans.n_raters()).collect();
+    let paired = grader_vs_mean_of(&scores.humans, &scores.grader, &columns);
+    let gx = mean(&paired.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap_or(0.0);
+    let gy = mean(&paired.iter().map(|p| p.2).collect::<Vec<_>>()).unwrap_or(0.0);
+    let blocks = groups + usize::from(paired.iter().any(|p| group_of[p.0].is_none()));
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut sums: Vec<Vec<f64>> = Vec::new();
+    for &(i, g, m) in &paired {
+        let next = index.len();
+        let cluster = *index.entry(scores.cases[i].as_str()).or_insert(next);
+        if cluster == sums.len() {
+            sums.push(vec![0.0; 6 * blocks]);
+        }
+        let (x, y) = (g - gx, m - gy);
+        let pair = [1.0, x, y, x * x, y * y, x * y];
+        let block = group_of[i].unwrap_or(groups);
+        for (s, v) in sums[cluster][6 * block..6 * block + 6].iter_mut().zip(pair) {
+            *s += v;
+        }
+    }
+    let statistics = |s: &[f64]| -> Vec<Option<f64>> {
+        let mut total = [0.0; 6];
+        for block in s.chunks_exact(6) {
+            for (t, v) in total.iter_mut().zip(block) {
+                *t += v;
+            }
+        }
+        (0..groups)
+            .map(|g| {
+                let own = &s[6 * g..6 * g + 6];
+                let rest: Vec<f64> = total.iter().zip(own).map(|(a, b)| a - b).collect();
+                Some(r_from_sums(own)? - r_from_sums(&rest)?)
+            })
+            .collect()
+    };
+    let config = BootstrapConfig {
+        resamples: options.bootstrap_resamples,
+        seed: options.seed,
+    };
+    cluster_bootstrap(&sums, statistics, groups, config, progress)
+        .iter()
+        .map(|b| b.as_ref().map(CaseInterval::from_bootstrap))
+        .collect()
 }
 
 /// Pearson r from centred sums (n, Σx, Σy, Σx², Σy², Σxy); needs n ≥ 4 and both variances > 0,
@@ -1618,6 +1727,27 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             ),
         ),
     };
+    let summary = match &dimension.overall.human_human.variance_components {
+        Estimate::Value(v) => {
+            let one = v.another_panel.first().map_or(f64::NAN, |p| p.icc);
+            format!(
+                "{summary} Of the clinicians' score variance, {:.0} % is the panel's (rater, {}residual): another clinician would likely agree with the study's scores at ICC {:.2}.",
+                100.0 * v.panel_share,
+                if v.case_by_rater.is_some() { "case × rater, " } else { "" },
+                one
+            )
+        }
+        Estimate::NotEstimable { .. } => summary,
+    };
+    let panel = &dimension.overall.human_human.panel;
+    let summary = if panel.left_out.is_empty() {
+        summary
+    } else {
+        format!(
+            "{summary} The clinicians' ICC and Fleiss' κ use {}.",
+            panel.note
+        )
+    };
     let summary = if options.excluded_raters.is_empty() {
         summary
     } else {
@@ -1692,19 +1822,23 @@ fn error_categories(
         .map(|e| (e, reviewers_of(e)))
         .filter(|(_, reviewers)| reviewers.len() >= 2)
         .collect();
+    let agreed = |e: &ItemErrors, reviewers: &BTreeSet<String>, category: &str| {
+        let givers: BTreeSet<&str> = e
+            .clinician_labels
+            .iter()
+            .filter(|l| l.category == category)
+            .map(|l| l.rater.as_str())
+            .collect();
+        2 * givers.len() >= reviewers.len() && !givers.is_empty()
+    };
+    let by_case = precision_recall_by_case(&with_consensus, &categories, &agreed, case_of, options);
     let mut rows = Vec::new();
-    for category in categories {
+    for (category, [precision_by_case, recall_by_case]) in categories.iter().zip(by_case) {
         let mut table = [0.0f64; 4];
         let (mut claimed, mut labelled) = (0usize, 0usize);
         for (e, reviewers) in &with_consensus {
-            let givers: BTreeSet<&str> = e
-                .clinician_labels
-                .iter()
-                .filter(|l| l.category == category)
-                .map(|l| l.rater.as_str())
-                .collect();
-            let human = 2 * givers.len() >= reviewers.len() && !givers.is_empty();
-            let grader = e.grader_claims.contains(category);
+            let human = agreed(e, reviewers, category);
+            let grader = e.grader_claims.contains(*category);
             claimed += usize::from(grader);
             labelled += usize::from(human);
             table[usize::from(!grader) * 2 + usize::from(!human)] += 1.0;
@@ -1719,6 +1853,8 @@ fn error_categories(
             cohen_kappa: kappa,
             precision: wilson(both, claimed),
             recall: wilson(both, labelled),
+            precision_by_case,
+            recall_by_case,
         });
     }
     let mut dangerous = Vec::new();
@@ -1756,6 +1892,60 @@ fn error_categories(
         categories: rows,
         dangerous_cases: dangerous,
     })
+}
+
+/// Case-bootstrap intervals of each category's [precision, recall], from per-case counts of
+/// confirmed claims, claims and clinicians' labels (cases numbered in order of first appearance).
+fn precision_recall_by_case(
+    with_consensus: &[(&ItemErrors, BTreeSet<String>)],
+    categories: &BTreeSet<&str>,
+    agreed: &dyn Fn(&ItemErrors, &BTreeSet<String>, &str) -> bool,
+    case_of: &dyn Fn(&str) -> String,
+    options: &ReportOptions,
+) -> Vec<[Option<CaseInterval>; 2]> {
+    let mut cluster_of: BTreeMap<String, usize> = BTreeMap::new();
+    let mut sums: Vec<Vec<f64>> = Vec::new();
+    for (e, reviewers) in with_consensus {
+        let next = cluster_of.len();
+        let cluster = *cluster_of.entry(case_of(&e.item)).or_insert(next);
+        if cluster == sums.len() {
+            sums.push(vec![0.0; 3 * categories.len()]);
+        }
+        for (k, category) in categories.iter().enumerate() {
+            let human = agreed(e, reviewers, category);
+            let grader = e.grader_claims.contains(*category);
+            let s = &mut sums[cluster][3 * k..3 * k + 3];
+            s[0] += f64::from(u8::from(grader && human));
+            s[1] += f64::from(u8::from(grader));
+            s[2] += f64::from(u8::from(human));
+        }
+    }
+    let statistics = |s: &[f64]| -> Vec<Option<f64>> {
+        s.chunks_exact(3)
+            .flat_map(|t| {
+                [
+                    (t[1] > 0.0).then(|| t[0] / t[1]),
+                    (t[2] > 0.0).then(|| t[0] / t[2]),
+                ]
+            })
+            .collect()
+    };
+    let config = BootstrapConfig {
+        resamples: options.bootstrap_resamples,
+        seed: options.seed,
+    };
+    // Error labels are a few hundred items at most: this bootstrap takes milliseconds.
+    let intervals = cluster_bootstrap(
+        &sums,
+        statistics,
+        2 * categories.len(),
+        config,
+        &crate::bootstrap::NoProgress,
+    );
+    intervals
+        .chunks_exact(2)
+        .map(|pair| [0, 1].map(|i| pair[i].as_ref().map(CaseInterval::from_bootstrap)))
+        .collect()
 }
 
 fn error_distribution(input: &CalibrationInput) -> Option<ErrorDistribution> {

@@ -214,3 +214,73 @@ fn with_too_few_items_for_everyone_the_test_says_so_instead_of_counting_losses()
         .summary
         .contains("The alternative annotator test was not run: no clinician has the 30"));
 }
+
+/// Against the authors' own code: their `alt_test` from github.com/nitaytech/AltTest, run on the
+/// same scores one section at a time (`data/alt_test_authors_reference.json`, made by
+/// `scripts/reference/calibration/make_alt_test_authors_reference.py`). Their function corrects
+/// within one call, as [`calibration::alt_test::alt_test`] does before the report joins every
+/// section into one family.
+#[test]
+fn each_section_matches_the_authors_alt_test() {
+    let study = reference();
+    let authors: Value = serde_json::from_str(include_str!("data/alt_test_authors_reference.json"))
+        .expect("alt_test_authors_reference.json is valid JSON");
+    let clinicians = ["dr_a", "dr_b", "dr_c", "dr_d"];
+    let names: Vec<String> = clinicians.iter().map(|c| c.to_string()).collect();
+    for expected in authors["sections"].as_array().expect("sections") {
+        let (dimension, group) = (expected["dimension"].as_str(), expected["group"].as_str());
+        let what = format!("{dimension:?} / {group:?}");
+        let mut by_item: std::collections::BTreeMap<&str, (Vec<Option<f64>>, Option<f64>)> =
+            Default::default();
+        for s in study["scores"].as_array().expect("scores") {
+            if s["dimension"].as_str() != dimension
+                || group.is_some_and(|g| s["site"].as_str() != Some(g))
+            {
+                continue;
+            }
+            let entry = by_item
+                .entry(s["item"].as_str().expect("item"))
+                .or_insert_with(|| (vec![None; clinicians.len()], None));
+            match s["rater"].as_str().expect("rater") {
+                "grader" => entry.1 = Some(f(&s["score"])),
+                rater => {
+                    let j = clinicians.iter().position(|c| *c == rater).expect("known");
+                    entry.0[j] = Some(f(&s["score"]));
+                }
+            }
+        }
+        let rows: Vec<Vec<Option<f64>>> = by_item.values().map(|v| v.0.clone()).collect();
+        let grader: Vec<Option<f64>> = by_item.values().map(|v| v.1).collect();
+        let test = calibration::alt_test::alt_test(
+            &calibration::RatingMatrix::from_rows(&rows),
+            &names,
+            &grader,
+            f(&study["epsilon"]),
+            f(&study["q"]),
+            study["min_items"].as_u64().expect("min") as usize,
+        );
+        let test = test.value().expect("estimable");
+        close(
+            test.winning_rate,
+            f(&expected["winning_rate"]),
+            1e-12,
+            &format!("{what}: ω"),
+        );
+        close(
+            test.average_advantage_probability,
+            f(&expected["average_advantage_probability"]),
+            1e-12,
+            &format!("{what}: ρ̄"),
+        );
+        let p = expected["p"].as_object().expect("p");
+        assert_eq!(test.annotators.len(), p.len(), "{what}: annotators tested");
+        for annotator in &test.annotators {
+            close_relative(
+                *annotator.p.value().expect("p"),
+                f(&p[&annotator.rater]),
+                DISTRIBUTION,
+                &format!("{what}: p of {}", annotator.rater),
+            );
+        }
+    }
+}

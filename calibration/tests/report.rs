@@ -340,9 +340,10 @@ fn progress_reaches_the_total_once_every_resample_is_done() {
     }
     let progress = Last(AtomicUsize::new(0), AtomicUsize::new(0));
     build_report(&input_from(&study_csv(0.0)), &options(), &progress).expect("report");
-    // 1 dimension × (overall + 3 groups) sections × 400 resamples.
-    assert_eq!(progress.1.load(Ordering::Relaxed), 1600);
-    assert_eq!(progress.0.load(Ordering::Relaxed), 1600);
+    // 1 dimension × (overall + 3 groups + the grouping column's joint test of differences)
+    // × 400 resamples.
+    assert_eq!(progress.1.load(Ordering::Relaxed), 2000);
+    assert_eq!(progress.0.load(Ordering::Relaxed), 2000);
 }
 
 #[test]

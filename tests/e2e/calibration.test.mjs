@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -40,15 +40,19 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-function calibrate(grader, others) {
+function calibrate(grader, others, excluded = [], extra = []) {
   const args = ['calibrate', '--db', DB, '--grader', grader, '--seed', SEED, '--resamples', RESAMPLES]
   for (const other of others) args.push('--other-grader', other)
+  for (const name of excluded) args.push('--exclude-rater', name)
+  args.push(...extra)
   return JSON.parse(execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }))
 }
 
 const fixed = (v, d = 3) => v.toFixed(d).replace('-', '−')
 
 let cli
+let graderName
+let otherGraders
 
 test('the calibration view shows the report neurorater calibrate prints for the same ratings', async () => {
   const tab = await browser.$('[data-testid="mode-calibration"]')
@@ -77,7 +81,9 @@ test('the calibration view shows the report neurorater calibrate prints for the 
   const grader = await picker.getValue()
   const graders = await browser.$$('[data-testid="grader-picker"] option').map((o) => o.getAttribute('value'))
   assert.ok(graders.length >= 1 && graders.includes(grader), `graders ${graders}, chosen ${grader}`)
-  cli = calibrate(grader, graders.filter((g) => g !== grader))
+  graderName = grader
+  otherGraders = graders.filter((g) => g !== grader)
+  cli = calibrate(grader, otherGraders)
 
   const shownR = Number(await headline.getAttribute('data-r'))
   assert.equal(shownR, cli.verdict.pearson.r, 'headline r equals the CLI’s, to the last bit')
@@ -173,4 +179,63 @@ test('export writes the report on screen to the chosen file, and refuses a path 
     'report.html',
   )
   assert.equal(refused?.code, 'invalid_argument', JSON.stringify(refused))
+})
+
+/** Clicks "Rebuild the report" and waits for the new report to be on screen. */
+async function rebuild() {
+  await browser.$('[data-testid="apply-choices"]').click()
+  await browser.waitUntil(async () => !(await browser.$('[data-testid="calibration-progress"]').isExisting()), {
+    timeout: REPORT_TIMEOUT_MS,
+    timeoutMsg: 'the rebuilt report never arrived',
+  })
+  await browser.$('[data-testid="headline-r"]').waitForExist({ timeout: REPORT_TIMEOUT_MS })
+}
+
+const humanIcc2Cell = async () => (await browser.$$('[data-testid="human-table"] tbody tr')[1].$$('td'))[1].getText()
+
+test('a partial reader leaves the ceiling estimable, and leaving a reader out changes the report and names them', async () => {
+  // Reset the filters the earlier test chose: the human table shows the overall dimension.
+  await browser.$('[data-testid="dimension-filter"]').selectByAttribute('value', 'overall')
+  // A new reader part-way through: one rating, as a real study always has.
+  const partial = 'e2e-partial-reader'
+  const item = cli.missed_findings.findings[0].item
+  const csv = join(work, 'partial-reader.csv')
+  writeFileSync(csv, `item,rater,score\n${item},${partial},${cli.options.scale?.min ?? 1}\n`)
+  execFileSync(CLI, ['import-ratings', csv, '--db', DB], { stdio: 'inherit' })
+  await rebuild()
+
+  const withPartial = calibrate(graderName, otherGraders)
+  const human = withPartial.dimensions[0].overall.human_human
+  assert.ok(human.raters.includes(partial), `the partial reader counts as a clinician: ${human.raters}`)
+  assert.equal(typeof human.icc.ICC2.value, 'number', `ICC2 is estimable: ${JSON.stringify(human.icc.ICC2)}`)
+  assert.equal(typeof human.fleiss_kappa.value, 'number', `Fleiss κ is estimable: ${JSON.stringify(human.fleiss_kappa)}`)
+  assert.deepEqual(human.panel.left_out, [{ rater: partial, items_scored: 1 }])
+  assert.equal(await humanIcc2Cell(), fixed(human.icc.ICC2.value))
+  const panelNote = await browser.$('[data-testid="icc-panel"]').getText()
+  assert.ok(panelNote.includes(`${partial} (1 items scored)`), panelNote)
+  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), withPartial.verdict.summary)
+  assert.notEqual(await browser.$('[data-testid="headline-ceiling"] .value').getText(), '—')
+  await browser.$('[data-testid="report-choices"]').scrollIntoView()
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-partial-reader.png'))
+
+  // The analyst leaves a full reader out and widens the margin: the report changes and says so.
+  const leftOut = withPartial.summary.human_raters.find((r) => r !== partial)
+  await browser.$(`[data-testid="reader-${leftOut}"]`).click()
+  const margin = await browser.$('[data-testid="margin-input"]')
+  await margin.setValue('0.1')
+  await rebuild()
+  const without = calibrate(graderName, otherGraders, [leftOut], ['--margin', '0.1'])
+  assert.deepEqual(without.summary.excluded_raters, [leftOut])
+  assert.ok(!without.dimensions[0].overall.human_human.raters.includes(leftOut))
+  assert.match(await browser.$('[data-testid="excluded-readers"]').getText(), new RegExp(`left out by the analyst: ${leftOut}`))
+  const summary = await browser.$('[data-testid="verdict-summary"]').getText()
+  assert.equal(summary, without.verdict.summary)
+  assert.ok(summary.endsWith(`Left out by the analyst: ${leftOut}.`), summary)
+  assert.match(await browser.$('[data-testid="headline-non-inferiority"]').getText(), /at margin 0\.10$/)
+  const icc2 = without.dimensions[0].overall.human_human.icc.ICC2.value
+  assert.notEqual(icc2, human.icc.ICC2.value, 'leaving a reader out changes the clinicians’ ICC')
+  assert.equal(await humanIcc2Cell(), fixed(icc2))
+  assert.ok(!(await browser.$(`[data-testid="reader-${leftOut}"]`).isSelected()), 'the checkbox shows the choice')
+  await browser.$('[data-testid="report-choices"]').scrollIntoView()
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-reader-left-out.png'))
 })

@@ -195,7 +195,11 @@ export const resumePosition = (raterId: number) => call<ResumePoint | null>('res
 // Calibration (docs/calibration.md, "In the app").
 export const listGraders = (studyId: string) => call<string[]>('list_graders', { studyId })
 /** Builds the report off the UI thread; `onCalibrationProgress` follows the bootstrap. */
-export const calibrationReport = (studyId: string, grader: string, options: { seed?: number; resamples?: number; bar?: number } = {}) =>
+export const calibrationReport = (
+  studyId: string,
+  grader: string,
+  options: { seed?: number; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
+) =>
   call<CalibrationView>('calibration_report', { studyId, grader, options })
 export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
   return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))

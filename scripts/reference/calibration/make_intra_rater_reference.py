@@ -12,8 +12,16 @@ for byte (fixed seed).
 
 Each read is (rater, item, case, first, repeat) on a 1-5 scale. Expected values per rater and
 pooled over raters (every (rater, item) pair one target):
-- icc: pingouin.intraclass_corr, row "ICC(A,1)" (= Shrout & Fleiss ICC2), targets = item,
-  raters = read (first / repeat); value unrounded, CI as pingouin gives it (2 decimals)
+- icc, per rater: pingouin.intraclass_corr, row "ICC(A,1)" (= Shrout & Fleiss ICC2), targets =
+  item, raters = read (first / repeat), for the value; the interval unrounded from irr's formulas
+  (irr_icc.py) on pingouin's own mean squares is in icc.ci_low/ci_high, pingouin's rounded one in
+  icc.pingouin_ci
+- icc, pooled: the clinicians' differences are not variance between targets. The sums of squares
+  come from statsmodels' comparison of nested least-squares fits (anova_lm(m1, m2, m3)) of
+  score ~ C(rater), + C(target), + C(read): targets within raters (N - C df), read (1 df),
+  residual (N - 1 df); ICC(A,1) and its interval from irr's formulas with df_rows = N - C (irr_icc.py).
+  pingouin's figure on the same data, which counts the clinicians' differences as target
+  variance, is kept as icc.naive_pingouin to show the difference.
 - cohen_kappa: sklearn.metrics.cohen_kappa_score(first, repeat, weights=None/"linear"/
   "quadratic", labels=[1..5]) for the value and statsmodels cohens_kappa (std_kappa) for the SE
 - mean_absolute_difference, mean_difference (repeat - first): numpy
@@ -21,11 +29,16 @@ pooled over raters (every (rater, item) pair one target):
 
 import json
 import sys
+import warnings
 from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
 import pingouin
+import statsmodels.formula.api as smf
+from statsmodels.stats.anova import anova_lm
+
+import irr_icc
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
@@ -49,7 +62,33 @@ def reads_of(rater, n_cases, items_per_case, noise, shift):
     return reads
 
 
-def expected(reads):
+def pooled_icc(reads):
+    long = pd.DataFrame(
+        [(r["rater"], f'{r["rater"]}|{r["item"]}', "first", r["first"]) for r in reads]
+        + [(r["rater"], f'{r["rater"]}|{r["item"]}', "repeat", r["repeat"]) for r in reads],
+        columns=["rater", "target", "read", "score"])
+    # Targets are nested in raters, so the dummy design of one model is rank-deficient and
+    # anova_lm's typ=1 table misattributes the sums of squares; the sequential sums of squares
+    # are taken instead as the drops in residual sum of squares between nested fits (least
+    # squares through the pseudo-inverse, exact whatever the rank).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [smf.ols(f, data=long).fit() for f in [
+            "score ~ C(rater)", "score ~ C(rater) + C(target)",
+            "score ~ C(rater) + C(target) + C(read)"]]
+        table = anova_lm(*fits)
+    # Nested in C raters the N targets have N - C df.
+    df_targets = long["target"].nunique() - long["rater"].nunique()
+    ms_rows = table.loc[1, "ss_diff"] / df_targets
+    ms_cols = table.loc[2, "ss_diff"] / 1
+    ms_error = table.loc[2, "ssr"] / table.loc[2, "df_resid"]
+    value, low, high = irr_icc.agreement_single(
+        ms_rows, ms_cols, ms_error, len(reads), 2, df_rows=df_targets)
+    return {"value": float(value), "ci_low": float(low), "ci_high": float(high),
+            "df_targets": float(df_targets), "df_residual": float(table.loc[2, "df_resid"])}
+
+
+def expected(reads, pooled=False):
     first = np.array([r["first"] for r in reads])
     repeat = np.array([r["repeat"] for r in reads])
     targets = [f'{r["rater"]}|{r["item"]}' for r in reads]
@@ -59,6 +98,14 @@ def expected(reads):
         columns=["target", "read", "score"])
     table = pingouin.intraclass_corr(long, targets="target", raters="read", ratings="score")
     row = table[table["Type"] == "ICC(A,1)"].iloc[0]
+    ms_rows, _, ms_cols, ms_error = irr_icc.mean_squares([[x, y] for x, y in zip(first, repeat)])
+    _, irr_low, irr_high = irr_icc.agreement_single(ms_rows, ms_cols, ms_error, len(reads), 2)
+    if pooled:
+        icc = pooled_icc(reads)
+        icc["naive_pingouin"] = float(row["ICC"])
+    else:
+        icc = {"value": float(row["ICC"]), "ci_low": float(irr_low), "ci_high": float(irr_high),
+               "pingouin_ci": [float(row["CI95"][0]), float(row["CI95"][1])]}
     contingency = np.zeros((5, 5))
     for x, y in zip(first, repeat):
         contingency[x - 1, y - 1] += 1
@@ -70,8 +117,7 @@ def expected(reads):
         kappa[name] = {"value": float(value), "se": float(sm.std_kappa)}
     return {
         "n_pairs": len(reads),
-        "icc": {"value": float(row["ICC"]), "ci_low": float(row["CI95"][0]),
-                "ci_high": float(row["CI95"][1])},
+        "icc": icc,
         "cohen_kappa": kappa,
         "mean_absolute_difference": float(np.mean(np.abs(repeat - first))),
         "mean_difference": float(np.mean(repeat - first)),
@@ -92,7 +138,7 @@ document = {
     # rater-c has 3 pairs, fewer than the report's minimum of 5: no expected values.
     "raters": {r: expected([x for x in reads if x["rater"] == r]) for r in raters
                if sum(x["rater"] == r for x in reads) >= 5},
-    "pooled": expected(reads),
+    "pooled": expected(reads, pooled=True),
 }
 json.dump(document, sys.stdout, indent=1)
 sys.stdout.write("\n")

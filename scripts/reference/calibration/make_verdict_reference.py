@@ -36,10 +36,11 @@ from importlib.metadata import version
 import numpy as np
 from scipy import stats
 
+from case_bootstrap import bca, generator_for
+
 SEED = 20261123
 BOOT_SEED = 7
 RESAMPLES = 500
-MASK = (1 << 64) - 1
 RATERS = ["dr_a", "dr_b", "dr_c"]
 
 rng = np.random.default_rng(SEED)
@@ -62,26 +63,6 @@ def study():
                                                     + 0.4 * rng.normal()), 1, 5))
             rows.append({"item": item, "case": case, "scores": scores})
     return rows
-
-
-class SplitMix64:
-    def __init__(self, state):
-        self.state = state & MASK
-
-    def next(self):
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        return z ^ (z >> 31)
-
-    def below(self, bound):
-        return (self.next() * bound) >> 64
-
-
-def generator_for(seed, resample):
-    mixer = SplitMix64(seed ^ ((resample * 0xD1B54A32D192ED03) & MASK))
-    return SplitMix64(mixer.next())
 
 
 def pearson(x, y):
@@ -143,27 +124,6 @@ def statistics(items, included_r, included_mad):
             out[f"loo_{name}_grader"], out[f"loo_{name}_human"] = a, b
             out[f"loo_{name}_difference"] = a - b
     return out
-
-
-def bca(sorted_values, estimate, jackknife):
-    values = np.asarray(sorted_values)
-    # Ties with the estimate (within 1e-9 relative: the same content summed in another order)
-    # count half.
-    tolerance = 1e-9 * max(1.0, abs(estimate))
-    below = np.sum(values < estimate - tolerance)
-    tied = np.sum(np.abs(values - estimate) <= tolerance)
-    share = (below + tied / 2) / len(values)
-    z0 = stats.norm.ppf(share)
-    jack = np.asarray(jackknife)
-    d = jack.mean() - jack
-    acceleration = np.sum(d ** 3) / (6 * np.sum(d ** 2) ** 1.5)
-
-    def adjusted(alpha):
-        z = stats.norm.ppf(alpha)
-        return stats.norm.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
-
-    return (float(np.quantile(values, adjusted(0.025))),
-            float(np.quantile(values, adjusted(0.975))))
 
 
 def main():

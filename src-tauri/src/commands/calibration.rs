@@ -17,8 +17,10 @@ use tauri::{AppHandle, Emitter, Runtime, State};
 pub const PROGRESS_EVENT: &str = "calibration-progress";
 /// Resamples the view may ask for: fewer gives unstable intervals, more only costs time.
 const RESAMPLES: std::ops::RangeInclusive<usize> = 200..=20_000;
-/// Grader names come from `grader.jsonl`; this bounds what the webview may send.
-const MAX_GRADER_NAME: usize = 200;
+/// Grader and rater names come from the study; this bounds what the webview may send.
+const MAX_RATER_NAME: usize = 200;
+/// More clinicians than a study has: this bounds the list the webview may send.
+const MAX_EXCLUDED_RATERS: usize = 1000;
 
 /// The last report built, which export writes out: the exported file holds exactly the numbers
 /// on screen, without bootstrapping again.
@@ -32,6 +34,10 @@ pub struct CalibrationOptions {
     pub resamples: Option<usize>,
     /// The verdict's bar on Pearson r.
     pub bar: Option<f64>,
+    /// The non-inferiority margin on r against one more clinician (`calibrate --margin`).
+    pub margin: Option<f64>,
+    /// Clinicians the analyst leaves out (`calibrate --exclude-rater`): a pilot, a trainee.
+    pub excluded_raters: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,10 +213,15 @@ fn export_failed(path: &Path, error: std::io::Error) -> CommandError {
 }
 
 fn grader_name(name: &str) -> Result<&str, CommandError> {
-    if name.is_empty() || name.len() > MAX_GRADER_NAME || name.chars().any(char::is_control) {
+    rater_name("grader", name)
+}
+
+/// A rater name the webview sends: whether it is in the study, the report itself says.
+fn rater_name<'a>(field: &str, name: &'a str) -> Result<&'a str, CommandError> {
+    if name.is_empty() || name.len() > MAX_RATER_NAME || name.chars().any(char::is_control) {
         return Err(CommandError::new(
             ErrorCode::InvalidArgument,
-            format!("grader: must be 1 to {MAX_GRADER_NAME} printable characters"),
+            format!("{field}: must be 1 to {MAX_RATER_NAME} printable characters"),
         ));
     }
     Ok(name)
@@ -233,10 +244,28 @@ fn report_options(options: CalibrationOptions) -> Result<ReportOptions, CommandE
             "options.bar: {bar} is not a correlation between -1 and 1"
         ));
     }
+    let margin = options.margin.unwrap_or(defaults.non_inferiority_margin);
+    if !(margin > 0.0 && margin < 2.0) {
+        return invalid(format!(
+            "options.margin: {margin} is not a margin on r (need 0 < margin < 2)"
+        ));
+    }
+    let excluded_raters = options.excluded_raters.unwrap_or_default();
+    if excluded_raters.len() > MAX_EXCLUDED_RATERS {
+        return invalid(format!(
+            "options.excludedRaters: {} names, at most {MAX_EXCLUDED_RATERS}",
+            excluded_raters.len()
+        ));
+    }
+    for name in &excluded_raters {
+        rater_name("options.excludedRaters", name)?;
+    }
     Ok(ReportOptions {
         seed: options.seed.unwrap_or(defaults.seed),
         bootstrap_resamples: resamples,
         bar_pearson_r: bar,
+        non_inferiority_margin: margin,
+        excluded_raters,
         ..defaults
     })
 }
@@ -376,6 +405,20 @@ mod tests {
                 },
                 "options.bar",
             ),
+            (
+                CalibrationOptions {
+                    margin: Some(0.0),
+                    ..Default::default()
+                },
+                "options.margin",
+            ),
+            (
+                CalibrationOptions {
+                    excluded_raters: Some(vec!["trainee\u{7}".into()]),
+                    ..Default::default()
+                },
+                "options.excludedRaters",
+            ),
         ];
         for (options, field) in bad {
             let error = report_options(options).expect_err(field);
@@ -383,6 +426,14 @@ mod tests {
         }
         let defaults = report_options(CalibrationOptions::default()).unwrap();
         assert_eq!(defaults, ReportOptions::default());
+        let chosen = report_options(CalibrationOptions {
+            margin: Some(0.1),
+            excluded_raters: Some(vec!["pilot-reader".into()]),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(chosen.non_inferiority_margin, 0.1);
+        assert_eq!(chosen.excluded_raters, ["pilot-reader"]);
         assert!(grader_name("demo-grader-v1").is_ok());
         assert!(grader_name("").is_err());
         assert!(grader_name("a\nb").is_err());

@@ -57,11 +57,19 @@ export interface Section {
   n_cases: number
   human_human: {
     raters: string[]
+    /** The clinicians ICC and Fleiss κ use: the largest complete panel. */
+    panel: Panel
     icc: Icc
     krippendorff_alpha: { nominal: Est<number>; ordinal: Est<number>; interval: Est<number>; n: number }
     fleiss_kappa: Est<{ value: number; n: number }>
   }
   grader: GraderAgreement | null
+}
+export interface Panel {
+  raters: string[]
+  left_out: { rater: string; items_scored: number }[]
+  n_items: number
+  note: string
 }
 export interface DimensionReport {
   dimension: string
@@ -86,8 +94,14 @@ export interface Verdict {
 export interface Proportion { share: number; ci_low: number; ci_high: number }
 export interface Report {
   schema_version: number
-  options: { grader: string | null; other_grader_versions: string[]; seed: number; bootstrap_resamples: number; bar_pearson_r: number }
-  summary: { items: number; cases: number; scores: number; human_raters: string[]; grader: string | null; dimensions: string[]; grouping_columns: string[] }
+  options: {
+    grader: string | null; other_grader_versions: string[]; excluded_raters: string[]
+    seed: number; bootstrap_resamples: number; bar_pearson_r: number; non_inferiority_margin: number
+  }
+  summary: {
+    items: number; cases: number; scores: number; human_raters: string[]; excluded_raters: string[]
+    grader: string | null; dimensions: string[]; grouping_columns: string[]
+  }
   verdict: Verdict | null
   dimensions: DimensionReport[]
   grader_drift: { dimension: string; version: string; vs_primary: PairSummary & { bland_altman: Est<BlandAltman> }; vs_human_mean: Est<Pearson> }[]

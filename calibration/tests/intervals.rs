@@ -1,0 +1,144 @@
+//! Intervals the report quotes, unrounded, against independent code
+//! (`data/interval_reference.json`, made by
+//! `scripts/reference/calibration/make_interval_reference.py`): the ICC forms against irr's
+//! formulas, Spearman's ρ against Bonett & Wright's interval, Bland–Altman against Bland &
+//! Altman (1999), and Cohen's κ weighted by value against statsmodels.
+
+mod common;
+
+use calibration::bland_altman::bland_altman;
+use calibration::correlation::spearman;
+use calibration::icc::icc;
+use calibration::kappa::{cohen_kappa, Categories};
+use calibration::RatingMatrix;
+use common::*;
+use serde_json::Value;
+
+fn reference() -> Value {
+    serde_json::from_str(include_str!("data/interval_reference.json"))
+        .expect("interval_reference.json is valid JSON")
+}
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().expect("number")
+}
+
+#[test]
+fn icc_intervals_match_irr_unrounded() {
+    for (case, expected) in reference()["icc"]
+        .as_array()
+        .expect("icc")
+        .iter()
+        .enumerate()
+    {
+        let rows: Vec<Vec<f64>> = expected["scores"]
+            .as_array()
+            .expect("scores")
+            .iter()
+            .map(numbers)
+            .collect();
+        let result = icc(&RatingMatrix::from_complete_rows(&rows));
+        for (name, form) in [
+            ("ICC1", &result.icc1),
+            ("ICC2", &result.icc2),
+            ("ICC3", &result.icc3),
+        ] {
+            let e = &expected["icc"][name];
+            let v = form
+                .value()
+                .unwrap_or_else(|| panic!("case {case} {name}: {form:?}"));
+            let what = format!("case {case} {name}");
+            close(v.value, f(&e["value"]), SCIPY_EXACT, &what);
+            close(v.value, f(&e["pingouin_value"]), SCIPY_EXACT, &what);
+            close(
+                v.ci_low,
+                f(&e["ci_low"]),
+                DISTRIBUTION,
+                &format!("{what} low"),
+            );
+            close(
+                v.ci_high,
+                f(&e["ci_high"]),
+                DISTRIBUTION,
+                &format!("{what} high"),
+            );
+        }
+    }
+}
+
+#[test]
+fn spearman_and_bland_altman_intervals_match_their_papers() {
+    for (case, expected) in reference()["paired"]
+        .as_array()
+        .expect("paired")
+        .iter()
+        .enumerate()
+    {
+        let (a, b) = (numbers(&expected["a"]), numbers(&expected["b"]));
+        let rho = spearman(&a, &b);
+        let rho = rho.value().expect("ρ");
+        let e = &expected["spearman"];
+        close(
+            rho.rho,
+            f(&e["rho"]),
+            SCIPY_EXACT,
+            &format!("case {case} ρ"),
+        );
+        close(rho.ci_low, f(&e["ci_low"]), DISTRIBUTION, "ρ low");
+        close(rho.ci_high, f(&e["ci_high"]), DISTRIBUTION, "ρ high");
+        let ba = bland_altman(&a, &b);
+        let ba = ba.value().expect("Bland–Altman");
+        let e = &expected["bland_altman"];
+        for (name, got, tolerance) in [
+            ("bias", ba.bias, SCIPY_EXACT),
+            ("sd", ba.sd, SCIPY_EXACT),
+            ("loa_low", ba.loa_low, DISTRIBUTION),
+            ("loa_high", ba.loa_high, DISTRIBUTION),
+            ("bias_ci_low", ba.bias_ci_low, DISTRIBUTION),
+            ("bias_ci_high", ba.bias_ci_high, DISTRIBUTION),
+            ("loa_low_ci_low", ba.loa_low_ci_low, DISTRIBUTION),
+            ("loa_low_ci_high", ba.loa_low_ci_high, DISTRIBUTION),
+            ("loa_high_ci_low", ba.loa_high_ci_low, DISTRIBUTION),
+            ("loa_high_ci_high", ba.loa_high_ci_high, DISTRIBUTION),
+        ] {
+            close(got, f(&e[name]), tolerance, &format!("case {case} {name}"));
+        }
+    }
+}
+
+#[test]
+fn weighted_kappa_weighs_by_value_not_by_position() {
+    for (case, expected) in reference()["kappa_by_value"]
+        .as_array()
+        .expect("kappa cases")
+        .iter()
+        .enumerate()
+    {
+        let (a, b) = (numbers(&expected["a"]), numbers(&expected["b"]));
+        // The categories are the observed values 5, 6, 8, 10 (no scale given).
+        let categories = Categories::from_values(a.iter().chain(&b).copied());
+        assert_eq!(categories.levels(), numbers(&expected["levels"]));
+        let kappa = cohen_kappa(&a, &b, &categories);
+        for (name, got) in [("linear", &kappa.linear), ("quadratic", &kappa.quadratic)] {
+            let got = got.value().expect("κ");
+            let e = &expected["kappa"][name];
+            let what = format!("case {case} {name}");
+            close(got.value, f(&e["value"]), SCIPY_EXACT, &what);
+            close(got.se, f(&e["se"]), SCIPY_EXACT, &format!("{what} SE"));
+        }
+        // By position the figure differs: the reference would catch a return to it.
+        assert!(
+            (kappa.linear.value().expect("κ").value - f(&expected["linear_by_position"])).abs()
+                > 1e-3,
+            "case {case}"
+        );
+    }
+}
