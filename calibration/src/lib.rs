@@ -26,6 +26,8 @@
 //!   [`missed_findings`] (lesions a response did not mention, per model).
 
 pub mod alt_test;
+pub mod automatic_metrics;
+mod automatic_metrics_render;
 pub mod bland_altman;
 pub mod bootstrap;
 pub mod calibration_line;

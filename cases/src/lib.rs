@@ -5,6 +5,7 @@
 //! and every failure is a [`Error`] whose message a user can act on.
 
 pub mod analysis;
+pub mod automatic_metrics;
 pub mod bundle;
 pub mod curation;
 pub mod demo;
@@ -19,5 +20,6 @@ pub mod progress;
 pub mod rating;
 pub mod ratings_import;
 pub mod store;
+pub mod text_metrics;
 
 pub use error::{Error, Result};

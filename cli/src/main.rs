@@ -7,6 +7,7 @@ mod calibrate;
 mod curation;
 mod data;
 mod imaging;
+mod metrics;
 mod package;
 mod progress;
 mod ratings;
@@ -111,6 +112,9 @@ enum Command {
     Grade(run::GradeArgs),
     /// Ask a model every task of the stored studies, with the key images (FORMATS.md §6).
     Respond(run::RespondArgs),
+    /// Measure each response's rationale against its case's expected reasoning (MiniLM cosine,
+    /// BERTScore, ROUGE-L) where not yet measured, and cache the results in the database.
+    Metrics(metrics::MetricsArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -202,6 +206,8 @@ fn main() -> ExitCode {
         Command::Package { command } => package::run(&command),
         Command::Grade(args) => run::grade(&args),
         Command::Respond(args) => run::respond(&args),
+        Command::Metrics(args) => metrics::run(&args),
+        Command::Metrics(args) => metrics::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
