@@ -207,7 +207,6 @@ fn main() -> ExitCode {
         Command::Grade(args) => run::grade(&args),
         Command::Respond(args) => run::respond(&args),
         Command::Metrics(args) => metrics::run(&args),
-        Command::Metrics(args) => metrics::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

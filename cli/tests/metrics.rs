@@ -159,6 +159,17 @@ fn metrics_are_stored_once_equal_the_python_packages_and_reach_the_report() {
         .unwrap();
     assert_eq!(rows, 3, "the stale row is replaced, not added to");
 
+    let ratings = work.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\n\
+         ms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/0,dr-b,3\n\
+         ms-01/dx/vlm-a/1,dr-a,4\nms-01/dx/vlm-a/1,dr-b,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\nms-01/dx/vlm-b/0,dr-b,2\n",
+    )
+    .unwrap();
+    let imported = neurorater(&["import-ratings", ratings.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", text(&imported));
     let report = work.path().join("report.json");
     let built = neurorater(&[
         "calibrate",
