@@ -407,8 +407,8 @@ fn length_coefficients(s: &[f64]) -> Option<(f64, f64)> {
     }
     let column = |col: usize| {
         let mut b = a;
-        for row in 0..3 {
-            b[row][col] = rhs[row];
+        for (row, value) in b.iter_mut().zip(rhs) {
+            row[col] = value;
         }
         det(&b) / d
     };
@@ -506,10 +506,11 @@ pub fn model_family(model: &str) -> String {
         .split(|c: char| !c.is_ascii_alphanumeric())
         .find(|w| !w.is_empty())
         .unwrap_or(name);
+    // `o1`, `o3`, `o4` only as whole words: many names start with an o.
     for (prefixes, family) in FAMILIES {
         if prefixes
             .iter()
-            .any(|p| first == *p || first.starts_with(p) && !p.starts_with('o'))
+            .any(|p| first == *p || (first.starts_with(p) && !p.starts_with('o')))
         {
             return (*family).to_owned();
         }

@@ -144,7 +144,7 @@ fn embeddings_and_scores_match_the_python_packages() {
             pair.bertscore.f1,
             SCORE_TOLERANCE,
         );
-        let rouge = rouge_l(&texts[pair.reference], &texts[pair.candidate]);
+        let rouge = rouge_l(texts[pair.reference], texts[pair.candidate]);
         assert_close(
             &what("ROUGE-L P"),
             rouge.precision,
