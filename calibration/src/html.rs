@@ -43,14 +43,14 @@ svg text:not([fill]) { fill: var(--muted); }
 }
 "#;
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-fn num(v: f64, decimals: usize) -> String {
+pub(crate) fn num(v: f64, decimals: usize) -> String {
     if v.is_finite() {
         format!("{v:.decimals$}").replace('-', "−")
     } else {
@@ -134,6 +134,9 @@ pub fn to_html(report: &Report) -> String {
     pass_at_k(&mut h, report);
     intra_rater(&mut h, report);
     missed_findings(&mut h, report);
+    if let Some(section) = &report.automatic_metrics {
+        h.push_str(&crate::automatic_metrics_render::html_section(section));
+    }
     methods(&mut h, report);
     h.push_str("</main></body></html>\n");
     h

@@ -29,6 +29,8 @@
 //!   [`version_drift`] (score shift, verdict flips, Kendall τ-b of the model ranking).
 
 pub mod alt_test;
+pub mod automatic_metrics;
+mod automatic_metrics_render;
 pub mod bland_altman;
 pub mod bootstrap;
 pub mod calibration_line;

@@ -75,6 +75,10 @@ pub struct Report {
     pub intra_rater: Option<IntraRaterReport>,
     /// Ground-truth lesions responses did not mention; `None` when not checked.
     pub missed_findings: Option<MissedFindingsReport>,
+    /// Text metrics and grader against the clinicians, with bias probes; attached by callers that
+    /// read a database (`automatic_metrics::automatic_metrics_report`), absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub automatic_metrics: Option<crate::automatic_metrics::AutomaticMetricsReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,7 +144,7 @@ pub struct CaseInterval {
 }
 
 impl CaseInterval {
-    fn from_bootstrap(b: &BootstrapInterval) -> CaseInterval {
+    pub(crate) fn from_bootstrap(b: &BootstrapInterval) -> CaseInterval {
         let (low, high, method) = match (b.bca_low, b.bca_high) {
             (Some(low), Some(high)) => (low, high, "case bootstrap BCa"),
             _ => (
@@ -770,6 +774,7 @@ fn build(
             options,
         ),
         missed_findings: missed_findings_report(&input.missed_findings),
+        automatic_metrics: None,
     })
 }
 
@@ -1368,7 +1373,7 @@ fn subgroup_r_differences(
 
 /// Pearson r from centred sums (n, Σx, Σy, Σx², Σy², Σxy); needs n ≥ 4 and both variances > 0,
 /// as [`pearson`] does.
-fn r_from_sums(s: &[f64]) -> Option<f64> {
+pub(crate) fn r_from_sums(s: &[f64]) -> Option<f64> {
     let n = s[0];
     if n < 4.0 {
         return None;

@@ -216,6 +216,13 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
         ("intra_rater.csv".to_string(), intra_rater_table(report)),
         ("missed_findings.csv".to_string(), missed),
         ("missed_findings_by_model.csv".to_string(), missed_by_model),
+        (
+            "automatic_metrics.csv".to_string(),
+            crate::automatic_metrics_render::csv_table(report.automatic_metrics.as_ref())
+                .iter()
+                .map(|row| line(row))
+                .collect(),
+        ),
     ]
 }
 

@@ -497,7 +497,8 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "error_distribution.csv",
             "intra_rater.csv",
             "missed_findings.csv",
-            "missed_findings_by_model.csv"
+            "missed_findings_by_model.csv",
+            "automatic_metrics.csv"
         ]
     );
     assert!(

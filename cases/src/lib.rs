@@ -5,6 +5,7 @@
 //! and every failure is a [`Error`] whose message a user can act on.
 
 pub mod analysis;
+pub mod automatic_metrics;
 pub mod bundle;
 pub mod curation;
 pub mod demo;
@@ -22,5 +23,6 @@ pub mod rating;
 pub mod ratings_import;
 pub mod scaffold;
 pub mod store;
+pub mod text_metrics;
 
 pub use error::{Error, Result};

@@ -77,10 +77,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             args.bar
         )]));
     }
-    let (input, scale, other_graders) = match &args.ratings {
+    let (input, scale, other_graders, automatic) = match &args.ratings {
         Some(csv) => {
             let (input, scale) = from_csv(csv, args.scale.as_deref())?;
-            (input, scale, args.other_graders.clone())
+            (input, scale, args.other_graders.clone(), None)
         }
         None => from_db(args)?,
     };
@@ -104,7 +104,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
     let report = calibration::report::build_report(&input, &options, &Bar(bar.clone()))
         .map_err(|e| Failure::Input(vec![e.to_string()]));
     bar.finish_and_clear();
-    let report = report?;
+    let mut report = report?;
+    report.automatic_metrics = automatic.and_then(|automatic| {
+        calibration::automatic_metrics::automatic_metrics_report(&automatic, &input, &options)
+    });
     match (args.format, &args.out) {
         (ReportFormat::Json, out) => emit(out.as_deref(), &calibration::tables::to_json(&report)),
         (ReportFormat::Html, out) => emit(out.as_deref(), &calibration::html::to_html(&report)),
@@ -164,17 +167,45 @@ fn parse_scale(text: &str) -> Result<ScaleSpec, Failure> {
     }
 }
 
-fn from_db(
-    args: &CalibrateArgs,
-) -> Result<(CalibrationInput, Option<ScaleSpec>, Vec<String>), Failure> {
+/// The report's input, its scale, every other grader, and the automatic metrics' input.
+type FromDb = (
+    CalibrationInput,
+    Option<ScaleSpec>,
+    Vec<String>,
+    Option<calibration::automatic_metrics::AutomaticMetricsInput>,
+);
+
+fn from_db(args: &CalibrateArgs) -> Result<FromDb, Failure> {
     let path = match &args.db {
         Some(path) => path.clone(),
         None => cases::store::Store::default_path()?,
     };
     let store = cases::store::Store::open_existing(&path)?;
+    let study = pick_study(&store, args.study.as_deref())?;
+    let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
+    // A grader is never a clinician: every grader that scored the study besides --grader is left
+    // out of the humans (and compared as drift when --grader is given), with or without
+    // --other-grader.
+    let mut other_graders = args.other_graders.clone();
+    for g in &data.graders {
+        if Some(g.as_str()) != args.grader.as_deref() && !other_graders.contains(g) {
+            other_graders.push(g.clone());
+        }
+    }
+    let automatic =
+        cases::automatic_metrics::automatic_metrics_input(&store, &study, args.grader.as_deref())?;
+    Ok((data.input, Some(data.scale), other_graders, Some(automatic)))
+}
+
+/// The study `requested` names, else the database's only one.
+pub(crate) fn pick_study(
+    store: &cases::store::Store,
+    requested: Option<&str>,
+) -> Result<String, Failure> {
+    let path = store.path();
     let studies = store.studies()?;
-    let study = match (&args.study, studies.as_slice()) {
-        (Some(id), _) => id.clone(),
+    let study = match (requested, studies.as_slice()) {
+        (Some(id), _) => id.to_owned(),
         (None, [only]) => only.id.clone(),
         (None, []) => {
             return Err(Failure::Input(vec![format!(
@@ -194,15 +225,5 @@ fn from_db(
             )]))
         }
     };
-    let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
-    // A grader is never a clinician: every grader that scored the study besides --grader is left
-    // out of the humans (and compared as drift when --grader is given), with or without
-    // --other-grader.
-    let mut other_graders = args.other_graders.clone();
-    for g in &data.graders {
-        if Some(g.as_str()) != args.grader.as_deref() && !other_graders.contains(g) {
-            other_graders.push(g.clone());
-        }
-    }
-    Ok((data.input, Some(data.scale), other_graders))
+    Ok(study)
 }

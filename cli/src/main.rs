@@ -16,6 +16,7 @@ mod calibrate;
 mod curation;
 mod data;
 mod imaging;
+mod metrics;
 mod package;
 mod progress;
 mod ratings;
@@ -127,6 +128,9 @@ enum Command {
     /// Add a harness's responses (CSV or JSONL, read through --map) to a bundle's
     /// responses.jsonl; import the bundle again to store them.
     ImportResponses(scaffold::ImportResponsesArgs),
+    /// Measure each response's rationale against its case's expected reasoning (MiniLM cosine,
+    /// BERTScore, ROUGE-L) where not yet measured, and cache the results in the database.
+    Metrics(metrics::MetricsArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -239,6 +243,7 @@ fn main() -> ExitCode {
         Command::Respond(args) => run::respond(&args),
         Command::Scaffold(args) => scaffold::run(&args),
         Command::ImportResponses(args) => scaffold::import_responses(&args),
+        Command::Metrics(args) => metrics::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -392,6 +392,37 @@ CREATE TABLE grader_confirmations (
     r#"
 ALTER TABLE cases ADD COLUMN to_complete_json TEXT NOT NULL DEFAULT '[]';
 "#,
+    // 8: automatic text metrics (the `textmetrics` crate, `neurorater metrics`). Sentence
+    // embeddings are cached by the text's SHA-256 and the model's identity; each response's
+    // metrics against its case's expected reasoning carry both texts' hashes, so an edited
+    // rationale or a new ground truth is computed again and nothing else is. Token embeddings
+    // (BERTScore's input, ~150 kB a text) are not kept: the scores they give are.
+    r#"
+CREATE TABLE text_embeddings (
+    model       TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    tokens      INTEGER NOT NULL CHECK (tokens >= 0),
+    -- The L2-normalised sentence embedding as little-endian f32.
+    embedding   BLOB NOT NULL,
+    PRIMARY KEY (model, text_sha256)
+) STRICT;
+
+CREATE TABLE text_metrics (
+    response            INTEGER NOT NULL REFERENCES responses(id),
+    model               TEXT NOT NULL,
+    rationale_sha256    TEXT NOT NULL,
+    reference_sha256    TEXT NOT NULL,
+    cosine              REAL NOT NULL,
+    bertscore_precision REAL NOT NULL,
+    bertscore_recall    REAL NOT NULL,
+    bertscore_f1        REAL NOT NULL,
+    rouge_l_precision   REAL NOT NULL,
+    rouge_l_recall      REAL NOT NULL,
+    rouge_l_f           REAL NOT NULL,
+    computed_at         TEXT NOT NULL,
+    PRIMARY KEY (response, model)
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -103,9 +103,12 @@ pub async fn calibration_report<R: Runtime>(
     let study_id = validate::id("study_id", &study_id)?;
     let grader = grader_name(&grader)?;
     let options = report_options(options.unwrap_or_default())?;
-    let data = state.with_store(|store| {
+    let (data, automatic) = state.with_store(|store| {
         store.require_unblinded("The calibration report")?;
-        Ok(cases::analysis::study_data(store, study_id, Some(grader))?)
+        Ok((
+            cases::analysis::study_data(store, study_id, Some(grader))?,
+            cases::automatic_metrics::automatic_metrics_input(store, study_id, Some(grader))?,
+        ))
     })?;
     if !data.graders.iter().any(|g| g == grader) {
         return Err(CommandError::new(
@@ -136,7 +139,13 @@ pub async fn calibration_report<R: Runtime>(
         last_percent: Default::default(),
     };
     let report = tauri::async_runtime::spawn_blocking(move || {
-        calibration::report::build_report(&data.input, &options, &progress)
+        let mut report = calibration::report::build_report(&data.input, &options, &progress)?;
+        report.automatic_metrics = calibration::automatic_metrics::automatic_metrics_report(
+            &automatic,
+            &data.input,
+            &options,
+        );
+        Ok::<_, calibration::report::ReportError>(report)
     })
     .await
     .map_err(|e| {
