@@ -5,9 +5,11 @@
 //! and every failure is a [`Error`] whose message a user can act on.
 
 pub mod analysis;
+pub mod app;
 pub mod bundle;
 pub mod curation;
 pub mod demo;
+mod digest;
 pub mod error;
 pub mod export;
 pub mod imaging;
@@ -20,4 +22,4 @@ pub mod rating;
 pub mod ratings_import;
 pub mod store;
 
-pub use error::{Error, Result};
+pub use error::{Error, ImportError, Result};

@@ -14,11 +14,15 @@ use super::{
 };
 use crate::bundle::Problem;
 use crate::marks::Mark;
-use crate::model::Anchor;
 use crate::progress::Progress;
-use crate::rating::{stored_rating, Correctness, ErrorLabelView, RatingStatus, RatingView};
+use crate::rating::rules;
+use crate::rating::table::{self, ReadKey, WholeRating};
+use crate::rating::{
+    stored_rating, Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView,
+    ResponseContext,
+};
 use crate::store::audit::Entry;
-use crate::store::{enum_text, Store};
+use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -58,7 +62,31 @@ pub(crate) struct ResultRating {
     pub labels: Vec<ResultLabel>,
 }
 
+impl ResultLabel {
+    fn edit(&self) -> LabelEdit {
+        LabelEdit {
+            category: self.category.clone(),
+            severity: self.severity,
+            span: self.span,
+            mark: self.mark.clone(),
+            comment: self.comment.clone(),
+        }
+    }
+}
+
 impl ResultRating {
+    /// The part a rater edits, as the rules check and the table stores it.
+    fn scores(&self) -> RatingEdit {
+        RatingEdit {
+            overall: self.overall,
+            dimensions: self.dimensions.clone(),
+            correctness: self.correctness,
+            confidence: self.confidence,
+            comment: self.comment.clone(),
+            seconds_on_task: self.seconds_on_task,
+        }
+    }
+
     /// A stored rating as it travels. Every field is named, so a field added to ratings fails
     /// to compile here until the package carries it too, instead of being dropped in transit.
     fn from_view(item: u32, view: RatingView) -> Self {
@@ -286,7 +314,7 @@ pub fn export_results_package(
         progress.advance(done as u64 + 1);
     }
     let created_at: String = conn
-        .query_row(&format!("SELECT {}", crate::rating::NOW_SQL), [], |r| {
+        .query_row(&format!("SELECT {}", crate::store::NOW_SQL), [], |r| {
             r.get(0)
         })
         .map_err(fail("reading the clock"))?;
@@ -498,7 +526,7 @@ pub fn merge_results_package(
             continue;
         };
         let context = crate::rating::response_context(conn, store.path(), response)?;
-        for (field, message) in check_rating(&context, &rating) {
+        for (field, message) in violations(&context, &rating) {
             problems.push(Problem {
                 file: RATINGS.into(),
                 line: Some(line),
@@ -592,73 +620,33 @@ pub fn merge_results_package(
         let tx = w.tx();
         for plan in &planned {
             let r = &plan.rating;
+            let scores = r.scores();
+            let whole = WholeRating {
+                scores: &scores,
+                status: r.status,
+                updated_at: &r.updated_at,
+                submitted_at: r.submitted_at.as_deref(),
+            };
             let (rating_id, before) = match &plan.action {
                 Action::Add => {
-                    tx.execute(
-                        "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json,
-                             correctness, confidence, comment, status, seconds_on_task,
-                             updated_at, submitted_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                        params![
-                            plan.response,
-                            rater,
-                            plan.read_no,
-                            r.overall,
-                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
-                            r.correctness.as_ref().map(enum_text),
-                            r.confidence,
-                            r.comment,
-                            enum_text(&r.status),
-                            r.seconds_on_task,
-                            r.updated_at,
-                            r.submitted_at
-                        ],
-                    )
-                    .map_err(|e| w.fail("adding a merged rating", e))?;
-                    (tx.last_insert_rowid(), None)
+                    let key = ReadKey {
+                        response: plan.response,
+                        rater,
+                        read_no: plan.read_no,
+                    };
+                    let id = table::insert_whole(tx, key, &whole)
+                        .map_err(|e| w.fail("adding a merged rating", e))?;
+                    (id, None)
                 }
                 Action::Update { rating, before } => {
-                    tx.execute(
-                        "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
-                             confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
-                             updated_at = ?8, submitted_at = ?9 WHERE id = ?10",
-                        params![
-                            r.overall,
-                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
-                            r.correctness.as_ref().map(enum_text),
-                            r.confidence,
-                            r.comment,
-                            enum_text(&r.status),
-                            r.seconds_on_task,
-                            r.updated_at,
-                            r.submitted_at,
-                            rating
-                        ],
-                    )
-                    .map_err(|e| w.fail("updating a merged rating", e))?;
-                    tx.execute("DELETE FROM error_labels WHERE rating = ?1", [rating])
-                        .map_err(|e| w.fail("replacing a merged rating's labels", e))?;
+                    table::replace_whole(tx, *rating, &whole)
+                        .map_err(|e| w.fail("updating a merged rating", e))?;
                     (*rating, Some(before))
                 }
             };
             for label in &r.labels {
-                tx.execute(
-                    "INSERT INTO error_labels (rating, category, severity, span_start, span_end,
-                         mark_json, comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        rating_id,
-                        label.category,
-                        label.severity,
-                        label.span.map(|s| s[0]),
-                        label.span.map(|s| s[1]),
-                        label
-                            .mark
-                            .as_ref()
-                            .map(|m| serde_json::to_string(m).expect("a mark serialises")),
-                        label.comment
-                    ],
-                )
-                .map_err(|e| w.fail("adding a merged error label", e))?;
+                table::insert_label(tx, rating_id, &label.edit())
+                    .map_err(|e| w.fail("adding a merged error label", e))?;
             }
             tx.execute(
                 "INSERT INTO merged_ratings (rating, results_package, content_sha256,
@@ -710,103 +698,27 @@ pub fn merge_results_package(
     Ok(report)
 }
 
-/// The checks an edit in the app gets, on a rating that arrives whole: `(field, message)` pairs.
-fn check_rating(
-    context: &crate::rating::ResponseContext,
-    rating: &ResultRating,
-) -> Vec<(String, String)> {
-    let mut problems = Vec::new();
-    let rubric = &context.rubric;
-    if let Some(overall) = rating.overall.filter(|o| !rubric.overall.admits(*o)) {
-        problems.push((
-            "overall".into(),
-            format!("{overall} is not on the rubric's scale"),
-        ));
-    }
-    for (id, value) in &rating.dimensions {
-        match rubric.dimensions.iter().find(|d| &d.id == id) {
-            None => problems.push((
-                format!("dimensions.{id}"),
-                "the rubric has no such dimension".into(),
-            )),
-            Some(d) if !d.scale.admits(*value) => problems.push((
-                format!("dimensions.{id}"),
-                format!("{value} is not on the dimension's scale"),
-            )),
-            Some(_) => {}
-        }
-    }
-    if let Some(confidence) = rating.confidence.filter(|c| !(1..=5).contains(c)) {
-        problems.push(("confidence".into(), format!("1 to 5, got {confidence}")));
-    }
-    if !rating.seconds_on_task.is_finite() || rating.seconds_on_task < 0.0 {
-        problems.push(("seconds_on_task".into(), "a non-negative number".into()));
-    }
+/// The rules an edit in the app obeys (`rating/rules.rs`), on a rating that arrives whole:
+/// `(field, message)` pairs, label fields as `labels[<index>].<field>`.
+fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, String)> {
+    let scores = rating.scores();
+    let mut found: Vec<(String, String)> = rules::rating_violations(&context.rubric, &scores)
+        .into_iter()
+        .map(|v| (v.field, v.message))
+        .collect();
     if rating.status == RatingStatus::Submitted {
-        let complete = rating.overall.is_some()
-            && rating.correctness.is_some()
-            && rating.confidence.is_some()
-            && rubric
-                .dimensions
-                .iter()
-                .all(|d| rating.dimensions.contains_key(&d.id));
-        if !complete {
-            problems.push((
+        let missing = rules::missing_for_submit(&context.rubric, Some(&scores));
+        if !missing.is_empty() {
+            found.push((
                 "status".into(),
-                "submitted, but a rubric score, correctness or confidence is empty".into(),
+                format!("submitted, but {} still empty", missing.join(", ")),
             ));
         }
     }
-    let rationale_units = context
-        .rationale
-        .as_deref()
-        .map(|r| r.encode_utf16().count() as u32);
     for (index, label) in rating.labels.iter().enumerate() {
-        let field = |name: &str| format!("labels[{index}].{name}");
-        let Some(category) = context
-            .taxonomy
-            .categories
-            .iter()
-            .find(|c| c.code == label.category)
-        else {
-            problems.push((
-                field("category"),
-                format!("{:?} is not in the taxonomy", label.category),
-            ));
-            continue;
-        };
-        if !(1..=3).contains(&label.severity) {
-            problems.push((field("severity"), format!("1 to 3, got {}", label.severity)));
-        }
-        if let Some([start, end]) = label.span {
-            if rationale_units.is_none_or(|n| start >= end || end > n) {
-                problems.push((
-                    field("span"),
-                    format!("[{start}, {end}) is not within the rationale"),
-                ));
-            }
-        }
-        if let Some(mark) = &label.mark {
-            if let Err(message) = mark.check_shape() {
-                problems.push((field("mark"), message));
-            } else if !context.series_ids.contains(&mark.series_id) {
-                problems.push((
-                    field("mark.series_id"),
-                    format!("{:?} is not a series of this case", mark.series_id),
-                ));
-            }
-        }
-        let anchored = match category.anchor {
-            Anchor::Image => label.mark.is_some(),
-            Anchor::Text => label.span.is_some(),
-            _ => label.span.is_some() || label.mark.is_some(),
-        };
-        if !anchored {
-            problems.push((
-                field("span"),
-                format!("{} needs its span or mark", category.code),
-            ));
+        for v in rules::label_violations(context, &label.edit()) {
+            found.push((format!("labels[{index}].{}", v.field), v.message));
         }
     }
-    problems
+    found
 }
