@@ -379,6 +379,54 @@ pub fn merge_results_package(
     progress: &dyn Progress,
 ) -> Result<MergeReport> {
     progress.phase("checking the package", 1);
+    let ResultsPackage {
+        manifest,
+        ratings,
+        trail,
+    } = read_results_package(file)?;
+    progress.advance(1);
+    let mut report = MergeReport {
+        package_id: manifest.package_id.clone(),
+        rater: manifest.rater.name.clone(),
+        site: manifest.site.clone(),
+        added: 0,
+        updated: 0,
+        unchanged: 0,
+        conflicts: Vec::new(),
+    };
+    let answered = match answered_package(store, file, &manifest)? {
+        Ok(answered) => answered,
+        Err(conflict) => {
+            report.conflicts.push(conflict);
+            return Ok(report);
+        }
+    };
+    let planned = plan_merge(store, file, &answered, ratings, &trail, &mut report)?;
+    if planned.is_empty() {
+        return Ok(report);
+    }
+    progress.phase("merging", 1);
+    write_merge(store, &manifest, &trail, answered.rater, &planned)?;
+    for plan in &planned {
+        match plan.action {
+            Action::Add => report.added += 1,
+            Action::Update { .. } => report.updated += 1,
+        }
+    }
+    progress.advance(1);
+    Ok(report)
+}
+
+/// A results package read whole and checked as a file: its manifest and both members parsed.
+struct ResultsPackage {
+    manifest: Manifest,
+    ratings: Vec<(usize, ResultRating)>,
+    trail: Vec<(usize, ResultAudit)>,
+}
+
+/// Reads the package at `file`: only its two text members, each within [`MAX_MEMBER_BYTES`],
+/// every digest checked against the manifest, the format and version checked, the lines parsed.
+fn read_results_package(file: &Path) -> Result<ResultsPackage> {
     let mut members: BTreeMap<String, String> = BTreeMap::new();
     let manifest = archive::read(file, |name, reader| {
         if name != RATINGS && name != AUDIT {
@@ -407,7 +455,6 @@ pub fn merge_results_package(
         members.insert(name.to_owned(), text);
         Ok(())
     })?;
-    progress.advance(1);
     if manifest.format != PackageKind::ResultsPackage || manifest.format_version != FORMAT_VERSION {
         return Err(refuse(
             file,
@@ -422,14 +469,31 @@ pub fn merge_results_package(
         ));
     }
     let empty = String::new();
-    let ratings: Vec<(usize, ResultRating)> =
-        parse_jsonl(file, RATINGS, members.get(RATINGS).unwrap_or(&empty))?;
-    let trail: Vec<(usize, ResultAudit)> =
-        parse_jsonl(file, AUDIT, members.get(AUDIT).unwrap_or(&empty))?;
+    let ratings = parse_jsonl(file, RATINGS, members.get(RATINGS).unwrap_or(&empty))?;
+    let trail = parse_jsonl(file, AUDIT, members.get(AUDIT).unwrap_or(&empty))?;
+    Ok(ResultsPackage {
+        manifest,
+        ratings,
+        trail,
+    })
+}
 
+/// The lead's rater package the results answer, and its rater.
+struct Answered {
+    package: i64,
+    rater: i64,
+}
+
+/// Finds the rater package the results answer. A database without the study refuses the package
+/// ([`Error::Package`]); a package this database never exported, for another rater, or of a
+/// study changed since is a [`Conflict`] the report lists.
+fn answered_package(
+    store: &Store,
+    file: &Path,
+    manifest: &Manifest,
+) -> Result<std::result::Result<Answered, Conflict>> {
     let conn = store.read();
-    let db_path = store.path().to_path_buf();
-    let fail = |doing: &'static str| super::db_fail(&db_path, doing);
+    let fail = |doing: &'static str| super::db_fail(store.path(), doing);
     let study: i64 = conn
         .query_row(
             "SELECT id FROM studies WHERE study_id = ?1",
@@ -451,15 +515,6 @@ pub fn merge_results_package(
                 ),
             )
         })?;
-    let mut report = MergeReport {
-        package_id: manifest.package_id.clone(),
-        rater: manifest.rater.name.clone(),
-        site: manifest.site.clone(),
-        added: 0,
-        updated: 0,
-        unchanged: 0,
-        conflicts: Vec::new(),
-    };
     let answers = manifest.answers_package.clone().unwrap_or_default();
     let exported: Option<(i64, i64, String, String)> = conn
         .query_row(
@@ -472,28 +527,41 @@ pub fn merge_results_package(
         .optional()
         .map_err(fail("finding the rater package"))?;
     let Some((package, rater, rater_name, exported_hash)) = exported else {
-        report.conflicts.push(Conflict::UnknownPackage {
+        return Ok(Err(Conflict::UnknownPackage {
             package_id: answers,
-        });
-        return Ok(report);
+        }));
     };
     if rater_name != manifest.rater.name {
-        report.conflicts.push(Conflict::UnknownRater {
+        return Ok(Err(Conflict::UnknownRater {
             package_id: answers,
             expected: rater_name,
             found: manifest.rater.name.clone(),
-        });
-        return Ok(report);
+        }));
     }
     if exported_hash != manifest.study_sha256
         || study_sha256(conn, store.path(), study)? != exported_hash
     {
-        report.conflicts.push(Conflict::StudyChanged {
+        return Ok(Err(Conflict::StudyChanged {
             study_id: manifest.study_id.clone(),
-        });
-        return Ok(report);
+        }));
     }
+    Ok(Ok(Answered { package, rater }))
+}
 
+/// Decides what each rating of the package does to the lead's database, counting the unchanged
+/// and listing the conflicts in `report`. Any rating that breaks a rule, a repeated item or an
+/// audit entry without its rating refuses the whole package ([`Error::Package`]).
+fn plan_merge(
+    store: &Store,
+    file: &Path,
+    answered: &Answered,
+    ratings: Vec<(usize, ResultRating)>,
+    trail: &[(usize, ResultAudit)],
+    report: &mut MergeReport,
+) -> Result<Vec<Planned>> {
+    let conn = store.read();
+    let fail = |doing: &'static str| super::db_fail(store.path(), doing);
+    let rater = answered.rater;
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     let mut seen_items = BTreeMap::new();
@@ -513,7 +581,7 @@ pub fn merge_results_package(
                  JOIN assignments a ON i.assignment = a.id JOIN responses r ON a.response = r.id
                  JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
                  WHERE i.package = ?1 AND i.item = ?2 AND a.rater = ?3",
-                params![package, rating.item, rater],
+                params![answered.package, rating.item, rater],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
@@ -595,7 +663,7 @@ pub fn merge_results_package(
             action,
         });
     }
-    for (line, entry) in &trail {
+    for (line, entry) in trail {
         if !seen_items.contains_key(&entry.item) {
             problems.push(Problem {
                 file: AUDIT.into(),
@@ -611,14 +679,21 @@ pub fn merge_results_package(
             problems,
         });
     }
-    if planned.is_empty() {
-        return Ok(report);
-    }
+    Ok(planned)
+}
 
-    progress.phase("merging", 1);
+/// Writes the planned ratings, their labels and the merge record, each audited with the remote
+/// audit trail of its item, in one transaction.
+fn write_merge(
+    store: &mut Store,
+    manifest: &Manifest,
+    trail: &[(usize, ResultAudit)],
+    rater: i64,
+    planned: &[Planned],
+) -> Result<()> {
     store.write(|w| {
         let tx = w.tx();
-        for plan in &planned {
+        for plan in planned {
             let r = &plan.rating;
             let scores = r.scores();
             let whole = WholeRating {
@@ -687,15 +762,7 @@ pub fn merge_results_package(
             })?;
         }
         Ok(())
-    })?;
-    for plan in &planned {
-        match plan.action {
-            Action::Add => report.added += 1,
-            Action::Update { .. } => report.updated += 1,
-        }
-    }
-    progress.advance(1);
-    Ok(report)
+    })
 }
 
 /// The rules an edit in the app obeys (`rating/rules.rs`), on a rating that arrives whole:
