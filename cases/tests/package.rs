@@ -81,6 +81,12 @@ fn lead() -> Lead {
 /// and what the export said of it.
 fn lead_with_rater_package() -> (Lead, PathBuf, RaterPackageExport) {
     let mut lead = lead();
+    let (package, exported) = export_for_site_b(&mut lead);
+    (lead, package, exported)
+}
+
+/// `RATER`'s queue exported for "Site B" as `rater.tar` in the lead's folder.
+fn export_for_site_b(lead: &mut Lead) -> (PathBuf, RaterPackageExport) {
     let package = lead.dir.path().join("rater.tar");
     let exported = export_rater_package(
         &mut lead.store,
@@ -91,7 +97,7 @@ fn lead_with_rater_package() -> (Lead, PathBuf, RaterPackageExport) {
         &NoProgress,
     )
     .unwrap();
-    (lead, package, exported)
+    (package, exported)
 }
 
 fn rater_id(store: &Store, name: &str) -> i64 {
@@ -692,16 +698,7 @@ fn a_merge_refuses_a_split_character_a_long_comment_and_a_week_on_task_as_the_ap
             [],
         )
         .unwrap();
-    let package = lead.dir.path().join("rater.tar");
-    export_rater_package(
-        &mut lead.store,
-        DEMO_STUDY_ID,
-        RATER,
-        "Site B",
-        &package,
-        &NoProgress,
-    )
-    .unwrap();
+    let (package, _) = export_for_site_b(&mut lead);
     let dir = lead.dir.path().to_path_buf();
     let mut remote = remote(&dir, &package);
     rate_remotely(&mut remote);
