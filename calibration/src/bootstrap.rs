@@ -13,18 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Receives progress while resampling (the app shows a bar; the CLI may print).
-pub trait Progress: Sync {
-    /// `done` of `total` resamples finished. Called from worker threads, in no fixed order.
-    fn advance(&self, done: usize, total: usize);
-}
-
-/// Progress that goes nowhere.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn advance(&self, _done: usize, _total: usize) {}
-}
+pub use crate::progress::{NoProgress, Progress};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BootstrapConfig {
@@ -98,6 +87,7 @@ where
     // One contiguous block: a resample reads clusters at random, and this is its hot loop.
     let flat: Vec<f64> = cluster_sums.concat();
 
+    progress.phase("bootstrapping", config.resamples as u64);
     let done = AtomicUsize::new(0);
     let replicates: Vec<Vec<Option<f64>>> = (0..config.resamples)
         .into_par_iter()
@@ -111,7 +101,7 @@ where
             let values = statistics(&sums);
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
             if finished.is_multiple_of(64) || finished == config.resamples {
-                progress.advance(finished, config.resamples);
+                progress.advance(finished as u64);
             }
             values
         })

@@ -1,4 +1,4 @@
-//! The long ratings CSV of FORMATS.md §3: `item,rater,score[,dimension][,grouping columns...]`.
+//! The long ratings CSV of docs/formats.md §3: `item,rater,score[,dimension][,grouping columns...]`.
 //!
 //! - `item`, `rater`, `score` are required; `dimension` defaults to `overall`;
 //! - `case` (optional) names the case an item belongs to, the cluster the bootstrap resamples;

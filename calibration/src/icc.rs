@@ -20,7 +20,7 @@ pub struct IccValue {
     pub description: &'static str,
 }
 
-/// All six forms, keyed as in FORMATS.md §5.
+/// All six forms, keyed as in docs/formats.md §5.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Icc {
     #[serde(rename = "ICC1")]

@@ -22,7 +22,7 @@ pub struct ItemInfo {
     pub groups: BTreeMap<String, String>,
 }
 
-/// The long table of FORMATS.md §3: one score per (item, rater, dimension).
+/// The long table of docs/formats.md §3: one score per (item, rater, dimension).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LongTable {
     pub scores: Vec<ScoreRow>,
@@ -73,7 +73,7 @@ pub struct CalibrationInput {
     pub table: LongTable,
     pub errors: Vec<ItemErrors>,
     pub correctness: Vec<CorrectnessJudgement>,
-    /// Category code → bucket; empty means the default taxonomy's roll-up (DOMAIN.md).
+    /// Category code → bucket; empty means the default taxonomy's roll-up (docs/domain.md).
     pub category_buckets: BTreeMap<String, String>,
     /// First and repeat reads of the same item by the same clinician (intra-rater reliability).
     /// They are not in `table`, which holds first reads only.
@@ -186,7 +186,7 @@ impl Default for ReportOptions {
     }
 }
 
-/// The default taxonomy's roll-up to Neural-MedBench's buckets (DOMAIN.md).
+/// The default taxonomy's roll-up to Neural-MedBench's buckets (docs/domain.md).
 pub fn default_bucket(category: &str) -> &'static str {
     match category {
         "P1" | "P2" | "P4" | "P5" | "T1" => "perceptual",

@@ -5,10 +5,10 @@
 //!
 //! The report (what the CLI and the app call):
 //! - [`csv_input::parse_long_csv`]`(text, file_name) -> Result<LongTable, csv_input::Error>`:
-//!   the long CSV of FORMATS.md §3, every bad line reported as `FILE:LINE: field: message`;
+//!   the long CSV of docs/formats.md §3, every bad line reported as `FILE:LINE: field: message`;
 //! - [`report::build_report`]`(&CalibrationInput, &ReportOptions, &dyn Progress)
 //!   -> Result<Report, ReportError>`: inputs in [`input`], progress through
-//!   [`bootstrap::Progress`];
+//!   [`progress::Progress`];
 //! - [`tables::to_json`], [`tables::to_csv_tables`] (`Vec<(file_name, text)>`),
 //!   [`html::to_html`]: pure renderings; the caller writes the files.
 //!
@@ -49,6 +49,7 @@ pub mod krippendorff;
 pub mod missed_findings;
 pub mod panel;
 pub mod precision;
+pub mod progress;
 pub mod proportions;
 pub mod ratings;
 pub mod report;

@@ -590,6 +590,10 @@ fn build(
     // subgroups' differences from the rest).
     let sections_total =
         dimensions.len() * (1 + groups_per_dimension + table.grouping_columns.len());
+    progress.phase(
+        "bootstrapping",
+        (sections_total * options.bootstrap_resamples) as u64,
+    );
     let mut sections_done = 0usize;
 
     let mut dimension_reports = Vec::new();
@@ -612,7 +616,7 @@ fn build(
             )
         });
         let overall = {
-            let offset = OffsetProgress::new(progress, sections_done, sections_total);
+            let offset = OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
             sections_done += 1;
             section(
                 &scores,
@@ -642,7 +646,7 @@ fn build(
                 })
                 .collect();
             let differences = if options.grader.is_some() {
-                let offset = OffsetProgress::new(progress, sections_done, sections_total);
+                let offset = OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
                 subgroup_r_differences(&scores, &group_of, values.len(), options, &offset)
             } else {
                 vec![None; values.len()]
@@ -656,7 +660,8 @@ fn build(
                         table.items.get(*i).and_then(|info| info.groups.get(column)) == Some(value)
                     })
                     .collect();
-                let offset = OffsetProgress::new(progress, sections_done, sections_total);
+                let offset =
+                    OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
                 sections_done += 1;
                 groups.push(GroupSection {
                     column: column.clone(),
@@ -816,27 +821,30 @@ fn arrange<'a>(
     }
 }
 
-/// Adapts one bootstrap's progress to its share of the whole report.
+/// Adapts one section's bootstrap to its share of the whole report, whose one phase
+/// [`build`] announced: the section's own phase is not passed on.
 struct OffsetProgress<'a> {
     inner: &'a dyn Progress,
     index: usize,
-    sections: usize,
+    resamples: usize,
 }
 
 impl<'a> OffsetProgress<'a> {
-    fn new(inner: &'a dyn Progress, index: usize, sections: usize) -> Self {
+    fn new(inner: &'a dyn Progress, index: usize, resamples: usize) -> Self {
         OffsetProgress {
             inner,
             index,
-            sections,
+            resamples,
         }
     }
 }
 
 impl Progress for OffsetProgress<'_> {
-    fn advance(&self, done: usize, total: usize) {
+    fn phase(&self, _name: &str, _total: u64) {}
+
+    fn advance(&self, done: u64) {
         self.inner
-            .advance(self.index * total + done, self.sections * total);
+            .advance((self.index * self.resamples) as u64 + done);
     }
 }
 

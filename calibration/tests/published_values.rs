@@ -254,8 +254,8 @@ fn bland_altman_matches_peak_flow_study() {
     assert_eq!(ba.n, 17);
 }
 
-/// DOMAIN.md (from the Fisher-z interval): at r = 0.90, n = 50 gives about 0.83–0.94 and
-/// n = 100 about 0.86–0.93. "About": the n = 100 lower bound is 0.8547, which DOMAIN.md rounds
+/// docs/domain.md (from the Fisher-z interval): at r = 0.90, n = 50 gives about 0.83–0.94 and
+/// n = 100 about 0.86–0.93. "About": the n = 100 lower bound is 0.8547, which docs/domain.md rounds
 /// up, so these bounds are checked to within 0.01.
 #[test]
 fn fisher_interval_widths_match_domain_guidance() {

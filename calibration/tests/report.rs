@@ -11,7 +11,7 @@ use calibration::report::{build_report, ReportError};
 use calibration::tables::{to_csv_tables, to_json};
 use common::*;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A deterministic pseudo-random stream for building test data (no external crate needed).
 struct Lcg(u64);
@@ -331,14 +331,16 @@ fn options_with_grader(name: &str) -> ReportOptions {
 
 #[test]
 fn progress_reaches_the_total_once_every_resample_is_done() {
-    struct Last(AtomicUsize, AtomicUsize);
+    struct Last(AtomicU64, AtomicU64);
     impl Progress for Last {
-        fn advance(&self, done: usize, total: usize) {
-            self.0.fetch_max(done, Ordering::Relaxed);
+        fn phase(&self, _name: &str, total: u64) {
             self.1.store(total, Ordering::Relaxed);
         }
+        fn advance(&self, done: u64) {
+            self.0.fetch_max(done, Ordering::Relaxed);
+        }
     }
-    let progress = Last(AtomicUsize::new(0), AtomicUsize::new(0));
+    let progress = Last(AtomicU64::new(0), AtomicU64::new(0));
     build_report(&input_from(&study_csv(0.0)), &options(), &progress).expect("report");
     // 1 dimension × (overall + 3 groups + the grouping column's joint test of differences)
     // × 400 resamples.

@@ -6,7 +6,7 @@
 //! `cargo bench -p neurorater-cases --bench edit_durability` measures 2000 saves; run without
 //! `--bench` (as `cargo test --benches` does) it takes 20, as a smoke test.
 
-#[path = "../tests/rating_support.rs"]
+#[path = "../tests/support/rating.rs"]
 mod rating_support;
 
 use cases::rating::{RaterRole, RatingEdit, DEMO_STUDY_ID};

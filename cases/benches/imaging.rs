@@ -3,7 +3,7 @@
 //! rendering real compressed sample files. Loading the 300-slice series also prints its peak
 //! memory against its decoded size (goal < 1.5×).
 
-#[path = "../tests/imaging_support.rs"]
+#[path = "../tests/support/imaging.rs"]
 mod imaging_support;
 
 use std::hint::black_box;

@@ -46,14 +46,8 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             },
             other => fail(other),
         })?;
-    let rubric: crate::model::Rubric =
-        serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
-            what: format!("rubric of study {study_id:?}: {e}"),
-        })?;
-    let taxonomy: crate::model::Taxonomy =
-        serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
-            what: format!("taxonomy of study {study_id:?}: {e}"),
-        })?;
+    let rubric = crate::store::stored_rubric(study_id, &rubric_json)?;
+    let taxonomy = crate::store::stored_taxonomy(study_id, &taxonomy_json)?;
 
     // Items: every response of the study.
     let mut items = BTreeMap::new();

@@ -4,6 +4,21 @@ use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Why an import (a study bundle, a ground-truth bundle, a ratings file) wrote nothing: problems
+/// in what was given, or a failure of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Problems in the input, each `FILE:LINE: field: message`; nothing was written.
+    #[error(
+        "nothing was imported: {} problem(s), the first: {}",
+        .0.len(),
+        .0.first().map(ToString::to_string).unwrap_or_default()
+    )]
+    Invalid(Vec<crate::bundle::Problem>),
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]

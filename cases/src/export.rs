@@ -1,5 +1,5 @@
 //! Raw annotations for other tools: ratings, error labels and ground truth, as CSV or JSONL;
-//! model responses and grader scores as the lines of FORMATS.md §1 and §2 they came in as (or
+//! model responses and grader scores as the lines of docs/formats.md §1 and §2 they came in as (or
 //! were run here as), unknown fields of an imported line included.
 //!
 //! Every row carries `case_id`, `task_id`, `model` and `sample`, the key of `responses.jsonl`
@@ -17,9 +17,9 @@ pub enum What {
     Ratings,
     Errors,
     GroundTruth,
-    /// `responses.jsonl` lines (FORMATS.md §1).
+    /// `responses.jsonl` lines (docs/formats.md §1).
     Responses,
-    /// `grader.jsonl` lines (FORMATS.md §2).
+    /// `grader.jsonl` lines (docs/formats.md §2).
     Grader,
 }
 

@@ -11,19 +11,10 @@ use crate::model::ResponseKey;
 use crate::progress::Progress;
 use crate::store::audit::Entry;
 use crate::store::{Store, Write};
-use crate::Error;
+use crate::{Error, ImportError};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::path::Path;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    /// Problems in the bundle, each `FILE:LINE: field: message`; nothing was written.
-    #[error("the bundle has {} problem(s); nothing was imported", .0.len())]
-    Invalid(Vec<Problem>),
-    #[error(transparent)]
-    Store(#[from] Error),
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ImportSummary {
@@ -45,20 +36,31 @@ pub struct ImportSummary {
 /// Who the audit log names for an import from this build.
 const IMPORT_ACTOR: &str = "import";
 
+/// Imports a bundle [`bundle::load`] validated (every image already read and hashed once):
+/// compares it with what is stored, then writes it in one transaction.
 pub fn import_bundle(
+    store: &mut Store,
+    bundle: &Bundle,
+    progress: &dyn Progress,
+) -> Result<ImportSummary, ImportError> {
+    let conflicts = conflicts_with_store(store, bundle)?;
+    if !conflicts.is_empty() {
+        return Err(ImportError::Invalid(conflicts));
+    }
+    progress.phase("writing", 1);
+    let summary = store.write(|w| write_bundle(w, bundle))?;
+    progress.advance(1);
+    Ok(summary)
+}
+
+/// Validates the bundle in `dir` and imports it ([`import_bundle`]).
+pub fn import_bundle_dir(
     store: &mut Store,
     dir: &Path,
     progress: &dyn Progress,
 ) -> Result<ImportSummary, ImportError> {
     let bundle = bundle::load(dir, progress).map_err(ImportError::Invalid)?;
-    let conflicts = conflicts_with_store(store, &bundle)?;
-    if !conflicts.is_empty() {
-        return Err(ImportError::Invalid(conflicts));
-    }
-    progress.phase("writing", 1);
-    let summary = store.write(|w| write_bundle(w, &bundle))?;
-    progress.advance(1);
-    Ok(summary)
+    import_bundle(store, &bundle, progress)
 }
 
 /// A stored response or grader score that the bundle now says differently.

@@ -5,10 +5,12 @@
 //! and every failure is a [`Error`] whose message a user can act on.
 
 pub mod analysis;
+pub mod app;
 pub mod automatic_metrics;
 pub mod bundle;
 pub mod curation;
 pub mod demo;
+mod digest;
 pub mod error;
 pub mod export;
 pub mod grader_workbench;
@@ -25,4 +27,4 @@ pub mod scaffold;
 pub mod store;
 pub mod text_metrics;
 
-pub use error::{Error, Result};
+pub use error::{Error, ImportError, Result};

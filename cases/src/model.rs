@@ -296,7 +296,7 @@ pub enum MarkShape {
     Freehand,
 }
 
-/// One line of `responses.jsonl` (FORMATS.md §1).
+/// One line of `responses.jsonl` (docs/formats.md §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseLine {
     pub case_id: String,
@@ -320,7 +320,7 @@ pub struct Turn {
     pub content: String,
 }
 
-/// One line of `grader.jsonl` (FORMATS.md §2).
+/// One line of `grader.jsonl` (docs/formats.md §2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraderLine {
     pub case_id: String,

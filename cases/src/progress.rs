@@ -1,18 +1,5 @@
 //! How long work reports where it is, without knowing who listens: the CLI draws a progress bar,
-//! the app emits events.
+//! the app emits events. The trait is the workspace's one, defined beside the bootstrap that is
+//! the other long computation (`calibration::progress`), and re-exported here for the domain.
 
-/// Receives progress of a long operation. Implementations must be cheap: they are called per file.
-pub trait Progress: Sync {
-    /// A new phase starts (`"validating"`, `"hashing images"`, …) with `total` steps.
-    fn phase(&self, name: &str, total: u64);
-    /// `done` steps of the current phase are complete.
-    fn advance(&self, done: u64);
-}
-
-/// For callers that do not care.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn phase(&self, _name: &str, _total: u64) {}
-    fn advance(&self, _done: u64) {}
-}
+pub use calibration::progress::{NoProgress, Progress};

@@ -1,4 +1,4 @@
-//! Clinicians' ratings from the long CSV of FORMATS.md §3 (`item,rater,score[,dimension][,...]`)
+//! Clinicians' ratings from the long CSV of docs/formats.md §3 (`item,rater,score[,dimension][,...]`)
 //! into the store, as submitted first reads — for a reader study done outside the app, and for
 //! the demo study's clinicians.
 //!
@@ -19,9 +19,11 @@
 use crate::bundle::Problem;
 use crate::model::{Rubric, Scale};
 use crate::progress::Progress;
+use crate::rating::table::{self, ReadKey, WholeRating};
+use crate::rating::{RatingEdit, RatingStatus};
 use crate::store::audit::Entry;
 use crate::store::Store;
-use crate::Error;
+use crate::{Error, ImportError};
 use rusqlite::params;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,15 +45,6 @@ const DERIVED_COLUMNS: [&str; 6] = [
     "level",
     "model",
 ];
-
-#[derive(Debug, thiserror::Error)]
-pub enum RatingsImportError {
-    /// Problems in the file, each `FILE:LINE: field: message`; nothing was written.
-    #[error("the ratings file has {} problem(s); nothing was imported", .0.len())]
-    Invalid(Vec<Problem>),
-    #[error(transparent)]
-    Store(#[from] Error),
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RatingsImportSummary {
@@ -110,7 +103,7 @@ pub fn import_ratings_csv(
     store: &mut Store,
     path: &Path,
     progress: &dyn Progress,
-) -> Result<RatingsImportSummary, RatingsImportError> {
+) -> Result<RatingsImportSummary, ImportError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
@@ -119,7 +112,7 @@ pub fn import_ratings_csv(
     // The report's parser is the gate: what it accepts, `neurorater calibrate --ratings` reads
     // the same way; only then are rows matched with the store.
     calibration::csv_input::parse_long_csv(&text, &file).map_err(|e| {
-        RatingsImportError::Invalid(
+        ImportError::Invalid(
             e.problems
                 .into_iter()
                 .map(|p| Problem {
@@ -132,7 +125,7 @@ pub fn import_ratings_csv(
         )
     })?;
     let rows = rows_with_lines(&text).map_err(|message| {
-        RatingsImportError::Invalid(vec![Problem {
+        ImportError::Invalid(vec![Problem {
             file: file.clone(),
             line: None,
             field: "(row)".into(),
@@ -160,25 +153,29 @@ pub fn import_ratings_csv(
                     .map_err(|e| w.fail("adding a rater", e))?;
                 rater_ids.insert(name.clone(), w.tx().last_insert_rowid());
             }
-            let mut insert = w
-                .tx()
-                .prepare(
-                    "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json,
-                                          status, updated_at, submitted_at)
-                     VALUES (?1, ?2, 1, ?3, ?4, 'submitted',
-                             strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
-                             strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                )
-                .map_err(|e| w.fail("adding ratings", e))?;
+            let now = crate::store::now(w.tx()).map_err(|e| w.fail("reading the clock", e))?;
             for ((response, rater), rating) in &plan.new_ratings {
-                let dimensions = serde_json::to_string(&rating.dimensions).unwrap_or_default();
-                insert
-                    .execute(params![
-                        response,
-                        rater_ids[rater],
-                        rating.overall,
-                        dimensions
-                    ])
+                // A ratings file carries scores only: no correctness, confidence, comment or time.
+                let scores = RatingEdit {
+                    overall: rating.overall,
+                    dimensions: rating.dimensions.clone(),
+                    correctness: None,
+                    confidence: None,
+                    comment: String::new(),
+                    seconds_on_task: 0.0,
+                };
+                let key = ReadKey {
+                    response: *response,
+                    rater: rater_ids[rater],
+                    read_no: 1,
+                };
+                let whole = WholeRating {
+                    scores: &scores,
+                    status: RatingStatus::Submitted,
+                    updated_at: &now,
+                    submitted_at: Some(&now),
+                };
+                table::insert_whole(w.tx(), key, &whole)
                     .map_err(|e| w.fail("adding ratings", e))?;
                 // Each rating's own entry holds its state, so `audit verify` can compare the
                 // table with it (rating/fold.rs).
@@ -198,7 +195,6 @@ pub fn import_ratings_csv(
                     after: Some(&serde_json::to_value(&view).expect("a rating serialises")),
                 })?;
             }
-            drop(insert);
             let mut after = serde_json::to_value(&summary).unwrap_or_default();
             after["per_rating_entries"] = serde_json::Value::Bool(true);
             w.audit(&Entry {
@@ -260,7 +256,7 @@ fn check_rows(
     rows: &[Row],
     view: &StoreView,
     progress: &dyn Progress,
-) -> Result<Plan, RatingsImportError> {
+) -> Result<Plan, ImportError> {
     let mut problems: Vec<Problem> = Vec::new();
     let mut problem = |line: usize, field: &str, message: String| {
         problems.push(Problem {
@@ -454,7 +450,7 @@ fn check_rows(
     }
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
-        return Err(RatingsImportError::Invalid(problems));
+        return Err(ImportError::Invalid(problems));
     }
 
     let mut new_raters = BTreeMap::new();
@@ -547,10 +543,8 @@ impl StoreView {
         let mut rows = stmt.query([]).map_err(fail)?;
         while let Some(row) = rows.next().map_err(fail)? {
             let study_id: String = row.get(1).map_err(fail)?;
-            let rubric: Rubric = serde_json::from_str(&row.get::<_, String>(2).map_err(fail)?)
-                .map_err(|e| Error::Corrupt {
-                    what: format!("rubric of study {study_id:?}: {e}"),
-                })?;
+            let rubric =
+                crate::store::stored_rubric(&study_id, &row.get::<_, String>(2).map_err(fail)?)?;
             studies.insert(row.get(0).map_err(fail)?, (study_id, rubric));
         }
         drop(rows);

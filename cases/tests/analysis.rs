@@ -1,6 +1,7 @@
 //! The database as the calibration report's input: repeat reads and missed findings reach the
 //! report's test-retest and missed-findings sections.
 
+#[path = "support/rating.rs"]
 mod rating_support;
 
 use calibration::bootstrap::NoProgress;
@@ -130,7 +131,7 @@ fn missed_findings_of_the_demo_reach_the_report_with_their_location() {
     let bundle = dir.path().join("demo");
     cases::demo::write_demo_bundle(&bundle, &cases::progress::NoProgress).unwrap();
     let mut store = cases::store::Store::open(&dir.path().join("db.sqlite")).unwrap();
-    cases::import::import_bundle(&mut store, &bundle, &cases::progress::NoProgress).unwrap();
+    cases::import::import_bundle_dir(&mut store, &bundle, &cases::progress::NoProgress).unwrap();
     let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();
     let input = &data.input.missed_findings;
     let lesion_tasks: i64 = store

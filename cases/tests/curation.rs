@@ -3,14 +3,15 @@
 //! reveal after rating, missed findings and the human baseline.
 
 use cases::curation::{
-    self, baseline, bundle::GroundTruthImportError, BaselineState, BaselineTask, CuratedLesion,
-    CuratedTruth, Decision, Edit, HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
+    self, baseline, BaselineState, BaselineTask, CuratedLesion, CuratedTruth, Decision, Edit,
+    HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
 };
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::model::SliceRef;
 use cases::progress::NoProgress;
 use cases::store::Store;
 use cases::Error;
+use cases::ImportError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,7 +33,7 @@ fn demo() -> &'static Demo {
         cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
         let db = dir.path().join("template.sqlite");
         let mut store = Store::open(&db).unwrap();
-        cases::import::import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+        cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
         drop(store);
         Demo {
             _dir: dir,
@@ -267,7 +268,7 @@ fn a_draft_is_reviewed_and_finalised_by_a_second_curator() {
         )
         .unwrap();
     assert_eq!(source, "curator");
-    cases::import::import_bundle(&mut f.store, &demo().bundle, &NoProgress).unwrap();
+    cases::import::import_bundle_dir(&mut f.store, &demo().bundle, &NoProgress).unwrap();
     assert_eq!(ms01(&f.store), truth);
     let exported = cases::export::export(
         &f.store,
@@ -539,8 +540,7 @@ fn a_bundle_that_contradicts_the_case_is_refused_with_file_line_and_field() {
     std::fs::write(&path, &text).unwrap();
     let before = count(&f.store, "SELECT count(*) FROM audit_log");
 
-    let Err(GroundTruthImportError::Invalid(problems)) =
-        curation::import_bundle(&mut f.store, &out, "test")
+    let Err(ImportError::Invalid(problems)) = curation::import_bundle(&mut f.store, &out, "test")
     else {
         panic!("accepted");
     };

@@ -3,6 +3,7 @@
 //! `data/imaging/expected/*.png` (scripts/reference/imaging/make_expected.py); the sample files
 //! come from the pydicom and nibabel wheels (MIT; see data/imaging/README.md).
 
+#[path = "support/imaging.rs"]
 mod imaging_support;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
 //! SQLite files, with the package files between them.
 
-use cases::import::import_bundle;
+use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
     export_rater_package, export_results_package, import_rater_package, merge_results_package,
@@ -35,7 +35,7 @@ fn lead() -> Lead {
     let bundle = dir.path().join("demo");
     cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
     let mut store = Store::open(&dir.path().join("lead.sqlite")).unwrap();
-    import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+    import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
     let rater = store
         .create_rater(RATER, RaterRole::Neuroradiologist, Some(12))
         .unwrap()
@@ -81,6 +81,12 @@ fn lead() -> Lead {
 /// and what the export said of it.
 fn lead_with_rater_package() -> (Lead, PathBuf, RaterPackageExport) {
     let mut lead = lead();
+    let (package, exported) = export_for_site_b(&mut lead);
+    (lead, package, exported)
+}
+
+/// `RATER`'s queue exported for "Site B" as `rater.tar` in the lead's folder.
+fn export_for_site_b(lead: &mut Lead) -> (PathBuf, RaterPackageExport) {
     let package = lead.dir.path().join("rater.tar");
     let exported = export_rater_package(
         &mut lead.store,
@@ -91,7 +97,7 @@ fn lead_with_rater_package() -> (Lead, PathBuf, RaterPackageExport) {
         &NoProgress,
     )
     .unwrap();
-    (lead, package, exported)
+    (package, exported)
 }
 
 fn rater_id(store: &Store, name: &str) -> i64 {
@@ -634,4 +640,106 @@ fn the_rater_package_carries_nothing_that_unblinds_or_identifies() {
             assert_eq!(case["disease_group"], "other_abnormality", "{name}");
         }
     }
+}
+
+/// Rewrites the first rating of a results package that has error labels with `change`, and
+/// re-seals the package (the manifest lists the new digests), so that only the merge's own
+/// checks can refuse it. Returns the field `change` says it broke.
+fn forge_labelled_rating(
+    package: &Path,
+    change: impl Fn(&mut serde_json::Value) -> String,
+) -> String {
+    let mut members = members(package);
+    let ratings = String::from_utf8(members["ratings.jsonl"].clone()).unwrap();
+    let mut lines: Vec<serde_json::Value> = ratings
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let labelled = lines
+        .iter_mut()
+        .find(|r| !r["labels"].as_array().unwrap().is_empty())
+        .expect("a rating with error labels");
+    let broken = change(labelled);
+    let ratings: String = lines.iter().map(|r| format!("{r}\n")).collect();
+    members.insert("ratings.jsonl".into(), ratings.into_bytes());
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&members.remove("manifest.json").unwrap()).unwrap();
+    for member in manifest["members"].as_array_mut().unwrap() {
+        let bytes = &members[member["path"].as_str().unwrap()];
+        member["bytes"] = bytes.len().into();
+        member["sha256"] = format!("{:x}", Sha256::digest(bytes)).into();
+    }
+    let mut builder = tar::Builder::new(std::fs::File::create(package).unwrap());
+    let mut append = |name: &str, bytes: &[u8]| {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o600);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder.append_data(&mut header, name, bytes).unwrap();
+    };
+    for (name, bytes) in &members {
+        append(name, bytes);
+    }
+    append("manifest.json", &serde_json::to_vec(&manifest).unwrap());
+    builder.finish().unwrap();
+    broken
+}
+
+#[test]
+fn a_merge_refuses_a_split_character_a_long_comment_and_a_week_on_task_as_the_app_does() {
+    let mut lead = lead();
+    // Every rationale starts with a character outside the BMP (two UTF-16 code units), so a span
+    // starting at 1 cuts it in two.
+    lead.store
+        .read()
+        .execute(
+            "UPDATE responses SET rationale = '\u{1F9E0}' || rationale
+             WHERE rationale IS NOT NULL",
+            [],
+        )
+        .unwrap();
+    let (package, _) = export_for_site_b(&mut lead);
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let digest = tables_digest(&lead.store);
+
+    let split_character = |rating: &mut serde_json::Value| {
+        let labels = rating["labels"].as_array_mut().unwrap();
+        let index = labels
+            .iter()
+            .position(|l| !l["span"].is_null())
+            .expect("a label with a span");
+        labels[index]["span"] = serde_json::json!([1, 4]);
+        format!("labels[{index}].span")
+    };
+    let long_comment = |rating: &mut serde_json::Value| {
+        rating["comment"] = "x".repeat(20_001).into();
+        "comment".to_owned()
+    };
+    let over_a_week = |rating: &mut serde_json::Value| {
+        rating["seconds_on_task"] = (8.0 * 24.0 * 3600.0).into();
+        "seconds_on_task".to_owned()
+    };
+    /// Breaks one rule in a rating's JSON and names the field it broke.
+    type Forgery<'a> = &'a dyn Fn(&mut serde_json::Value) -> String;
+    let forgeries: [(&str, Forgery); 3] = [
+        ("split-character.tar", &split_character),
+        ("long-comment.tar", &long_comment),
+        ("over-a-week.tar", &over_a_week),
+    ];
+    for (name, forgery) in forgeries {
+        let results = export_results(&remote, &dir, name);
+        let field = forge_labelled_rating(&results, forgery);
+        let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+        assert_eq!(
+            refused_members(error),
+            vec![("ratings.jsonl".to_owned(), field)],
+            "{name}"
+        );
+        assert_eq!(tables_digest(&lead.store), digest, "{name}");
+    }
+    // The same ratings unforged merge: what was refused was the forgery alone.
+    let results = export_results(&remote, &dir, "results.tar");
+    assert_eq!(merge(&mut lead, &results).added, 2);
 }

@@ -1,8 +1,10 @@
 //! Rating on a real SQLite file holding the real demo study: blinding of what raters receive,
 //! seeded assignment, edit rules, submit/reopen, the audit chain and positions.
 
+#[path = "support/rating.rs"]
 mod rating_support;
 
+use cases::app::{LeadSession, Session};
 use cases::model::Taxonomy;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
 use cases::store::audit::{self, Verdict};
@@ -988,15 +990,22 @@ fn reader_and_curator(store: &mut Store) -> (i64, i64) {
     (reader, curator)
 }
 
+/// A lead's session for `view` at this workstation, as every unblinding command opens it.
+fn unblinded(store: &Store, view: &str) -> Result<LeadSession, Error> {
+    Session::current(store)?.unblinded(view)
+}
+
+fn study_lead(store: &Store) -> Result<LeadSession, Error> {
+    Session::current(store)?.study_lead("Merging a results package")
+}
+
 #[test]
 fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
     let (_dir, mut store) = demo_store();
     let (reader, curator) = reader_and_curator(&mut store);
-    store
-        .require_study_lead("Merging a results package")
-        .unwrap();
+    study_lead(&store).unwrap();
     store.set_current_rater(reader).unwrap();
-    match store.require_study_lead("Merging a results package") {
+    match study_lead(&store) {
         Err(Error::Rating(RatingError::Refused(message))) => assert!(
             message.starts_with("Merging a results package is the study lead's")
                 && message.contains("Dr Ada is reading here as a neurologist"),
@@ -1005,9 +1014,7 @@ fn the_study_leads_actions_are_refused_while_a_rater_reads_blinded() {
         other => panic!("a blinded reader must be refused: {other:?}"),
     }
     store.set_current_rater(curator).unwrap();
-    store
-        .require_study_lead("Merging a results package")
-        .unwrap();
+    study_lead(&store).unwrap();
 }
 
 #[test]
@@ -1015,10 +1022,10 @@ fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
     let (_dir, mut store) = demo_store();
     let (reader, curator) = reader_and_curator(&mut store);
     // A lead with nobody reading may open everything.
-    store.require_unblinded("The calibration report").unwrap();
+    unblinded(&store, "The calibration report").unwrap();
 
     store.set_current_rater(reader).unwrap();
-    match store.require_unblinded("The calibration report") {
+    match unblinded(&store, "The calibration report") {
         Err(Error::Rating(RatingError::Refused(message))) => {
             assert!(
                 message.contains("Dr Ada reads blinded (neurologist)"),
@@ -1029,7 +1036,7 @@ fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
     }
     store.leave_reading().unwrap();
     assert_eq!(store.current_rater().unwrap(), None);
-    store.require_unblinded("The calibration report").unwrap();
+    unblinded(&store, "The calibration report").unwrap();
     let left: String = store
         .read()
         .query_row(
@@ -1042,7 +1049,7 @@ fn a_blinded_reader_cannot_open_unblinding_views_until_they_leave_reading() {
 
     // Curators know the ground truth: they get no blinded queue and are no plan's reader.
     store.set_current_rater(curator).unwrap();
-    store.require_unblinded("Curation").unwrap();
+    unblinded(&store, "Curation").unwrap();
     assert_eq!(store.ensure_demo_queue(curator).unwrap(), None);
     match store.create_assignment_plan(
         curator,

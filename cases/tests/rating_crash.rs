@@ -4,6 +4,7 @@
 //! seeded random moments, then checks the file's integrity and that every acknowledged edit is
 //! there. Thirty rounds on the same file.
 
+#[path = "support/rating.rs"]
 mod rating_support;
 
 use cases::rating::{LabelEdit, RaterRole, RatingEdit, DEMO_STUDY_ID};

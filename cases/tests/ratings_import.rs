@@ -3,10 +3,11 @@
 //! was, with every problem on its own `FILE:LINE: field: message`.
 
 use cases::demo::write_demo_bundle;
-use cases::import::import_bundle;
+use cases::import::import_bundle_dir;
 use cases::progress::NoProgress;
-use cases::ratings_import::{import_ratings_csv, RatingsImportError, ASSUMED_ROLE};
+use cases::ratings_import::{import_ratings_csv, ASSUMED_ROLE};
 use cases::store::Store;
+use cases::ImportError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -29,7 +30,7 @@ fn demo() -> &'static Demo {
 
 fn store_with_demo(dir: &Path) -> Store {
     let mut store = Store::open(&dir.join("study.sqlite")).expect("store");
-    import_bundle(&mut store, &demo().root, &NoProgress).expect("demo imports");
+    import_bundle_dir(&mut store, &demo().root, &NoProgress).expect("demo imports");
     store
 }
 
@@ -78,11 +79,9 @@ fn snapshot(store: &Store) -> BTreeMap<&'static str, Vec<String>> {
     out
 }
 
-fn problems(outcome: Result<impl std::fmt::Debug, RatingsImportError>) -> Vec<String> {
+fn problems(outcome: Result<impl std::fmt::Debug, ImportError>) -> Vec<String> {
     match outcome {
-        Err(RatingsImportError::Invalid(problems)) => {
-            problems.iter().map(ToString::to_string).collect()
-        }
+        Err(ImportError::Invalid(problems)) => problems.iter().map(ToString::to_string).collect(),
         other => panic!("expected a refused import, got {other:?}"),
     }
 }

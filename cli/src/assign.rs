@@ -1,6 +1,6 @@
 //! `assign`: a study lead's assignment plan from the command line (docs/rating.md): which
 //! responses each rater reads, in an order reproducible from the seed. An extension of
-//! FORMATS.md §4.
+//! docs/formats.md §4.
 
 use crate::data::db_path;
 use crate::Failure;

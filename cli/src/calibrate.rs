@@ -3,6 +3,7 @@
 use crate::data::write_file;
 use crate::Failure;
 use calibration::input::{CalibrationInput, ReportOptions, ScaleSpec};
+use cases::app::calibration::StudyReport;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ pub struct CalibrateArgs {
     /// Ratings and grader scores from this database (default: the app's).
     #[arg(long, conflicts_with = "ratings")]
     db: Option<PathBuf>,
-    /// Ratings from a long CSV (FORMATS.md §3: item,rater,score[,dimension][,groups...]).
+    /// Ratings from a long CSV (docs/formats.md §3: item,rater,score[,dimension][,groups...]).
     #[arg(long)]
     ratings: Option<PathBuf>,
     /// The study to report on, when the database holds several.
@@ -63,10 +64,13 @@ enum ReportFormat {
 
 struct Bar(ProgressBar);
 
-impl calibration::bootstrap::Progress for Bar {
-    fn advance(&self, done: usize, total: usize) {
-        self.0.set_length(total as u64);
-        self.0.set_position(done as u64);
+impl calibration::progress::Progress for Bar {
+    fn phase(&self, _name: &str, total: u64) {
+        self.0.set_length(total);
+    }
+
+    fn advance(&self, done: u64) {
+        self.0.set_position(done);
     }
 }
 
@@ -77,22 +81,14 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             args.bar
         )]));
     }
-    let (input, scale, other_graders, automatic) = match &args.ratings {
-        Some(csv) => {
-            let (input, scale) = from_csv(csv, args.scale.as_deref())?;
-            (input, scale, args.other_graders.clone(), None)
-        }
-        None => from_db(args)?,
-    };
     let options = ReportOptions {
         grader: args.grader.clone(),
-        other_grader_versions: other_graders,
+        other_grader_versions: args.other_graders.clone(),
         excluded_raters: args.exclude_raters.clone(),
         seed: args.seed,
         bootstrap_resamples: args.resamples,
         bar_pearson_r: args.bar,
         non_inferiority_margin: args.margin,
-        scale,
         ..ReportOptions::default()
     };
     let bar = ProgressBar::new(args.resamples as u64);
@@ -101,13 +97,17 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let report = calibration::report::build_report(&input, &options, &Bar(bar.clone()))
-        .map_err(|e| Failure::Input(vec![e.to_string()]));
+    let report = match &args.ratings {
+        Some(csv) => {
+            let (input, scale) = from_csv(csv, args.scale.as_deref())?;
+            let options = ReportOptions { scale, ..options };
+            calibration::report::build_report(&input, &options, &Bar(bar.clone()))
+        }
+        None => from_db(args, options)?.build(&Bar(bar.clone())),
+    }
+    .map_err(|e| Failure::Input(vec![e.to_string()]));
     bar.finish_and_clear();
-    let mut report = report?;
-    report.automatic_metrics = automatic.and_then(|automatic| {
-        calibration::automatic_metrics::automatic_metrics_report(&automatic, &input, &options)
-    });
+    let report = report?;
     match (args.format, &args.out) {
         (ReportFormat::Json, out) => emit(out.as_deref(), &calibration::tables::to_json(&report)),
         (ReportFormat::Html, out) => emit(out.as_deref(), &calibration::html::to_html(&report)),
@@ -167,34 +167,18 @@ fn parse_scale(text: &str) -> Result<ScaleSpec, Failure> {
     }
 }
 
-/// The report's input, its scale, every other grader, and the automatic metrics' input.
-type FromDb = (
-    CalibrationInput,
-    Option<ScaleSpec>,
-    Vec<String>,
-    Option<calibration::automatic_metrics::AutomaticMetricsInput>,
-);
-
-fn from_db(args: &CalibrateArgs) -> Result<FromDb, Failure> {
+/// The study in the database, read as the app reads it (`cases::app::calibration`).
+fn from_db(args: &CalibrateArgs, options: ReportOptions) -> Result<StudyReport, Failure> {
     let path = match &args.db {
         Some(path) => path.clone(),
         None => cases::store::Store::default_path()?,
     };
     let store = cases::store::Store::open_existing(&path)?;
     let study = pick_study(&store, args.study.as_deref())?;
-    let data = cases::analysis::study_data(&store, &study, args.grader.as_deref())?;
-    // A grader is never a clinician: every grader that scored the study besides --grader is left
-    // out of the humans (and compared as drift when --grader is given), with or without
-    // --other-grader.
-    let mut other_graders = args.other_graders.clone();
-    for g in &data.graders {
-        if Some(g.as_str()) != args.grader.as_deref() && !other_graders.contains(g) {
-            other_graders.push(g.clone());
-        }
-    }
-    let automatic =
-        cases::automatic_metrics::automatic_metrics_input(&store, &study, args.grader.as_deref())?;
-    Ok((data.input, Some(data.scale), other_graders, Some(automatic)))
+    let lead = cases::app::Session::command_line();
+    Ok(cases::app::calibration::study_report(
+        &store, &lead, &study, options,
+    )?)
 }
 
 /// The study `requested` names, else the database's only one.

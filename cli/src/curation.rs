@@ -1,8 +1,9 @@
 //! Ground-truth bundles: `export --what ground-truth --format bundle` and `import-ground-truth`.
 
 use crate::Failure;
-use cases::curation::{self, GroundTruthImportError};
+use cases::curation;
 use cases::store::Store;
+use cases::ImportError;
 use std::path::{Path, PathBuf};
 
 /// Who the audit log names for a ground-truth import from the command line.
@@ -62,9 +63,9 @@ pub fn import_ground_truth(dir: &Path, db: Option<PathBuf>) -> Result<(), Failur
             );
             Ok(())
         }
-        Err(GroundTruthImportError::Invalid(problems)) => Err(Failure::Input(
+        Err(ImportError::Invalid(problems)) => Err(Failure::Input(
             problems.iter().map(ToString::to_string).collect(),
         )),
-        Err(GroundTruthImportError::Store(e)) => Err(e.into()),
+        Err(ImportError::Store(e)) => Err(e.into()),
     }
 }

@@ -3,9 +3,10 @@
 use crate::progress::Bar;
 use crate::Failure;
 use cases::export::{Format, What};
-use cases::import::{import_bundle, ImportError};
+use cases::import::import_bundle;
 use cases::store::audit::Head;
 use cases::store::Store;
+use cases::ImportError;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -22,14 +23,11 @@ pub fn import(dir: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
     let bar = Bar::new();
     let bundle = cases::bundle::load(dir, &bar);
     bar.finish();
-    if let Err(problems) = bundle {
-        return Err(Failure::Input(
-            problems.iter().map(ToString::to_string).collect(),
-        ));
-    }
+    let bundle = bundle
+        .map_err(|problems| Failure::Input(problems.iter().map(ToString::to_string).collect()))?;
     let mut store = Store::open(&db)?;
     let bar = Bar::new();
-    let outcome = import_bundle(&mut store, dir, &bar);
+    let outcome = import_bundle(&mut store, &bundle, &bar);
     bar.finish();
     match outcome {
         Ok(summary) => {
@@ -90,9 +88,9 @@ enum ExportWhat {
     Ratings,
     Errors,
     GroundTruth,
-    /// Model responses as `responses.jsonl` lines (FORMATS.md §1).
+    /// Model responses as `responses.jsonl` lines (docs/formats.md §1).
     Responses,
-    /// Grader scores as `grader.jsonl` lines (FORMATS.md §2).
+    /// Grader scores as `grader.jsonl` lines (docs/formats.md §2).
     Grader,
 }
 

@@ -1,4 +1,4 @@
-//! `probe` and `render`: image facts and FORMATS.md §4 renderings, many files in one process.
+//! `probe` and `render`: image facts and docs/formats.md §4 renderings, many files in one process.
 
 use crate::data::to_json;
 use crate::Failure;

@@ -1,4 +1,4 @@
-//! `neurorater`: the headless interface (FORMATS.md §4). Glue only: every subcommand parses its
+//! `neurorater`: the headless interface (docs/formats.md §4). Glue only: every subcommand parses its
 //! arguments, calls the `cases` or `calibration` crate, and maps the outcome to an exit code —
 //! 0 success, 2 invalid input (errors name file, line and field), 1 internal failure.
 
@@ -68,7 +68,7 @@ enum Command {
         #[arg(long, required = true)]
         json: bool,
     },
-    /// Render frames to 8-bit PNG by the rule of FORMATS.md §4.
+    /// Render frames to 8-bit PNG by the rule of docs/formats.md §4.
     Render(imaging::RenderArgs),
     /// Export raw annotations for other tools.
     Export(data::ExportArgs),
@@ -118,9 +118,9 @@ enum Command {
         #[command(subcommand)]
         command: package::PackageCommand,
     },
-    /// Grade every stored response this grader has not graded yet (FORMATS.md §6).
+    /// Grade every stored response this grader has not graded yet (docs/formats.md §6).
     Grade(run::GradeArgs),
-    /// Ask a model every task of the stored studies, with the key images (FORMATS.md §6).
+    /// Ask a model every task of the stored studies, with the key images (docs/formats.md §6).
     Respond(run::RespondArgs),
     /// A study bundle from folders a PACS, a CD or an archive exported (FORMATS.md §7):
     /// de-identified copies, pseudonymous case ids, the key beside the bundle.

@@ -1,11 +1,12 @@
-//! `import-ratings`: clinicians' ratings from a long CSV (FORMATS.md §3) into the database. An
-//! extension of FORMATS.md §4, documented in docs/calibration.md.
+//! `import-ratings`: clinicians' ratings from a long CSV (docs/formats.md §3) into the database. An
+//! extension of docs/formats.md §4, documented in docs/calibration.md.
 
 use crate::data::db_path;
 use crate::progress::Bar;
 use crate::Failure;
-use cases::ratings_import::{import_ratings_csv, RatingsImportError, ASSUMED_ROLE};
+use cases::ratings_import::{import_ratings_csv, ASSUMED_ROLE};
 use cases::store::Store;
+use cases::ImportError;
 use std::path::{Path, PathBuf};
 
 pub fn import(csv: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
@@ -38,9 +39,9 @@ pub fn import(csv: &Path, db: Option<PathBuf>) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Err(RatingsImportError::Invalid(problems)) => Err(Failure::Input(
+        Err(ImportError::Invalid(problems)) => Err(Failure::Input(
             problems.iter().map(ToString::to_string).collect(),
         )),
-        Err(RatingsImportError::Store(e)) => Err(e.into()),
+        Err(ImportError::Store(e)) => Err(e.into()),
     }
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 pub struct GradeArgs {
     #[arg(long)]
     db: Option<PathBuf>,
-    /// The grader spec (TOML, FORMATS.md §6).
+    /// The grader spec (TOML, docs/formats.md §6).
     #[arg(long)]
     spec: PathBuf,
 }
@@ -22,7 +22,7 @@ pub struct GradeArgs {
 pub struct RespondArgs {
     #[arg(long)]
     db: Option<PathBuf>,
-    /// The model spec (TOML, FORMATS.md §6).
+    /// The model spec (TOML, docs/formats.md §6).
     #[arg(long)]
     spec: PathBuf,
     /// Samples per task in all (sample indexes 0..K); those already stored are not asked again.

@@ -1,4 +1,4 @@
-//! The `neurorater` command's contract (FORMATS.md §4), run as a real process on real files:
+//! The `neurorater` command's contract (docs/formats.md §4), run as a real process on real files:
 //! exit codes 0 / 2 / 1, `FILE:LINE: field: message` errors, and a database left byte-identical
 //! by a refused import.
 

@@ -1,4 +1,4 @@
-//! `neurorater grade` (FORMATS.md §6) as a real process against a local OpenAI-compatible server
+//! `neurorater grade` (docs/formats.md §6) as a real process against a local OpenAI-compatible server
 //! with scripted faults: 429 with Retry-After, 500, a timeout, a dropped connection, unparsable
 //! replies, a refused key, a refused request; a SIGKILL in the middle of a run and the resume;
 //! the spec binding; the API key never written or shown.

@@ -1,4 +1,4 @@
-//! One Chat Completions call, with the retry and rate rules of FORMATS.md §6: 429 (honouring
+//! One Chat Completions call, with the retry and rate rules of docs/formats.md §6: 429 (honouring
 //! `Retry-After`), 5xx, timeouts and dropped connections are retried with exponential backoff and
 //! jitter; 401/403 stop the run; any other 4xx fails the item with the server's message.
 //!

@@ -1,5 +1,5 @@
 //! Runs models and LLM graders over a study through the OpenAI Chat Completions API
-//! (FORMATS.md §6), and stores what they answer in the `cases` store as it arrives.
+//! (docs/formats.md §6), and stores what they answer in the `cases` store as it arrives.
 //!
 //! A crate of its own because it is the only part of NeuroRater that talks to a network and needs
 //! an async runtime (tokio, reqwest): `cases` and `calibration` stay synchronous and offline, and

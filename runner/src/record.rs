@@ -9,7 +9,7 @@ use crate::spec::Spec;
 use crate::RunError;
 use cases::model::{ResponseKey, Rubric, Taxonomy, Turn};
 use cases::store::audit::Entry;
-use cases::store::Store;
+use cases::store::{Store, NOW_SQL};
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value};
 
@@ -92,8 +92,10 @@ pub fn bind_spec(store: &mut Store, spec: &Spec, kind: Kind) -> Result<(), RunEr
     store.write(|w| {
         w.tx()
             .execute(
-                "INSERT INTO run_specs (name, kind, spec_sha256, spec_json, first_run_at)
-                 VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                &format!(
+                    "INSERT INTO run_specs (name, kind, spec_sha256, spec_json, first_run_at)
+                     VALUES (?1, ?2, ?3, ?4, {NOW_SQL})"
+                ),
                 params![spec.name, kind.as_str(), hash, spec_json],
             )
             .map_err(|e| w.fail("binding the spec to its name", e))?;
@@ -160,14 +162,11 @@ pub fn pending_gradings(
         .map_err(fail)?;
     for row in rows {
         let (id, study_id, rubric, taxonomy) = row.map_err(fail)?;
-        let corrupt = |what: &str, e: serde_json::Error| cases::Error::Corrupt {
-            what: format!("the {what} of study {study_id}: {e}"),
-        };
         scales.insert(
             id,
             StudyScales {
-                rubric: serde_json::from_str(&rubric).map_err(|e| corrupt("rubric", e))?,
-                taxonomy: serde_json::from_str(&taxonomy).map_err(|e| corrupt("taxonomy", e))?,
+                rubric: cases::store::stored_rubric(&study_id, &rubric)?,
+                taxonomy: cases::store::stored_taxonomy(&study_id, &taxonomy)?,
             },
         );
     }
@@ -288,8 +287,7 @@ fn insert_run_result(
             &format!(
                 "INSERT INTO run_results (spec_name, {column}, spec_sha256, seed, temperature,
                     raw_replies_json, prompt_tokens, completion_tokens, latency_ms, requests, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {NOW_SQL})"
             ),
             params![
                 spec.name,
@@ -318,7 +316,7 @@ pub struct Question {
     pub follow_up: Vec<String>,
 }
 
-/// A model's answer, split as FORMATS §6 says.
+/// A model's answer, split as docs/formats.md §6 says.
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub answer: String,

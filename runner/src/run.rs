@@ -69,7 +69,7 @@ pub async fn grade(
     let Some(template) = spec.prompt.clone() else {
         return Err(RunError::Spec {
             problems: vec![format!(
-                "{}: -: prompt: a grader spec needs a prompt template (FORMATS.md §6)",
+                "{}: -: prompt: a grader spec needs a prompt template (docs/formats.md §6)",
                 spec.name
             )],
         });

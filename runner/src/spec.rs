@@ -1,4 +1,4 @@
-//! A run spec (FORMATS.md §6): which server, which model, which sampling settings, which prompt.
+//! A run spec (docs/formats.md §6): which server, which model, which sampling settings, which prompt.
 //!
 //! A spec's identity is the hash of what decides its output (endpoint, model, sampling settings,
 //! prompt); how fast it runs (concurrency, rate limit, retries) and what it costs do not change

@@ -22,7 +22,7 @@ pub fn build_app<R: Runtime>(
 ) -> tauri::Result<App<R>> {
     builder
         .manage(AppState::default())
-        .manage(commands::imaging::VolumeCache::default())
+        .manage(cases::app::series::VolumeCache::default())
         .manage(commands::calibration::LastReport::default())
         .manage(commands::workbench::ActiveRun::default())
         .plugin(tauri_plugin_dialog::init())

@@ -146,8 +146,8 @@ fn seed_demo_study(
         })?;
     }
     cases::demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
-    cases::import::import_bundle(store, bundle_dir, progress).map_err(|error| match error {
-        cases::import::ImportError::Invalid(problems) => startup_failed(format!(
+    cases::import::import_bundle_dir(store, bundle_dir, progress).map_err(|error| match error {
+        cases::ImportError::Invalid(problems) => startup_failed(format!(
             "the generated demo study did not import ({} problem(s)): {}",
             problems.len(),
             problems
@@ -157,32 +157,30 @@ fn seed_demo_study(
                 .collect::<Vec<_>>()
                 .join("; ")
         )),
-        cases::import::ImportError::Store(error) => startup_failed(error),
+        cases::ImportError::Store(error) => startup_failed(error),
     })?;
     // The demo's clinicians rated every answer; with their ratings stored the calibration view
     // has something to calibrate from the first start on.
     let ratings = bundle_dir.join(DEMO_RATINGS_FILE);
     cases::ratings_import::import_ratings_csv(store, &ratings, progress).map_err(|error| {
         match error {
-            cases::ratings_import::RatingsImportError::Invalid(problems) => {
-                startup_failed(format!(
-                    "the demo study's ratings did not import ({} problem(s)): {}",
-                    problems.len(),
-                    problems
-                        .iter()
-                        .take(5)
-                        .map(|p| p.to_string())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ))
-            }
-            cases::ratings_import::RatingsImportError::Store(error) => startup_failed(error),
+            cases::ImportError::Invalid(problems) => startup_failed(format!(
+                "the demo study's ratings did not import ({} problem(s)): {}",
+                problems.len(),
+                problems
+                    .iter()
+                    .take(5)
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            cases::ImportError::Store(error) => startup_failed(error),
         }
     })?;
     Ok(())
 }
 
-/// The long ratings CSV (FORMATS.md §3) the demo writes beside its bundle files.
+/// The long ratings CSV (docs/formats.md §3) the demo writes beside its bundle files.
 const DEMO_RATINGS_FILE: &str = "ratings.csv";
 
 fn startup_failed(reason: impl std::fmt::Display) -> CommandError {

@@ -2,10 +2,10 @@
 //! facts pydicom itself reported (`cases/tests/data/imaging/expected.json`, written by
 //! `scripts/reference/imaging/make_expected.py`).
 
+use cases::app::series::decode_verified;
 use cases::model::SeriesKind;
 use cases::store::{SeriesFile, SeriesFiles};
-use neurorater_app::commands::imaging::decode_verified;
-use neurorater_app::error::ErrorCode;
+use neurorater_app::error::{CommandError, ErrorCode};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
@@ -96,7 +96,8 @@ fn a_dicom_series_arrives_as_nifti1_with_pydicoms_geometry_and_window() {
 fn an_image_changed_since_import_is_refused_naming_the_file() {
     let name = "MR_small.dcm";
     let stale_hash = "0".repeat(64);
-    let error = decode_verified(&series_of(name, stale_hash)).expect_err("refused");
+    let error =
+        CommandError::from(decode_verified(&series_of(name, stale_hash)).expect_err("refused"));
     assert_eq!(error.code, ErrorCode::ImageUnavailable);
     assert!(error.message.contains(name), "{}", error.message);
 }
@@ -104,7 +105,8 @@ fn an_image_changed_since_import_is_refused_naming_the_file() {
 #[test]
 fn a_missing_image_is_refused_naming_the_file() {
     let name = "no-such-image.dcm";
-    let error = decode_verified(&series_of(name, "0".repeat(64))).expect_err("refused");
+    let error =
+        CommandError::from(decode_verified(&series_of(name, "0".repeat(64))).expect_err("refused"));
     assert_eq!(error.code, ErrorCode::ImageUnavailable);
     assert!(error.message.contains(name), "{}", error.message);
 }

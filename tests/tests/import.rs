@@ -1,9 +1,10 @@
 //! Bundle import end to end on real files: what is stored, ordering, idempotence, updates,
 //! de-identification.
 
-use cases::import::{import_bundle, ImportError};
+use cases::import::import_bundle_dir;
 use cases::progress::NoProgress;
 use cases::store::Store;
+use cases::ImportError;
 use neurorater_tests::{write_small_bundle, PHI_MARKERS};
 use rusqlite::params;
 use std::path::Path;
@@ -45,7 +46,7 @@ fn table_dump(store: &Store) -> String {
 }
 
 fn import(store: &mut Store, dir: &Path) -> cases::import::ImportSummary {
-    import_bundle(store, dir, &NoProgress).unwrap_or_else(|e| match e {
+    import_bundle_dir(store, dir, &NoProgress).unwrap_or_else(|e| match e {
         ImportError::Invalid(problems) => panic!(
             "{}",
             problems
@@ -210,7 +211,7 @@ fn changing_a_stored_response_is_refused_with_its_line() {
     let path = bundle.path().join("responses.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replace("Dawson's fingers.", "Changed text.")).unwrap();
-    match import_bundle(&mut store, bundle.path(), &NoProgress) {
+    match import_bundle_dir(&mut store, bundle.path(), &NoProgress) {
         Err(ImportError::Invalid(problems)) => {
             let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
             assert_eq!(lines.len(), 1, "{lines:?}");

@@ -7,7 +7,7 @@
 //! filled (the importer drops identifying attributes by tag, whatever their VR).
 
 use cases::export::{export, Format, What};
-use cases::import::import_bundle;
+use cases::import::import_bundle_dir;
 use cases::package::export_rater_package;
 use cases::progress::NoProgress;
 use cases::rating::{PlanSpec, RaterRole};
@@ -155,7 +155,7 @@ fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
     let db = db_dir.join("neurorater.sqlite");
     let mut store = Store::open(&db).unwrap();
     let summary =
-        import_bundle(&mut store, &bundle, &NoProgress).unwrap_or_else(|e| panic!("{e:?}"));
+        import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(summary.identifying_attributes_dropped > 0);
     rate(&mut store);
 

@@ -5,7 +5,7 @@
 pub const HALF_OF_2_DECIMALS: f64 = 0.005 + 1e-9;
 pub const HALF_OF_3_DECIMALS: f64 = 0.0005 + 1e-9;
 pub const HALF_OF_4_DECIMALS: f64 = 0.00005 + 1e-9;
-/// DOMAIN.md's "about" figures (two decimals, loosely rounded).
+/// docs/domain.md's "about" figures (two decimals, loosely rounded).
 pub const DOMAIN_ABOUT: f64 = 0.01;
 /// R prints 7 significant digits.
 pub const R_PRINTED: f64 = 5e-7;

@@ -16,7 +16,6 @@ use crate::model::{
     Taxonomy,
 };
 use crate::progress::Progress;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
@@ -821,10 +820,7 @@ fn list_folder(
 }
 
 fn uid_digest(uid: &str) -> String {
-    format!(
-        "sha256:{}",
-        crate::store::audit::hex(&Sha256::digest(uid.as_bytes()))
-    )
+    format!("sha256:{}", crate::digest::sha256_hex(uid.as_bytes()))
 }
 
 fn hash_file(
@@ -836,7 +832,7 @@ fn hash_file(
     let rel = relative(bundle, path);
     match std::fs::read(path) {
         Ok(bytes) => Some(ImageFile {
-            sha256: crate::store::audit::hex(&Sha256::digest(&bytes)),
+            sha256: crate::digest::sha256_hex(&bytes),
             byte_len: bytes.len() as u64,
             path: rel,
             sop_instance_uid,

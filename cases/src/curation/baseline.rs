@@ -257,7 +257,7 @@ pub fn submit_human_answer(store: &mut Store, answer: &HumanAnswer) -> Result<i6
             )
             .map_err(fail)?;
         let response = w.tx().last_insert_rowid();
-        let at = super::now(w.tx()).map_err(fail)?;
+        let at = crate::store::now(w.tx()).map_err(fail)?;
         w.tx()
             .execute(
                 "INSERT INTO human_answers (response, task, rater, role, years_experience,

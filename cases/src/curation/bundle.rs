@@ -6,11 +6,11 @@
 use super::context::CaseContext;
 use super::versions::{self, bundle_version, current, insert_version, materialise, Source, Status};
 use super::{CuratedTruth, MAIN_BRANCH};
-use crate::bundle::{Problem, Problems};
+use crate::bundle::Problems;
 use crate::imaging::{self, RenderOptions};
 use crate::model::{SeriesKind, SliceRef};
 use crate::store::Store;
-use crate::{Error, Result};
+use crate::{Error, ImportError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -61,15 +61,6 @@ pub struct BundleExport {
     pub key_images: usize,
     /// Cases without final ground truth, not exported.
     pub skipped: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum GroundTruthImportError {
-    /// Each `FILE:LINE: field: message`; nothing was written.
-    #[error("the ground-truth bundle has {} problem(s); nothing was imported", .0.len())]
-    Invalid(Vec<Problem>),
-    #[error(transparent)]
-    Store(#[from] Error),
 }
 
 /// Writes the current ground truth of every case of `study_id` into `out`.
@@ -128,14 +119,10 @@ pub fn export_bundle(store: &Store, study_id: &str, out: &Path) -> Result<Bundle
 
 /// Reads, validates and imports a ground-truth bundle; returns how many cases got a new
 /// version (an unchanged case gets none, so importing twice changes nothing).
-pub fn import_bundle(
-    store: &mut Store,
-    dir: &Path,
-    actor: &str,
-) -> Result<usize, GroundTruthImportError> {
+pub fn import_bundle(store: &mut Store, dir: &Path, actor: &str) -> Result<usize, ImportError> {
     let mut problems = Problems::default();
     let Some((index, _)) = read_json::<IndexFile>(dir, INDEX_FILE, &mut problems) else {
-        return Err(GroundTruthImportError::Invalid(problems.into_sorted()));
+        return Err(ImportError::Invalid(problems.into_sorted()));
     };
     if index.format != FORMAT || index.format_version != FORMAT_VERSION {
         problems.push(
@@ -157,7 +144,7 @@ pub fn import_bundle(
         );
     }
     if !problems.is_empty() {
-        return Err(GroundTruthImportError::Invalid(problems.into_sorted()));
+        return Err(ImportError::Invalid(problems.into_sorted()));
     }
     let mut names: Vec<String> = std::fs::read_dir(dir.join(CASES_DIR))
         .map_err(|source| Error::Io {
@@ -209,7 +196,7 @@ pub fn import_bundle(
         }
     }
     if !problems.is_empty() {
-        return Err(GroundTruthImportError::Invalid(problems.into_sorted()));
+        return Err(ImportError::Invalid(problems.into_sorted()));
     }
     let mut plans = Vec::new();
     for (context, file) in accepted {
@@ -249,7 +236,7 @@ fn render_slice(store: &Store, context: &CaseContext, slice: &SliceRef) -> Resul
     Ok(imaging::render_png(&path, &options)?)
 }
 
-/// The file and render options of one slice, as FORMATS §4 renders it with the series' default
+/// The file and render options of one slice, as docs/formats.md §4 renders it with the series' default
 /// window: the n-th file of a DICOM or key-image series (the n-th frame when the series is one
 /// multi-frame file), the n-th axial slice of a NIfTI file. The files' content hashes are checked
 /// first, so a changed image is never rendered. The ground-truth bundle and a model run both

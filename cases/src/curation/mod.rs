@@ -26,9 +26,7 @@ pub use baseline::{
     baseline_tasks, blind_task, submit_human_answer, BaselineState, BaselineTask, BlindTask,
     HumanAnswer, HumanRole,
 };
-pub use bundle::{
-    export_bundle, import_bundle, key_image_source, BundleExport, GroundTruthImportError,
-};
+pub use bundle::{export_bundle, import_bundle, key_image_source, BundleExport};
 pub use context::CaseContext;
 pub use diff::{compare, diff_versions, merge, Change, Disagreement, Side};
 pub use findings::{missed_findings, MissedFinding};
@@ -145,13 +143,6 @@ fn plane_of(points: &[[f64; 3]]) -> Plane {
     } else {
         Plane::Axial
     }
-}
-
-/// The current time as SQLite writes it, in the transaction's clock (as the audit log does).
-fn now(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<String> {
-    tx.query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |row| {
-        row.get(0)
-    })
 }
 
 #[cfg(test)]

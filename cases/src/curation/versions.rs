@@ -9,7 +9,7 @@
 //! re-import of the bundle then keeps.
 
 use super::context::CaseContext;
-use super::{now, CuratedTruth};
+use super::CuratedTruth;
 use crate::store::audit::Entry;
 use crate::store::{Store, Write};
 use crate::{Error, Result};
@@ -212,7 +212,7 @@ pub(crate) fn insert_version(
     let body = serde_json::to_string(truth).map_err(|e| Error::Corrupt {
         what: format!("ground truth of case {}: {e}", case.case_id),
     })?;
-    let at = now(w.tx()).map_err(fail)?;
+    let at = crate::store::now(w.tx()).map_err(fail)?;
     w.tx()
         .execute(
             "INSERT INTO ground_truth_versions (case_ref, version, branch, based_on, status,
@@ -404,7 +404,7 @@ fn set_status(
     comment: &str,
 ) -> Result<()> {
     let fail = |e| w.fail("recording a review", e);
-    let at = now(w.tx()).map_err(fail)?;
+    let at = crate::store::now(w.tx()).map_err(fail)?;
     w.tx()
         .execute(
             "UPDATE ground_truth_versions SET status = ?1, status_by = ?2, status_at = ?3

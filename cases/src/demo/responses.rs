@@ -22,7 +22,7 @@ pub(crate) struct Generated {
     pub(crate) ratings_csv: String,
 }
 
-/// The default taxonomy's codes, in DOMAIN.md order.
+/// The default taxonomy's codes, in docs/domain.md order.
 pub(crate) const CODES: [&str; 13] = [
     "P1", "P2", "P3", "P4", "P5", "T1", "G1", "G2", "R1", "R2", "R3", "K1", "C1",
 ];

@@ -1,4 +1,4 @@
-//! One decoded image file (all frames) and its rendering per FORMATS.md §4.
+//! One decoded image file (all frames) and its rendering per docs/formats.md §4.
 
 use std::path::Path;
 
@@ -96,7 +96,7 @@ impl Decoded {
         Window::spanning(lo, hi, "full range of the image, all frames")
     }
 
-    /// One frame as 8-bit grey (or RGB for colour), per FORMATS.md §4.
+    /// One frame as 8-bit grey (or RGB for colour), per docs/formats.md §4.
     pub fn render(
         &self,
         path: &Path,

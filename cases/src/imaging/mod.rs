@@ -2,7 +2,7 @@
 //!
 //! # API
 //! - [`probe`]`(path) -> Probe` and [`render`]`(path, &RenderOptions) -> DynamicImage` (L8 or
-//!   Rgb8), [`render_png`]: FORMATS.md §4 for DICOM (every dicom-rs codec), NIfTI-1/2 (.nii,
+//!   Rgb8), [`render_png`]: docs/formats.md §4 for DICOM (every dicom-rs codec), NIfTI-1/2 (.nii,
 //!   .nii.gz) and PNG/JPEG. The format is found from the content, not the name.
 //!   [`ParsedDicom`]`::open(path)` then `.render(&RenderOptions)` parses a DICOM file once and
 //!   renders it as often as needed (decode + VOI only).

@@ -1,4 +1,4 @@
-//! `probe` and `render` of FORMATS.md §4, for DICOM, NIfTI and PNG/JPEG alike.
+//! `probe` and `render` of docs/formats.md §4, for DICOM, NIfTI and PNG/JPEG alike.
 
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -193,7 +193,7 @@ impl ParsedDicom {
         })
     }
 
-    /// Decodes the pixel data and renders one frame by the rule of FORMATS.md §4, as [`render`].
+    /// Decodes the pixel data and renders one frame by the rule of docs/formats.md §4, as [`render`].
     pub fn render(&self, opts: &RenderOptions) -> Result<DynamicImage, ImagingError> {
         let image = dicom::decode_object(&self.path, &self.object)?;
         let ts = &image.header.transfer_syntax;
@@ -204,7 +204,7 @@ impl ParsedDicom {
     }
 }
 
-/// One frame as 8-bit grey (L8) or colour (Rgb8), by the rule of FORMATS.md §4. Stateless, so a
+/// One frame as 8-bit grey (L8) or colour (Rgb8), by the rule of docs/formats.md §4. Stateless, so a
 /// batch is a loop over files in one process.
 pub fn render(path: &Path, opts: &RenderOptions) -> Result<DynamicImage, ImagingError> {
     let decoded = match detect(path)? {

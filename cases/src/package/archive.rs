@@ -22,10 +22,7 @@ use std::path::{Path, PathBuf};
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 const MAX_MEMBER_NAME: usize = 255;
 
-/// Hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
-}
+pub(crate) use crate::digest::sha256_hex;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

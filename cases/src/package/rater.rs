@@ -261,14 +261,8 @@ pub fn export_rater_package(
                 title,
                 description,
             },
-            rubric: serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
-                what: format!("the study's rubric: {e}"),
-            })?,
-            taxonomy: Some(
-                serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
-                    what: format!("the study's taxonomy: {e}"),
-                })?,
-            ),
+            rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
+            taxonomy: Some(crate::store::stored_taxonomy(study_id, &taxonomy_json)?),
         };
         writer.add(
             "bundle/study.json",
@@ -337,7 +331,7 @@ pub fn export_rater_package(
         }
     };
     let created_at: String = conn
-        .query_row(&format!("SELECT {}", crate::rating::NOW_SQL), [], |r| {
+        .query_row(&format!("SELECT {}", crate::store::NOW_SQL), [], |r| {
             r.get(0)
         })
         .map_err(fail("reading the clock"))?;

@@ -14,11 +14,15 @@ use super::{
 };
 use crate::bundle::Problem;
 use crate::marks::Mark;
-use crate::model::Anchor;
 use crate::progress::Progress;
-use crate::rating::{stored_rating, Correctness, ErrorLabelView, RatingStatus, RatingView};
+use crate::rating::rules;
+use crate::rating::table::{self, ReadKey, WholeRating};
+use crate::rating::{
+    stored_rating, Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView,
+    ResponseContext,
+};
 use crate::store::audit::Entry;
-use crate::store::{enum_text, Store};
+use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -58,7 +62,31 @@ pub(crate) struct ResultRating {
     pub labels: Vec<ResultLabel>,
 }
 
+impl ResultLabel {
+    fn edit(&self) -> LabelEdit {
+        LabelEdit {
+            category: self.category.clone(),
+            severity: self.severity,
+            span: self.span,
+            mark: self.mark.clone(),
+            comment: self.comment.clone(),
+        }
+    }
+}
+
 impl ResultRating {
+    /// The part a rater edits, as the rules check and the table stores it.
+    fn scores(&self) -> RatingEdit {
+        RatingEdit {
+            overall: self.overall,
+            dimensions: self.dimensions.clone(),
+            correctness: self.correctness,
+            confidence: self.confidence,
+            comment: self.comment.clone(),
+            seconds_on_task: self.seconds_on_task,
+        }
+    }
+
     /// A stored rating as it travels. Every field is named, so a field added to ratings fails
     /// to compile here until the package carries it too, instead of being dropped in transit.
     fn from_view(item: u32, view: RatingView) -> Self {
@@ -286,7 +314,7 @@ pub fn export_results_package(
         progress.advance(done as u64 + 1);
     }
     let created_at: String = conn
-        .query_row(&format!("SELECT {}", crate::rating::NOW_SQL), [], |r| {
+        .query_row(&format!("SELECT {}", crate::store::NOW_SQL), [], |r| {
             r.get(0)
         })
         .map_err(fail("reading the clock"))?;
@@ -351,6 +379,54 @@ pub fn merge_results_package(
     progress: &dyn Progress,
 ) -> Result<MergeReport> {
     progress.phase("checking the package", 1);
+    let ResultsPackage {
+        manifest,
+        ratings,
+        trail,
+    } = read_results_package(file)?;
+    progress.advance(1);
+    let mut report = MergeReport {
+        package_id: manifest.package_id.clone(),
+        rater: manifest.rater.name.clone(),
+        site: manifest.site.clone(),
+        added: 0,
+        updated: 0,
+        unchanged: 0,
+        conflicts: Vec::new(),
+    };
+    let answered = match answered_package(store, file, &manifest)? {
+        Ok(answered) => answered,
+        Err(conflict) => {
+            report.conflicts.push(conflict);
+            return Ok(report);
+        }
+    };
+    let planned = plan_merge(store, file, &answered, ratings, &trail, &mut report)?;
+    if planned.is_empty() {
+        return Ok(report);
+    }
+    progress.phase("merging", 1);
+    write_merge(store, &manifest, &trail, answered.rater, &planned)?;
+    for plan in &planned {
+        match plan.action {
+            Action::Add => report.added += 1,
+            Action::Update { .. } => report.updated += 1,
+        }
+    }
+    progress.advance(1);
+    Ok(report)
+}
+
+/// A results package read whole and checked as a file: its manifest and both members parsed.
+struct ResultsPackage {
+    manifest: Manifest,
+    ratings: Vec<(usize, ResultRating)>,
+    trail: Vec<(usize, ResultAudit)>,
+}
+
+/// Reads the package at `file`: only its two text members, each within [`MAX_MEMBER_BYTES`],
+/// every digest checked against the manifest, the format and version checked, the lines parsed.
+fn read_results_package(file: &Path) -> Result<ResultsPackage> {
     let mut members: BTreeMap<String, String> = BTreeMap::new();
     let manifest = archive::read(file, |name, reader| {
         if name != RATINGS && name != AUDIT {
@@ -379,7 +455,6 @@ pub fn merge_results_package(
         members.insert(name.to_owned(), text);
         Ok(())
     })?;
-    progress.advance(1);
     if manifest.format != PackageKind::ResultsPackage || manifest.format_version != FORMAT_VERSION {
         return Err(refuse(
             file,
@@ -394,14 +469,31 @@ pub fn merge_results_package(
         ));
     }
     let empty = String::new();
-    let ratings: Vec<(usize, ResultRating)> =
-        parse_jsonl(file, RATINGS, members.get(RATINGS).unwrap_or(&empty))?;
-    let trail: Vec<(usize, ResultAudit)> =
-        parse_jsonl(file, AUDIT, members.get(AUDIT).unwrap_or(&empty))?;
+    let ratings = parse_jsonl(file, RATINGS, members.get(RATINGS).unwrap_or(&empty))?;
+    let trail = parse_jsonl(file, AUDIT, members.get(AUDIT).unwrap_or(&empty))?;
+    Ok(ResultsPackage {
+        manifest,
+        ratings,
+        trail,
+    })
+}
 
+/// The lead's rater package the results answer, and its rater.
+struct Answered {
+    package: i64,
+    rater: i64,
+}
+
+/// Finds the rater package the results answer. A database without the study refuses the package
+/// ([`Error::Package`]); a package this database never exported, for another rater, or of a
+/// study changed since is a [`Conflict`] the report lists.
+fn answered_package(
+    store: &Store,
+    file: &Path,
+    manifest: &Manifest,
+) -> Result<std::result::Result<Answered, Conflict>> {
     let conn = store.read();
-    let db_path = store.path().to_path_buf();
-    let fail = |doing: &'static str| super::db_fail(&db_path, doing);
+    let fail = |doing: &'static str| super::db_fail(store.path(), doing);
     let study: i64 = conn
         .query_row(
             "SELECT id FROM studies WHERE study_id = ?1",
@@ -423,15 +515,6 @@ pub fn merge_results_package(
                 ),
             )
         })?;
-    let mut report = MergeReport {
-        package_id: manifest.package_id.clone(),
-        rater: manifest.rater.name.clone(),
-        site: manifest.site.clone(),
-        added: 0,
-        updated: 0,
-        unchanged: 0,
-        conflicts: Vec::new(),
-    };
     let answers = manifest.answers_package.clone().unwrap_or_default();
     let exported: Option<(i64, i64, String, String)> = conn
         .query_row(
@@ -444,28 +527,41 @@ pub fn merge_results_package(
         .optional()
         .map_err(fail("finding the rater package"))?;
     let Some((package, rater, rater_name, exported_hash)) = exported else {
-        report.conflicts.push(Conflict::UnknownPackage {
+        return Ok(Err(Conflict::UnknownPackage {
             package_id: answers,
-        });
-        return Ok(report);
+        }));
     };
     if rater_name != manifest.rater.name {
-        report.conflicts.push(Conflict::UnknownRater {
+        return Ok(Err(Conflict::UnknownRater {
             package_id: answers,
             expected: rater_name,
             found: manifest.rater.name.clone(),
-        });
-        return Ok(report);
+        }));
     }
     if exported_hash != manifest.study_sha256
         || study_sha256(conn, store.path(), study)? != exported_hash
     {
-        report.conflicts.push(Conflict::StudyChanged {
+        return Ok(Err(Conflict::StudyChanged {
             study_id: manifest.study_id.clone(),
-        });
-        return Ok(report);
+        }));
     }
+    Ok(Ok(Answered { package, rater }))
+}
 
+/// Decides what each rating of the package does to the lead's database, counting the unchanged
+/// and listing the conflicts in `report`. Any rating that breaks a rule, a repeated item or an
+/// audit entry without its rating refuses the whole package ([`Error::Package`]).
+fn plan_merge(
+    store: &Store,
+    file: &Path,
+    answered: &Answered,
+    ratings: Vec<(usize, ResultRating)>,
+    trail: &[(usize, ResultAudit)],
+    report: &mut MergeReport,
+) -> Result<Vec<Planned>> {
+    let conn = store.read();
+    let fail = |doing: &'static str| super::db_fail(store.path(), doing);
+    let rater = answered.rater;
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     let mut seen_items = BTreeMap::new();
@@ -485,7 +581,7 @@ pub fn merge_results_package(
                  JOIN assignments a ON i.assignment = a.id JOIN responses r ON a.response = r.id
                  JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
                  WHERE i.package = ?1 AND i.item = ?2 AND a.rater = ?3",
-                params![package, rating.item, rater],
+                params![answered.package, rating.item, rater],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
@@ -498,7 +594,7 @@ pub fn merge_results_package(
             continue;
         };
         let context = crate::rating::response_context(conn, store.path(), response)?;
-        for (field, message) in check_rating(&context, &rating) {
+        for (field, message) in violations(&context, &rating) {
             problems.push(Problem {
                 file: RATINGS.into(),
                 line: Some(line),
@@ -567,7 +663,7 @@ pub fn merge_results_package(
             action,
         });
     }
-    for (line, entry) in &trail {
+    for (line, entry) in trail {
         if !seen_items.contains_key(&entry.item) {
             problems.push(Problem {
                 file: AUDIT.into(),
@@ -583,82 +679,49 @@ pub fn merge_results_package(
             problems,
         });
     }
-    if planned.is_empty() {
-        return Ok(report);
-    }
+    Ok(planned)
+}
 
-    progress.phase("merging", 1);
+/// Writes the planned ratings, their labels and the merge record, each audited with the remote
+/// audit trail of its item, in one transaction.
+fn write_merge(
+    store: &mut Store,
+    manifest: &Manifest,
+    trail: &[(usize, ResultAudit)],
+    rater: i64,
+    planned: &[Planned],
+) -> Result<()> {
     store.write(|w| {
         let tx = w.tx();
-        for plan in &planned {
+        for plan in planned {
             let r = &plan.rating;
+            let scores = r.scores();
+            let whole = WholeRating {
+                scores: &scores,
+                status: r.status,
+                updated_at: &r.updated_at,
+                submitted_at: r.submitted_at.as_deref(),
+            };
             let (rating_id, before) = match &plan.action {
                 Action::Add => {
-                    tx.execute(
-                        "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json,
-                             correctness, confidence, comment, status, seconds_on_task,
-                             updated_at, submitted_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                        params![
-                            plan.response,
-                            rater,
-                            plan.read_no,
-                            r.overall,
-                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
-                            r.correctness.as_ref().map(enum_text),
-                            r.confidence,
-                            r.comment,
-                            enum_text(&r.status),
-                            r.seconds_on_task,
-                            r.updated_at,
-                            r.submitted_at
-                        ],
-                    )
-                    .map_err(|e| w.fail("adding a merged rating", e))?;
-                    (tx.last_insert_rowid(), None)
+                    let key = ReadKey {
+                        response: plan.response,
+                        rater,
+                        read_no: plan.read_no,
+                    };
+                    let id = table::insert_whole(tx, key, &whole)
+                        .map_err(|e| w.fail("adding a merged rating", e))?;
+                    (id, None)
                 }
                 Action::Update { rating, before } => {
-                    tx.execute(
-                        "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
-                             confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
-                             updated_at = ?8, submitted_at = ?9 WHERE id = ?10",
-                        params![
-                            r.overall,
-                            serde_json::to_string(&r.dimensions).expect("scores serialise"),
-                            r.correctness.as_ref().map(enum_text),
-                            r.confidence,
-                            r.comment,
-                            enum_text(&r.status),
-                            r.seconds_on_task,
-                            r.updated_at,
-                            r.submitted_at,
-                            rating
-                        ],
-                    )
-                    .map_err(|e| w.fail("updating a merged rating", e))?;
-                    tx.execute("DELETE FROM error_labels WHERE rating = ?1", [rating])
-                        .map_err(|e| w.fail("replacing a merged rating's labels", e))?;
+                    table::replace_whole(tx, *rating, &whole)
+                        .map_err(|e| w.fail("updating a merged rating", e))?;
                     (*rating, Some(before))
                 }
             };
             for label in &r.labels {
-                tx.execute(
-                    "INSERT INTO error_labels (rating, category, severity, span_start, span_end,
-                         mark_json, comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        rating_id,
-                        label.category,
-                        label.severity,
-                        label.span.map(|s| s[0]),
-                        label.span.map(|s| s[1]),
-                        label
-                            .mark
-                            .as_ref()
-                            .map(|m| serde_json::to_string(m).expect("a mark serialises")),
-                        label.comment
-                    ],
-                )
-                .map_err(|e| w.fail("adding a merged error label", e))?;
+                table::insert_label(tx, rating_id, &label.edit())
+                    .map_err(|e| w.fail("adding a merged error label", e))?;
             }
             tx.execute(
                 "INSERT INTO merged_ratings (rating, results_package, content_sha256,
@@ -699,114 +762,30 @@ pub fn merge_results_package(
             })?;
         }
         Ok(())
-    })?;
-    for plan in &planned {
-        match plan.action {
-            Action::Add => report.added += 1,
-            Action::Update { .. } => report.updated += 1,
-        }
-    }
-    progress.advance(1);
-    Ok(report)
+    })
 }
 
-/// The checks an edit in the app gets, on a rating that arrives whole: `(field, message)` pairs.
-fn check_rating(
-    context: &crate::rating::ResponseContext,
-    rating: &ResultRating,
-) -> Vec<(String, String)> {
-    let mut problems = Vec::new();
-    let rubric = &context.rubric;
-    if let Some(overall) = rating.overall.filter(|o| !rubric.overall.admits(*o)) {
-        problems.push((
-            "overall".into(),
-            format!("{overall} is not on the rubric's scale"),
-        ));
-    }
-    for (id, value) in &rating.dimensions {
-        match rubric.dimensions.iter().find(|d| &d.id == id) {
-            None => problems.push((
-                format!("dimensions.{id}"),
-                "the rubric has no such dimension".into(),
-            )),
-            Some(d) if !d.scale.admits(*value) => problems.push((
-                format!("dimensions.{id}"),
-                format!("{value} is not on the dimension's scale"),
-            )),
-            Some(_) => {}
-        }
-    }
-    if let Some(confidence) = rating.confidence.filter(|c| !(1..=5).contains(c)) {
-        problems.push(("confidence".into(), format!("1 to 5, got {confidence}")));
-    }
-    if !rating.seconds_on_task.is_finite() || rating.seconds_on_task < 0.0 {
-        problems.push(("seconds_on_task".into(), "a non-negative number".into()));
-    }
+/// The rules an edit in the app obeys (`rating/rules.rs`), on a rating that arrives whole:
+/// `(field, message)` pairs, label fields as `labels[<index>].<field>`.
+fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, String)> {
+    let scores = rating.scores();
+    let mut found: Vec<(String, String)> = rules::rating_violations(&context.rubric, &scores)
+        .into_iter()
+        .map(|v| (v.field, v.message))
+        .collect();
     if rating.status == RatingStatus::Submitted {
-        let complete = rating.overall.is_some()
-            && rating.correctness.is_some()
-            && rating.confidence.is_some()
-            && rubric
-                .dimensions
-                .iter()
-                .all(|d| rating.dimensions.contains_key(&d.id));
-        if !complete {
-            problems.push((
+        let missing = rules::missing_for_submit(&context.rubric, Some(&scores));
+        if !missing.is_empty() {
+            found.push((
                 "status".into(),
-                "submitted, but a rubric score, correctness or confidence is empty".into(),
+                format!("submitted, but {} still empty", missing.join(", ")),
             ));
         }
     }
-    let rationale_units = context
-        .rationale
-        .as_deref()
-        .map(|r| r.encode_utf16().count() as u32);
     for (index, label) in rating.labels.iter().enumerate() {
-        let field = |name: &str| format!("labels[{index}].{name}");
-        let Some(category) = context
-            .taxonomy
-            .categories
-            .iter()
-            .find(|c| c.code == label.category)
-        else {
-            problems.push((
-                field("category"),
-                format!("{:?} is not in the taxonomy", label.category),
-            ));
-            continue;
-        };
-        if !(1..=3).contains(&label.severity) {
-            problems.push((field("severity"), format!("1 to 3, got {}", label.severity)));
-        }
-        if let Some([start, end]) = label.span {
-            if rationale_units.is_none_or(|n| start >= end || end > n) {
-                problems.push((
-                    field("span"),
-                    format!("[{start}, {end}) is not within the rationale"),
-                ));
-            }
-        }
-        if let Some(mark) = &label.mark {
-            if let Err(message) = mark.check_shape() {
-                problems.push((field("mark"), message));
-            } else if !context.series_ids.contains(&mark.series_id) {
-                problems.push((
-                    field("mark.series_id"),
-                    format!("{:?} is not a series of this case", mark.series_id),
-                ));
-            }
-        }
-        let anchored = match category.anchor {
-            Anchor::Image => label.mark.is_some(),
-            Anchor::Text => label.span.is_some(),
-            _ => label.span.is_some() || label.mark.is_some(),
-        };
-        if !anchored {
-            problems.push((
-                field("span"),
-                format!("{} needs its span or mark", category.code),
-            ));
+        for v in rules::label_violations(context, &label.edit()) {
+            found.push((format!("labels[{index}].{}", v.field), v.message));
         }
     }
-    problems
+    found
 }

@@ -3,14 +3,15 @@
 //! runs WAL with `synchronous = FULL`, so an acknowledged edit survives a crash or power loss).
 
 use super::reading::{rating_view, RatingView};
+use super::rules::{self, Violation};
+use super::table::{self, ReadKey};
 use super::{
     assignment_not_found, invalid, own_assignment, refused, response_context, Assignment,
-    Correctness, RatingError, RatingStatus, ResponseContext, NOW_SQL,
+    Correctness, RatingError, RatingStatus, ResponseContext,
 };
 use crate::marks::Mark;
-use crate::model::Anchor;
 use crate::store::audit::Entry;
-use crate::store::{enum_text, Store, Write};
+use crate::store::{Store, Write};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -63,10 +64,6 @@ pub struct LabelAck {
     pub status: RatingStatus,
 }
 
-const MAX_COMMENT_CHARS: usize = 20_000;
-/// A week on one response is a clock error, not reading time.
-const MAX_SECONDS_ON_TASK: f64 = 7.0 * 24.0 * 3600.0;
-
 /// The acting rater, their assignment and what validating needs, resolved before a write.
 struct Target {
     actor: String,
@@ -104,31 +101,12 @@ impl Store {
         edit: &RatingEdit,
     ) -> Result<EditAck> {
         let target = self.target(rater, assignment)?;
-        check_rating(&target.context, edit)?;
+        first_violation(rules::rating_violations(&target.context.rubric, edit))?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
             let rating = ensure_rating(w, &target)?;
-            w.tx()
-                .execute(
-                    &format!(
-                        "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
-                             confidence = ?4, comment = ?5, seconds_on_task = ?6,
-                             updated_at = {NOW_SQL}
-                         WHERE id = ?7"
-                    ),
-                    params![
-                        edit.overall,
-                        serde_json::to_string(&edit.dimensions)
-                            .expect("a map of numbers serialises"),
-                        edit.correctness.as_ref().map(enum_text),
-                        edit.confidence,
-                        edit.comment,
-                        edit.seconds_on_task,
-                        rating
-                    ],
-                )
-                .map_err(|e| w.fail("saving the rating", e))?;
+            table::set_scores(w.tx(), rating, edit).map_err(|e| w.fail("saving the rating", e))?;
             finish(w, &target, rating, "save rating", before)
         })
     }
@@ -140,28 +118,14 @@ impl Store {
         label: &LabelEdit,
     ) -> Result<LabelAck> {
         let target = self.target(rater, assignment)?;
-        let mark = check_label(&target.context, label)?;
+        first_violation(rules::label_violations(&target.context, label))?;
         self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
             let rating = ensure_rating(w, &target)?;
-            w.tx()
-                .execute(
-                    "INSERT INTO error_labels (rating, category, severity, span_start, span_end,
-                         mark_json, comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        rating,
-                        label.category,
-                        label.severity,
-                        label.span.map(|s| s[0]),
-                        label.span.map(|s| s[1]),
-                        mark,
-                        label.comment
-                    ],
-                )
+            let label_id = table::insert_label(w.tx(), rating, label)
                 .map_err(|e| w.fail("adding an error label", e))?;
-            let label_id = w.tx().last_insert_rowid();
             let ack = finish(w, &target, rating, "add error label", before)?;
             Ok(LabelAck {
                 label_id,
@@ -178,25 +142,12 @@ impl Store {
         label: &LabelEdit,
     ) -> Result<EditAck> {
         let (target, rating) = self.label_target(rater, label_id)?;
-        let mark = check_label(&target.context, label)?;
+        first_violation(rules::label_violations(&target.context, label))?;
         self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
-            w.tx()
-                .execute(
-                    "UPDATE error_labels SET category = ?1, severity = ?2, span_start = ?3,
-                         span_end = ?4, mark_json = ?5, comment = ?6 WHERE id = ?7",
-                    params![
-                        label.category,
-                        label.severity,
-                        label.span.map(|s| s[0]),
-                        label.span.map(|s| s[1]),
-                        mark,
-                        label.comment,
-                        label_id
-                    ],
-                )
+            table::update_label(w.tx(), label_id, label)
                 .map_err(|e| w.fail("changing an error label", e))?;
             finish(w, &target, rating, "update error label", before)
         })
@@ -207,8 +158,7 @@ impl Store {
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
-            w.tx()
-                .execute("DELETE FROM error_labels WHERE id = ?1", [label_id])
+            table::delete_label(w.tx(), label_id)
                 .map_err(|e| w.fail("deleting an error label", e))?;
             finish(w, &target, rating, "delete error label", before)
         })
@@ -220,7 +170,8 @@ impl Store {
         let target = self.target(rater, assignment)?;
         self.write(|w| {
             let before = current(w, &target)?;
-            let missing = missing_fields(&target.context, before.as_ref());
+            let scores = before.as_ref().map(RatingView::scores);
+            let missing = rules::missing_for_submit(&target.context.rubric, scores.as_ref());
             if !missing.is_empty() {
                 return Err(Error::Rating(RatingError::Incomplete { missing }));
             }
@@ -228,14 +179,7 @@ impl Store {
                 return Err(refused("this rating is already submitted"));
             }
             let rating = ensure_rating(w, &target)?;
-            w.tx()
-                .execute(
-                    &format!(
-                        "UPDATE ratings SET status = 'submitted', submitted_at = {NOW_SQL},
-                             updated_at = {NOW_SQL} WHERE id = ?1"
-                    ),
-                    [rating],
-                )
+            table::set_status(w.tx(), rating, RatingStatus::Submitted)
                 .map_err(|e| w.fail("submitting the rating", e))?;
             finish(w, &target, rating, "submit rating", before)
         })
@@ -253,14 +197,7 @@ impl Store {
                 return Err(refused("only a submitted rating can be reopened"));
             }
             let rating = ensure_rating(w, &target)?;
-            w.tx()
-                .execute(
-                    &format!(
-                        "UPDATE ratings SET status = 'draft', submitted_at = NULL,
-                             updated_at = {NOW_SQL} WHERE id = ?1"
-                    ),
-                    [rating],
-                )
+            table::set_status(w.tx(), rating, RatingStatus::Draft)
                 .map_err(|e| w.fail("reopening the rating", e))?;
             finish(w, &target, rating, "reopen rating", before)
         })
@@ -349,23 +286,12 @@ fn refuse_if_submitted(rating: Option<&RatingView>) -> Result<()> {
 
 /// The rating's key, inserting an empty draft on the first edit.
 fn ensure_rating(w: &Write<'_>, target: &Target) -> Result<i64> {
-    let a = &target.assignment;
-    w.tx()
-        .execute(
-            &format!(
-                "INSERT INTO ratings (response, rater, read_no, updated_at)
-                 VALUES (?1, ?2, ?3, {NOW_SQL}) ON CONFLICT DO NOTHING"
-            ),
-            params![a.response, target.rater, a.read_no],
-        )
-        .map_err(|e| w.fail("starting the rating", e))?;
-    w.tx()
-        .query_row(
-            "SELECT id FROM ratings WHERE response = ?1 AND rater = ?2 AND read_no = ?3",
-            params![a.response, target.rater, a.read_no],
-            |r| r.get(0),
-        )
-        .map_err(|e| w.fail("starting the rating", e))
+    let key = ReadKey {
+        response: target.assignment.response,
+        rater: target.rater,
+        read_no: target.assignment.read_no,
+    };
+    table::ensure_draft(w.tx(), key).map_err(|e| w.fail("starting the rating", e))
 }
 
 /// Stamps the rating, audits before → after and acknowledges.
@@ -376,12 +302,7 @@ fn finish(
     action: &str,
     before: Option<RatingView>,
 ) -> Result<EditAck> {
-    w.tx()
-        .execute(
-            &format!("UPDATE ratings SET updated_at = {NOW_SQL} WHERE id = ?1"),
-            [rating],
-        )
-        .map_err(|e| w.fail("stamping the rating", e))?;
+    table::touch(w.tx(), rating).map_err(|e| w.fail("stamping the rating", e))?;
     let after = current(w, target)?.ok_or_else(|| Error::Corrupt {
         what: format!("rating {rating} vanished while being saved"),
     })?;
@@ -400,183 +321,10 @@ fn finish(
     })
 }
 
-fn check_rating(context: &ResponseContext, edit: &RatingEdit) -> Result<()> {
-    let rubric = &context.rubric;
-    if let Some(overall) = edit.overall {
-        if !rubric.overall.admits(overall) {
-            return Err(invalid(
-                "overall",
-                format!(
-                    "{overall} is not on the scale {} to {} in steps of {}",
-                    rubric.overall.min, rubric.overall.max, rubric.overall.step
-                ),
-            ));
-        }
+/// The first rule the edit breaks, as the error the rater sees.
+fn first_violation(found: Vec<Violation>) -> Result<()> {
+    match found.into_iter().next() {
+        Some(Violation { field, message }) => Err(invalid(&field, message)),
+        None => Ok(()),
     }
-    for (id, value) in &edit.dimensions {
-        let dimension = rubric
-            .dimensions
-            .iter()
-            .find(|d| &d.id == id)
-            .ok_or_else(|| {
-                invalid(
-                    &format!("dimensions.{id}"),
-                    format!(
-                        "the rubric has no dimension {id:?} (it has {})",
-                        rubric
-                            .dimensions
-                            .iter()
-                            .map(|d| d.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            })?;
-        if !dimension.scale.admits(*value) {
-            return Err(invalid(
-                &format!("dimensions.{id}"),
-                format!(
-                    "{value} is not on the scale {} to {} in steps of {}",
-                    dimension.scale.min, dimension.scale.max, dimension.scale.step
-                ),
-            ));
-        }
-    }
-    if let Some(confidence) = edit.confidence.filter(|c| !(1..=5).contains(c)) {
-        return Err(invalid("confidence", format!("1 to 5, got {confidence}")));
-    }
-    check_comment(&edit.comment)?;
-    if !edit.seconds_on_task.is_finite()
-        || edit.seconds_on_task < 0.0
-        || edit.seconds_on_task > MAX_SECONDS_ON_TASK
-    {
-        return Err(invalid(
-            "seconds_on_task",
-            format!(
-                "0 to {MAX_SECONDS_ON_TASK} seconds, got {}",
-                edit.seconds_on_task
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn check_comment(comment: &str) -> Result<()> {
-    let chars = comment.chars().count();
-    if chars > MAX_COMMENT_CHARS {
-        return Err(invalid(
-            "comment",
-            format!("at most {MAX_COMMENT_CHARS} characters, got {chars}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Validates a label against the taxonomy, the rationale and the case's series; returns the
-/// mark as stored (JSON).
-fn check_label(context: &ResponseContext, label: &LabelEdit) -> Result<Option<String>> {
-    let category = context
-        .taxonomy
-        .categories
-        .iter()
-        .find(|c| c.code == label.category)
-        .ok_or_else(|| {
-            invalid(
-                "category",
-                format!(
-                    "{:?} is not a category of the study's taxonomy",
-                    label.category
-                ),
-            )
-        })?;
-    if !(1..=3).contains(&label.severity) {
-        return Err(invalid(
-            "severity",
-            format!("1 (minor) to 3 (major), got {}", label.severity),
-        ));
-    }
-    check_comment(&label.comment)?;
-    if let Some([start, end]) = label.span {
-        let rationale = context
-            .rationale
-            .as_deref()
-            .ok_or_else(|| invalid("span", "this response has no rationale to select a span in"))?;
-        let units: Vec<u16> = rationale.encode_utf16().collect();
-        let (start, end) = (start as usize, end as usize);
-        if start >= end || end > units.len() {
-            return Err(invalid(
-                "span",
-                format!(
-                    "[{start}, {end}) is not a non-empty range within the rationale's {} UTF-16 \
-                     code units",
-                    units.len()
-                ),
-            ));
-        }
-        // A boundary between the two halves of a surrogate pair would cut a character in two.
-        let splits = |at: usize| at < units.len() && (0xDC00..0xE000).contains(&units[at]);
-        if splits(start) || splits(end) {
-            return Err(invalid("span", "a span boundary falls inside a character"));
-        }
-    }
-    if let Some(mark) = &label.mark {
-        mark.check_shape()
-            .map_err(|message| invalid("mark", message))?;
-        if !context.series_ids.contains(&mark.series_id) {
-            return Err(invalid(
-                "mark.series_id",
-                format!(
-                    "{:?} is not a series of this case (it has {})",
-                    mark.series_id,
-                    context.series_ids.join(", ")
-                ),
-            ));
-        }
-    }
-    match category.anchor {
-        Anchor::Image if label.mark.is_none() => Err(invalid(
-            "mark",
-            format!(
-                "{} ({}) is pointed at on the image: draw a mark",
-                category.code, category.name
-            ),
-        )),
-        Anchor::Text if label.span.is_none() => Err(invalid(
-            "span",
-            format!(
-                "{} ({}) is pointed at in the text: select a span of the rationale",
-                category.code, category.name
-            ),
-        )),
-        _ if label.span.is_none() && label.mark.is_none() => Err(invalid(
-            "span",
-            format!(
-                "{} ({}) needs a span of the rationale or a mark on the image",
-                category.code, category.name
-            ),
-        )),
-        _ => Ok(label
-            .mark
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("a mark serialises"))),
-    }
-}
-
-fn missing_fields(context: &ResponseContext, rating: Option<&RatingView>) -> Vec<String> {
-    let mut missing = Vec::new();
-    if rating.and_then(|r| r.overall).is_none() {
-        missing.push("overall".to_owned());
-    }
-    for dimension in &context.rubric.dimensions {
-        if !rating.is_some_and(|r| r.dimensions.contains_key(&dimension.id)) {
-            missing.push(format!("dimensions.{}", dimension.id));
-        }
-    }
-    if rating.and_then(|r| r.correctness).is_none() {
-        missing.push("correctness".to_owned());
-    }
-    if rating.and_then(|r| r.confidence).is_none() {
-        missing.push("confidence".to_owned());
-    }
-    missing
 }

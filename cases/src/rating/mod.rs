@@ -12,6 +12,8 @@ mod edits;
 mod fold;
 mod raters;
 mod reading;
+pub(crate) mod rules;
+pub(crate) mod table;
 
 pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
@@ -73,8 +75,7 @@ pub enum Correctness {
     Incorrect,
 }
 
-/// The current time as stored everywhere (UTC, milliseconds), from SQLite so one clock is used.
-pub(crate) const NOW_SQL: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+pub(crate) use crate::store::NOW_SQL;
 
 /// A rater's own assignment, resolved from its id. `NotFound` for anyone else's.
 #[derive(Debug, Clone)]
@@ -133,13 +134,22 @@ pub(crate) fn response_context(
     response: i64,
 ) -> Result<ResponseContext> {
     let fail = |e| Error::database(path, "reading the study's rubric and taxonomy", e);
-    let (rubric_json, taxonomy_json, rationale, case_ref): (String, String, Option<String>, i64) =
-        conn.query_row(
-            "SELECT st.rubric_json, st.taxonomy_json, r.rationale, c.id
+    type Row = (String, String, String, Option<String>, i64);
+    let (study_id, rubric_json, taxonomy_json, rationale, case_ref): Row = conn
+        .query_row(
+            "SELECT st.study_id, st.rubric_json, st.taxonomy_json, r.rationale, c.id
              FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id WHERE r.id = ?1",
             [response],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            },
         )
         .map_err(fail)?;
     let series_ids = conn
@@ -150,12 +160,8 @@ pub(crate) fn response_context(
         })
         .map_err(fail)?;
     Ok(ResponseContext {
-        rubric: serde_json::from_str(&rubric_json).map_err(|e| Error::Corrupt {
-            what: format!("the study's rubric: {e}"),
-        })?,
-        taxonomy: serde_json::from_str(&taxonomy_json).map_err(|e| Error::Corrupt {
-            what: format!("the study's taxonomy: {e}"),
-        })?,
+        rubric: crate::store::stored_rubric(&study_id, &rubric_json)?,
+        taxonomy: crate::store::stored_taxonomy(&study_id, &taxonomy_json)?,
         rationale,
         series_ids,
         case_key: case_ref,

@@ -171,35 +171,6 @@ impl Store {
         }
     }
 
-    /// Refuses `view` (something showing grader output, ground truth or every model's answer)
-    /// while the current rater reads blinded: the backend, not only the UI, keeps a reader blind.
-    pub fn require_unblinded(&self, view: &str) -> Result<()> {
-        match self.current_rater()? {
-            Some(rater) if rater.role.reads_blinded() => Err(super::refused(format!(
-                "{view} is closed while {} reads blinded ({}): it shows grader scores, ground \
-                 truth or every model's answer. Leave reading mode, or choose a curator, to open it",
-                rater.name,
-                enum_text(&rater.role)
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// Refuses `action` (the study lead's: merging another site's ratings into this database)
-    /// while a rater reads blinded at this workstation; a study lead with nobody reading, or a
-    /// curator, may do it.
-    pub fn require_study_lead(&self, action: &str) -> Result<()> {
-        match self.current_rater()? {
-            Some(rater) if rater.role.reads_blinded() => Err(super::refused(format!(
-                "{action} is the study lead's, and {} is reading here as a {}. Leave reading \
-                 mode, or choose a curator, to do it",
-                rater.name,
-                enum_text(&rater.role)
-            ))),
-            _ => Ok(()),
-        }
-    }
-
     /// Ends the current rater's session: the workstation is then a study lead's, who may open
     /// the calibration report. Audited like choosing a rater.
     pub fn leave_reading(&mut self) -> Result<()> {

@@ -5,9 +5,7 @@
 //! errors live there) or other raters' ratings. Tests check the serialised JSON.
 
 use super::{assignment_not_found, own_assignment, refused, Correctness, RatingStatus};
-use crate::model::{
-    Anchor, Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxonomy, Turn,
-};
+use crate::model::{Anchor, Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Turn};
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -99,6 +97,20 @@ pub struct RatingView {
     pub updated_at: String,
     pub submitted_at: Option<String>,
     pub labels: Vec<ErrorLabelView>,
+}
+
+impl RatingView {
+    /// The part a rater edits, as the rules check it.
+    pub fn scores(&self) -> super::RatingEdit {
+        super::RatingEdit {
+            overall: self.overall,
+            dimensions: self.dimensions.clone(),
+            correctness: self.correctness,
+            confidence: self.confidence,
+            comment: self.comment.clone(),
+            seconds_on_task: self.seconds_on_task,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -263,7 +275,14 @@ impl Store {
             i64,
             String,
         );
-        type Row2 = (String, Option<String>, Option<String>, String, String);
+        type Row2 = (
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+            String,
+            String,
+        );
         let (case_id, age, sex, modality, ehr, note, case_ref, prompt, family, level, key_images): Row =
             conn.query_row(
                 "SELECT c.case_id, c.age, c.sex, c.modality, c.ehr_json, c.clinical_note, c.id,
@@ -279,13 +298,23 @@ impl Store {
                 },
             )
             .map_err(&fail)?;
-        let (answer, rationale, turns, rubric, taxonomy): Row2 = conn
+        let (answer, rationale, turns, rubric, taxonomy, study_id): Row2 = conn
             .query_row(
-                "SELECT r.answer, r.rationale, r.turns_json, st.rubric_json, st.taxonomy_json
+                "SELECT r.answer, r.rationale, r.turns_json, st.rubric_json, st.taxonomy_json,
+                        st.study_id
                  FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
                  JOIN studies st ON c.study = st.id WHERE r.id = ?1",
                 [found.response],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
             )
             .map_err(&fail)?;
         let series = conn
@@ -318,7 +347,7 @@ impl Store {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let taxonomy: Taxonomy = json(&taxonomy, "the study's taxonomy")?;
+        let taxonomy = crate::store::stored_taxonomy(&study_id, &taxonomy)?;
         Ok(ReadingItem {
             assignment,
             position,
@@ -343,7 +372,7 @@ impl Store {
                 rationale,
                 turns: turns.map(|t| json(&t, "a response's turns")).transpose()?,
             },
-            rubric: json(&rubric, "the study's rubric")?,
+            rubric: crate::store::stored_rubric(&study_id, &rubric)?,
             taxonomy: taxonomy
                 .categories
                 .into_iter()

@@ -36,9 +36,7 @@ pub(crate) fn append(conn: &Connection, entry: &Entry<'_>) -> rusqlite::Result<(
         )
         .optional()?
         .unwrap_or_else(|| GENESIS.to_owned());
-    let at: String = conn.query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |row| {
-        row.get(0)
-    })?;
+    let at = super::now(conn)?;
     let before = entry.before.map(|v| v.to_string());
     let after = entry.after.map(|v| v.to_string());
     let hash = entry_hash(
@@ -95,11 +93,7 @@ fn entry_hash(
             None => hasher.update(u64::MAX.to_le_bytes()),
         }
     }
-    hex(&hasher.finalize())
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(&hasher.finalize())
 }
 
 /// What [`verify`] found.

@@ -10,7 +10,6 @@ use crate::model::{
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -104,7 +103,7 @@ impl SeriesFiles {
                 path: file.path.clone(),
                 source,
             })?;
-            let actual = super::audit::hex(&Sha256::digest(&bytes));
+            let actual = crate::digest::sha256_hex(&bytes);
             if actual != file.sha256 {
                 return Err(Error::ImageChanged {
                     path: file.path.clone(),

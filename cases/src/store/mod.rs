@@ -25,6 +25,30 @@ use std::time::Duration;
 /// The environment variable that overrides the default database file.
 pub const DB_ENV: &str = "NEURORATER_DB";
 
+/// The current time as stored everywhere (UTC, milliseconds), from SQLite so that one clock
+/// stamps ratings, audit entries and packages alike. The one spelling of it.
+pub const NOW_SQL: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/// [`NOW_SQL`] read on `conn` (inside a transaction, the time its statements stamp).
+pub fn now(conn: &Connection) -> rusqlite::Result<String> {
+    conn.query_row(&format!("SELECT {NOW_SQL}"), [], |row| row.get(0))
+}
+
+/// A study's rubric as stored in `studies.rubric_json` (written from a validated bundle, so a
+/// failure here means the file was changed outside NeuroRater). `study` names it in the error.
+pub fn stored_rubric(study: &str, json: &str) -> Result<crate::model::Rubric> {
+    serde_json::from_str(json).map_err(|e| Error::Corrupt {
+        what: format!("the rubric of study {study:?}: {e}"),
+    })
+}
+
+/// A study's error taxonomy as stored in `studies.taxonomy_json`; see [`stored_rubric`].
+pub fn stored_taxonomy(study: &str, json: &str) -> Result<crate::model::Taxonomy> {
+    serde_json::from_str(json).map_err(|e| Error::Corrupt {
+        what: format!("the error taxonomy of study {study:?}: {e}"),
+    })
+}
+
 /// How long a writer waits for another (the app and the CLI on one file) before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 

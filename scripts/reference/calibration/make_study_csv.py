@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write a synthetic long ratings CSV (FORMATS.md section 3) for benchmarks and for looking at
+"""Write a synthetic long ratings CSV (docs/formats.md section 3) for benchmarks and for looking at
 the report: N items in cases of two, 4 clinicians and a grader on a 1-5 scale, with a
 disease_group and a modality grouping column. The grader is lenient (+0.4) and noisier on
 multiple sclerosis, so the report has something to find.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Speed of `neurorater render FILES --out-dir DIR` against pydicom + numpy + Pillow doing the
-same work (decode, rescale, FORMATS.md section 4 window, PNG encode) on the same batch.
+same work (decode, rescale, docs/formats.md section 4 window, PNG encode) on the same batch.
 
 Usage (after `cargo build --release --bin neurorater`):
     python3 compare_render.py [--binary target/release/neurorater] [--copies 20] [--rounds 5]

@@ -12,7 +12,7 @@ OUT_DIR is cases/tests/data/imaging. The script copies the sample files listed b
 pydicom and nibabel wheels (both MIT), derives two files pydicom lacks (MONOCHROME1 and an
 enhanced multi-frame with per-frame rescale and windows, both from MR_small.dcm), and writes
 expected.json plus expected/*.png: each file's probe facts and its rendering by the rule of
-docs FORMATS.md section 4, computed here with pydicom + numpy (decoders: pylibjpeg-libjpeg,
+docs docs/formats.md section 4, computed here with pydicom + numpy (decoders: pylibjpeg-libjpeg,
 pylibjpeg-openjpeg, pylibjpeg-rle) and nibabel, never with NeuroRater's code.
 """
 import copy

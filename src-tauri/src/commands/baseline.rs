@@ -6,6 +6,7 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
+use cases::app::Session;
 use cases::curation::{self, BaselineTask, BlindTask, HumanAnswer, HumanRole};
 use cases::store::Store;
 use tauri::State;
@@ -18,13 +19,9 @@ const MAX_REASONING_BYTES: usize = 20_000;
 /// A day: a longer timer was left running.
 const MAX_SECONDS_ON_TASK: f64 = 86_400.0;
 
+/// A human-baseline answer is given as oneself: the reader's session (`cases::app`).
 fn acting_rater(store: &Store) -> Result<i64, CommandError> {
-    store.current_rater()?.map(|r| r.id).ok_or_else(|| {
-        CommandError::new(
-            ErrorCode::Refused,
-            "choose who you are (the current rater) first",
-        )
-    })
+    Ok(Session::current(store)?.reader()?.rater().id)
 }
 
 fn invalid(message: String) -> CommandError {

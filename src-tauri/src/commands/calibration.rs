@@ -8,10 +8,16 @@ use crate::validate;
 use calibration::html::Plots;
 use calibration::input::ReportOptions;
 use calibration::report::Report;
+use cases::app::{LeadSession, Session};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, Runtime, State};
+
+/// The report shows grader scores and every model's answer: only a lead's session opens it.
+fn lead(store: &cases::store::Store) -> Result<LeadSession, CommandError> {
+    Ok(Session::current(store)?.unblinded("The calibration report")?)
+}
 
 /// The event the calibration view follows while the bootstrap runs.
 pub const PROGRESS_EVENT: &str = "calibration-progress";
@@ -58,11 +64,19 @@ struct ProgressPayload {
 /// Emits at most one event per percent, from whichever worker thread gets there first.
 struct EventProgress<R: Runtime> {
     app: AppHandle<R>,
+    total: std::sync::atomic::AtomicUsize,
     last_percent: std::sync::atomic::AtomicUsize,
 }
 
-impl<R: Runtime> calibration::bootstrap::Progress for EventProgress<R> {
-    fn advance(&self, done: usize, total: usize) {
+impl<R: Runtime> calibration::progress::Progress for EventProgress<R> {
+    fn phase(&self, _name: &str, total: u64) {
+        self.total
+            .store(total as usize, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn advance(&self, done: u64) {
+        let done = done as usize;
+        let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
         let percent = (done * 100).checked_div(total).unwrap_or(100);
         let previous = self
             .last_percent
@@ -84,8 +98,11 @@ pub async fn list_graders(
 ) -> Result<Vec<String>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
     state.with_store(|store| {
-        store.require_unblinded("The calibration report")?;
-        Ok(cases::analysis::study_data(store, study_id, None)?.graders)
+        Ok(cases::app::calibration::graders(
+            store,
+            &lead(store)?,
+            study_id,
+        )?)
     })
 }
 
@@ -103,58 +120,32 @@ pub async fn calibration_report<R: Runtime>(
     let study_id = validate::id("study_id", &study_id)?;
     let grader = grader_name(&grader)?;
     let options = report_options(options.unwrap_or_default())?;
-    let (data, automatic) = state.with_store(|store| {
-        store.require_unblinded("The calibration report")?;
-        Ok((
-            cases::analysis::study_data(store, study_id, Some(grader))?,
-            cases::automatic_metrics::automatic_metrics_input(store, study_id, Some(grader))?,
-        ))
-    })?;
-    if !data.graders.iter().any(|g| g == grader) {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "grader: `{grader}` scored no response of study {study_id} (graders: {})",
-                if data.graders.is_empty() {
-                    "none".to_owned()
-                } else {
-                    data.graders.join(", ")
-                }
-            ),
-        ));
-    }
     let options = ReportOptions {
         grader: Some(grader.to_owned()),
-        other_grader_versions: data
-            .graders
-            .iter()
-            .filter(|g| *g != grader)
-            .cloned()
-            .collect(),
-        scale: Some(data.scale),
         ..options
     };
+    let study = state.with_store(|store| {
+        Ok(cases::app::calibration::study_report(
+            store,
+            &lead(store)?,
+            study_id,
+            options,
+        )?)
+    })?;
     let progress = EventProgress {
         app,
+        total: Default::default(),
         last_percent: Default::default(),
     };
-    let report = tauri::async_runtime::spawn_blocking(move || {
-        let mut report = calibration::report::build_report(&data.input, &options, &progress)?;
-        report.automatic_metrics = calibration::automatic_metrics::automatic_metrics_report(
-            &automatic,
-            &data.input,
-            &options,
-        );
-        Ok::<_, calibration::report::ReportError>(report)
-    })
-    .await
-    .map_err(|e| {
-        CommandError::new(
-            ErrorCode::Database,
-            format!("the calibration report stopped unexpectedly: {e}"),
-        )
-    })?
-    .map_err(|e| CommandError::new(ErrorCode::InvalidArgument, e.to_string()))?;
+    let report = tauri::async_runtime::spawn_blocking(move || study.build(&progress))
+        .await
+        .map_err(|e| {
+            CommandError::new(
+                ErrorCode::Database,
+                format!("the calibration report stopped unexpectedly: {e}"),
+            )
+        })?
+        .map_err(|e| CommandError::new(ErrorCode::InvalidArgument, e.to_string()))?;
     let view = CalibrationView {
         report: serde_json::to_value(&report)
             .map_err(|e| CommandError::new(ErrorCode::Database, format!("report to JSON: {e}")))?,
@@ -182,7 +173,7 @@ pub async fn export_calibration_report(
     format: ExportFormat,
     path: String,
 ) -> Result<Vec<String>, CommandError> {
-    state.with_store(|store| Ok(store.require_unblinded("The calibration report")?))?;
+    state.with_store(|store| lead(store).map(drop))?;
     let target = export_target(Path::new(&path), format)?;
     let report = last
         .0

@@ -4,6 +4,7 @@
 use crate::error::CommandError;
 use crate::state::AppState;
 use crate::validate;
+use cases::app::Session;
 use cases::store::{CaseSummary, CaseView, ResponseView, StudySummary};
 use tauri::State;
 
@@ -41,7 +42,7 @@ pub async fn list_responses(
     // Every answer to a task side by side, outside the queue: a clinician who saw them would
     // rate, or answer as a human baseline, already knowing what the models said.
     state.with_store(|store| {
-        store.require_unblinded("The case view's answers")?;
-        Ok(store.responses(task_key)?)
+        let lead = Session::current(store)?.unblinded("The case view's answers")?;
+        Ok(cases::app::responses(store, &lead, task_key)?)
     })
 }

@@ -1,14 +1,15 @@
 //! Curation: ground-truth versions, review, diff, comparing and merging two independent
 //! curations into a consensus, and the reveal after rating. Thin adapters: the
 //! arguments are checked here, the rules (validation against the images, concurrency, who may
-//! review) in `cases::curation`. Every step acts as the app's current rater.
+//! review) in `cases::curation`, who may act in `cases::app`: every step needs a lead's session
+//! (the app's current rater, not reading blinded) and is recorded under its curator.
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
-use cases::curation::{
-    self, Change, CuratedTruth, Decision, Disagreement, Edit, RevealedTruth, Side, Version,
-};
+use cases::app::curation::{self, CaseRef};
+use cases::app::{LeadSession, Session};
+use cases::curation::{Change, CuratedTruth, Decision, Disagreement, RevealedTruth, Side, Version};
 use cases::store::Store;
 use std::collections::BTreeMap;
 use tauri::State;
@@ -34,44 +35,9 @@ fn check_truth_size(truth: &CuratedTruth) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The truths of versions `a` and `b` of a case (any branches).
-fn two_versions(
-    store: &Store,
-    study_id: &str,
-    case_id: &str,
-    a: i64,
-    b: i64,
-) -> Result<(CuratedTruth, CuratedTruth), CommandError> {
-    let history = curation::history(store, study_id, case_id)?;
-    let find = |field: &str, number: i64| {
-        history
-            .iter()
-            .find(|v| v.version == number)
-            .map(|v| v.truth.clone())
-            .ok_or_else(|| {
-                CommandError::new(
-                    ErrorCode::NotFound,
-                    format!("{field}: case {case_id} has no version {number}"),
-                )
-            })
-    };
-    Ok((find("a", a)?, find("b", b)?))
-}
-
-fn acting_rater(store: &Store) -> Result<i64, CommandError> {
-    store.current_rater()?.map(|r| r.id).ok_or_else(|| {
-        CommandError::new(
-            ErrorCode::Refused,
-            "choose who you are (the current rater) first",
-        )
-    })
-}
-
-/// The current rater, who must not be reading blinded: ground truth is what they would be
-/// blind to.
-fn acting_curator(store: &Store) -> Result<i64, CommandError> {
-    store.require_unblinded("Curation")?;
-    acting_rater(store)
+/// Curation shows and changes ground truth: only a lead's session may (`cases::app`).
+fn lead(store: &Store) -> Result<LeadSession, CommandError> {
+    Ok(Session::current(store)?.unblinded("Curation")?)
 }
 
 #[tauri::command]
@@ -82,10 +48,8 @@ pub async fn curation_history(
 ) -> Result<Vec<Version>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
-    state.with_store(|store| {
-        store.require_unblinded("Curation")?;
-        Ok(curation::history(store, study_id, case_id)?)
-    })
+    let case = CaseRef { study_id, case_id };
+    state.with_store(|store| Ok(curation::history(store, &lead(store)?, case)?))
 }
 
 #[tauri::command]
@@ -101,24 +65,17 @@ pub async fn curation_save_draft(
     let case_id = validate::id("case_id", &case_id)?;
     let branch = match &branch {
         Some(name) => validate::id("branch", name)?,
-        None => curation::MAIN_BRANCH,
+        None => cases::curation::MAIN_BRANCH,
     };
     if let Some(version) = based_on {
         validate::key("based_on", version)?;
     }
     check_truth_size(&truth)?;
+    let case = CaseRef { study_id, case_id };
     state.with_store_mut(|store| {
-        let curator = acting_curator(store)?;
+        let lead = lead(store)?;
         Ok(curation::save_draft(
-            store,
-            &Edit {
-                study_id,
-                case_id,
-                branch,
-                curator,
-                based_on,
-                truth: &truth,
-            },
+            store, &lead, case, branch, based_on, &truth,
         )?)
     })
 }
@@ -133,11 +90,10 @@ pub async fn curation_submit(
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
     let version = validate::key("version", version)?;
+    let case = CaseRef { study_id, case_id };
     state.with_store_mut(|store| {
-        let curator = acting_curator(store)?;
-        Ok(curation::submit_for_review(
-            store, study_id, case_id, curator, version,
-        )?)
+        let lead = lead(store)?;
+        Ok(curation::submit_for_review(store, &lead, case, version)?)
     })
 }
 
@@ -162,10 +118,11 @@ pub async fn curation_review(
             ),
         ));
     }
+    let case = CaseRef { study_id, case_id };
     state.with_store_mut(|store| {
-        let reviewer = acting_curator(store)?;
+        let lead = lead(store)?;
         Ok(curation::review(
-            store, study_id, case_id, reviewer, version, decision, &comment,
+            store, &lead, case, version, decision, &comment,
         )?)
     })
 }
@@ -183,22 +140,8 @@ pub async fn curation_diff(
     let case_id = validate::id("case_id", &case_id)?;
     let from = validate::key("from", from)?;
     let to = validate::key("to", to)?;
-    state.with_store(|store| {
-        store.require_unblinded("Curation")?;
-        let history = curation::history(store, study_id, case_id)?;
-        let find = |field: &str, number: i64| {
-            history.iter().find(|v| v.version == number).ok_or_else(|| {
-                CommandError::new(
-                    ErrorCode::NotFound,
-                    format!("{field}: case {case_id} has no version {number}"),
-                )
-            })
-        };
-        Ok(curation::diff_versions(
-            &find("from", from)?.truth,
-            &find("to", to)?.truth,
-        ))
-    })
+    let case = CaseRef { study_id, case_id };
+    state.with_store(|store| Ok(curation::diff(store, &lead(store)?, case, from, to)?))
 }
 
 /// The units on which versions `a` and `b` of a case (usually the latest of two curators'
@@ -215,11 +158,8 @@ pub async fn curation_compare(
     let case_id = validate::id("case_id", &case_id)?;
     let a = validate::key("a", a)?;
     let b = validate::key("b", b)?;
-    state.with_store(|store| {
-        store.require_unblinded("Curation")?;
-        let (left, right) = two_versions(store, study_id, case_id, a, b)?;
-        Ok(curation::compare(&left, &right))
-    })
+    let case = CaseRef { study_id, case_id };
+    state.with_store(|store| Ok(curation::compare(store, &lead(store)?, case, a, b)?))
 }
 
 /// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
@@ -255,19 +195,8 @@ pub async fn curation_merge(
             ),
         ));
     }
-    state.with_store(|store| {
-        store.require_unblinded("Curation")?;
-        let (left, right) = two_versions(store, study_id, case_id, a, b)?;
-        curation::merge(&left, &right, &choices).map_err(|unresolved| {
-            CommandError::new(
-                ErrorCode::InvalidArgument,
-                format!(
-                    "choices: choose a side for {} (nothing was merged)",
-                    unresolved.join(", ")
-                ),
-            )
-        })
-    })
+    let case = CaseRef { study_id, case_id };
+    state.with_store(|store| Ok(curation::merge(store, &lead(store)?, case, a, b, &choices)?))
 }
 
 /// Saves a merged (and possibly edited) consensus as a draft of `main`, based on main's
@@ -286,18 +215,11 @@ pub async fn curation_save_consensus(
         validate::key("based_on", version)?;
     }
     check_truth_size(&truth)?;
+    let case = CaseRef { study_id, case_id };
     state.with_store_mut(|store| {
-        let curator = acting_curator(store)?;
+        let lead = lead(store)?;
         Ok(curation::save_consensus(
-            store,
-            &Edit {
-                study_id,
-                case_id,
-                branch: curation::MAIN_BRANCH,
-                curator,
-                based_on,
-                truth: &truth,
-            },
+            store, &lead, case, based_on, &truth,
         )?)
     })
 }
@@ -310,10 +232,10 @@ pub async fn reveal_ground_truth(
 ) -> Result<RevealedTruth, CommandError> {
     let assignment_id = validate::key("assignment_id", assignment_id)?;
     state.with_store_mut(|store| {
-        let rater = acting_rater(store)?;
-        Ok(curation::ground_truth_for_rater(
+        let reader = Session::current(store)?.reader()?;
+        Ok(curation::reveal_ground_truth(
             store,
-            rater,
+            &reader,
             assignment_id,
         )?)
     })

@@ -6,6 +6,7 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
+use cases::app::Session;
 use cases::progress::NoProgress;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -68,8 +69,8 @@ pub async fn merge_results_package(
 ) -> Result<MergedResults, CommandError> {
     let file = package_source(Path::new(&path))?;
     state.with_store_mut(|store| {
-        store.require_study_lead("Merging a results package")?;
-        let report = cases::package::merge_results_package(store, &file, &NoProgress)?;
+        let lead = Session::current(store)?.study_lead("Merging a results package")?;
+        let report = cases::app::merge_results_package(store, &lead, &file, &NoProgress)?;
         Ok(MergedResults {
             package_id: report.package_id,
             rater: report.rater,

@@ -32,8 +32,11 @@ const STUDY_LEAD: &str = "study lead";
 #[derive(Default)]
 pub struct ActiveRun(Mutex<Option<Arc<Notify>>>);
 
+/// The study lead's decision (`cases::app::Session::study_lead`): refused while a rater reads
+/// blinded at this workstation.
 fn refuse_blinded(store: &Store) -> Result<(), CommandError> {
-    Ok(store.require_study_lead("The grader workbench")?)
+    cases::app::Session::current(store)?.study_lead("The grader workbench")?;
+    Ok(())
 }
 
 /// The curator at the workstation, or the study lead.

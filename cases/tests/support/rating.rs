@@ -3,7 +3,7 @@
 //! its own copy, so tests run in parallel without sharing state.
 #![allow(dead_code)] // shared by test binaries and the bench through `mod`/`#[path]`; each uses a part
 
-use cases::import::import_bundle;
+use cases::import::import_bundle_dir;
 use cases::progress::NoProgress;
 use cases::store::Store;
 use rusqlite::Connection;
@@ -25,7 +25,7 @@ fn template() -> &'static [u8] {
         cases::demo::write_demo_bundle(&bundle, &NoProgress).expect("demo bundle");
         let db = root.join("template.sqlite");
         let mut store = Store::open(&db).expect("template database");
-        import_bundle(&mut store, &bundle, &NoProgress).expect("demo import");
+        import_bundle_dir(&mut store, &bundle, &NoProgress).expect("demo import");
         // Closing the last connection checkpoints the WAL into the main file.
         drop(store);
         std::fs::read(&db).expect("template bytes")

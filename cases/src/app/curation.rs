@@ -1,0 +1,184 @@
+//! Curation as a front end offers it: every step needs a lead's session (ground truth is what a
+//! blinded reader must not see), and each change is recorded under its curator.
+
+use super::{LeadSession, ReaderSession};
+use crate::curation::{
+    self, Change, CuratedTruth, Decision, Disagreement, Edit, RevealedTruth, Side, Version,
+};
+use crate::rating::RatingError;
+use crate::store::Store;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// A case's curation: its study, the case and the branch edits go to.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseRef<'a> {
+    pub study_id: &'a str,
+    pub case_id: &'a str,
+}
+
+/// Every version of every branch of a case, oldest first.
+pub fn history(store: &Store, _lead: &LeadSession, case: CaseRef<'_>) -> Result<Vec<Version>> {
+    curation::history(store, case.study_id, case.case_id)
+}
+
+/// Saves `truth` as a draft of `branch`, based on the version the curator started from.
+pub fn save_draft(
+    store: &mut Store,
+    lead: &LeadSession,
+    case: CaseRef<'_>,
+    branch: &str,
+    based_on: Option<i64>,
+    truth: &CuratedTruth,
+) -> Result<i64> {
+    let curator = lead.curator()?.id;
+    curation::save_draft(
+        store,
+        &Edit {
+            study_id: case.study_id,
+            case_id: case.case_id,
+            branch,
+            curator,
+            based_on,
+            truth,
+        },
+    )
+}
+
+/// Saves a merged consensus as a draft of `main`, reviewed like any other draft.
+pub fn save_consensus(
+    store: &mut Store,
+    lead: &LeadSession,
+    case: CaseRef<'_>,
+    based_on: Option<i64>,
+    truth: &CuratedTruth,
+) -> Result<i64> {
+    let curator = lead.curator()?.id;
+    curation::save_consensus(
+        store,
+        &Edit {
+            study_id: case.study_id,
+            case_id: case.case_id,
+            branch: curation::MAIN_BRANCH,
+            curator,
+            based_on,
+            truth,
+        },
+    )
+}
+
+pub fn submit_for_review(
+    store: &mut Store,
+    lead: &LeadSession,
+    case: CaseRef<'_>,
+    version: i64,
+) -> Result<()> {
+    let curator = lead.curator()?.id;
+    curation::submit_for_review(store, case.study_id, case.case_id, curator, version)
+}
+
+pub fn review(
+    store: &mut Store,
+    lead: &LeadSession,
+    case: CaseRef<'_>,
+    version: i64,
+    decision: Decision,
+    comment: &str,
+) -> Result<()> {
+    let reviewer = lead.curator()?.id;
+    curation::review(
+        store,
+        case.study_id,
+        case.case_id,
+        reviewer,
+        version,
+        decision,
+        comment,
+    )
+}
+
+/// Version `number` of a case (any branch); `field` names the argument that asked for it.
+fn version_of<'h>(
+    history: &'h [Version],
+    case: CaseRef<'_>,
+    field: &str,
+    number: i64,
+) -> Result<&'h Version> {
+    history
+        .iter()
+        .find(|v| v.version == number)
+        .ok_or_else(|| Error::NotFound {
+            what: format!("{field}: version {number} of case {}", case.case_id),
+        })
+}
+
+/// The field-level changes from version `from` to version `to`.
+pub fn diff(
+    store: &Store,
+    _lead: &LeadSession,
+    case: CaseRef<'_>,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Change>> {
+    let history = curation::history(store, case.study_id, case.case_id)?;
+    Ok(curation::diff_versions(
+        &version_of(&history, case, "from", from)?.truth,
+        &version_of(&history, case, "to", to)?.truth,
+    ))
+}
+
+fn two_versions(
+    store: &Store,
+    case: CaseRef<'_>,
+    a: i64,
+    b: i64,
+) -> Result<(CuratedTruth, CuratedTruth)> {
+    let history = curation::history(store, case.study_id, case.case_id)?;
+    Ok((
+        version_of(&history, case, "a", a)?.truth.clone(),
+        version_of(&history, case, "b", b)?.truth.clone(),
+    ))
+}
+
+/// The units on which versions `a` and `b` disagree, each with both sides.
+pub fn compare(
+    store: &Store,
+    _lead: &LeadSession,
+    case: CaseRef<'_>,
+    a: i64,
+    b: i64,
+) -> Result<Vec<Disagreement>> {
+    let (left, right) = two_versions(store, case, a, b)?;
+    Ok(curation::compare(&left, &right))
+}
+
+/// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
+/// `choices` names. Nothing is saved.
+pub fn merge(
+    store: &Store,
+    _lead: &LeadSession,
+    case: CaseRef<'_>,
+    a: i64,
+    b: i64,
+    choices: &BTreeMap<String, Side>,
+) -> Result<CuratedTruth> {
+    let (left, right) = two_versions(store, case, a, b)?;
+    curation::merge(&left, &right, choices).map_err(|unresolved| {
+        Error::Rating(RatingError::Invalid {
+            field: "choices".into(),
+            message: format!(
+                "choose a side for {} (nothing was merged)",
+                unresolved.join(", ")
+            ),
+        })
+    })
+}
+
+/// The ground truth of an assignment's case, for its rater once they submitted.
+pub fn reveal_ground_truth(
+    store: &mut Store,
+    reader: &ReaderSession,
+    assignment: i64,
+) -> Result<RevealedTruth> {
+    curation::ground_truth_for_rater(store, reader.rater().id, assignment)
+}

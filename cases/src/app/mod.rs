@@ -1,0 +1,141 @@
+//! The application layer: the operations every front end offers (the desktop app's commands
+//! today, the team server's handlers next), each taking the session of whoever acts.
+//!
+//! **Invariant:** who may see or do what is decided here, once. An operation that shows grader
+//! output, ground truth or every model's answer, or that is the study lead's, takes a
+//! [`LeadSession`]; an operation done as a named person takes a [`ReaderSession`] or asks the
+//! lead's session for its [`LeadSession::curator`]. Sessions are only made by [`Session`]'s
+//! methods, which apply the rules, so a front end cannot forget them: a new command that shows
+//! unblinded data cannot call its operation without having been given a lead's session.
+//!
+//! Front ends stay transport: they check the shape of their arguments, open the session, call
+//! one operation here and translate its result. Operations are synchronous and take the store;
+//! a front end locks it once around the call.
+
+pub mod calibration;
+pub mod curation;
+pub mod series;
+
+use crate::package::MergeReport;
+use crate::progress::Progress;
+use crate::rating::{Rater, RaterRole, RatingError};
+use crate::store::{enum_text, ResponseView, Store};
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Who acts at this workstation, before any rule is applied: the current rater, or nobody (a
+/// study lead who left reading mode).
+#[derive(Debug, Clone)]
+pub struct Session {
+    acting: Option<Rater>,
+}
+
+/// Someone who may see what blinded readers may not (grader output, ground truth, every model's
+/// answer) and do the study lead's actions: nobody reading, or a rater whose role does not read
+/// blinded (a curator).
+#[derive(Debug, Clone)]
+pub struct LeadSession {
+    acting: Option<Rater>,
+}
+
+/// A named rater acting as themselves (rating, a human-baseline answer, a reveal after rating).
+#[derive(Debug, Clone)]
+pub struct ReaderSession {
+    rater: Rater,
+}
+
+fn refused(message: String) -> Error {
+    Error::Rating(RatingError::Refused(message))
+}
+
+fn choose_who_you_are() -> Error {
+    refused("choose who you are (the current rater) first".into())
+}
+
+impl Session {
+    /// The session of this workstation: the rater chosen last on this database, if any.
+    pub fn current(store: &Store) -> Result<Session> {
+        Ok(Session {
+            acting: store.current_rater()?,
+        })
+    }
+
+    /// The headless command line is run by whoever holds the database file, at a terminal the
+    /// app's reading mode does not reach: it acts as the study lead.
+    pub fn command_line() -> LeadSession {
+        LeadSession { acting: None }
+    }
+
+    pub fn acting(&self) -> Option<&Rater> {
+        self.acting.as_ref()
+    }
+
+    /// A lead's session to open `view` (something showing grader output, ground truth or every
+    /// model's answer); refused while the acting rater reads blinded, so the backend, not only
+    /// the UI, keeps a reader blind.
+    pub fn unblinded(self, view: &str) -> Result<LeadSession> {
+        match self.acting {
+            Some(rater) if rater.role.reads_blinded() => Err(refused(format!(
+                "{view} is closed while {} reads blinded ({}): it shows grader scores, ground \
+                 truth or every model's answer. Leave reading mode, or choose a curator, to open it",
+                rater.name,
+                enum_text(&rater.role)
+            ))),
+            acting => Ok(LeadSession { acting }),
+        }
+    }
+
+    /// A lead's session for `action`, the study lead's (merging another site's ratings into this
+    /// database); refused while a rater reads blinded at this workstation.
+    pub fn study_lead(self, action: &str) -> Result<LeadSession> {
+        match self.acting {
+            Some(rater) if rater.role.reads_blinded() => Err(refused(format!(
+                "{action} is the study lead's, and {} is reading here as a {}. Leave reading \
+                 mode, or choose a curator, to do it",
+                rater.name,
+                enum_text(&rater.role)
+            ))),
+            acting => Ok(LeadSession { acting }),
+        }
+    }
+
+    /// The acting rater as themselves; refused when nobody has said who they are.
+    pub fn reader(self) -> Result<ReaderSession> {
+        self.acting
+            .map(|rater| ReaderSession { rater })
+            .ok_or_else(choose_who_you_are)
+    }
+}
+
+impl LeadSession {
+    /// The curator a curation step is recorded under: the acting rater, who must be named.
+    pub fn curator(&self) -> Result<&Rater> {
+        self.acting.as_ref().ok_or_else(choose_who_you_are)
+    }
+}
+
+impl ReaderSession {
+    pub fn rater(&self) -> &Rater {
+        &self.rater
+    }
+
+    pub fn role(&self) -> RaterRole {
+        self.rater.role
+    }
+}
+
+/// Every answer to a task side by side, outside the queue (the case view): a clinician who saw
+/// them would rate, or answer as a human baseline, already knowing what the models said.
+pub fn responses(store: &Store, _lead: &LeadSession, task_key: i64) -> Result<Vec<ResponseView>> {
+    store.responses(task_key)
+}
+
+/// Merges another site's results package into this database: the study lead's decision.
+pub fn merge_results_package(
+    store: &mut Store,
+    _lead: &LeadSession,
+    file: &Path,
+    progress: &dyn Progress,
+) -> Result<MergeReport> {
+    crate::package::merge_results_package(store, file, progress)
+}

@@ -1,0 +1,516 @@
+//! The rules a rating and its error labels obey, wherever they come from: an edit in the app, or
+//! a whole rating merged from another site's results package. Written once so that what the app
+//! refuses a merge cannot store.
+//!
+//! Pure: the functions read the study's rubric and taxonomy, the response's rationale and the
+//! case's series ids (a [`ResponseContext`]), never the database. That a mark lies inside its
+//! series' volume needs the images' geometry and is checked by the caller.
+
+use super::edits::{LabelEdit, RatingEdit};
+use super::ResponseContext;
+use crate::model::{Anchor, Rubric};
+
+/// A clinician's comment longer than this is a paste accident, not a comment.
+pub(crate) const MAX_COMMENT_CHARS: usize = 20_000;
+/// A week on one response is a clock error, not reading time.
+pub(crate) const MAX_SECONDS_ON_TASK: f64 = 7.0 * 24.0 * 3600.0;
+/// Confidence is a 1–5 Likert item.
+const CONFIDENCE: std::ops::RangeInclusive<u8> = 1..=5;
+/// Severity: 1 minor, 2 moderate, 3 major.
+const SEVERITY: std::ops::RangeInclusive<u8> = 1..=3;
+
+/// One broken rule: the field (as the edit names it) and what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Violation {
+    pub field: String,
+    pub message: String,
+}
+
+fn violation(field: impl Into<String>, message: impl Into<String>) -> Violation {
+    Violation {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Every rule the scores, comment and time of `edit` break, in the order a form shows them.
+pub(crate) fn rating_violations(rubric: &Rubric, edit: &RatingEdit) -> Vec<Violation> {
+    let mut found = Vec::new();
+    if let Some(overall) = edit.overall.filter(|o| !rubric.overall.admits(*o)) {
+        found.push(violation(
+            "overall",
+            format!(
+                "{overall} is not on the scale {} to {} in steps of {}",
+                rubric.overall.min, rubric.overall.max, rubric.overall.step
+            ),
+        ));
+    }
+    for (id, value) in &edit.dimensions {
+        let field = format!("dimensions.{id}");
+        match rubric.dimensions.iter().find(|d| &d.id == id) {
+            None => found.push(violation(
+                field,
+                format!(
+                    "the rubric has no dimension {id:?} (it has {})",
+                    rubric
+                        .dimensions
+                        .iter()
+                        .map(|d| d.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+            Some(dimension) if !dimension.scale.admits(*value) => found.push(violation(
+                field,
+                format!(
+                    "{value} is not on the scale {} to {} in steps of {}",
+                    dimension.scale.min, dimension.scale.max, dimension.scale.step
+                ),
+            )),
+            Some(_) => {}
+        }
+    }
+    if let Some(confidence) = edit.confidence.filter(|c| !CONFIDENCE.contains(c)) {
+        found.push(violation("confidence", format!("1 to 5, got {confidence}")));
+    }
+    found.extend(comment_violation("comment", &edit.comment));
+    let seconds = edit.seconds_on_task;
+    if !seconds.is_finite() || !(0.0..=MAX_SECONDS_ON_TASK).contains(&seconds) {
+        found.push(violation(
+            "seconds_on_task",
+            format!("0 to {MAX_SECONDS_ON_TASK} seconds, got {seconds}"),
+        ));
+    }
+    found
+}
+
+fn comment_violation(field: &str, comment: &str) -> Option<Violation> {
+    let chars = comment.chars().count();
+    (chars > MAX_COMMENT_CHARS).then(|| {
+        violation(
+            field,
+            format!("at most {MAX_COMMENT_CHARS} characters, got {chars}"),
+        )
+    })
+}
+
+/// Every rule `label` breaks against the taxonomy, the rationale and the case's series. An
+/// unknown category stops there: the other rules depend on it.
+pub(crate) fn label_violations(context: &ResponseContext, label: &LabelEdit) -> Vec<Violation> {
+    let Some(category) = context
+        .taxonomy
+        .categories
+        .iter()
+        .find(|c| c.code == label.category)
+    else {
+        return vec![violation(
+            "category",
+            format!(
+                "{:?} is not a category of the study's taxonomy",
+                label.category
+            ),
+        )];
+    };
+    let mut found = Vec::new();
+    if !SEVERITY.contains(&label.severity) {
+        found.push(violation(
+            "severity",
+            format!("1 (minor) to 3 (major), got {}", label.severity),
+        ));
+    }
+    found.extend(comment_violation("comment", &label.comment));
+    if let Some(span) = label.span {
+        found.extend(span_violation(context.rationale.as_deref(), span));
+    }
+    if let Some(mark) = &label.mark {
+        if let Err(message) = mark.check_shape() {
+            found.push(violation("mark", message));
+        } else if !context.series_ids.contains(&mark.series_id) {
+            found.push(violation(
+                "mark.series_id",
+                format!(
+                    "{:?} is not a series of this case (it has {})",
+                    mark.series_id,
+                    context.series_ids.join(", ")
+                ),
+            ));
+        }
+    }
+    let (anchor_field, anchored, what) = match category.anchor {
+        Anchor::Image => (
+            "mark",
+            label.mark.is_some(),
+            "is pointed at on the image: draw a mark",
+        ),
+        Anchor::Text => (
+            "span",
+            label.span.is_some(),
+            "is pointed at in the text: select a span of the rationale",
+        ),
+        _ => (
+            "span",
+            label.span.is_some() || label.mark.is_some(),
+            "needs a span of the rationale or a mark on the image",
+        ),
+    };
+    if !anchored {
+        found.push(violation(
+            anchor_field,
+            format!("{} ({}) {what}", category.code, category.name),
+        ));
+    }
+    found
+}
+
+/// A span is `[start, end)` in UTF-16 code units (JavaScript string indices) of the rationale.
+fn span_violation(rationale: Option<&str>, [start, end]: [u32; 2]) -> Option<Violation> {
+    let Some(rationale) = rationale else {
+        return Some(violation(
+            "span",
+            "this response has no rationale to select a span in",
+        ));
+    };
+    let units: Vec<u16> = rationale.encode_utf16().collect();
+    let (start, end) = (start as usize, end as usize);
+    if start >= end || end > units.len() {
+        return Some(violation(
+            "span",
+            format!(
+                "[{start}, {end}) is not a non-empty range within the rationale's {} UTF-16 code \
+                 units",
+                units.len()
+            ),
+        ));
+    }
+    // A boundary between the two halves of a surrogate pair would cut a character in two.
+    let splits = |at: usize| at < units.len() && (0xDC00..0xE000).contains(&units[at]);
+    (splits(start) || splits(end))
+        .then(|| violation("span", "a span boundary falls inside a character"))
+}
+
+/// What a rating still lacks to be submitted: `overall`, `dimensions.<id>` of every rubric
+/// dimension, `correctness`, `confidence`. `None` is a rating not started.
+pub(crate) fn missing_for_submit(rubric: &Rubric, rating: Option<&RatingEdit>) -> Vec<String> {
+    let mut missing = Vec::new();
+    if rating.and_then(|r| r.overall).is_none() {
+        missing.push("overall".to_owned());
+    }
+    for dimension in &rubric.dimensions {
+        if !rating.is_some_and(|r| r.dimensions.contains_key(&dimension.id)) {
+            missing.push(format!("dimensions.{}", dimension.id));
+        }
+    }
+    if rating.and_then(|r| r.correctness).is_none() {
+        missing.push("correctness".to_owned());
+    }
+    if rating.and_then(|r| r.confidence).is_none() {
+        missing.push("confidence".to_owned());
+    }
+    missing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::marks::{Mark, MarkKind, Plane};
+    use crate::model::{Bucket, ErrorCategory, RubricDimension, Scale, Taxonomy};
+    use crate::rating::Correctness;
+    use std::collections::BTreeMap;
+
+    fn rubric() -> Rubric {
+        let scale = |min: f64, max: f64, step: f64| Scale {
+            label: None,
+            min,
+            max,
+            step,
+            levels: Vec::new(),
+        };
+        Rubric {
+            overall: scale(1.0, 5.0, 1.0),
+            dimensions: vec![RubricDimension {
+                id: "accuracy".into(),
+                label: "Accuracy".into(),
+                scale: scale(0.0, 2.0, 0.5),
+            }],
+        }
+    }
+
+    fn context() -> ResponseContext {
+        let category = |code: &str, anchor: Anchor| ErrorCategory {
+            code: code.into(),
+            name: format!("{code} name"),
+            definition: String::new(),
+            anchor,
+            bucket: Bucket::Perceptual,
+        };
+        ResponseContext {
+            rubric: rubric(),
+            taxonomy: Taxonomy {
+                id: "test".into(),
+                categories: vec![
+                    category("T", Anchor::Text),
+                    category("I", Anchor::Image),
+                    category("E", Anchor::TextImage),
+                ],
+            },
+            // "a", U+1F9E0 (two UTF-16 units: 1 and 2), "b": four units.
+            rationale: Some("a\u{1F9E0}b".into()),
+            series_ids: vec!["t1".into()],
+            case_key: 1,
+        }
+    }
+
+    fn edit() -> RatingEdit {
+        RatingEdit {
+            overall: Some(3.0),
+            dimensions: BTreeMap::from([("accuracy".into(), 1.5)]),
+            correctness: Some(Correctness::Partly),
+            confidence: Some(4),
+            comment: "fine".into(),
+            seconds_on_task: 30.0,
+        }
+    }
+
+    fn label(category: &str, span: Option<[u32; 2]>, mark: Option<Mark>) -> LabelEdit {
+        LabelEdit {
+            category: category.into(),
+            severity: 2,
+            span,
+            mark,
+            comment: String::new(),
+        }
+    }
+
+    fn point(series: &str) -> Mark {
+        Mark {
+            series_id: series.into(),
+            kind: MarkKind::Point,
+            plane: Plane::Axial,
+            points_lps_mm: vec![[0.0, 0.0, 0.0]],
+        }
+    }
+
+    fn fields(found: Vec<Violation>) -> Vec<String> {
+        found.into_iter().map(|v| v.field).collect()
+    }
+
+    #[test]
+    fn each_rating_rule_names_its_field() {
+        /// A case's name, how it changes a valid edit, and the fields it expects refused.
+        type Case = (
+            &'static str,
+            Box<dyn Fn(&mut RatingEdit)>,
+            &'static [&'static str],
+        );
+        let cases: Vec<Case> = vec![
+            ("a complete edit", Box::new(|_| {}), &[]),
+            (
+                "off-step overall",
+                Box::new(|e| e.overall = Some(2.5)),
+                &["overall"],
+            ),
+            (
+                "overall above the scale",
+                Box::new(|e| e.overall = Some(6.0)),
+                &["overall"],
+            ),
+            (
+                "unknown dimension",
+                Box::new(|e| {
+                    e.dimensions.insert("style".into(), 1.0);
+                }),
+                &["dimensions.style"],
+            ),
+            (
+                "dimension off its scale",
+                Box::new(|e| {
+                    e.dimensions.insert("accuracy".into(), 2.5);
+                }),
+                &["dimensions.accuracy"],
+            ),
+            (
+                "confidence 0",
+                Box::new(|e| e.confidence = Some(0)),
+                &["confidence"],
+            ),
+            (
+                "confidence 6",
+                Box::new(|e| e.confidence = Some(6)),
+                &["confidence"],
+            ),
+            (
+                "20,000 characters",
+                Box::new(|e| e.comment = "é".repeat(MAX_COMMENT_CHARS)),
+                &[],
+            ),
+            (
+                "20,001 characters",
+                Box::new(|e| e.comment = "é".repeat(MAX_COMMENT_CHARS + 1)),
+                &["comment"],
+            ),
+            (
+                "negative time",
+                Box::new(|e| e.seconds_on_task = -1.0),
+                &["seconds_on_task"],
+            ),
+            (
+                "NaN time",
+                Box::new(|e| e.seconds_on_task = f64::NAN),
+                &["seconds_on_task"],
+            ),
+            (
+                "exactly a week",
+                Box::new(|e| e.seconds_on_task = MAX_SECONDS_ON_TASK),
+                &[],
+            ),
+            (
+                "over a week",
+                Box::new(|e| e.seconds_on_task = MAX_SECONDS_ON_TASK + 1.0),
+                &["seconds_on_task"],
+            ),
+            (
+                "two at once, in form order",
+                Box::new(|e| {
+                    e.overall = Some(0.0);
+                    e.confidence = Some(9);
+                }),
+                &["overall", "confidence"],
+            ),
+        ];
+        for (name, change, expected) in cases {
+            let mut edited = edit();
+            change(&mut edited);
+            assert_eq!(
+                fields(rating_violations(&rubric(), &edited)),
+                expected,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_label_rule_names_its_field() {
+        let with = |change: fn(&mut LabelEdit), base: LabelEdit| {
+            let mut label = base;
+            change(&mut label);
+            label
+        };
+        let cases: Vec<(&str, LabelEdit, &[&str])> = vec![
+            (
+                "a text label on the rationale",
+                label("T", Some([0, 3]), None),
+                &[],
+            ),
+            ("the whole rationale", label("T", Some([0, 4]), None), &[]),
+            ("unknown category", label("X", None, None), &["category"]),
+            (
+                "severity 4",
+                with(|l| l.severity = 4, label("T", Some([0, 1]), None)),
+                &["severity"],
+            ),
+            (
+                "long comment",
+                with(
+                    |l| l.comment = "x".repeat(MAX_COMMENT_CHARS + 1),
+                    label("T", Some([0, 1]), None),
+                ),
+                &["comment"],
+            ),
+            ("empty span", label("T", Some([1, 1]), None), &["span"]),
+            (
+                "span past the end",
+                label("T", Some([0, 5]), None),
+                &["span"],
+            ),
+            (
+                "span starts inside the pair",
+                label("T", Some([2, 4]), None),
+                &["span"],
+            ),
+            (
+                "span ends inside the pair",
+                label("T", Some([0, 2]), None),
+                &["span"],
+            ),
+            (
+                "text category without span",
+                label("T", None, None),
+                &["span"],
+            ),
+            (
+                "image category without mark",
+                label("I", Some([0, 1]), None),
+                &["mark"],
+            ),
+            (
+                "image category with mark",
+                label("I", None, Some(point("t1"))),
+                &[],
+            ),
+            (
+                "mark on another series",
+                label("I", None, Some(point("flair"))),
+                &["mark.series_id"],
+            ),
+            (
+                "mark without points",
+                label(
+                    "I",
+                    None,
+                    Some(Mark {
+                        points_lps_mm: vec![],
+                        ..point("t1")
+                    }),
+                ),
+                &["mark"],
+            ),
+            (
+                "either, with a mark",
+                label("E", None, Some(point("t1"))),
+                &[],
+            ),
+            ("either, with nothing", label("E", None, None), &["span"]),
+        ];
+        for (name, label, expected) in cases {
+            assert_eq!(
+                fields(label_violations(&context(), &label)),
+                expected,
+                "{name}"
+            );
+        }
+        let no_rationale = ResponseContext {
+            rationale: None,
+            ..context()
+        };
+        assert_eq!(
+            fields(label_violations(
+                &no_rationale,
+                &label("T", Some([0, 1]), None)
+            )),
+            ["span"]
+        );
+    }
+
+    #[test]
+    fn submit_names_what_is_missing() {
+        assert_eq!(
+            missing_for_submit(&rubric(), None),
+            [
+                "overall",
+                "dimensions.accuracy",
+                "correctness",
+                "confidence"
+            ]
+        );
+        assert!(missing_for_submit(&rubric(), Some(&edit())).is_empty());
+        let partial = RatingEdit {
+            dimensions: BTreeMap::new(),
+            confidence: None,
+            ..edit()
+        };
+        assert_eq!(
+            missing_for_submit(&rubric(), Some(&partial)),
+            ["dimensions.accuracy", "confidence"]
+        );
+    }
+}
