@@ -646,7 +646,8 @@ fn build(
                 })
                 .collect();
             let differences = if options.grader.is_some() {
-                let offset = OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
+                let offset =
+                    OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
                 subgroup_r_differences(&scores, &group_of, values.len(), options, &offset)
             } else {
                 vec![None; values.len()]

@@ -2,6 +2,7 @@
 //! never moves, test agreement opens only with a confirmation (audited once), the disagreement
 //! browser lists development items only, and drift reads both versions.
 
+#[path = "support/rating.rs"]
 mod rating_support;
 
 use cases::grader_workbench::{
