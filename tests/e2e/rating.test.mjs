@@ -408,6 +408,32 @@ test('after the restart the submitted response keeps its labels, mark and scores
   assert.equal(await $(testid('revealed-truth')).isExisting(), false)
 })
 
+test('the queue filters its responses by state, with a count for each', async () => {
+  await $(testid('show-queue')).click()
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const total = (await browser.$$(testid('queue-row'))).length
+  const filterButton = (key) => $(`[data-testid="queue-filter"] button[data-filter="${key}"]`)
+  const shownStates = async () => {
+    const rows = await browser.$$(testid('queue-row'))
+    const states = []
+    for (const row of rows) states.push(await row.getAttribute('data-status'))
+    return states
+  }
+  // Response 1 was submitted and response 2 left as a draft above; the rest are untouched.
+  await filterButton('submitted').click()
+  assert.deepEqual(await shownStates(), ['submitted'])
+  assert.match(await filterButton('submitted').getText(), /Submitted\s+1$/)
+  await filterButton('draft').click()
+  assert.deepEqual(await shownStates(), ['draft'])
+  await filterButton('to_read').click()
+  const untouched = await shownStates()
+  assert.equal(untouched.length, total - 2)
+  assert.ok(untouched.every((state) => state === 'not_started'))
+  await shot('10-queue-filtered')
+  await filterButton('all').click()
+  assert.equal((await browser.$$(testid('queue-row'))).length, total)
+})
+
 test('while a clinician reads, calibration, curation and the case list stay closed, in the window and in the backend', async () => {
   await $(testid('mode-calibration')).click()
   const gate = await $(testid('blinded-gate'))
