@@ -11,6 +11,7 @@
 use crate::dist;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use crate::progress::{NoProgress, Progress};
@@ -84,27 +85,30 @@ where
         add(&mut full, c);
     }
     let estimates = statistics(&full);
-    // One contiguous block: a resample reads clusters at random, and this is its hot loop.
-    let flat: Vec<f64> = cluster_sums.concat();
+    let layout = TiledSums::new(cluster_sums, width);
 
     progress.phase("bootstrapping", config.resamples as u64);
     let done = AtomicUsize::new(0);
     let replicates: Vec<Vec<Option<f64>>> = (0..config.resamples)
         .into_par_iter()
-        .map(|b| {
-            let mut rng = generator_for(config.seed, b);
-            let mut sums = vec![0.0; width];
-            for _ in 0..clusters {
-                let c = rng.below(clusters);
-                add(&mut sums, &flat[c * width..(c + 1) * width]);
-            }
-            let values = statistics(&sums);
-            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if finished.is_multiple_of(64) || finished == config.resamples {
-                progress.advance(finished as u64);
-            }
-            values
-        })
+        .map_init(
+            || {
+                let distinct = vec![0.0; layout.tiles.len() * TILE];
+                (Vec::with_capacity(clusters), distinct, vec![0.0; width])
+            },
+            |(draws, distinct, sums), b| {
+                let mut rng = generator_for(config.seed, b);
+                draws.clear();
+                draws.extend((0..clusters).map(|_| rng.below(clusters)));
+                layout.resample(draws, distinct, sums);
+                let values = statistics(sums);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if finished.is_multiple_of(64) || finished == config.resamples {
+                    progress.advance(finished as u64);
+                }
+                values
+            },
+        )
         .collect();
 
     // Leave-one-cluster-out values for the BCa acceleration.
@@ -154,6 +158,79 @@ where
             })
         })
         .collect()
+}
+
+/// Columns summed together per pass: 8 doubles are one cache line, and their running sums stay
+/// in registers while a resample's draws are replayed.
+const TILE: usize = 8;
+
+/// The per-cluster sums laid out for resampling. Columns that are identical in every cluster
+/// (e.g. the item count, repeated for every held-out clinician) are summed once. The distinct
+/// columns are cut into tiles of [`TILE`], each tile stored cluster by cluster in one cache line,
+/// so that one pass over a resample's draws reads a block small enough to stay in cache.
+///
+/// Every column is still summed from 0.0 in the order of the draws, so a resample's sums are the
+/// same to the last bit as adding whole clusters one after another.
+struct TiledSums {
+    /// For each column, its distinct column.
+    distinct_of: Vec<usize>,
+    /// Per tile: one line of [`TILE`] values per cluster (distinct columns, padded with zeros).
+    tiles: Vec<Vec<[f64; TILE]>>,
+}
+
+impl TiledSums {
+    fn new(cluster_sums: &[Vec<f64>], width: usize) -> TiledSums {
+        let mut first_with: HashMap<Vec<u64>, usize> = HashMap::new();
+        let mut distinct: Vec<usize> = Vec::new();
+        let distinct_of = (0..width)
+            .map(|column| {
+                let bits: Vec<u64> = cluster_sums.iter().map(|c| c[column].to_bits()).collect();
+                *first_with.entry(bits).or_insert_with(|| {
+                    distinct.push(column);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let tiles = distinct
+            .chunks(TILE)
+            .map(|columns| {
+                cluster_sums
+                    .iter()
+                    .map(|sums| {
+                        let mut line = [0.0; TILE];
+                        for (value, &column) in line.iter_mut().zip(columns) {
+                            *value = sums[column];
+                        }
+                        line
+                    })
+                    .collect()
+            })
+            .collect();
+        TiledSums { distinct_of, tiles }
+    }
+
+    /// Writes into `sums` (one per column) the sums of the clusters in `draws`; `distinct` is
+    /// scratch space of one [`TILE`] per tile.
+    fn resample(&self, draws: &[usize], distinct: &mut [f64], sums: &mut [f64]) {
+        for (tile, out) in self.tiles.iter().zip(distinct.chunks_exact_mut(TILE)) {
+            // Draws are below the cluster count, so `get` never misses; unlike indexing it has
+            // no panic path. Folding by value lets the running sums live in registers.
+            let running =
+                draws
+                    .iter()
+                    .filter_map(|&c| tile.get(c))
+                    .fold([0.0; TILE], |mut running, line| {
+                        for i in 0..TILE {
+                            running[i] += line[i];
+                        }
+                        running
+                    });
+            out.copy_from_slice(&running);
+        }
+        for (s, &d) in sums.iter_mut().zip(&self.distinct_of) {
+            *s = distinct[d];
+        }
+    }
 }
 
 fn add(into: &mut [f64], values: &[f64]) {

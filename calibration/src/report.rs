@@ -653,14 +653,8 @@ fn build(
                 vec![None; values.len()]
             };
             sections_done += 1;
-            for (value, r_vs_rest) in values.into_iter().zip(differences) {
-                let keep: Vec<bool> = scores
-                    .items
-                    .iter()
-                    .map(|i| {
-                        table.items.get(*i).and_then(|info| info.groups.get(column)) == Some(value)
-                    })
-                    .collect();
+            for (index, (value, r_vs_rest)) in values.into_iter().zip(differences).enumerate() {
+                let keep: Vec<bool> = group_of.iter().map(|g| *g == Some(index)).collect();
                 let offset =
                     OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
                 sections_done += 1;
@@ -1420,12 +1414,14 @@ fn bootstrap_block(
         let next = index.len();
         index.entry(c).or_insert(next);
     }
+    // Looked up once per item: the sums below visit each item up to k + 2 times.
+    let cluster_of: Vec<usize> = cases.iter().map(|c| index[c]).collect();
     let mut sums = vec![vec![0.0; width]; index.len()];
     // Centring keeps the sums of squares well conditioned.
     let gx = mean(&paired.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap_or(0.0);
     let gy = mean(&paired.iter().map(|p| p.2).collect::<Vec<_>>()).unwrap_or(0.0);
     for &(i, x, y) in paired {
-        let s = &mut sums[index[cases[i]]];
+        let s = &mut sums[cluster_of[i]];
         let (x, y) = (x - gx, y - gy);
         s[0] += 1.0;
         s[1] += x;
@@ -1454,7 +1450,7 @@ fn bootstrap_block(
     )
     .unwrap_or(0.0);
     for (i, row) in &complete {
-        let s = &mut sums[index[cases[*i]]];
+        let s = &mut sums[cluster_of[*i]];
         let centred: Vec<f64> = row.iter().map(|v| v - grand).collect();
         let row_total: f64 = centred.iter().sum();
         s[6] += 1.0;
@@ -1468,7 +1464,7 @@ fn bootstrap_block(
     for (j, rows) in loo_rows.iter().enumerate() {
         let o = loo_start + LOO_SUMS * j;
         for row in rows {
-            let s = &mut sums[index[cases[row.item]]];
+            let s = &mut sums[cluster_of[row.item]];
             let (g, h, m) = (row.grader - gx, row.held_out - gy, row.rest_mean - gy);
             s[o] += 1.0;
             s[o + 1] += g;
