@@ -297,6 +297,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tiled_resample_gives_the_sums_of_adding_whole_clusters_to_the_bit() {
+        // 11 columns (two tiles), columns 3 and 7 repeating 0 in every cluster, values of
+        // mixed magnitude so that the order of additions shows in the last bits.
+        let clusters: Vec<Vec<f64>> = (0..37)
+            .map(|c| {
+                let c = c as f64;
+                let n = 1.0 + c % 3.0;
+                vec![
+                    n,
+                    0.1 * c - 1.7,
+                    1e6 / (c + 0.3),
+                    n,
+                    (c * 0.7).sin(),
+                    c * c * 1e-3,
+                    -c / 7.0,
+                    n,
+                    1.0 / 3.0 + c,
+                    (c + 1.0).ln(),
+                    2.5,
+                ]
+            })
+            .collect();
+        let width = clusters[0].len();
+        let layout = TiledSums::new(&clusters, width);
+        assert_eq!(layout.tiles.len(), 2, "9 distinct columns make two tiles");
+        let mut rng = generator_for(7, 3);
+        let draws: Vec<usize> = (0..clusters.len())
+            .map(|_| rng.below(clusters.len()))
+            .collect();
+        let mut expected = vec![0.0; width];
+        for &c in &draws {
+            add(&mut expected, &clusters[c]);
+        }
+        let mut distinct = vec![0.0; layout.tiles.len() * TILE];
+        let mut sums = vec![0.0; width];
+        layout.resample(&draws, &mut distinct, &mut sums);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&sums), bits(&expected));
+    }
+
+    #[test]
     fn bca_counts_replicates_within_rounding_of_the_estimate_as_ties() {
         // Half of the replicates equal the estimate exactly, or one rounding step off it.
         let spread = [0.05, 0.07, 0.08, 0.12, 0.13, 0.15];
