@@ -19,7 +19,9 @@ fail() { echo "package test: $*" >&2; exit 1; }
 work="$(mktemp -d -t neurorater-package.XXXXXX)"
 app=""
 cleanup() {
-  [ -n "$app" ] && kill "$app" 2>/dev/null || true
+  # The whole process group: xvfb-run, its Xvfb server, the app and WebKit's processes. Killing
+  # xvfb-run alone left the display server and the app running after the test.
+  [ -n "$app" ] && kill -- "-$app" 2>/dev/null || true
   $sudo dpkg -r neuro-rater >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -33,8 +35,9 @@ grep -q "Louis Collins" /usr/share/doc/neuro-rater/mni152-LICENSE-and-README.md 
   || fail "the template's licence notice is missing"
 grep -q "^Exec=neurorater-app" /usr/share/applications/NeuroRater.desktop || fail "no desktop entry"
 
-# First start on an empty database: the installed app writes the demo study and imports it.
-xvfb-run -a -s "-screen 0 1280x800x24" /usr/bin/neurorater-app --db "$work/study.sqlite" \
+# First start on an empty database: the installed app writes the demo study and imports it. In a
+# session of its own, so that cleanup stops everything it started.
+setsid xvfb-run -a -s "-screen 0 1280x800x24" /usr/bin/neurorater-app --db "$work/study.sqlite" \
   >"$work/app.log" 2>&1 &
 app=$!
 cases=""
