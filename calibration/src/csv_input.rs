@@ -5,6 +5,10 @@
 //!   without it each item is its own cluster;
 //! - `rater_role` (optional) is a property of the rater, read by `neurorater import-ratings` and
 //!   ignored by the report;
+//! - `scale_min`, `scale_max` (optional, together) and `scale_step` (optional, default 1)
+//!   declare the scale the row's rater scored the row's dimension on; one scale per rater and
+//!   dimension, and every score within it (a grader on 0–10 beside clinicians on 1–5 is then
+//!   compared by ordering only, unless a mapping is declared: `crate::scales`);
 //! - every other column is a grouping variable, and must hold one value per item;
 //! - RFC 4180 quoting (`"a, b"`, `""` for a quote); blank lines are skipped; a UTF-8 BOM is
 //!   ignored.
@@ -12,7 +16,7 @@
 //! All problems are reported, each as `FILE:LINE: field: message`, and nothing is returned when
 //! there is any.
 
-use crate::input::{LongTable, ScoreRow};
+use crate::input::{LongTable, RaterScale, ScaleSpec, ScoreRow};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -51,6 +55,8 @@ impl fmt::Display for Error {
 const REQUIRED: [&str; 3] = ["item", "rater", "score"];
 /// The column giving a rater's role: it varies within an item, so it is no grouping variable.
 pub const RATER_ROLE_COLUMN: &str = "rater_role";
+/// The columns declaring a row's scale (rater and dimension): minimum, maximum, step.
+pub const SCALE_COLUMNS: [&str; 3] = ["scale_min", "scale_max", "scale_step"];
 /// Problems reported before giving up, so a wholly wrong file does not flood the terminal.
 const MAX_PROBLEMS: usize = 200;
 
@@ -180,7 +186,7 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
             !matches!(
                 h.as_str(),
                 "item" | "rater" | "score" | "dimension" | "case" | RATER_ROLE_COLUMN
-            )
+            ) && !SCALE_COLUMNS.contains(&h.as_str())
         })
         .map(|(i, h)| (i, h.clone()))
         .collect();
@@ -189,8 +195,24 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
         grouping_columns: grouping.iter().map(|g| g.1.clone()).collect(),
         ..LongTable::default()
     };
+    let scale_at = SCALE_COLUMNS.map(column);
+    if scale_at[0].is_some() != scale_at[1].is_some() {
+        return Err(Error {
+            problems: vec![problem(
+                *header_line,
+                if scale_at[0].is_none() {
+                    "scale_min"
+                } else {
+                    "scale_max"
+                },
+                "scale_min and scale_max come together (scale_step is optional, default 1)".into(),
+            )],
+        });
+    }
     // Where each (item, rater, dimension) and each item attribute was first given.
     let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    // Each (rater, dimension)'s declared scale and the line that declared it first.
+    let mut declared: BTreeMap<(String, String), (ScaleSpec, usize)> = BTreeMap::new();
     let mut first_line_of_item: BTreeMap<String, usize> = BTreeMap::new();
     for (line, fields) in rows.iter().skip(1) {
         if problems.len() >= MAX_PROBLEMS {
@@ -240,6 +262,32 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
         if !ok {
             continue;
         }
+        let score = score.unwrap_or_default();
+        if let Some(scale) = row_scale(&scale_at, &get, line, &problem, &mut problems) {
+            let key = (rater.to_string(), dimension.clone());
+            match declared.get(&key) {
+                Some((first, at)) if *first != scale => problems.push(problem(
+                    line,
+                    "scale_min",
+                    format!(
+                        "`{rater}` on `{dimension}` has the scale {} at line {at}, here {}; one rater scores one dimension on one scale",
+                        first.describe(),
+                        scale.describe()
+                    ),
+                )),
+                Some(_) => {}
+                None => {
+                    declared.insert(key, (scale, line));
+                }
+            }
+            if score < scale.min || score > scale.max {
+                problems.push(problem(
+                    line,
+                    "score",
+                    format!("{score} is outside the row's scale {}", scale.describe()),
+                ));
+            }
+        }
         let key = (item.to_string(), rater.to_string(), dimension.clone());
         if let Some(first) = seen.get(&key) {
             problems.push(problem(
@@ -286,9 +334,17 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
             item: item.to_string(),
             rater: rater.to_string(),
             dimension,
-            score: score.unwrap_or_default(),
+            score,
         });
     }
+    table.scales = declared
+        .into_iter()
+        .map(|((rater, dimension), (scale, _))| RaterScale {
+            rater: Some(rater),
+            dimension: Some(dimension),
+            scale,
+        })
+        .collect();
     if table.scores.is_empty() && problems.is_empty() {
         problems.push(problem(
             *header_line + 1,
@@ -301,4 +357,47 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
     } else {
         Err(Error { problems })
     }
+}
+
+/// The scale a row declares, if its scale cells are filled; a half-filled or malformed one is a
+/// problem.
+fn row_scale<'a>(
+    at: &[Option<usize>; 3],
+    get: &dyn Fn(usize) -> &'a str,
+    line: usize,
+    problem: &dyn Fn(usize, &str, String) -> Problem,
+    problems: &mut Vec<Problem>,
+) -> Option<ScaleSpec> {
+    let cells: Vec<(&str, &str)> = SCALE_COLUMNS
+        .iter()
+        .zip(at)
+        .filter_map(|(name, at)| Some((*name, get((*at)?))))
+        .collect();
+    if cells.iter().all(|(_, v)| v.is_empty()) {
+        return None;
+    }
+    let mut values = [None, None, Some(1.0)];
+    for (i, (name, text)) in cells.iter().enumerate() {
+        match (text.parse::<f64>(), *name) {
+            (_, "scale_step") if text.is_empty() => {}
+            (Ok(v), _) if v.is_finite() => values[i] = Some(v),
+            _ => problems.push(problem(
+                line,
+                name,
+                format!("`{text}` is not a number (a scale needs scale_min and scale_max)"),
+            )),
+        }
+    }
+    let [Some(min), Some(max), Some(step)] = values else {
+        return None;
+    };
+    if !(step > 0.0 && max >= min && (max - min) / step <= 1000.0) {
+        problems.push(problem(
+            line,
+            "scale_step",
+            format!("min {min}, max {max}, step {step} do not describe a scale (need step > 0, max ≥ min, at most 1000 levels)"),
+        ));
+        return None;
+    }
+    Some(ScaleSpec { min, max, step })
 }

@@ -304,7 +304,7 @@ fn dimension_plots(d: &DimensionReport, report: &Report) -> DimensionPlots {
         dimension: d.dimension.clone(),
         scatter: scatter_svg(&m.pairs),
         bland_altman: bland_altman_svg(&m.pairs, m.bland_altman.value()),
-        confusion: heatmap_svg(&m.pairs, &categories_of(report, &m.pairs)),
+        confusion: heatmap_svg(&m.pairs, &categories_of(d, &m.pairs)),
         forest: forest_svg(&forest, report.options.bar_pearson_r),
     }
 }
@@ -414,16 +414,59 @@ fn figure(h: &mut String, label: &str, value: &str, ci: &str) {
     );
 }
 
-fn categories_of(report: &Report, pairs: &[[f64; 2]]) -> Categories {
-    match report.options.scale {
-        Some(s) => Categories::from_scale(s.min, s.max, s.step)
-            .unwrap_or_else(|| Categories::from_values(pairs.iter().map(|p| p[0]))),
-        None => Categories::from_values(pairs.iter().map(|p| p[0])),
+fn categories_of(d: &DimensionReport, pairs: &[[f64; 2]]) -> Categories {
+    d.scales
+        .categories()
+        .unwrap_or_else(|| Categories::from_values(pairs.iter().map(|p| p[0])))
+}
+
+/// Each rater's scale when any is declared, and why values are not compared across them.
+fn scales_note(h: &mut String, d: &DimensionReport) {
+    let s = &d.scales;
+    if s.raters.iter().all(|r| r.scale.is_none()) {
+        return;
     }
+    let raters: Vec<String> = s
+        .raters
+        .iter()
+        .map(|r| {
+            let scale = r
+                .scale
+                .map_or_else(|| "not declared".to_owned(), |s| s.describe());
+            match (r.mapped_linearly, s.clinicians) {
+                (true, Some(to)) => format!(
+                    "{} {} (mapped linearly onto {})",
+                    escape(&r.rater),
+                    escape(&scale),
+                    escape(&to.describe())
+                ),
+                _ => format!("{} {}", escape(&r.rater), escape(&scale)),
+            }
+        })
+        .collect();
+    let _ = write!(
+        h,
+        "<p class=\"note\" id=\"scales-{}\">Scales: {}.",
+        escape(&d.dimension),
+        raters.join("; ")
+    );
+    for reason in s.clinicians_absolute_refused.iter().chain(
+        s.grader_absolute_refused
+            .iter()
+            .filter(|g| Some(*g) != s.clinicians_absolute_refused.as_ref()),
+    ) {
+        let _ = write!(
+            h,
+            " <strong>Absolute agreement not computed:</strong> {}.",
+            escape(reason)
+        );
+    }
+    h.push_str("</p>");
 }
 
 fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
     let _ = write!(h, "<h2>Dimension: {}</h2>", escape(&d.dimension));
+    scales_note(h, d);
     let o = &d.overall;
     let _ = write!(
         h,

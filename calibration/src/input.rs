@@ -29,6 +29,9 @@ pub struct LongTable {
     /// Grouping columns in the order they were given; each gets its own breakdown.
     pub grouping_columns: Vec<String>,
     pub items: BTreeMap<String, ItemInfo>,
+    /// Scales declared with the data: the CSV's `scale_min`/`scale_max`/`scale_step` columns
+    /// (per rater and dimension), a database's rubric (per dimension, every rater).
+    pub scales: Vec<RaterScale>,
 }
 
 /// An error a clinician labelled on a response.
@@ -131,6 +134,29 @@ pub struct ScaleSpec {
     pub step: f64,
 }
 
+impl ScaleSpec {
+    /// E.g. `1–5` or `0–1 in steps of 0.25`.
+    pub fn describe(&self) -> String {
+        if self.step == 1.0 {
+            format!("{}–{}", self.min, self.max)
+        } else {
+            format!("{}–{} in steps of {}", self.min, self.max, self.step)
+        }
+    }
+}
+
+/// A scale declared for one rater (or every rater) on one dimension (or every dimension). The
+/// most specific declaration wins: rater and dimension, then rater, then dimension, then
+/// [`ReportOptions::scale`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterScale {
+    /// `None`: every rater.
+    pub rater: Option<String>,
+    /// `None`: every dimension.
+    pub dimension: Option<String>,
+    pub scale: ScaleSpec,
+}
+
 /// How the report is built. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportOptions {
@@ -150,7 +176,15 @@ pub struct ReportOptions {
     /// How far below a held-out clinician's r (like for like) the grader's may be and still count
     /// as non-inferior; equivalence asks for the difference within ± this margin.
     pub non_inferiority_margin: f64,
+    /// The scale of every rater and dimension without a declaration of its own.
     pub scale: Option<ScaleSpec>,
+    /// Scales the analyst declares per rater (and dimension), besides those the data declare
+    /// ([`LongTable::scales`]); e.g. a grader that scored 0–10 beside clinicians on 1–5.
+    pub rater_scales: Vec<RaterScale>,
+    /// Raters whose scores are mapped linearly from their own scale onto the clinicians'
+    /// (min to min, max to max) before any comparison. Without a mapping, raters on different
+    /// scales are compared only by association (correlations, ICC3), never by absolute agreement.
+    pub linear_rescale: Vec<String>,
     /// ε of the alternative annotator test (0.2: the paper's value for expert annotators).
     pub alt_test_epsilon: f64,
     /// FDR level of the Benjamini–Yekutieli correction in the alternative annotator test.
@@ -177,6 +211,8 @@ impl Default for ReportOptions {
             bar_pearson_r: 0.90,
             non_inferiority_margin: 0.05,
             scale: None,
+            rater_scales: Vec::new(),
+            linear_rescale: Vec::new(),
             alt_test_epsilon: 0.2,
             alt_test_q: 0.05,
             alt_test_min_items: crate::alt_test::ALT_TEST_MIN_ITEMS,

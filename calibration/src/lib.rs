@@ -53,6 +53,7 @@ pub mod progress;
 pub mod proportions;
 pub mod ratings;
 pub mod report;
+pub mod scales;
 pub mod tables;
 pub mod variance;
 pub mod version_drift;

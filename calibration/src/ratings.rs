@@ -58,9 +58,36 @@ impl RatingMatrix {
 
     /// The matrix of the raters `columns` only, in that order.
     pub fn select_columns(&self, columns: &[usize]) -> RatingMatrix {
-        let rows: Vec<Vec<Option<f64>>> = (0..self.n_items)
-            .map(|i| columns.iter().map(|&c| self.row(i)[c]).collect())
-            .collect();
-        Self::from_rows(&rows)
+        RatingMatrix {
+            n_items: self.n_items,
+            n_raters: columns.len(),
+            cells: (0..self.n_items)
+                .flat_map(|i| columns.iter().map(move |&c| self.row(i)[c]))
+                .collect(),
+        }
+    }
+
+    /// The matrix of the items `rows` only, in that order (one allocation, not one per row:
+    /// the report takes a subgroup's rows from the dimension's matrix for every section).
+    pub fn select_rows(&self, rows: &[usize]) -> RatingMatrix {
+        RatingMatrix {
+            n_items: rows.len(),
+            n_raters: self.n_raters,
+            cells: rows
+                .iter()
+                .flat_map(|&i| self.row(i).iter().copied())
+                .collect(),
+        }
+    }
+
+    /// This matrix with one more rater, whose scores are `column` (one per item).
+    pub fn with_column(&self, column: &[Option<f64>]) -> RatingMatrix {
+        RatingMatrix {
+            n_items: self.n_items,
+            n_raters: self.n_raters + 1,
+            cells: (0..self.n_items)
+                .flat_map(|i| self.row(i).iter().copied().chain([column[i]]))
+                .collect(),
+        }
     }
 }

@@ -21,9 +21,12 @@ use crate::panel::{describe_panel, largest_complete_panel, Panel};
 use crate::precision::{precision_guidance, Clustering, PrecisionGuidance};
 use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
+use crate::scales::{self, DimensionScales};
 use crate::variance::{variance_components, VarianceComponents};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bumped when a field changes meaning or disappears (additions keep the version).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -47,6 +50,21 @@ pub enum ReportError {
     NoHumanRaters,
     #[error("scale: min {min}, max {max}, step {step} do not describe a scale (need step > 0, max ≥ min, at most 1000 levels)")]
     BadScale { min: f64, max: f64, step: f64 },
+    #[error("scale: {rater} on '{dimension}' is declared both {first} and {second}")]
+    ConflictingScales {
+        rater: String,
+        dimension: String,
+        first: String,
+        second: String,
+    },
+    #[error("scale mapping: rater '{name}' does not appear in the ratings (raters: {known})")]
+    MappedRaterNotFound { name: String, known: String },
+    #[error("scale mapping: {rater} on '{dimension}' cannot be mapped onto the clinicians' scale: {reason}")]
+    ScaleMappingUndefined {
+        rater: String,
+        dimension: String,
+        reason: String,
+    },
     #[error("score: {rater} scored item '{item}' {score} on '{dimension}', outside the scale {min} to {max}")]
     ScoreOutsideScale {
         item: String,
@@ -206,6 +224,9 @@ pub struct Ceiling {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DimensionReport {
     pub dimension: String,
+    /// Each rater's scale, the clinicians' shared scale, declared mappings, and why absolute
+    /// agreement is refused when raters scored on different scales.
+    pub scales: DimensionScales,
     pub overall: Section,
     pub groups: Vec<GroupSection>,
 }
@@ -510,35 +531,6 @@ fn build(
             });
         }
     }
-    let categories = match options.scale {
-        Some(s) => Some(Categories::from_scale(s.min, s.max, s.step).ok_or(
-            ReportError::BadScale {
-                min: s.min,
-                max: s.max,
-                step: s.step,
-            },
-        )?),
-        None => None,
-    };
-    if let Some(scale) = options.scale {
-        // A score off the scale is a data error (a typo, a 0–10 file read as 1–5), never a
-        // figure to average silently.
-        let tolerance = 1e-9 * (scale.max - scale.min).abs().max(1.0);
-        if let Some(off) = table
-            .scores
-            .iter()
-            .find(|s| s.score < scale.min - tolerance || s.score > scale.max + tolerance)
-        {
-            return Err(ReportError::ScoreOutsideScale {
-                item: off.item.clone(),
-                rater: off.rater.clone(),
-                dimension: off.dimension.clone(),
-                score: off.score,
-                min: scale.min,
-                max: scale.max,
-            });
-        }
-    }
     let is_grader = |r: &str| {
         options.grader.as_deref() == Some(r) || options.other_grader_versions.iter().any(|v| v == r)
     };
@@ -562,6 +554,18 @@ fn build(
         let overall = dimensions.remove(position);
         dimensions.insert(0, overall);
     }
+
+    let graders: Vec<&str> = options
+        .grader
+        .iter()
+        .chain(&options.other_grader_versions)
+        .map(String::as_str)
+        .collect();
+    let scale_plan = scales::plan(input, options, &humans, &graders, &dimensions)?;
+    // Declared mappings apply before anything is compared.
+    let mapped = scale_plan.mapped(input);
+    let input = mapped.as_ref().unwrap_or(input);
+    let table = &input.table;
 
     let all_items: BTreeSet<&str> = table.scores.iter().map(|s| s.item.as_str()).collect();
     let case_of = |item: &str| -> String {
@@ -594,7 +598,10 @@ fn build(
         "bootstrapping",
         (sections_total * options.bootstrap_resamples) as u64,
     );
-    let mut sections_done = 0usize;
+    let report_progress = ReportProgress {
+        inner: progress,
+        done: AtomicU64::new(0),
+    };
 
     let mut dimension_reports = Vec::new();
     let mut drift = Vec::new();
@@ -606,7 +613,8 @@ fn build(
             options.grader.as_deref(),
             &case_of,
         );
-        let section_categories = categories.clone().unwrap_or_else(|| {
+        let dimension_scales = &scale_plan.dimensions[dimension];
+        let section_categories = dimension_scales.categories().unwrap_or_else(|| {
             Categories::from_values(
                 table
                     .scores
@@ -615,60 +623,99 @@ fn build(
                     .map(|s| s.score),
             )
         });
-        let overall = {
-            let offset = OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
-            sections_done += 1;
-            section(
-                &scores,
-                None,
-                &humans,
-                &section_categories,
-                options,
-                &offset,
-            )
+        // Each grouping column's subgroups (sorted values) and each item's subgroup.
+        let columns: Vec<(Vec<&String>, Vec<Option<usize>>)> = table
+            .grouping_columns
+            .iter()
+            .map(|column| {
+                let values: Vec<&String> = scores
+                    .items
+                    .iter()
+                    .filter_map(|i| table.items.get(*i).and_then(|info| info.groups.get(column)))
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let group_of = scores
+                    .items
+                    .iter()
+                    .map(|i| {
+                        let value = table
+                            .items
+                            .get(*i)
+                            .and_then(|info| info.groups.get(column))?;
+                        values.binary_search(&value).ok()
+                    })
+                    .collect();
+                (values, group_of)
+            })
+            .collect();
+        // The dimension's sections are independent of each other: they run concurrently (each
+        // bootstraps on every core too), so the serial work of one section (ICC, α, κ, Kendall,
+        // the alternative annotator test) overlaps another's; every figure is the same as when
+        // they ran one after another.
+        let mut jobs = vec![SectionJob::Whole];
+        for (c, (values, _)) in columns.iter().enumerate() {
+            jobs.push(SectionJob::Differences(c));
+            jobs.extend((0..values.len()).map(|v| SectionJob::Group(c, v)));
+        }
+        let categories_and_scales = (&section_categories, dimension_scales);
+        let mut done: std::vec::IntoIter<SectionDone> = jobs
+            .par_iter()
+            .map(|job| {
+                let section_progress = SectionProgress::new(&report_progress);
+                match *job {
+                    SectionJob::Whole => SectionDone::Section(section(
+                        &scores,
+                        None,
+                        &humans,
+                        categories_and_scales,
+                        options,
+                        &section_progress,
+                    )),
+                    SectionJob::Differences(c) => {
+                        let (values, group_of) = &columns[c];
+                        SectionDone::Differences(match options.grader {
+                            Some(_) => subgroup_r_differences(
+                                &scores,
+                                group_of,
+                                values.len(),
+                                options,
+                                &section_progress,
+                            ),
+                            None => vec![None; values.len()],
+                        })
+                    }
+                    SectionJob::Group(c, v) => {
+                        let keep: Vec<bool> = columns[c].1.iter().map(|g| *g == Some(v)).collect();
+                        SectionDone::Section(section(
+                            &scores,
+                            Some(&keep),
+                            &humans,
+                            categories_and_scales,
+                            options,
+                            &section_progress,
+                        ))
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+            .into_iter();
+        let Some(SectionDone::Section(overall)) = done.next() else {
+            unreachable!("the first job is the whole dimension")
         };
         let mut groups = Vec::new();
-        for column in &table.grouping_columns {
-            let values: BTreeSet<&String> = scores
-                .items
-                .iter()
-                .filter_map(|i| table.items.get(*i).and_then(|info| info.groups.get(column)))
-                .collect();
-            let group_of: Vec<Option<usize>> = scores
-                .items
-                .iter()
-                .map(|i| {
-                    let value = table
-                        .items
-                        .get(*i)
-                        .and_then(|info| info.groups.get(column))?;
-                    values.iter().position(|v| *v == value)
-                })
-                .collect();
-            let differences = if options.grader.is_some() {
-                let offset =
-                    OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
-                subgroup_r_differences(&scores, &group_of, values.len(), options, &offset)
-            } else {
-                vec![None; values.len()]
+        for (column, (values, _)) in table.grouping_columns.iter().zip(&columns) {
+            let Some(SectionDone::Differences(differences)) = done.next() else {
+                unreachable!("each column's jobs start with its differences")
             };
-            sections_done += 1;
-            for (index, (value, r_vs_rest)) in values.into_iter().zip(differences).enumerate() {
-                let keep: Vec<bool> = group_of.iter().map(|g| *g == Some(index)).collect();
-                let offset =
-                    OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
-                sections_done += 1;
+            for (value, r_vs_rest) in values.iter().zip(differences) {
+                let Some(SectionDone::Section(section)) = done.next() else {
+                    unreachable!("then one section per subgroup")
+                };
                 groups.push(GroupSection {
                     column: column.clone(),
-                    value: value.clone(),
-                    section: section(
-                        &scores,
-                        Some(&keep),
-                        &humans,
-                        &section_categories,
-                        options,
-                        &offset,
-                    ),
+                    value: (*value).clone(),
+                    section,
                     compared_with_rest: match &r_vs_rest {
                         Some(d) if d.low > 0.0 => "better",
                         Some(d) if d.high < 0.0 => "worse",
@@ -681,15 +728,16 @@ fn build(
             }
         }
         // Drift compares versions with the primary grader; without one they are only left out.
-        for version in options
-            .grader
-            .iter()
-            .flat_map(|_| &options.other_grader_versions)
-        {
-            drift.push(drift_entry(input, dimension, version, &scores, &case_of));
+        if let Some(primary) = &options.grader {
+            for version in &options.other_grader_versions {
+                let mut entry = drift_entry(input, dimension, version, &scores, &case_of);
+                scales::refuse_drift(&mut entry, dimension_scales, primary);
+                drift.push(entry);
+            }
         }
         dimension_reports.push(DimensionReport {
             dimension: dimension.clone(),
+            scales: dimension_scales.clone(),
             overall,
             groups,
         });
@@ -764,13 +812,27 @@ fn build(
         verdict,
         dimensions: dimension_reports,
         grader_drift: drift,
-        error_categories: error_categories(input, options, &grader_scores, &human_means, &case_of),
+        error_categories: error_categories(
+            input,
+            options,
+            options
+                .grader
+                .as_deref()
+                .and_then(|g| scale_plan.dimensions.get(dimensions.first()?)?.effective(g)),
+            &grader_scores,
+            &human_means,
+            &case_of,
+        ),
         error_distribution: error_distribution(input),
         pass_at_k: pass_at_k_table(input, options),
         intra_rater: intra_rater_report(
             &input.repeat_reads,
             &case_of,
-            categories.as_ref(),
+            scale_plan
+                .dimensions
+                .get("overall")
+                .and_then(DimensionScales::categories)
+                .as_ref(),
             options,
         ),
         missed_findings: missed_findings_report(&input.missed_findings),
@@ -816,31 +878,55 @@ fn arrange<'a>(
     }
 }
 
-/// Adapts one section's bootstrap to its share of the whole report, whose one phase
-/// [`build`] announced: the section's own phase is not passed on.
-struct OffsetProgress<'a> {
+/// The report's one progress phase, which every section's bootstrap advances.
+struct ReportProgress<'a> {
     inner: &'a dyn Progress,
-    index: usize,
-    resamples: usize,
+    done: AtomicU64,
 }
 
-impl<'a> OffsetProgress<'a> {
-    fn new(inner: &'a dyn Progress, index: usize, resamples: usize) -> Self {
-        OffsetProgress {
-            inner,
-            index,
-            resamples,
+/// One section's share of [`ReportProgress`]: sections run concurrently, so each adds what it
+/// newly finished to the report's total (its own phase is not passed on).
+struct SectionProgress<'a> {
+    report: &'a ReportProgress<'a>,
+    seen: AtomicU64,
+}
+
+impl<'a> SectionProgress<'a> {
+    fn new(report: &'a ReportProgress<'a>) -> Self {
+        SectionProgress {
+            report,
+            seen: AtomicU64::new(0),
         }
     }
 }
 
-impl Progress for OffsetProgress<'_> {
+impl Progress for SectionProgress<'_> {
     fn phase(&self, _name: &str, _total: u64) {}
 
     fn advance(&self, done: u64) {
-        self.inner
-            .advance((self.index * self.resamples) as u64 + done);
+        // Reports of one bootstrap arrive from several threads in no fixed order.
+        let before = self.seen.fetch_max(done, Ordering::Relaxed);
+        if done > before {
+            let added = done - before;
+            let total = self.report.done.fetch_add(added, Ordering::Relaxed) + added;
+            self.report.inner.advance(total);
+        }
     }
+}
+
+/// One of a dimension's independent pieces of work.
+enum SectionJob {
+    /// The whole dimension.
+    Whole,
+    /// Grouping column c's joint bootstrap of its subgroups' differences from the rest.
+    Differences(usize),
+    /// Subgroup v of grouping column c.
+    Group(usize, usize),
+}
+
+enum SectionDone {
+    Section(Section),
+    Differences(Vec<Option<CaseInterval>>),
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -851,15 +937,14 @@ fn section(
     all: &Scores,
     keep: Option<&[bool]>,
     humans: &[String],
-    categories: &Categories,
+    (categories, scales): (&Categories, &DimensionScales),
     options: &ReportOptions,
     progress: &dyn Progress,
 ) -> Section {
     let kept: Vec<usize> = (0..all.items.len())
         .filter(|&i| keep.is_none_or(|k| k[i]))
         .collect();
-    let rows: Vec<Vec<Option<f64>>> = kept.iter().map(|&i| all.humans.row(i).to_vec()).collect();
-    let human_matrix = RatingMatrix::from_rows(&rows);
+    let human_matrix = all.humans.select_rows(&kept);
     let grader: Vec<Option<f64>> = kept.iter().map(|&i| all.grader[i]).collect();
     let cases: Vec<&str> = kept.iter().map(|&i| all.cases[i].as_str()).collect();
     let n_cases = cases.iter().collect::<BTreeSet<_>>().len();
@@ -888,16 +973,19 @@ fn section(
                 },
                 humans,
                 categories,
+                scales.clinicians.is_some(),
                 options,
                 progress,
             )
         });
-    Section {
+    let mut section = Section {
         n_items: kept.len(),
         n_cases,
         human_human,
         grader: grader_agreement,
-    }
+    };
+    scales::refuse_absolute(&mut section, scales);
+    section
 }
 
 /// Items where the grader and at least one of `columns` scored: (row, grader, mean of columns).
@@ -910,8 +998,11 @@ fn grader_vs_mean_of(
         .filter_map(|i| {
             let g = grader[i]?;
             let row = humans.row(i);
-            let present: Vec<f64> = columns.iter().filter_map(|&c| row[c]).collect();
-            Some((i, g, mean(&present)?))
+            let present = || columns.iter().filter_map(|&c| row[c]);
+            // As `mean` computes it, without collecting the values (this runs per item, per
+            // held-out clinician, per section).
+            let count = present().count();
+            (count > 0).then(|| (i, g, present().sum::<f64>() / count as f64))
         })
         .collect()
 }
@@ -967,6 +1058,7 @@ fn grader_agreement(
     scores: &SectionScores,
     names: &[String],
     categories: &Categories,
+    categories_are_the_scale: bool,
     options: &ReportOptions,
     progress: &dyn Progress,
 ) -> GraderAgreement {
@@ -983,9 +1075,9 @@ fn grader_agreement(
     let h: Vec<f64> = paired.iter().map(|p| p.2).collect();
     // The consensus is a level the clinicians can give: the scale's, or without a scale the
     // values they used, never a value only the grader gave.
-    let consensus_levels = match options.scale {
-        Some(_) => categories.clone(),
-        None => Categories::from_values(
+    let consensus_levels = match categories_are_the_scale {
+        true => categories.clone(),
+        false => Categories::from_values(
             (0..humans.n_items()).flat_map(|i| humans.present_values(i).collect::<Vec<_>>()),
         ),
     };
@@ -995,14 +1087,7 @@ fn grader_agreement(
         .collect();
 
     // The ICC with the grader as one more rater: the clinicians' complete panel plus the grader.
-    let with_grader: Vec<Vec<Option<f64>>> = (0..humans.n_items())
-        .map(|i| {
-            let mut row: Vec<Option<f64>> = panel.iter().map(|&c| humans.row(i)[c]).collect();
-            row.push(grader[i]);
-            row
-        })
-        .collect();
-    let with_grader = RatingMatrix::from_rows(&with_grader);
+    let with_grader = humans.select_columns(panel).with_column(grader);
 
     // Held-out clinician j: the same items on both sides, scored by the grader, by j and by
     // someone else.
@@ -1652,6 +1737,7 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             } else {
                 format!("It does not reach the bar of r ≥ {bar:.2}.")
             });
+            words.push_str(&scale_words(&dimension.scales, options));
             if let Some(b) = bias {
                 words.push_str(&format!(
                     " On average it scores {:.2} points {} than the clinicians.",
@@ -1787,11 +1873,32 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     }
 }
 
+/// What the verdict says about scales: a declared mapping, or why values are not compared.
+fn scale_words(scales: &DimensionScales, options: &ReportOptions) -> String {
+    let grader = options.grader.as_deref().unwrap_or_default();
+    let mapped = scales
+        .raters
+        .iter()
+        .find(|r| r.rater == grader && r.mapped_linearly);
+    match (&scales.grader_absolute_refused, mapped, scales.clinicians) {
+        (Some(reason), _, _) => format!(
+            " Absolute agreement (bias, Bland–Altman, ICC1/ICC2, κ, the calibration line, the alternative annotator test) is not computed: {reason}."
+        ),
+        (None, Some(m), Some(to)) => format!(
+            " The grader's scores were mapped linearly from {} onto the clinicians' {} before every comparison, as declared.",
+            m.scale.map_or_else(String::new, |s| s.describe()),
+            to.describe()
+        ),
+        _ => String::new(),
+    }
+}
+
 /// A clinician-side label counts for an item when at least half of the item's reviewers gave it,
 /// and only on items with at least two reviewers: one clinician's label is not a consensus.
 fn error_categories(
     input: &CalibrationInput,
     options: &ReportOptions,
+    grader_scale: Option<crate::input::ScaleSpec>,
     grader_scores: &BTreeMap<&str, f64>,
     human_means: &BTreeMap<&str, f64>,
     case_of: &dyn Fn(&str) -> String,
@@ -1799,16 +1906,14 @@ fn error_categories(
     if input.errors.is_empty() {
         return None;
     }
-    let threshold = options
-        .high_score_threshold
-        .or_else(|| match options.scale {
-            Some(s) => Some(s.min + 0.75 * (s.max - s.min)),
-            None => {
-                let mut values: Vec<f64> = grader_scores.values().copied().collect();
-                values.sort_by(f64::total_cmp);
-                (!values.is_empty()).then(|| crate::bootstrap::quantile(&values, 0.75))
-            }
-        });
+    let threshold = options.high_score_threshold.or_else(|| match grader_scale {
+        Some(s) => Some(s.min + 0.75 * (s.max - s.min)),
+        None => {
+            let mut values: Vec<f64> = grader_scores.values().copied().collect();
+            values.sort_by(f64::total_cmp);
+            (!values.is_empty()).then(|| crate::bootstrap::quantile(&values, 0.75))
+        }
+    });
     let categories: BTreeSet<&str> = input
         .errors
         .iter()

@@ -66,6 +66,7 @@ fn setup() -> (
             scores,
             grouping_columns: Vec::new(),
             items,
+            scales: Vec::new(),
         },
         correctness,
         ..CalibrationInput::default()

@@ -10,7 +10,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
-    LongTable, MissedFindingsInput, MissedLesion, RepeatRead, ScaleSpec, ScoreRow,
+    LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -268,6 +268,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
                 scores,
                 grouping_columns: GROUPING_COLUMNS.map(String::from).to_vec(),
                 items,
+                scales: rubric_scales(&rubric),
             },
             errors,
             correctness,
@@ -287,6 +288,29 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
         },
         graders: graders.into_iter().collect(),
     })
+}
+
+/// The rubric's scales as the report's declarations: every rater of a stored study scored each
+/// dimension on that dimension's scale (import and rating refuse anything off it).
+fn rubric_scales(rubric: &crate::model::Rubric) -> Vec<RaterScale> {
+    let spec = |s: &crate::model::Scale| ScaleSpec {
+        min: s.min,
+        max: s.max,
+        step: s.step,
+    };
+    std::iter::once(("overall".to_owned(), spec(&rubric.overall)))
+        .chain(
+            rubric
+                .dimensions
+                .iter()
+                .map(|d| (d.id.clone(), spec(&d.scale))),
+        )
+        .map(|(dimension, scale)| RaterScale {
+            rater: None,
+            dimension: Some(dimension),
+            scale,
+        })
+        .collect()
 }
 
 /// The study's lesion-identification responses, each with its case's count of ground-truth

@@ -2,7 +2,7 @@
 
 use crate::data::write_file;
 use crate::Failure;
-use calibration::input::{CalibrationInput, ReportOptions, ScaleSpec};
+use calibration::input::{CalibrationInput, RaterScale, ReportOptions, ScaleSpec};
 use cases::app::calibration::StudyReport;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -53,6 +53,16 @@ pub struct CalibrateArgs {
     /// The rating scale as MIN,MAX,STEP for a CSV (the database knows its rubric).
     #[arg(long)]
     scale: Option<String>,
+    /// One rater's own scale on every dimension, as NAME=MIN,MAX,STEP (e.g. a grader that
+    /// scored 0–10 beside clinicians on 1–5); repeatable. A CSV can say it in its
+    /// scale_min/scale_max/scale_step columns instead.
+    #[arg(long = "rater-scale")]
+    rater_scales: Vec<String>,
+    /// Map this rater's scores linearly from their scale onto the clinicians' (min to min, max
+    /// to max) before comparing them; repeatable. Without it, raters on different scales are
+    /// compared by correlation only.
+    #[arg(long = "map-scale")]
+    map_scales: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -89,6 +99,13 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
         bootstrap_resamples: args.resamples,
         bar_pearson_r: args.bar,
         non_inferiority_margin: args.margin,
+        rater_scales: args
+            .rater_scales
+            .iter()
+            .map(String::as_str)
+            .map(parse_rater_scale)
+            .collect::<Result<_, _>>()?,
+        linear_rescale: args.map_scales.clone(),
         ..ReportOptions::default()
     };
     let bar = ProgressBar::new(args.resamples as u64);
@@ -151,6 +168,23 @@ fn from_csv(
         },
         scale,
     ))
+}
+
+fn parse_rater_scale(text: &str) -> Result<RaterScale, Failure> {
+    let wrong = || {
+        Failure::Input(vec![format!(
+            "--rater-scale: {text:?} is not NAME=MIN,MAX,STEP"
+        )])
+    };
+    let (name, scale) = text.rsplit_once('=').ok_or_else(wrong)?;
+    if name.trim().is_empty() {
+        return Err(wrong());
+    }
+    Ok(RaterScale {
+        rater: Some(name.trim().to_owned()),
+        dimension: None,
+        scale: parse_scale(scale).map_err(|_| wrong())?,
+    })
 }
 
 fn parse_scale(text: &str) -> Result<ScaleSpec, Failure> {

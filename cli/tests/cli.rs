@@ -561,3 +561,70 @@ fn a_reader_that_closed_its_pipe_ends_the_command_quietly() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(stderr(&output), "");
 }
+
+#[test]
+fn calibrate_compares_a_grader_on_another_scale_by_ordering_unless_a_mapping_is_declared() {
+    let work = tempfile::tempdir().unwrap();
+    let ratings = work.path().join("ratings.csv");
+    let mut csv = String::from("item,rater,score,case\n");
+    for item in 0..24 {
+        let latent = 1 + item * 7 % 5;
+        for (rater, wobble) in [("dr-a", 0), ("dr-b", item % 2)] {
+            let score = (latent + wobble).min(5);
+            csv.push_str(&format!("i{item},{rater},{score},c{}\n", item / 2));
+        }
+        csv.push_str(&format!("i{item},gpt,{},c{}\n", 2 * latent, item / 2));
+    }
+    std::fs::write(&ratings, csv).unwrap();
+    let ratings_arg = ratings.to_str().unwrap();
+    let calibrate = |extra: &[&str]| {
+        let mut args = vec![
+            "calibrate",
+            "--ratings",
+            ratings_arg,
+            "--grader",
+            "gpt",
+            "--scale",
+            "1,5,1",
+            "--resamples",
+            "100",
+        ];
+        args.extend_from_slice(extra);
+        neurorater(&args)
+    };
+
+    // Without a declaration, the grader's 10 is off the 1–5 scale: an error naming it.
+    let undeclared = calibrate(&[]);
+    assert_eq!(undeclared.status.code(), Some(2));
+    assert!(
+        stderr(&undeclared).contains("gpt scored item"),
+        "{}",
+        stderr(&undeclared)
+    );
+
+    let declared = calibrate(&["--rater-scale", "gpt=0,10,1"]);
+    assert!(declared.status.success(), "{}", stderr(&declared));
+    let json: serde_json::Value = serde_json::from_slice(&declared.stdout).unwrap();
+    let scales = &json["dimensions"][0]["scales"];
+    let reason = scales["grader_absolute_refused"].as_str().expect("refused");
+    assert!(
+        reason.contains("0–10") && reason.contains("1–5"),
+        "{reason}"
+    );
+    assert!(json["verdict"]["pearson"]["r"].is_number());
+    assert!(json["verdict"]["bias"].is_null());
+
+    let mapped = calibrate(&["--rater-scale", "gpt=0,10,1", "--map-scale", "gpt"]);
+    assert!(mapped.status.success(), "{}", stderr(&mapped));
+    let json: serde_json::Value = serde_json::from_slice(&mapped.stdout).unwrap();
+    assert!(json["dimensions"][0]["scales"]["grader_absolute_refused"].is_null());
+    assert!(json["verdict"]["bias"].is_number());
+
+    let malformed = calibrate(&["--rater-scale", "gpt:0-10"]);
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(
+        stderr(&malformed).contains("--rater-scale: \"gpt:0-10\" is not NAME=MIN,MAX,STEP"),
+        "{}",
+        stderr(&malformed)
+    );
+}
