@@ -142,3 +142,116 @@ fn weighted_kappa_weighs_by_value_not_by_position() {
         );
     }
 }
+
+/// The mean-of-k forms (`data/icc_k_reference.json`, made by
+/// `scripts/reference/calibration/make_icc_k_reference.py`): McGraw & Wong's closed forms as irr
+/// computes them, unrounded, and pingouin's values and two-decimal intervals.
+#[test]
+fn icc_mean_of_k_intervals_match_mcgraw_and_wong_closed_forms() {
+    let reference: Value = serde_json::from_str(include_str!("data/icc_k_reference.json"))
+        .expect("icc_k_reference.json is valid JSON");
+    for (case, expected) in reference["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .enumerate()
+    {
+        let rows: Vec<Vec<f64>> = expected["scores"]
+            .as_array()
+            .expect("scores")
+            .iter()
+            .map(numbers)
+            .collect();
+        let result = icc(&RatingMatrix::from_complete_rows(&rows));
+        for (name, form) in [
+            ("ICC1k", &result.icc1k),
+            ("ICC2k", &result.icc2k),
+            ("ICC3k", &result.icc3k),
+        ] {
+            let e = &expected["icc"][name];
+            let what = format!("case {case} {name}");
+            let v = form.value().unwrap_or_else(|| panic!("{what}: {form:?}"));
+            close(v.value, f(&e["value"]), SCIPY_EXACT, &what);
+            close(v.value, f(&e["pingouin_value"]), SCIPY_EXACT, &what);
+            close(
+                v.ci_low,
+                f(&e["ci_low"]),
+                DISTRIBUTION,
+                &format!("{what} low"),
+            );
+            close(
+                v.ci_high,
+                f(&e["ci_high"]),
+                DISTRIBUTION,
+                &format!("{what} high"),
+            );
+            let rounded = numbers(&e["pingouin_ci_rounded"]);
+            close(
+                v.ci_low,
+                rounded[0],
+                HALF_OF_2_DECIMALS,
+                &format!("{what} low, pingouin"),
+            );
+            close(
+                v.ci_high,
+                rounded[1],
+                HALF_OF_2_DECIMALS,
+                &format!("{what} high, pingouin"),
+            );
+        }
+    }
+}
+
+/// The consensus the grader's κ is measured against is a level the clinicians can give, never
+/// one only the grader used (`data/consensus_reference.json`, made by
+/// `scripts/reference/calibration/make_consensus_reference.py`: numpy's rounding and
+/// scikit-learn's κ).
+#[test]
+fn the_consensus_rounds_to_levels_the_clinicians_gave() {
+    use calibration::bootstrap::NoProgress;
+    use calibration::input::{CalibrationInput, ReportOptions, ScoreRow};
+    let reference: Value = serde_json::from_str(include_str!("data/consensus_reference.json"))
+        .expect("consensus_reference.json is valid JSON");
+    let mut input = CalibrationInput::default();
+    for item in reference["items"].as_array().expect("items") {
+        for (rater, score) in item["scores"].as_object().expect("scores") {
+            input.table.scores.push(ScoreRow {
+                item: item["item"].as_str().expect("item").into(),
+                rater: rater.clone(),
+                dimension: "overall".into(),
+                score: f(score),
+            });
+        }
+    }
+    let options = ReportOptions {
+        grader: Some("grader".into()),
+        bootstrap_resamples: 50,
+        ..ReportOptions::default()
+    };
+    let report = calibration::report::build_report(&input, &options, &NoProgress).unwrap();
+    let mean = &report.dimensions[0]
+        .overall
+        .grader
+        .as_ref()
+        .unwrap()
+        .vs_human_mean;
+    let expected = &reference["expected"]["clinician_levels"]["kappa"];
+    let kappa = &mean.cohen_kappa;
+    for (name, actual) in [
+        ("unweighted", &kappa.unweighted),
+        ("linear", &kappa.linear),
+        ("quadratic", &kappa.quadratic),
+    ] {
+        let value = actual
+            .value()
+            .unwrap_or_else(|| panic!("{name}: {actual:?}"))
+            .value;
+        close(value, f(&expected[name]), SCIPY_EXACT, name);
+        let all_levels = f(&reference["expected"]["all_levels"]["kappa"][name]);
+        assert!(
+            (value - all_levels).abs() > 0.01,
+            "{name}: the reference tells the two rules apart"
+        );
+    }
+    assert_eq!(kappa.categories, 9, "κ's table spans every value observed");
+}

@@ -678,6 +678,58 @@ fn the_next_study_is_counted_in_cases_with_the_design_effect_of_the_case_bootstr
     );
 }
 
+/// The cases the report asks for reach about 80 % power when the pilot's cases are the
+/// population (`data/cases_power_reference.json`, made by
+/// `scripts/reference/calibration/make_cases_power_reference.py`: new studies of C cases drawn
+/// from the pilot's, each with a numpy case bootstrap, power counted at each C).
+#[test]
+fn the_cases_asked_for_reach_80_percent_power_in_a_plasmode_simulation() {
+    let reference: Value = serde_json::from_str(include_str!("data/cases_power_reference.json"))
+        .expect("cases_power_reference.json is valid JSON");
+    let options = ReportOptions {
+        bar_pearson_r: f(&reference["bar"]),
+        ..continuous(1, 2000)
+    };
+    let report = build_report(&input_of(&reference), &options, &NoProgress).unwrap();
+    let p = overall_grader(&report)
+        .vs_human_mean
+        .precision
+        .clone()
+        .expect("precision");
+    close(p.r, f(&reference["pilot_r"]), SCIPY_EXACT, "pilot r");
+    let cases = p.cases_for_power.expect("cases for power") as f64;
+    // The simulated power at the cases asked for, interpolated on the grid.
+    let curve: Vec<(f64, f64)> = reference["power_by_cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (f(&row["cases"]), f(&row["power"])))
+        .collect();
+    let power = curve
+        .windows(2)
+        .find(|w| w[0].0 <= cases && cases <= w[1].0)
+        .map(|w| w[0].1 + (w[1].1 - w[0].1) * (cases - w[0].0) / (w[1].0 - w[0].0))
+        .unwrap_or_else(|| panic!("{cases} cases is off the simulated grid"));
+    // 2,000 studies give a standard error of 0.009; the design effect comes from one pilot's
+    // bootstrap, so the claim is "about 80 %", not 80.0 %.
+    assert!(
+        (0.74..=0.87).contains(&power),
+        "{cases} cases give {power:.3} power in the simulation"
+    );
+    // The items-only answer (no design effect) would fall well short.
+    let naive = (p.n_for_power.unwrap() as f64 / p.items_per_case.unwrap()).ceil();
+    let naive_power = curve
+        .windows(2)
+        .find(|w| w[0].0 <= naive && naive <= w[1].0)
+        .map_or(curve[0].1, |w| {
+            w[0].1 + (w[1].1 - w[0].1) * (naive - w[0].0) / (w[1].0 - w[0].0)
+        });
+    assert!(
+        naive_power < 0.7,
+        "{naive} cases without the design effect: {naive_power:.3}"
+    );
+}
+
 #[test]
 fn pass_at_k_intervals_count_cases_and_do_not_collapse_when_every_task_agrees() {
     let reference: Value =
