@@ -87,8 +87,7 @@ fn main() {
     let mut rng = Lcg(13);
     let truth = true_r(&mut rng);
     let studies = 300;
-    for per_case in [4, 10] {
-        let cases = 40;
+    for (cases, per_case) in [(40, 4), (40, 10), (100, 4), (100, 10)] {
         let (mut fisher, mut bootstrap) = (0, 0);
         for s in 0..studies {
             let input = study(&mut rng, cases, per_case);
