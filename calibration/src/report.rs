@@ -664,14 +664,14 @@ fn build(
             .map(|job| {
                 let section_progress = SectionProgress::new(&report_progress);
                 match *job {
-                    SectionJob::Whole => SectionDone::Section(section(
+                    SectionJob::Whole => SectionDone::Section(Box::new(section(
                         &scores,
                         None,
                         &humans,
                         categories_and_scales,
                         options,
                         &section_progress,
-                    )),
+                    ))),
                     SectionJob::Differences(c) => {
                         let (values, group_of) = &columns[c];
                         SectionDone::Differences(match options.grader {
@@ -687,14 +687,14 @@ fn build(
                     }
                     SectionJob::Group(c, v) => {
                         let keep: Vec<bool> = columns[c].1.iter().map(|g| *g == Some(v)).collect();
-                        SectionDone::Section(section(
+                        SectionDone::Section(Box::new(section(
                             &scores,
                             Some(&keep),
                             &humans,
                             categories_and_scales,
                             options,
                             &section_progress,
-                        ))
+                        )))
                     }
                 }
             })
@@ -715,7 +715,7 @@ fn build(
                 groups.push(GroupSection {
                     column: column.clone(),
                     value: (*value).clone(),
-                    section,
+                    section: *section,
                     compared_with_rest: match &r_vs_rest {
                         Some(d) if d.low > 0.0 => "better",
                         Some(d) if d.high < 0.0 => "worse",
@@ -738,7 +738,7 @@ fn build(
         dimension_reports.push(DimensionReport {
             dimension: dimension.clone(),
             scales: dimension_scales.clone(),
-            overall,
+            overall: *overall,
             groups,
         });
     }
@@ -925,7 +925,7 @@ enum SectionJob {
 }
 
 enum SectionDone {
-    Section(Section),
+    Section(Box<Section>),
     Differences(Vec<Option<CaseInterval>>),
 }
 
