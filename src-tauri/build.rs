@@ -54,6 +54,8 @@ const COMMANDS: &[&str] = &[
     "workbench_drift",
     "workbench_run",
     "workbench_cancel_run",
+    "metrics_compute",
+    "metrics_cancel",
 ];
 
 fn main() {

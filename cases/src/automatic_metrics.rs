@@ -35,8 +35,9 @@ pub fn automatic_metrics_input(
         );
     }
     let metrics_missing = metrics.is_empty().then(|| {
-        "No text metrics are stored for this study: run `neurorater metrics --db FILE` \
-         (after `bash scripts/setup.sh` has fetched all-MiniLM-L6-v2)."
+        "No text metrics are stored for this study: compute them in the app (Workbench → \
+         Metrics) or run `neurorater metrics --db FILE` (after `bash scripts/setup.sh` has \
+         fetched all-MiniLM-L6-v2)."
             .to_owned()
     });
 

@@ -2,13 +2,16 @@
 //! against the case's expected reasoning and stored, the values equal to the Python packages'
 //! (`scripts/reference/metrics/make_text_metrics_reference.py` holds the pilot's pairs), nothing
 //! measured twice, a changed rationale measured again, the report's section filled from the store,
-//! and a missing model named with the command that fetches it.
+//! a missing model named with the command that fetches it, and Ctrl-C (SIGINT) stopping a run
+//! with every finished batch kept.
 
 mod support;
 
 use neurorater_tests::write_small_bundle;
 use serde::Deserialize;
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use support::neurorater;
 
 /// The textmetrics crate's own bound against the Python references.
@@ -223,4 +226,138 @@ fn a_missing_model_is_named_with_the_setup_command_and_nothing_is_written() {
     assert!(message.contains("model.safetensors"), "{message}");
     assert!(message.contains("scripts/setup.sh"), "{message}");
     assert_eq!(support::digest(&db), before);
+}
+
+/// Responses stored per transaction by `textmetrics::compute` (`PAIRS_PER_BATCH`).
+const BATCH: i64 = 32;
+
+/// The pilot bundle with `extra` more responses to ms-01/dx, each with its own rationale of
+/// about sixty word pieces, so that measuring them takes a few batches' time.
+fn long_study(work: &Path, extra: usize) -> std::path::PathBuf {
+    let bundle = work.join("b");
+    write_small_bundle(&bundle, false);
+    let mut lines = std::fs::read_to_string(bundle.join("responses.jsonl")).unwrap();
+    for k in 1..=extra {
+        let rationale = format!(
+            "Reading {k}: ovoid periventricular lesions perpendicular to the ventricles, \
+             juxtacortical and infratentorial lesions satisfying dissemination in space; the \
+             differential includes NMOSD and ADEM, less likely given the distribution ({k})."
+        );
+        lines.push_str(
+            &serde_json::json!({"case_id": "ms-01", "task_id": "dx", "model": "vlm-c",
+                                "sample": k, "answer": "MS", "rationale": rationale})
+            .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(bundle.join("responses.jsonl"), lines).unwrap();
+    let db = work.join("db.sqlite");
+    let imported = neurorater(&[
+        "import",
+        bundle.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    db
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Every stored metrics row with its values, in response order.
+fn stored_rows(db: &Path) -> Vec<(i64, String, f64, f64, f64)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT response, rationale_sha256, cosine, bertscore_f1, rouge_l_f FROM text_metrics
+             ORDER BY response",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    rows
+}
+
+#[test]
+fn ctrl_c_stops_between_batches_keeping_each_finished_one_and_the_next_run_completes() {
+    let work = tempfile::tempdir().unwrap();
+    // Four batches: Ctrl-C comes once the first is stored, and the run stops after the one in
+    // flight then.
+    let db = long_study(work.path(), 125);
+    let total = 128;
+    let child = Command::new(env!("CARGO_BIN_EXE_neurorater"))
+        .args(["metrics", "--db", db.to_str().unwrap()])
+        .env_remove("NEURORATER_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let measured = || count(&db, "SELECT count(*) FROM text_metrics");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while measured() == 0 {
+        assert!(Instant::now() < deadline, "no batch was stored");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(stopped.status.code(), Some(1), "{}", text(&stopped));
+
+    let kept = measured();
+    assert!(kept < total, "the run finished before Ctrl-C");
+    assert_eq!(kept % BATCH, 0, "whole batches only: {kept}");
+    assert!(
+        text(&stopped).contains(&format!(
+            "stopped with {} response(s) left: run the same command again",
+            total - kept
+        )),
+        "{}",
+        text(&stopped)
+    );
+    // Each stored row has its rationale's embedding and its batch's audit entry: nothing
+    // half-written.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM text_metrics m WHERE NOT EXISTS
+             (SELECT 1 FROM text_embeddings e
+              WHERE e.model = m.model AND e.text_sha256 = m.rationale_sha256)"
+        ),
+        0
+    );
+    let batches_audited = count(
+        &db,
+        "SELECT count(*) FROM audit_log WHERE action = 'compute text metrics'",
+    );
+    assert_eq!(
+        batches_audited,
+        kept / BATCH,
+        "one audit entry per stored batch"
+    );
+    let before = stored_rows(&db);
+
+    let resumed = neurorater(&["metrics", "--db", db.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert!(
+        text(&resumed).contains(&format!("{} response(s) measured", total - kept)),
+        "{}",
+        text(&resumed)
+    );
+    assert_eq!(measured(), total);
+    let after = stored_rows(&db);
+    assert!(
+        before.iter().all(|row| after.contains(row)),
+        "rows stored before Ctrl-C are kept as they were"
+    );
 }

@@ -9,12 +9,14 @@ use cases::store::Store;
 use rusqlite::OptionalExtension;
 use serde::Serialize;
 
-/// A stored spec and when its name was bound (saved in the workbench or first run).
+/// A stored spec, when its name was bound (saved in the workbench or first run), and how many
+/// results runs stored under it (scores of a grader, responses of a model).
 #[derive(Debug, Clone, Serialize)]
 pub struct StoredSpec {
     pub spec: Spec,
     pub spec_sha256: String,
     pub bound_at: String,
+    pub stored: i64,
 }
 
 fn database_error(store: &Store, doing: &str, e: rusqlite::Error) -> RunError {
@@ -39,23 +41,26 @@ pub fn stored_specs(store: &Store, kind: Kind) -> Result<Vec<StoredSpec>, RunErr
     let mut stmt = store
         .read()
         .prepare(
-            "SELECT name, spec_json, spec_sha256, first_run_at FROM run_specs WHERE kind = ?1
-             ORDER BY first_run_at, name",
+            "SELECT s.name, s.spec_json, s.spec_sha256, s.first_run_at,
+                    (SELECT count(*) FROM run_results r WHERE r.spec_name = s.name)
+             FROM run_specs s WHERE s.kind = ?1
+             ORDER BY s.first_run_at, s.name",
         )
         .map_err(fail)?;
-    let rows: Vec<(String, String, String, String)> = stmt
+    let rows: Vec<(String, String, String, String, i64)> = stmt
         .query_map([kind.as_str()], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })
         .map_err(fail)?
         .collect::<rusqlite::Result<_>>()
         .map_err(fail)?;
     rows.into_iter()
-        .map(|(name, json, spec_sha256, bound_at)| {
+        .map(|(name, json, spec_sha256, bound_at, stored)| {
             Ok(StoredSpec {
                 spec: parse_stored(&name, &json)?,
                 spec_sha256,
                 bound_at,
+                stored,
             })
         })
         .collect()

@@ -46,6 +46,16 @@ fn an_edited_prompt_is_a_new_version_under_a_new_name() {
         .replace("judge-v1", "vlm-x")
         .replace("prompt = \"Grade {{answer}}\"\n", "");
     add_spec(&mut store, &model, "vlm-x.toml", Kind::Model).unwrap();
+    let models = stored_specs(&store, Kind::Model).unwrap();
+    assert_eq!(
+        models
+            .iter()
+            .map(|s| (s.spec.name.as_str(), s.stored))
+            .collect::<Vec<_>>(),
+        [("vlm-x", 0)],
+        "models are listed apart from graders, with nothing stored before a run"
+    );
+    assert_eq!(stored_specs(&store, Kind::Grader).unwrap().len(), 2);
     let wrong = new_grader_version(&mut store, "vlm-x", "judge-v3", "P").unwrap_err();
     assert!(wrong.to_string().contains("names a model"), "{wrong}");
     // The same checks as a spec file: an empty name names its field.

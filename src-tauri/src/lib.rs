@@ -25,6 +25,7 @@ pub fn build_app<R: Runtime>(
         .manage(cases::app::series::VolumeCache::default())
         .manage(commands::calibration::LastReport::default())
         .manage(commands::workbench::ActiveRun::default())
+        .manage(commands::metrics::ActiveMetrics::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
@@ -80,6 +81,8 @@ pub fn build_app<R: Runtime>(
             commands::workbench::workbench_drift,
             commands::workbench::workbench_run,
             commands::workbench::workbench_cancel_run,
+            commands::metrics::metrics_compute,
+            commands::metrics::metrics_cancel,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

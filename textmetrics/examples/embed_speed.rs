@@ -1,5 +1,5 @@
 //! Times all-MiniLM-L6-v2 sentence embeddings of the texts in a file (one per line), for
-//! `scripts/reference/metrics/compare_speed.py`, which runs this beside sentence-transformers on
+//! `scripts/bench/minilm_speed.py`, which runs this beside sentence-transformers on
 //! the same texts. Prints one JSON line: texts, seconds (model loaded, tokenizing included),
 //! texts per second, peak resident memory.
 //!

@@ -9,7 +9,8 @@
 //! - [`compute`]: a study's missing metrics computed and stored (`cases::text_metrics`).
 //!
 //! A crate of its own because candle and tokenizers take 10–15 minutes to build cold on two
-//! cores: only the CLI, which computes the metrics, pays for them; the report reads stored values.
+//! cores: only the front ends that compute the metrics (the CLI, the app's Metrics page) pay for
+//! them; the report reads stored values.
 
 mod bert;
 pub mod bertscore;

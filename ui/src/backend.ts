@@ -49,6 +49,8 @@ import type {
   GraderOnSplit,
   GraderSpec,
   ItemSideBySide,
+  MetricsOutcome,
+  MetricsProgress,
   RunOutcome,
   RunProgress,
   StoredSpec,
@@ -247,6 +249,8 @@ export const exportResultsPackage = (path: string, packageId: string | null = nu
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
 export const workbenchVersions = () => call<StoredSpec[]>('workbench_versions')
+/** Every model spec stored (added in the workbench or run by `neurorater respond`). */
+export const workbenchModels = () => call<StoredSpec[]>('workbench_versions', { model: true })
 /** Adds a spec from its TOML text (the spec file of `neurorater grade`); `model` for `respond`. */
 export const workbenchAddSpec = (toml: string, model = false) => call<GraderSpec>('workbench_add_spec', { toml, model })
 /** A new version: `base` with `prompt`, under a new `name` (a used name is refused). */
@@ -272,4 +276,11 @@ export const workbenchRun = (name: string, samples: number | null = null) =>
 export const workbenchCancelRun = () => call<boolean>('workbench_cancel_run')
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))
+}
+
+// The automatic text metrics (docs/metrics.md), computed from the app by the study lead.
+export const metricsCompute = (studyId: string) => call<MetricsOutcome>('metrics_compute', { studyId })
+export const metricsCancel = () => call<boolean>('metrics_cancel')
+export function onMetricsProgress(handler: (progress: MetricsProgress) => void): Promise<UnlistenFn> {
+  return listen<MetricsProgress>('metrics-progress', (event) => handler(event.payload))
 }

@@ -79,14 +79,20 @@ fn bounded_text(field: &str, value: &str) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Every grader version stored, oldest first.
+/// Every grader version stored (with `model`, every model spec), oldest first.
 #[tauri::command]
 pub async fn workbench_versions(
     state: State<'_, AppState>,
+    model: Option<bool>,
 ) -> Result<Vec<StoredSpec>, CommandError> {
+    let kind = if model == Some(true) {
+        Kind::Model
+    } else {
+        Kind::Grader
+    };
     state.with_store(|store| {
         refuse_blinded(store)?;
-        versions::stored_specs(store, Kind::Grader).map_err(run_error)
+        versions::stored_specs(store, kind).map_err(run_error)
     })
 }
 
@@ -238,11 +244,14 @@ struct RunProgressPayload {
     tokens: u64,
     cost: Option<f64>,
     failed: Vec<(String, String)>,
+    /// Since the run started: the webview derives the rate and the time left from it.
+    elapsed_ms: u64,
 }
 
 /// Reports a run to the webview: the whole state after every change (a few hundred bytes).
 struct EventProgress<R: Runtime> {
     app: AppHandle<R>,
+    started: std::time::Instant,
     state: Mutex<RunProgressPayload>,
 }
 
@@ -251,6 +260,7 @@ impl<R: Runtime> EventProgress<R> {
         let payload = {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             change(&mut state);
+            state.elapsed_ms = self.started.elapsed().as_millis() as u64;
             state.clone()
         };
         // A closed window cannot listen; the run goes on and its summary is returned.
@@ -312,6 +322,7 @@ pub async fn workbench_run<R: Runtime>(
     }
     let progress = EventProgress {
         app: app.clone(),
+        started: std::time::Instant::now(),
         state: Mutex::new(RunProgressPayload {
             name: name.clone(),
             ..RunProgressPayload::default()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeAgreement } from './types'
+import { describeAgreement, describePace, describeRun } from './types'
 
 describe('describeAgreement', () => {
   it('gives r with its interval, items, cases and the signed shift', () => {
@@ -24,5 +24,33 @@ describe('describeAgreement', () => {
         mean_absolute_difference: 0.5,
       }),
     ).toBe('no r: needs at least 4 paired items, has 2; grader +0.50 vs clinicians')
+  })
+})
+
+describe('describePace', () => {
+  it('is empty before anything is done', () => {
+    expect(describePace(0, 10, 5000)).toBe('')
+  })
+
+  it('gives the rate so far and the time the rest takes at it', () => {
+    // 12 in 4 s: 3/s; 84 left take 28 s.
+    expect(describePace(12, 96, 4000)).toBe('3.0/s · about 28 s left')
+    // 3 in 60 s: 3/min; 57 left take 19 min.
+    expect(describePace(3, 60, 60_000)).toBe('3.0/min · about 19 min left')
+  })
+
+  it('drops the time left once everything is done', () => {
+    expect(describePace(96, 96, 32_000)).toBe('3.0/s')
+  })
+})
+
+describe('describeRun', () => {
+  it('puts stored, tokens, cost and pace in one line', () => {
+    expect(
+      describeRun({ name: 'm', total: 96, done: 12, tokens: 1440, cost: 0.002, failed: [], elapsedMs: 4000 }),
+    ).toBe('12 / 96 stored · 1440 tokens · cost 0.0020 · 3.0/s · about 28 s left')
+    expect(describeRun({ name: 'm', total: 4, done: 0, tokens: 0, cost: null, failed: [], elapsedMs: 0 })).toBe(
+      '0 / 4 stored · 0 tokens',
+    )
   })
 })

@@ -20,6 +20,8 @@ export interface StoredSpec {
   spec: GraderSpec
   spec_sha256: string
   bound_at: string
+  /** Results runs stored under this name: a grader's scores, a model's responses. */
+  stored: number
 }
 
 export interface DiffLine {
@@ -99,6 +101,7 @@ export interface RunProgress {
   tokens: number
   cost: number | null
   failed: [string, string][]
+  elapsedMs: number
 }
 
 export interface RunOutcome {
@@ -122,4 +125,40 @@ export function describeAgreement(a: Agreement): string {
     a.mean_difference === null ? '' : `; grader ${a.mean_difference >= 0 ? '+' : '−'}${Math.abs(a.mean_difference).toFixed(2)} vs clinicians`
   if (!r) return `no r: ${(a.pearson as { not_estimable: string }).not_estimable}${shift}`
   return `r = ${r.r.toFixed(2)} (${r.ci_low.toFixed(2)}–${r.ci_high.toFixed(2)}), ${a.n_items} items, ${a.n_cases} cases${shift}`
+}
+
+/** The automatic metrics' computation as it goes (src-tauri/src/commands/metrics.rs). */
+export interface MetricsProgress {
+  done: number
+  total: number
+  elapsedMs: number
+}
+
+export interface MetricsOutcome {
+  model: string
+  computed: number
+  left: number
+  cancelled: boolean
+}
+
+function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`
+  return `${(seconds / 3600).toFixed(1)} h`
+}
+
+/** "2.5/s · about 40 s left" from the rate so far; empty before the first item is done. */
+export function describePace(done: number, total: number, elapsedMs: number): string {
+  if (done <= 0 || elapsedMs <= 0) return ''
+  const perSecond = done / (elapsedMs / 1000)
+  const rate = perSecond >= 1 ? `${perSecond.toFixed(1)}/s` : `${(perSecond * 60).toFixed(1)}/min`
+  const left = total - done
+  return left > 0 ? `${rate} · about ${duration(left / perSecond)} left` : rate
+}
+
+/** "12 / 96 stored · 1440 tokens · cost 0.0020 · 2.5/s · about 34 s left". */
+export function describeRun(p: RunProgress): string {
+  const cost = p.cost === null ? '' : ` · cost ${p.cost.toFixed(4)}`
+  const pace = describePace(p.done, p.total, p.elapsedMs)
+  return `${p.done} / ${p.total} stored · ${p.tokens} tokens${cost}${pace ? ` · ${pace}` : ''}`
 }
