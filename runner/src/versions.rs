@@ -11,6 +11,7 @@ use serde::Serialize;
 
 /// A stored spec and when its name was bound (saved in the workbench or first run).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StoredSpec {
     pub spec: Spec,
     pub spec_sha256: String,
@@ -123,6 +124,10 @@ pub fn new_grader_version(
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// Its name in the generated TypeScript bindings (ui/src/bindings.ts), beside curation's `Change`;
+// JSON never writes a container's name.
+#[serde(rename = "LineChange")]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Same,
@@ -131,6 +136,7 @@ pub enum Change {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DiffLine {
     pub change: Change,
     pub text: String,
