@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// Pearson's r with a 95 % Fisher-z interval and the two-sided p of the t test (df = n − 2).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Pearson {
     pub r: f64,
     pub ci_low: f64,
@@ -29,6 +30,7 @@ pub struct Spearman {
 /// Kendall's τ-b and its two-sided p: exact (permutation distribution) without ties when n ≤ 33,
 /// otherwise the normal approximation with the tie-corrected variance (as scipy.stats.kendalltau).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct KendallTauB {
     pub tau: f64,
     pub p: f64,
@@ -37,6 +39,7 @@ pub struct KendallTauB {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum PMethod {
     Exact,

@@ -8,6 +8,7 @@ use serde::Serialize;
 /// variance, no overlap between raters) says so in words. In JSON a value serialises as its own
 /// fields; a missing one as `{"n": …, "not_estimable": "reason"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(untagged)]
 pub enum Estimate<T> {
     Value(T),

@@ -31,6 +31,7 @@ impl ItemComparison {
 
 /// How a grader version agrees with the clinicians' mean on a set of items.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Agreement {
     pub n_items: usize,
     pub n_cases: usize,

@@ -157,6 +157,7 @@ fn forest_caption(report: &Report) -> String {
 /// One dimension's plots, each a standalone `<svg>` element (no scripts, no styles beyond
 /// presentation attributes, labels escaped) and its caption as plain text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DimensionPlots {
     pub dimension: String,
     pub scatter: String,
@@ -167,6 +168,7 @@ pub struct DimensionPlots {
 
 /// A plot with its caption (plain text).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Plot {
     pub svg: String,
     pub caption: String,
@@ -175,6 +177,7 @@ pub struct Plot {
 /// The report's plots, the very ones [`to_html`] draws, for a caller that lays out its own page
 /// (the desktop app's calibration view).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Plots {
     /// Dimensions with a grader; a clinicians-only report has none.
     pub dimensions: Vec<DimensionPlots>,
@@ -188,6 +191,7 @@ pub struct Plots {
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PlotCaptions {
     pub scatter: String,
     pub bland_altman: String,

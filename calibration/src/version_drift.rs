@@ -20,6 +20,7 @@ pub struct VersionScore {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ModelMeans {
     pub model: String,
     pub n_items: usize,
@@ -28,6 +29,7 @@ pub struct ModelMeans {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct VersionDrift {
     /// Items both versions scored.
     pub n_common: usize,

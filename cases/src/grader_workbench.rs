@@ -31,6 +31,7 @@ struct RatedItem {
 /// A grader version on the split: agreement on the development items always, on the test items
 /// only once the version is confirmed.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GraderOnSplit {
     pub grader: String,
     pub seed: u64,
@@ -45,6 +46,7 @@ pub struct GraderOnSplit {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Confirmation {
     pub by: String,
     pub at: String,
@@ -52,6 +54,10 @@ pub struct Confirmation {
 
 /// One row of the disagreement browser.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// Its name in the generated TypeScript bindings (ui/src/bindings.ts), beside curation's
+// `Disagreement`; JSON never writes a container's name.
+#[serde(rename = "WorkbenchDisagreement")]
 pub struct Disagreement {
     pub response: i64,
     pub item: String,
@@ -62,6 +68,7 @@ pub struct Disagreement {
 
 /// One item side by side: what the model answered, what the clinicians and the grader said.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ItemSideBySide {
     pub response: i64,
     pub case_id: String,
@@ -80,6 +87,7 @@ pub struct ItemSideBySide {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ClinicianReading {
     pub rater: String,
     pub overall: f64,
@@ -87,6 +95,7 @@ pub struct ClinicianReading {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ClinicianError {
     pub category: String,
     pub severity: u8,

@@ -28,6 +28,7 @@ pub struct StudyMeta {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct Rubric {
     /// The overall score; grader `score` and a rater's overall score use this scale.
@@ -38,6 +39,7 @@ pub struct Rubric {
 
 // No deny_unknown_fields: serde cannot combine it with the flattened scale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RubricDimension {
     pub id: String,
     pub label: String,
@@ -46,6 +48,7 @@ pub struct RubricDimension {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Scale {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -69,6 +72,7 @@ impl Scale {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct ScaleLevel {
     pub value: f64,
@@ -96,6 +100,7 @@ pub struct ErrorCategory {
 
 /// Where an error of a category is pointed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Anchor {
     Image,
@@ -141,6 +146,7 @@ pub struct CaseFile {
 
 /// A part of a case that a person has to complete or check before the study runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ToComplete {
     /// `disease_group` holds a placeholder (`other_abnormality`).
@@ -159,6 +165,7 @@ pub enum ToComplete {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum DiseaseGroup {
     MultipleSclerosis,
@@ -169,12 +176,14 @@ pub enum DiseaseGroup {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Modality {
     MR,
     CT,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Sex {
     F,
     M,
@@ -198,6 +207,7 @@ pub struct SeriesSpec {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum SeriesKind {
     Dicom,
@@ -224,6 +234,7 @@ pub struct TaskSpec {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskFamily {
     DifferentialDiagnosis,
@@ -234,6 +245,7 @@ pub enum TaskFamily {
 /// A slice of a series: `slice` counts from 0 in display order (along the slice normal for DICOM,
 /// axial index for NIfTI, file name order for key images).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct SliceRef {
     pub series: String,
@@ -258,6 +270,7 @@ pub struct GroundTruth {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct DifferentialItem {
     pub diagnosis: String,
@@ -314,6 +327,7 @@ pub struct ResponseLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
     pub role: String,
@@ -340,6 +354,7 @@ pub struct GraderLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GraderError {
     pub category: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -34,6 +34,7 @@ pub trait RunProgress {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunSummary {
     /// Items that were missing when the run started.
     pub total: usize,

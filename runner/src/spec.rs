@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     /// Stored with every score or response this spec makes.

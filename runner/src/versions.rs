@@ -12,6 +12,7 @@ use serde::Serialize;
 /// A stored spec, when its name was bound (saved in the workbench or first run), and how many
 /// results runs stored under it (scores of a grader, responses of a model).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StoredSpec {
     pub spec: Spec,
     pub spec_sha256: String,
@@ -128,6 +129,10 @@ pub fn new_grader_version(
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// Its name in the generated TypeScript bindings (ui/src/bindings.ts), beside curation's `Change`;
+// JSON never writes a container's name.
+#[serde(rename = "LineChange")]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Same,
@@ -136,6 +141,7 @@ pub enum Change {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DiffLine {
     pub change: Change,
     pub text: String,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// An IPC argument failed validation (bad id, out-of-range key).
@@ -26,7 +26,7 @@ pub enum ErrorCode {
     ExportFailed,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]
 #[error("{message}")]
 pub struct CommandError {
     pub code: ErrorCode,

@@ -1,6 +1,7 @@
 //! NeuroRater's desktop app: a Tauri shell over the `cases` crate. `run()` is what the binary
 //! calls; `build_app` takes any runtime so tests can drive the app with a mock runtime.
 
+pub mod bindings;
 pub mod commands;
 pub mod error;
 pub mod startup;
@@ -12,6 +13,23 @@ use std::path::PathBuf;
 
 use state::AppState;
 use tauri::{App, Builder, Context, Runtime};
+
+/// The app's IPC surface from the one list (`commands/list.rs`): the invoke handler, and the
+/// TypeScript bindings generated from the same commands (`ui/src/bindings.ts`, checked by
+/// `bindings::tests`). A failed command throws its `CommandError` in the bindings, as `invoke`
+/// does; ids and counts are plain numbers (every integer crossing IPC is a store key or a count,
+/// far below 2^53, and `validate::key` refuses anything else).
+pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
+    macro_rules! app_commands {
+        ($($module:ident :: $command:ident $(::<$runtime:path>)?),* $(,)?) => {
+            tauri_specta::collect_commands![$(commands::$module::$command $(::<$runtime>)?),*]
+        };
+    }
+    tauri_specta::Builder::<R>::new()
+        .commands(include!("commands/list.rs"))
+        .error_handling(tauri_specta::ErrorHandlingMode::Throw)
+        .dangerously_cast_bigints_to_number()
+}
 
 /// Registers state, commands and the first-start work on `builder`. `database` is the file named
 /// by `--db`, or `None` for `Store::default_path` (`$NEURORATER_DB`, else the user's data folder).
@@ -27,63 +45,7 @@ pub fn build_app<R: Runtime>(
         .manage(commands::workbench::ActiveRun::default())
         .manage(commands::metrics::ActiveMetrics::default())
         .plugin(tauri_plugin_dialog::init())
-        .invoke_handler(tauri::generate_handler![
-            commands::startup::startup_status,
-            commands::catalog::list_studies,
-            commands::catalog::list_cases,
-            commands::catalog::open_case,
-            commands::catalog::list_responses,
-            commands::curation::curation_history,
-            commands::curation::curation_save_draft,
-            commands::curation::curation_submit,
-            commands::curation::curation_review,
-            commands::curation::curation_diff,
-            commands::curation::curation_compare,
-            commands::curation::curation_merge,
-            commands::curation::curation_save_consensus,
-            commands::baseline::baseline_tasks,
-            commands::baseline::baseline_blind_task,
-            commands::baseline::baseline_submit,
-            commands::curation::reveal_ground_truth,
-            commands::imaging::series_volume,
-            commands::imaging::series_opening_slice,
-            commands::rating::list_raters,
-            commands::rating::create_rater,
-            commands::rating::current_rater,
-            commands::rating::set_current_rater,
-            commands::rating::leave_reading,
-            commands::rating::create_assignment_plan,
-            commands::rating::ensure_demo_queue,
-            commands::rating::reading_queue,
-            commands::rating::reading_item,
-            commands::rating::save_rating,
-            commands::rating::add_error_label,
-            commands::rating::update_error_label,
-            commands::rating::delete_error_label,
-            commands::rating::submit_rating,
-            commands::rating::reopen_rating,
-            commands::rating::set_position,
-            commands::rating::resume_position,
-            commands::calibration::list_graders,
-            commands::calibration::calibration_report,
-            commands::calibration::export_calibration_report,
-            commands::package::import_rater_package,
-            commands::package::export_results_package,
-            commands::package::merge_results_package,
-            commands::workbench::workbench_versions,
-            commands::workbench::workbench_add_spec,
-            commands::workbench::workbench_new_version,
-            commands::workbench::workbench_prompt_diff,
-            commands::workbench::workbench_split,
-            commands::workbench::workbench_confirm,
-            commands::workbench::workbench_disagreements,
-            commands::workbench::workbench_item,
-            commands::workbench::workbench_drift,
-            commands::workbench::workbench_run,
-            commands::workbench::workbench_cancel_run,
-            commands::metrics::metrics_compute,
-            commands::metrics::metrics_cancel,
-        ])
+        .invoke_handler(ipc().invoke_handler())
         .setup(|app| {
             let handle = app.handle().clone();
             std::thread::Builder::new()

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::sync::{Mutex, MutexGuard};
 
 /// Where start-up is; the UI shows a progress screen until `Ready`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum StartupStatus {
     Preparing {

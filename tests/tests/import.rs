@@ -343,7 +343,7 @@ fn the_demo_bundle_round_trips_every_field_through_import() {
     for bundle_case in &loaded.cases {
         let written = &bundle_case.case;
         let stored = store.case(study_id, &written.id).unwrap();
-        assert_eq!(stored.summary.disease_group, written.disease_group);
+        assert_eq!(stored.summary.disease_group, Some(written.disease_group));
         assert_eq!(stored.summary.modality, written.modality);
         assert_eq!(stored.summary.age, written.age);
         assert_eq!(stored.summary.sex, written.sex);

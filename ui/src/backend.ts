@@ -1,9 +1,11 @@
-// The only module that talks to Tauri. Components call these functions; every failure arrives as
-// a `BackendError` with a stable `code` to branch on.
+// The only module the UI talks to Tauri through. Components call these functions; every failure
+// arrives as a `BackendError` with a stable `code` to branch on. The commands themselves, their
+// argument names and types, are generated from the Rust commands into `./bindings` (never edited
+// by hand); this module gives them the UI's names and defaults.
 
-import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
+import { commands } from './bindings'
 import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
@@ -80,31 +82,35 @@ export function toBackendError(raw: unknown): BackendError {
   return { code: 'ipc', message: raw instanceof Error ? raw.message : String(raw) }
 }
 
-async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+/** Awaits a generated command (`./bindings`): its value, or its failure as a `BackendError`. The
+ * declared `T` is the UI's name for what the command returns. (Not checked against the generated
+ * result type yet: the bindings type every float `number | null`, as serde_json writes a
+ * non-finite one, and a unit result `null`, where the UI's types say `number` and `void`.) */
+async function call<T>(pending: Promise<unknown>): Promise<T> {
   try {
-    return await invoke<T>(command, args)
+    return (await pending) as T
   } catch (raw) {
     throw toBackendError(raw)
   }
 }
 
-export const startupStatus = () => call<StartupStatus>('startup_status')
+export const startupStatus = () => call<StartupStatus>(commands.startupStatus())
 
 export function onStartupProgress(handler: (progress: StartupProgress) => void): Promise<UnlistenFn> {
   return listen<StartupProgress>('startup-progress', (event) => handler(event.payload))
 }
 
-export const listStudies = () => call<StudySummary[]>('list_studies')
-export const listCases = (studyId: string) => call<CaseSummary[]>('list_cases', { studyId })
+export const listStudies = () => call<StudySummary[]>(commands.listStudies())
+export const listCases = (studyId: string) => call<CaseSummary[]>(commands.listCases(studyId))
 export const openCase = (studyId: string, caseId: string) =>
-  call<CaseView>('open_case', { studyId, caseId })
-export const listResponses = (taskKey: number) => call<ResponseView[]>('list_responses', { taskKey })
+  call<CaseView>(commands.openCase(studyId, caseId))
+export const listResponses = (taskKey: number) => call<ResponseView[]>(commands.listResponses(taskKey))
 
 // Curation (docs/curation.md). Every step acts as the current rater. A save carries the version
 // it started from; 'refused' means the case moved on (the message names who saved, and when) or
 // a rule forbids the step (e.g. reviewing one's own version).
 export const curationHistory = (studyId: string, caseId: string) =>
-  call<Version[]>('curation_history', { studyId, caseId })
+  call<Version[]>(commands.curationHistory(studyId, caseId))
 /** `branch` null: main; any other name: the curator's own, independent curation. */
 export const curationSaveDraft = (
   studyId: string,
@@ -112,30 +118,30 @@ export const curationSaveDraft = (
   branch: string | null,
   basedOn: number | null,
   truth: CuratedTruth,
-) => call<number>('curation_save_draft', { studyId, caseId, branch, basedOn, truth })
+) => call<number>(commands.curationSaveDraft(studyId, caseId, branch, basedOn, truth))
 export const curationSubmit = (studyId: string, caseId: string, version: number) =>
-  call<void>('curation_submit', { studyId, caseId, version })
+  call<void>(commands.curationSubmit(studyId, caseId, version))
 export const curationReview = (studyId: string, caseId: string, version: number, decision: Decision, comment: string) =>
-  call<void>('curation_review', { studyId, caseId, version, decision, comment })
+  call<void>(commands.curationReview(studyId, caseId, version, decision, comment))
 export const curationDiff = (studyId: string, caseId: string, from: number, to: number) =>
-  call<Change[]>('curation_diff', { studyId, caseId, from, to })
+  call<Change[]>(commands.curationDiff(studyId, caseId, from, to))
 /** The units on which versions `a` and `b` (two independent curations) disagree. */
 export const curationCompare = (studyId: string, caseId: string, a: number, b: number) =>
-  call<Disagreement[]>('curation_compare', { studyId, caseId, a, b })
+  call<Disagreement[]>(commands.curationCompare(studyId, caseId, a, b))
 /** Their consensus with the side chosen per disagreement; nothing is saved. 'invalid_argument'
  * names the units still without a side. */
 export const curationMerge = (studyId: string, caseId: string, a: number, b: number, choices: Record<string, Side>) =>
-  call<CuratedTruth>('curation_merge', { studyId, caseId, a, b, choices })
+  call<CuratedTruth>(commands.curationMerge(studyId, caseId, a, b, choices))
 /** Saves a consensus as a draft of main (source 'consensus'), based on main's latest version. */
 export const curationSaveConsensus = (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth) =>
-  call<number>('curation_save_consensus', { studyId, caseId, basedOn, truth })
+  call<number>(commands.curationSaveConsensus(studyId, caseId, basedOn, truth))
 
 // Human-baseline reader mode (docs/curation.md): the current rater answers a task blind.
 // 'refused' for a curator, for a rater who has seen the case's model answers, and for a second
 // answer to the same task.
-export const baselineTasks = (studyId: string) => call<BaselineTask[]>('baseline_tasks', { studyId })
+export const baselineTasks = (studyId: string) => call<BaselineTask[]>(commands.baselineTasks(studyId))
 export const baselineBlindTask = (studyId: string, caseId: string, taskId: string) =>
-  call<BlindTask>('baseline_blind_task', { studyId, caseId, taskId })
+  call<BlindTask>(commands.baselineBlindTask(studyId, caseId, taskId))
 export interface BaselineAnswer {
   role: HumanRole
   yearsExperience: number | null
@@ -146,63 +152,63 @@ export interface BaselineAnswer {
   secondsOnTask: number
 }
 export const baselineSubmit = (studyId: string, caseId: string, taskId: string, answer: BaselineAnswer) =>
-  call<number>('baseline_submit', { studyId, caseId, taskId, ...answer })
+  call<number>(commands.baselineSubmit(studyId, caseId, taskId, answer.role, answer.yearsExperience, answer.diagnosis, answer.differential, answer.reasoning, answer.secondsOnTask))
 /** The case's ground truth for the current rater, once they have submitted every rating they
  * hold on that case ('refused' before: it would anchor the ratings still to come). Audited. */
 export const revealGroundTruth = (assignmentId: number) =>
-  call<RevealedTruth>('reveal_ground_truth', { assignmentId })
+  call<RevealedTruth>(commands.revealGroundTruth(assignmentId))
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
-export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>('series_volume', { seriesKey })
+export const seriesVolume = (seriesKey: number) => call<ArrayBuffer>(commands.seriesVolume(seriesKey))
 /** The slice a viewport in `plane` opens on, alone, as a one-slice NIfTI-1: native slice `slice`,
  * or the middle NiiVue shows when null. Empty when the viewport does not show the series' own
  * slices, or the series has one slice: then only the whole series will do. */
 export const seriesOpeningSlice = (seriesKey: number, plane: Plane, slice: number | null) =>
-  call<ArrayBuffer>('series_opening_slice', { seriesKey, plane, slice })
+  call<ArrayBuffer>(commands.seriesOpeningSlice(seriesKey, plane, slice))
 
 // Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
 // a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks
 // the fields the message names).
-export const listRaters = () => call<Rater[]>('list_raters')
+export const listRaters = () => call<Rater[]>(commands.listRaters())
 export const createRater = (name: string, role: RaterRole, yearsExperience: number | null) =>
-  call<Rater>('create_rater', { name, role, yearsExperience })
-export const currentRater = () => call<Rater | null>('current_rater')
-export const setCurrentRater = (raterId: number) => call<Rater>('set_current_rater', { raterId })
-export const leaveReading = () => call<void>('leave_reading')
+  call<Rater>(commands.createRater(name, role, yearsExperience))
+export const currentRater = () => call<Rater | null>(commands.currentRater())
+export const setCurrentRater = (raterId: number) => call<Rater>(commands.setCurrentRater(raterId))
+export const leaveReading = () => call<void>(commands.leaveReading())
 export const createAssignmentPlan = (raterId: number, spec: PlanSpec) =>
-  call<PlanSummary>('create_assignment_plan', { raterId, spec })
+  call<PlanSummary>(commands.createAssignmentPlan(raterId, spec))
 /** On the demo study: gives the rater a queue (plan "demo:<name>", seed 1) unless they have one. */
 export const ensureDemoQueue = (raterId: number) =>
-  call<PlanSummary | null>('ensure_demo_queue', { raterId })
+  call<PlanSummary | null>(commands.ensureDemoQueue(raterId))
 export const readingQueue = (raterId: number, studyId: string) =>
-  call<QueueItem[]>('reading_queue', { raterId, studyId })
+  call<QueueItem[]>(commands.readingQueue(raterId, studyId))
 export const readingItem = (raterId: number, assignment: number) =>
-  call<ReadingItem>('reading_item', { raterId, assignment })
+  call<ReadingItem>(commands.readingItem(raterId, assignment))
 export const saveRating = (raterId: number, assignment: number, edit: RatingEdit) =>
-  call<EditAck>('save_rating', { raterId, assignment, edit })
+  call<EditAck>(commands.saveRating(raterId, assignment, edit))
 export const addErrorLabel = (raterId: number, assignment: number, label: LabelEdit) =>
-  call<LabelAck>('add_error_label', { raterId, assignment, label })
+  call<LabelAck>(commands.addErrorLabel(raterId, assignment, label))
 export const updateErrorLabel = (raterId: number, labelId: number, label: LabelEdit) =>
-  call<EditAck>('update_error_label', { raterId, labelId, label })
+  call<EditAck>(commands.updateErrorLabel(raterId, labelId, label))
 export const deleteErrorLabel = (raterId: number, labelId: number) =>
-  call<EditAck>('delete_error_label', { raterId, labelId })
+  call<EditAck>(commands.deleteErrorLabel(raterId, labelId))
 export const submitRating = (raterId: number, assignment: number) =>
-  call<EditAck>('submit_rating', { raterId, assignment })
+  call<EditAck>(commands.submitRating(raterId, assignment))
 export const reopenRating = (raterId: number, assignment: number) =>
-  call<EditAck>('reopen_rating', { raterId, assignment })
+  call<EditAck>(commands.reopenRating(raterId, assignment))
 export const setPosition = (raterId: number, assignment: number) =>
-  call<void>('set_position', { raterId, assignment })
-export const resumePosition = (raterId: number) => call<ResumePoint | null>('resume_position', { raterId })
+  call<void>(commands.setPosition(raterId, assignment))
+export const resumePosition = (raterId: number) => call<ResumePoint | null>(commands.resumePosition(raterId))
 
 // Calibration (docs/calibration.md, "In the app").
-export const listGraders = (studyId: string) => call<string[]>('list_graders', { studyId })
+export const listGraders = (studyId: string) => call<string[]>(commands.listGraders(studyId))
 /** Builds the report off the UI thread; `onCalibrationProgress` follows the bootstrap. */
 export const calibrationReport = (
   studyId: string,
   grader: string,
   options: { seed?: number; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
 ) =>
-  call<CalibrationView>('calibration_report', { studyId, grader, options })
+  call<CalibrationView>(commands.calibrationReport(studyId, grader, options))
 export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
   return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))
 }
@@ -219,7 +225,7 @@ export async function chooseExportPath(format: ExportFormat): Promise<string | n
 }
 /** Writes the report on screen to `path` (a CSV export creates a folder there); the files written. */
 export const exportCalibrationReport = (format: ExportFormat, path: string) =>
-  call<string[]>('export_calibration_report', { format, path })
+  call<string[]>(commands.exportCalibrationReport(format, path))
 
 // Multi-site studies (docs/multisite.md): the remote rater's import and export, the lead's merge.
 /** Asks for one existing package file (the native open dialog); null when the user cancels. */
@@ -240,47 +246,47 @@ export async function chooseResultsPath(): Promise<string | null> {
   })
   return chosen ?? null
 }
-export const importRaterPackage = (path: string) => call<ImportedPackage>('import_rater_package', { path })
+export const importRaterPackage = (path: string) => call<ImportedPackage>(commands.importRaterPackage(path))
 /** The study lead's side: refused ('refused') while a rater reads blinded here. */
-export const mergeResultsPackage = (path: string) => call<MergedResults>('merge_results_package', { path })
+export const mergeResultsPackage = (path: string) => call<MergedResults>(commands.mergeResultsPackage(path))
 /** The file written; `packageId` only when the database holds several rater packages. */
 export const exportResultsPackage = (path: string, packageId: string | null = null) =>
-  call<string>('export_results_package', { path, package: packageId })
+  call<string>(commands.exportResultsPackage(path, packageId))
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
-export const workbenchVersions = () => call<StoredSpec[]>('workbench_versions')
+export const workbenchVersions = () => call<StoredSpec[]>(commands.workbenchVersions(null))
 /** Every model spec stored (added in the workbench or run by `neurorater respond`). */
-export const workbenchModels = () => call<StoredSpec[]>('workbench_versions', { model: true })
+export const workbenchModels = () => call<StoredSpec[]>(commands.workbenchVersions(true))
 /** Adds a spec from its TOML text (the spec file of `neurorater grade`); `model` for `respond`. */
-export const workbenchAddSpec = (toml: string, model = false) => call<GraderSpec>('workbench_add_spec', { toml, model })
+export const workbenchAddSpec = (toml: string, model = false) => call<GraderSpec>(commands.workbenchAddSpec(toml, model))
 /** A new version: `base` with `prompt`, under a new `name` (a used name is refused). */
 export const workbenchNewVersion = (base: string, name: string, prompt: string) =>
-  call<GraderSpec>('workbench_new_version', { base, name, prompt })
+  call<GraderSpec>(commands.workbenchNewVersion(base, name, prompt))
 export const workbenchPromptDiff = (before: string, after: string) =>
-  call<DiffLine[]>('workbench_prompt_diff', { before, after })
+  call<DiffLine[]>(commands.workbenchPromptDiff(before, after))
 /** Development agreement; test agreement only once the version is confirmed. */
 export const workbenchSplit = (studyId: string, grader: string) =>
-  call<GraderOnSplit>('workbench_split', { studyId, grader })
+  call<GraderOnSplit>(commands.workbenchSplit(studyId, grader))
 /** Confirms the version (audited); its test agreement opens. */
 export const workbenchConfirm = (studyId: string, grader: string) =>
-  call<GraderOnSplit>('workbench_confirm', { studyId, grader })
+  call<GraderOnSplit>(commands.workbenchConfirm(studyId, grader))
 export const workbenchDisagreements = (studyId: string, grader: string) =>
-  call<WorkbenchDisagreement[]>('workbench_disagreements', { studyId, grader })
+  call<WorkbenchDisagreement[]>(commands.workbenchDisagreements(studyId, grader))
 export const workbenchItem = (grader: string, response: number) =>
-  call<ItemSideBySide>('workbench_item', { grader, response })
+  call<ItemSideBySide>(commands.workbenchItem(grader, response))
 export const workbenchDrift = (studyId: string, before: string, after: string) =>
-  call<VersionDrift>('workbench_drift', { studyId, before, after })
+  call<VersionDrift>(commands.workbenchDrift(studyId, before, after))
 /** Runs the stored grader (or with `samples` the model) to the end; `onRunProgress` follows it. */
 export const workbenchRun = (name: string, samples: number | null = null) =>
-  call<RunOutcome>('workbench_run', { name, samples })
-export const workbenchCancelRun = () => call<boolean>('workbench_cancel_run')
+  call<RunOutcome>(commands.workbenchRun(name, samples))
+export const workbenchCancelRun = () => call<boolean>(commands.workbenchCancelRun())
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))
 }
 
 // The automatic text metrics (docs/metrics.md), computed from the app by the study lead.
-export const metricsCompute = (studyId: string) => call<MetricsOutcome>('metrics_compute', { studyId })
-export const metricsCancel = () => call<boolean>('metrics_cancel')
+export const metricsCompute = (studyId: string) => call<MetricsOutcome>(commands.metricsCompute(studyId))
+export const metricsCancel = () => call<boolean>(commands.metricsCancel())
 export function onMetricsProgress(handler: (progress: MetricsProgress) => void): Promise<UnlistenFn> {
   return listen<MetricsProgress>('metrics-progress', (event) => handler(event.payload))
 }

@@ -1,11 +1,10 @@
 // The rating calls in backend.ts against the Rust commands they invoke: every command exists in
 // src-tauri/src/commands/rating.rs, and the argument names sent are exactly its parameters in
-// the camelCase Tauri expects. A rename on either side fails here rather than at run time.
+// the camelCase Tauri expects (as the bindings generated from the Rust commands send them). A
+// rename on either side fails here rather than at run time.
 
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import commandsSource from '../../src-tauri/src/commands/rating.rs?raw'
-import packageSource from '../../src-tauri/src/commands/package.rs?raw'
-import imagingSource from '../../src-tauri/src/commands/imaging.rs?raw'
+import { commandsOf } from './testing/ipcContract'
 
 const invoke = vi.fn()
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }))
@@ -13,24 +12,6 @@ vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn() }))
 vi.mock('@tauri-apps/plugin-dialog', () => ({ open: vi.fn(), save: vi.fn() }))
 
 const backend = await import('./backend')
-
-/** `#[tauri::command] pub async fn name(state: …, a: T, b: U)` → { name: ['a', 'b'] } in camelCase. */
-function rustCommands(source: string): Map<string, string[]> {
-  const commands = new Map<string, string[]>()
-  const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)/g
-  for (const [, name, params] of source.matchAll(pattern)) {
-    // Managed state (the store, the volume cache) is injected by Tauri, not sent; its type holds
-    // a comma.
-    const names = params
-      .replace(/\w+:\s*State<[^>]*>/g, '')
-      .split(',')
-      .map((p) => p.trim().split(':')[0].trim())
-      .filter((p) => p !== '')
-      .map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
-    commands.set(name, names)
-  }
-  return commands
-}
 
 const calls: [keyof typeof backend, unknown[]][] = [
   ['listRaters', []],
@@ -53,7 +34,7 @@ const calls: [keyof typeof backend, unknown[]][] = [
 ]
 
 describe('rating commands', () => {
-  const rust = rustCommands(commandsSource)
+  const rust = commandsOf('rating')
 
   beforeEach(() => invoke.mockReset().mockResolvedValue(null))
 
@@ -80,7 +61,7 @@ const packageCalls: [keyof typeof backend, unknown[]][] = [
 ]
 
 describe('rater package commands', () => {
-  const rust = rustCommands(packageSource)
+  const rust = commandsOf('package')
 
   beforeEach(() => invoke.mockReset().mockResolvedValue(null))
 
@@ -105,7 +86,7 @@ const imagingCalls: [keyof typeof backend, unknown[]][] = [
 ]
 
 describe('imaging commands', () => {
-  const rust = rustCommands(imagingSource)
+  const rust = commandsOf('imaging')
 
   beforeEach(() => invoke.mockReset().mockResolvedValue(new ArrayBuffer(0)))
 

@@ -23,8 +23,10 @@ export interface StudySummary {
 }
 
 export interface CaseSummary {
+  /** The case id; for a blinded reader a pseudonymous code (`case-…`) instead. */
   id: string
-  disease_group: DiseaseGroup
+  /** null for a blinded reader: the group is what they are asked to recognise. */
+  disease_group: DiseaseGroup | null
   modality: Modality
   age: number
   sex: Sex

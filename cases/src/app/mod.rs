@@ -13,6 +13,7 @@
 //! a front end locks it once around the call.
 
 pub mod calibration;
+pub mod catalog;
 pub mod curation;
 pub mod series;
 
@@ -68,6 +69,14 @@ impl Session {
 
     pub fn acting(&self) -> Option<&Rater> {
         self.acting.as_ref()
+    }
+
+    /// Whether the acting rater reads blinded: what they are shown leaves out what would unblind
+    /// them (`catalog`), and the views that are nothing but that are refused (`unblinded`).
+    fn reads_blinded(&self) -> bool {
+        self.acting
+            .as_ref()
+            .is_some_and(|rater| rater.role.reads_blinded())
     }
 
     /// A lead's session to open `view` (something showing grader output, ground truth or every

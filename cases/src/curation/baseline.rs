@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum HumanRole {
     MedicalStudent,
@@ -26,6 +27,7 @@ pub enum HumanRole {
 
 /// Where a task stands for one clinician in the baseline screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum BaselineState {
     /// They may answer it.
@@ -39,6 +41,7 @@ pub enum BaselineState {
 
 /// A task of the study as the baseline screen lists it: no prompt, no answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct BaselineTask {
     pub case_id: String,
     pub task_id: String,
@@ -52,6 +55,7 @@ const MAX_YEARS_EXPERIENCE: u32 = 70;
 
 /// What the clinician sees: what the model saw, nothing more.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct BlindTask {
     pub study_id: String,
     pub case_id: String,

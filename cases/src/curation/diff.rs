@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 /// One field that differs: `null` stands for absent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Change {
     /// E.g. `diagnosis`, `differential[1].opposing[0]`, `lesions[l2].marks[0].points_lps_mm`.
     pub field: String,
@@ -25,6 +26,7 @@ pub struct Change {
 
 /// A unit on which two curations differ, with both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Disagreement {
     /// `diagnosis`, `diagnosis_code`, `differential`, `expected_reasoning`, `difficulty`,
     /// `lesions[<id>]` or `tasks[<task_id>]`.
@@ -38,6 +40,7 @@ pub struct Disagreement {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     A,

@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 /// A case's ground truth as curators establish it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct CuratedTruth {
     pub diagnosis: String,
@@ -64,6 +65,7 @@ pub struct CuratedTruth {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct CuratedLesion {
     /// Unique within the case.
@@ -78,6 +80,7 @@ pub struct CuratedLesion {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct TaskTruth {
     pub task_id: String,

@@ -9,6 +9,7 @@ use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RevealedTruth {
     pub study_id: String,
     pub case_id: String,

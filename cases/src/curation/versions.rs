@@ -21,6 +21,10 @@ use serde::{Deserialize, Serialize};
 pub const MAIN_BRANCH: &str = "main";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// Its name in the generated TypeScript bindings, where a bare name would be ambiguous; JSON never
+// writes a container's name.
+#[serde(rename = "VersionStatus")]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Draft,
@@ -29,6 +33,10 @@ pub enum Status {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// Its name in the generated TypeScript bindings, where a bare name would be ambiguous; JSON never
+// writes a container's name.
+#[serde(rename = "VersionSource")]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The study bundle's `ground_truth`.
@@ -42,6 +50,7 @@ pub enum Source {
 
 /// What a reviewer decides about a version in review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// A remark; the version stays in review.
@@ -53,6 +62,7 @@ pub enum Decision {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReviewEntry {
     pub by: String,
     /// `submitted`, `comment`, `changes_requested` or `finalised`.
@@ -62,6 +72,7 @@ pub struct ReviewEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Version {
     pub version: i64,
     pub branch: String,

@@ -34,6 +34,7 @@ const MAX_REPEAT_AFTER_DAYS: u32 = 3650;
 const MAX_PLAN_NAME_CHARS: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct PlanSpec {
     pub study_id: String,
@@ -54,6 +55,7 @@ pub struct PlanSpec {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PlanRaterSummary {
     pub rater_id: i64,
     pub rater: String,
@@ -63,6 +65,7 @@ pub struct PlanRaterSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PlanSummary {
     pub plan_id: i64,
     pub study_id: String,

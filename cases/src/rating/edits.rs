@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 /// The whole editable state of a rating; a save replaces the draft with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct RatingEdit {
     #[serde(default)]
@@ -37,6 +38,7 @@ pub struct RatingEdit {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct LabelEdit {
     pub category: String,
@@ -52,12 +54,14 @@ pub struct LabelEdit {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct EditAck {
     pub saved_at: String,
     pub status: RatingStatus,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LabelAck {
     pub label_id: i64,
     pub saved_at: String,

@@ -60,6 +60,7 @@ pub(crate) fn refused(message: impl Into<String>) -> Error {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum RatingStatus {
     Draft,
@@ -68,6 +69,7 @@ pub enum RatingStatus {
 
 /// Final-answer correctness; it feeds pass@k.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Correctness {
     Correct,

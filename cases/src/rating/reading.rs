@@ -14,6 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ItemStatus {
     NotStarted,
@@ -22,6 +23,7 @@ pub enum ItemStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct QueueItem {
     pub assignment: i64,
     pub position: u32,
@@ -33,6 +35,7 @@ pub struct QueueItem {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingCase {
     pub case_id: String,
     pub age: u32,
@@ -43,6 +46,7 @@ pub struct ReadingCase {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingTask {
     pub prompt: String,
     pub family: TaskFamily,
@@ -51,6 +55,7 @@ pub struct ReadingTask {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingSeries {
     pub key: i64,
     pub series_id: String,
@@ -60,6 +65,7 @@ pub struct ReadingSeries {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingResponse {
     pub answer: String,
     pub rationale: Option<String>,
@@ -67,6 +73,7 @@ pub struct ReadingResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TaxonomyCategory {
     pub code: String,
     pub name: String,
@@ -75,6 +82,7 @@ pub struct TaxonomyCategory {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ErrorLabelView {
     pub id: i64,
     pub category: String,
@@ -86,6 +94,7 @@ pub struct ErrorLabelView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RatingView {
     pub status: RatingStatus,
     pub overall: Option<f64>,
@@ -114,6 +123,7 @@ impl RatingView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingItem {
     pub assignment: i64,
     pub position: u32,
@@ -128,6 +138,7 @@ pub struct ReadingItem {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ResumePoint {
     pub study_id: String,
     pub assignment: i64,

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StudySummary {
     pub id: String,
     pub title: String,
@@ -24,9 +25,12 @@ pub struct StudySummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CaseSummary {
+    /// The case id; for a blinded reader its pseudonymous code instead (`cases::app::catalog`).
     pub id: String,
-    pub disease_group: DiseaseGroup,
+    /// `None` for a blinded reader: the group is what they are asked to recognise.
+    pub disease_group: Option<DiseaseGroup>,
     pub modality: Modality,
     pub age: u32,
     pub sex: Sex,
@@ -38,6 +42,7 @@ pub struct CaseSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CaseView {
     #[serde(flatten)]
     pub summary: CaseSummary,
@@ -48,6 +53,7 @@ pub struct CaseView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SeriesView {
     /// The store's key, for `series_files`.
     pub key: i64,
@@ -58,6 +64,7 @@ pub struct SeriesView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TaskView {
     pub key: i64,
     pub id: String,
@@ -69,6 +76,7 @@ pub struct TaskView {
 
 /// A response as a rater sees it: no model name, no sample index, no grader output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ResponseView {
     pub key: i64,
     pub answer: String,
@@ -315,6 +323,18 @@ impl Store {
             })
     }
 
+    /// The study's secret for pseudonymous case codes (migration 9 makes one with each study).
+    pub(crate) fn study_secret(&self, study_id: &str) -> Result<Vec<u8>> {
+        let study = self.study_key(study_id)?;
+        self.read()
+            .query_row(
+                "SELECT salt FROM study_secrets WHERE study = ?1",
+                [study],
+                |row| row.get(0),
+            )
+            .map_err(|e| self.failed("reading the study's secret", e))
+    }
+
     fn failed(&self, doing: &str, source: rusqlite::Error) -> Error {
         Error::database(self.path(), doing, source)
     }
@@ -332,7 +352,7 @@ const CASE_SUMMARY_SELECT: &str = "SELECT c.case_id, c.disease_group, c.modality
 fn case_summary_from_row(row: &Row<'_>) -> rusqlite::Result<CaseSummary> {
     Ok(CaseSummary {
         id: row.get(0)?,
-        disease_group: enum_column(row, 1)?,
+        disease_group: Some(enum_column(row, 1)?),
         modality: enum_column(row, 2)?,
         age: row.get(3)?,
         sex: enum_column(row, 4)?,

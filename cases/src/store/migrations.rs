@@ -423,6 +423,21 @@ CREATE TABLE text_metrics (
     PRIMARY KEY (response, model)
 ) STRICT;
 "#,
+    // 9: a secret per study, from which the pseudonymous case codes a blinded reader sees are
+    // derived (`cases::app::catalog`): stable for the study, and revealing neither the case id
+    // (the demo's `ms-01` names the diagnosis) nor anything without the secret. Made by a trigger
+    // with the study itself, so no path that creates a study (bundle import, rater package) can
+    // forget it.
+    r#"
+CREATE TABLE study_secrets (
+    study INTEGER PRIMARY KEY REFERENCES studies(id),
+    salt  BLOB NOT NULL CHECK (length(salt) = 32)
+) STRICT;
+INSERT INTO study_secrets (study, salt) SELECT id, randomblob(32) FROM studies;
+CREATE TRIGGER study_secret_with_study AFTER INSERT ON studies BEGIN
+    INSERT INTO study_secrets (study, salt) VALUES (NEW.id, randomblob(32));
+END;
+"#,
 ];
 
 /// The schema version this build writes.

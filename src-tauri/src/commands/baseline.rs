@@ -30,6 +30,7 @@ fn invalid(message: String) -> CommandError {
 
 /// The study's tasks with whether the current rater may answer each blind.
 #[tauri::command]
+#[specta::specta]
 pub async fn baseline_tasks(
     state: State<'_, AppState>,
     study_id: String,
@@ -43,6 +44,7 @@ pub async fn baseline_tasks(
 
 /// What the model was given for the task, for the current rater to answer.
 #[tauri::command]
+#[specta::specta]
 pub async fn baseline_blind_task(
     state: State<'_, AppState>,
     study_id: String,
@@ -63,6 +65,7 @@ pub async fn baseline_blind_task(
 /// Stores the current rater's blind answer as a response of kind `human`; returns its key.
 #[allow(clippy::too_many_arguments)]
 #[tauri::command]
+#[specta::specta]
 pub async fn baseline_submit(
     state: State<'_, AppState>,
     study_id: String,

@@ -33,7 +33,7 @@ const MAX_EXCLUDED_RATERS: usize = 1000;
 #[derive(Default)]
 pub struct LastReport(Mutex<Option<Report>>);
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CalibrationOptions {
     pub seed: Option<u64>,
@@ -46,7 +46,7 @@ pub struct CalibrationOptions {
     pub excluded_raters: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct CalibrationView {
     /// The report in the documented JSON schema (docs/report-schema.md).
@@ -92,6 +92,7 @@ impl<R: Runtime> calibration::progress::Progress for EventProgress<R> {
 
 /// Every grader that scored a response of the study, for the grader picker.
 #[tauri::command]
+#[specta::specta]
 pub async fn list_graders(
     state: State<'_, AppState>,
     study_id: String,
@@ -109,6 +110,7 @@ pub async fn list_graders(
 /// The calibration report of `grader` against the study's clinicians; every other grader that
 /// scored the study is compared with it as another version (drift), never counted as a clinician.
 #[tauri::command]
+#[specta::specta]
 pub async fn calibration_report<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
@@ -155,7 +157,7 @@ pub async fn calibration_report<R: Runtime>(
     Ok(view)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, specta::Type)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     Html,
@@ -167,6 +169,7 @@ pub enum ExportFormat {
 /// JSON as that file, CSV as a new folder of that name holding one file per table. Returns what
 /// was written.
 #[tauri::command]
+#[specta::specta]
 pub async fn export_calibration_report(
     state: State<'_, AppState>,
     last: State<'_, LastReport>,

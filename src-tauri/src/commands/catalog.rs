@@ -1,5 +1,6 @@
 //! The study catalogue as raters see it: blinded (no model names, no grader output), which the
-//! `cases` store guarantees for these types.
+//! `cases` store guarantees for these types; a blinded reader's cases carry a pseudonymous code
+//! and no disease group (`cases::app::catalog` decides).
 
 use crate::error::CommandError;
 use crate::state::AppState;
@@ -9,20 +10,26 @@ use cases::store::{CaseSummary, CaseView, ResponseView, StudySummary};
 use tauri::State;
 
 #[tauri::command]
+#[specta::specta]
 pub async fn list_studies(state: State<'_, AppState>) -> Result<Vec<StudySummary>, CommandError> {
     state.with_store(|store| Ok(store.studies()?))
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn list_cases(
     state: State<'_, AppState>,
     study_id: String,
 ) -> Result<Vec<CaseSummary>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| Ok(store.cases(study_id)?))
+    state.with_store(|store| {
+        let session = Session::current(store)?;
+        Ok(cases::app::catalog::cases(store, &session, study_id)?)
+    })
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn open_case(
     state: State<'_, AppState>,
     study_id: String,
@@ -30,10 +37,16 @@ pub async fn open_case(
 ) -> Result<CaseView, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
-    state.with_store(|store| Ok(store.case(study_id, case_id)?))
+    state.with_store(|store| {
+        let session = Session::current(store)?;
+        Ok(cases::app::catalog::case(
+            store, &session, study_id, case_id,
+        )?)
+    })
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn list_responses(
     state: State<'_, AppState>,
     task_key: i64,

@@ -41,6 +41,7 @@ fn lead(store: &Store) -> Result<LeadSession, CommandError> {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_history(
     state: State<'_, AppState>,
     study_id: String,
@@ -53,6 +54,7 @@ pub async fn curation_history(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_save_draft(
     state: State<'_, AppState>,
     study_id: String,
@@ -81,6 +83,7 @@ pub async fn curation_save_draft(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_submit(
     state: State<'_, AppState>,
     study_id: String,
@@ -98,6 +101,7 @@ pub async fn curation_submit(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_review(
     state: State<'_, AppState>,
     study_id: String,
@@ -129,6 +133,7 @@ pub async fn curation_review(
 
 /// The field-level changes from version `from` to version `to` of a case.
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_diff(
     state: State<'_, AppState>,
     study_id: String,
@@ -147,6 +152,7 @@ pub async fn curation_diff(
 /// The units on which versions `a` and `b` of a case (usually the latest of two curators'
 /// branches) disagree, each with both sides.
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_compare(
     state: State<'_, AppState>,
     study_id: String,
@@ -165,6 +171,7 @@ pub async fn curation_compare(
 /// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
 /// `choices` names. Nothing is saved: the curator edits it and saves it as a consensus.
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_merge(
     state: State<'_, AppState>,
     study_id: String,
@@ -202,6 +209,7 @@ pub async fn curation_merge(
 /// Saves a merged (and possibly edited) consensus as a draft of `main`, based on main's
 /// latest version as the curator saw it; reviewed like any other draft.
 #[tauri::command]
+#[specta::specta]
 pub async fn curation_save_consensus(
     state: State<'_, AppState>,
     study_id: String,
@@ -226,6 +234,7 @@ pub async fn curation_save_consensus(
 
 /// The ground truth of an assignment's case, for the current rater after they submitted.
 #[tauri::command]
+#[specta::specta]
 pub async fn reveal_ground_truth(
     state: State<'_, AppState>,
     assignment_id: i64,

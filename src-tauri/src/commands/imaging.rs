@@ -13,20 +13,37 @@ use crate::validate;
 use cases::app::series::{decode_verified, opening_slice, VolumeCache};
 use cases::imaging::Volume;
 use cases::marks::Plane;
-use tauri::ipc::Response;
+use tauri::ipc::{InvokeResponseBody, IpcResponse, Response};
 use tauri::State;
 
+/// A NIfTI-1 file in memory, sent as raw bytes: the webview receives an `ArrayBuffer`, and the
+/// generated bindings say so.
+pub struct NiftiBytes(Response);
+
+impl IpcResponse for NiftiBytes {
+    fn body(self) -> tauri::Result<InvokeResponseBody> {
+        self.0.body()
+    }
+}
+
+impl specta::Type for NiftiBytes {
+    fn definition(_: &mut specta::Types) -> specta::datatype::DataType {
+        specta::datatype::DataType::Reference(specta_typescript::define("ArrayBuffer"))
+    }
+}
+
 #[tauri::command]
+#[specta::specta]
 pub async fn series_volume(
     state: State<'_, AppState>,
     cache: State<'_, VolumeCache>,
     series_key: i64,
-) -> Result<Response, CommandError> {
+) -> Result<NiftiBytes, CommandError> {
     let bytes = with_decoded(&state, &cache, series_key, |volume| {
         Ok(volume.to_nifti1_bytes())
     })
     .await?;
-    Ok(Response::new(bytes))
+    Ok(NiftiBytes(Response::new(bytes)))
 }
 
 /// The slice a viewport in `plane` opens on, alone: native slice `slice` (0-based along the
@@ -34,20 +51,21 @@ pub async fn series_volume(
 /// the viewport does not show the series' own slices (an axial series in a coronal viewport) or
 /// the series has a single slice: the viewport then waits for the whole series.
 #[tauri::command]
+#[specta::specta]
 pub async fn series_opening_slice(
     state: State<'_, AppState>,
     cache: State<'_, VolumeCache>,
     series_key: i64,
     plane: Plane,
     slice: Option<i64>,
-) -> Result<Response, CommandError> {
+) -> Result<NiftiBytes, CommandError> {
     let bytes = with_decoded(&state, &cache, series_key, move |volume| {
         Ok(opening_slice(volume, plane, slice)?
             .map(|alone| alone.to_nifti1_bytes())
             .unwrap_or_default())
     })
     .await?;
-    Ok(Response::new(bytes))
+    Ok(NiftiBytes(Response::new(bytes)))
 }
 
 /// Runs `respond` on the decoded series, decoding it first unless cached. Only the file list is

@@ -31,7 +31,7 @@ struct MetricsProgress {
 
 /// What a computation did: the model it measured with, how many responses it stored, and how
 /// many were left when it was stopped.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricsOutcome {
     pub model: String,
@@ -86,6 +86,7 @@ fn metrics_error(error: textmetrics::Error) -> CommandError {
 /// reporting through [`METRICS_EVENT`]. Runs on its own connection to the database file, so the
 /// app stays usable; every batch is stored as it finishes, so Stop keeps what was measured.
 #[tauri::command]
+#[specta::specta]
 pub async fn metrics_compute<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
@@ -140,6 +141,7 @@ pub async fn metrics_compute<R: Runtime>(
 /// Stops the computation after the batch in flight; every stored batch is kept. False when
 /// nothing was being computed.
 #[tauri::command]
+#[specta::specta]
 pub async fn metrics_cancel(active: State<'_, ActiveMetrics>) -> Result<bool, CommandError> {
     let slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
     Ok(match &*slot {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use tauri::State;
 
 /// What the rater sees after an import.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ImportedPackage {
     pub package_id: String,
     pub study_id: String,
@@ -27,6 +27,7 @@ pub struct ImportedPackage {
 /// Imports the rater package at `path` (the file chosen in the open dialog). The package is
 /// blinded, so a rater in reading mode may import it.
 #[tauri::command]
+#[specta::specta]
 pub async fn import_rater_package(
     state: State<'_, AppState>,
     path: String,
@@ -47,7 +48,7 @@ pub async fn import_rater_package(
 
 /// What a merge did, for the study lead: the counts, and each conflict in the words of the CLI
 /// (`file:line: field: why`), none of which carries a score.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 pub struct MergedResults {
     pub package_id: String,
     pub rater: String,
@@ -63,6 +64,7 @@ pub struct MergedResults {
 /// changed kept and listed as a conflict. One transaction, audited; merging again changes nothing.
 /// Refused while a rater reads blinded here: it is the study lead's decision.
 #[tauri::command]
+#[specta::specta]
 pub async fn merge_results_package(
     state: State<'_, AppState>,
     path: String,
@@ -83,19 +85,21 @@ pub async fn merge_results_package(
     })
 }
 
-/// Writes the results package answering the imported rater package (`package`, needed only
+/// Writes the results package answering the imported rater package (`package_id`, needed only
 /// when the database holds several) to `path`, the file chosen in the save dialog. Returns the
-/// file written.
+/// file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
+/// and `package` is a reserved word there.)
 #[tauri::command]
+#[specta::specta]
 pub async fn export_results_package(
     state: State<'_, AppState>,
     path: String,
-    package: Option<String>,
+    package_id: Option<String>,
 ) -> Result<String, CommandError> {
     let target = package_target(Path::new(&path))?;
-    let package = package
+    let package = package_id
         .as_deref()
-        .map(|id| validate::id("package", id))
+        .map(|id| validate::id("package_id", id))
         .transpose()?;
     let written = state.with_store(|store| {
         Ok(cases::package::export_results_package(

@@ -43,11 +43,13 @@ fn js_safe_integer(field: &str, value: u64) -> Result<u64, CommandError> {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn list_raters(state: State<'_, AppState>) -> Result<Vec<Rater>, CommandError> {
     state.with_store(|store| Ok(store.raters()?))
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn create_rater(
     state: State<'_, AppState>,
     name: String,
@@ -59,11 +61,13 @@ pub async fn create_rater(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn current_rater(state: State<'_, AppState>) -> Result<Option<Rater>, CommandError> {
     state.with_store(|store| Ok(store.current_rater()?))
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn set_current_rater(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -74,11 +78,13 @@ pub async fn set_current_rater(
 
 /// Ends the current rater's blinded session, so a study lead can open the calibration report.
 #[tauri::command]
+#[specta::specta]
 pub async fn leave_reading(state: State<'_, AppState>) -> Result<(), CommandError> {
     state.with_store_mut(|store| Ok(store.leave_reading()?))
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn create_assignment_plan(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -96,6 +102,7 @@ pub async fn create_assignment_plan(
 
 /// Gives the rater a queue on the demo study (see `Store::ensure_demo_queue`).
 #[tauri::command]
+#[specta::specta]
 pub async fn ensure_demo_queue(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -105,6 +112,7 @@ pub async fn ensure_demo_queue(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn reading_queue(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -116,6 +124,7 @@ pub async fn reading_queue(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn reading_item(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -127,6 +136,7 @@ pub async fn reading_item(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn save_rating(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -139,6 +149,7 @@ pub async fn save_rating(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn add_error_label(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -152,6 +163,7 @@ pub async fn add_error_label(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn update_error_label(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -165,6 +177,7 @@ pub async fn update_error_label(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn delete_error_label(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -176,6 +189,7 @@ pub async fn delete_error_label(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn submit_rating(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -187,6 +201,7 @@ pub async fn submit_rating(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn reopen_rating(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -198,6 +213,7 @@ pub async fn reopen_rating(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn set_position(
     state: State<'_, AppState>,
     rater_id: i64,
@@ -209,6 +225,7 @@ pub async fn set_position(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn resume_position(
     state: State<'_, AppState>,
     rater_id: i64,

@@ -81,6 +81,7 @@ fn bounded_text(field: &str, value: &str) -> Result<(), CommandError> {
 
 /// Every grader version stored (with `model`, every model spec), oldest first.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_versions(
     state: State<'_, AppState>,
     model: Option<bool>,
@@ -98,6 +99,7 @@ pub async fn workbench_versions(
 
 /// Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_add_spec(
     state: State<'_, AppState>,
     toml: String,
@@ -113,6 +115,7 @@ pub async fn workbench_add_spec(
 
 /// A new grader version: `base` with `prompt`, under the new name `name`.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_new_version(
     state: State<'_, AppState>,
     base: String,
@@ -129,6 +132,7 @@ pub async fn workbench_new_version(
 
 /// The line diff between two stored versions' prompts.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_prompt_diff(
     state: State<'_, AppState>,
     before: String,
@@ -171,6 +175,7 @@ fn on_split<T>(
 
 /// The grader on the study's split: development agreement, test agreement once confirmed.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_split(
     state: State<'_, AppState>,
     study_id: String,
@@ -181,6 +186,7 @@ pub async fn workbench_split(
 
 /// Confirms the grader version: its test agreement opens, and the confirmation is audited.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_confirm(
     state: State<'_, AppState>,
     study_id: String,
@@ -191,6 +197,7 @@ pub async fn workbench_confirm(
 
 /// The development items, largest |grader − clinicians' mean| first.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_disagreements(
     state: State<'_, AppState>,
     study_id: String,
@@ -206,6 +213,7 @@ pub async fn workbench_disagreements(
 
 /// One item side by side (a test item only once the grader is confirmed).
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_item(
     state: State<'_, AppState>,
     grader: String,
@@ -221,6 +229,7 @@ pub async fn workbench_item(
 
 /// Drift from grader version `before` to `after`.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_drift(
     state: State<'_, AppState>,
     study_id: String,
@@ -285,6 +294,7 @@ impl<R: Runtime> RunProgress for EventProgress<R> {
 /// database file, so the app stays usable; results are stored one transaction each as they
 /// arrive, exactly as `neurorater grade`/`respond` store them.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_run<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
@@ -365,6 +375,7 @@ pub async fn workbench_run<R: Runtime>(
 /// Stops the run in progress: requests in flight are abandoned, finished ones are kept. False
 /// when no run was going.
 #[tauri::command]
+#[specta::specta]
 pub async fn workbench_cancel_run(active: State<'_, ActiveRun>) -> Result<bool, CommandError> {
     let slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
     Ok(match &*slot {

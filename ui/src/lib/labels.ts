@@ -54,9 +54,10 @@ export function patientLabel(age: number, sex: Sex): string {
   return `${age} y · ${sex === 'O' ? 'sex not recorded' : sex}`
 }
 
-/** Cases grouped by disease group in `DISEASE_GROUP_ORDER`, each group's cases by id. */
-export function groupCases(cases: readonly CaseSummary[]): { group: DiseaseGroup; cases: CaseSummary[] }[] {
-  return DISEASE_GROUP_ORDER.map((group) => ({
+/** Cases grouped by disease group in `DISEASE_GROUP_ORDER`, each group's cases by id; cases whose
+ * group a blinded reader is not shown (null) last, in one group of their own. */
+export function groupCases(cases: readonly CaseSummary[]): { group: DiseaseGroup | null; cases: CaseSummary[] }[] {
+  return [...DISEASE_GROUP_ORDER, null].map((group) => ({
     group,
     cases: cases
       .filter((c) => c.disease_group === group)

@@ -1,35 +1,16 @@
 // The curation and baseline calls in backend.ts against the Rust commands they invoke: each
 // command exists in src-tauri/src/commands/curation.rs or baseline.rs, and the argument names
-// sent are exactly its parameters in the camelCase Tauri expects.
+// sent are exactly its parameters in the camelCase Tauri expects (as the bindings generated from
+// the Rust commands send them).
 
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import curationSource from '../../../../src-tauri/src/commands/curation.rs?raw'
-import baselineSource from '../../../../src-tauri/src/commands/baseline.rs?raw'
+import { commandsOf } from '../../testing/ipcContract'
 
 const invoke = vi.fn()
 vi.mock('@tauri-apps/api/core', () => ({ invoke: (...args: unknown[]) => invoke(...args) }))
 vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn() }))
 
 const backend = await import('../../backend')
-
-/** `#[tauri::command] pub async fn name(state: …, a: T, b: U)` → { name: ['a', 'b'] } in camelCase. */
-function rustCommands(source: string): Map<string, string[]> {
-  const commands = new Map<string, string[]>()
-  const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)/g
-  for (const [, name, params] of source.matchAll(pattern)) {
-    // Generic arguments hold commas (`BTreeMap<String, Side>`); the managed state is injected by
-    // Tauri, not sent.
-    let flat = params
-    while (/<[^<>]*>/.test(flat)) flat = flat.replace(/<[^<>]*>/g, '')
-    const names = flat
-      .split(',')
-      .map((p) => p.trim().split(':')[0].trim())
-      .filter((p) => p !== '' && p !== 'state')
-      .map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
-    commands.set(name, names)
-  }
-  return commands
-}
 
 const answer = {
   role: 'resident',
@@ -55,7 +36,7 @@ const calls: [keyof typeof backend, unknown[]][] = [
 ]
 
 describe('curation and baseline commands', () => {
-  const rust = new Map([...rustCommands(curationSource), ...rustCommands(baselineSource)])
+  const rust = new Map([...commandsOf('curation'), ...commandsOf('baseline')])
 
   beforeEach(() => invoke.mockReset().mockResolvedValue(null))
 
