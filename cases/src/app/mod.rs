@@ -15,6 +15,7 @@
 pub mod calibration;
 pub mod curation;
 pub mod series;
+pub mod team;
 
 use crate::package::MergeReport;
 use crate::progress::Progress;
