@@ -704,6 +704,17 @@ mod tests {
             .to_owned()
     }
 
+    /// A case's name, the session, the stored rating, the edit's base version, the edit, and the
+    /// refusal code expected (or "ok").
+    type EditCase<'a> = (
+        &'static str,
+        &'a TeamRaterSession,
+        Option<TeamRating>,
+        i64,
+        TeamEdit,
+        &'static str,
+    );
+
     #[test]
     fn edits_are_decided_by_version_then_rules() {
         let rater = member(TeamRole::Rater, false).rater().unwrap();
@@ -722,15 +733,7 @@ mod tests {
         let draft = || Some(rating(RatingStatus::Draft, 2, false));
         let submitted = || Some(rating(RatingStatus::Submitted, 3, false));
         let seen = || Some(rating(RatingStatus::Submitted, 4, true));
-        // (name, session, stored, base version, edit, expected refusal code or "ok")
-        let cases: Vec<(
-            &str,
-            &TeamRaterSession,
-            Option<TeamRating>,
-            i64,
-            TeamEdit,
-            &str,
-        )> = vec![
+        let cases: Vec<EditCase<'_>> = vec![
             ("first save", &rater, None, 0, save(complete()), "ok"),
             (
                 "stale base",
