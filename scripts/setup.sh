@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what NeuroRater needs on Debian 12 and is not there yet: the system libraries for
 # Tauri (PLATFORM.md), Xvfb and WebKitWebDriver for the real-window tests, cmake for the JPEG-LS
-# codec, the front end's npm packages and tauri-driver. Safe to run again: it only installs what
+# codec, the front end's npm packages and tauri-driver; with --with-test-tools also PostgreSQL
+# for the team server's tests. Safe to run again: it only installs what
 # is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,11 @@ APT_PACKAGES=(
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev
   build-essential pkg-config file xvfb xauth webkit2gtk-driver cmake
 )
+if [ "${1:-}" = "--with-test-tools" ]; then
+  # The team server's tests start a PostgreSQL cluster of their own (initdb, pg_ctl; see
+  # docs/team-server.md), as does scripts/team-demo.sh.
+  APT_PACKAGES+=(postgresql)
+fi
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

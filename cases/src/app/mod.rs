@@ -16,6 +16,7 @@ pub mod calibration;
 pub mod catalog;
 pub mod curation;
 pub mod series;
+pub mod team;
 
 use crate::package::MergeReport;
 use crate::progress::Progress;

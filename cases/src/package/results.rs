@@ -783,7 +783,7 @@ fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, 
         }
     }
     for (index, label) in rating.labels.iter().enumerate() {
-        for v in rules::label_violations(context, &label.edit()) {
+        for v in rules::label_violations(&context.labels(), &label.edit()) {
             found.push((format!("labels[{index}].{}", v.field), v.message));
         }
     }

@@ -122,7 +122,7 @@ impl Store {
         label: &LabelEdit,
     ) -> Result<LabelAck> {
         let target = self.target(rater, assignment)?;
-        first_violation(rules::label_violations(&target.context, label))?;
+        first_violation(rules::label_violations(&target.context.labels(), label))?;
         self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;
@@ -146,7 +146,7 @@ impl Store {
         label: &LabelEdit,
     ) -> Result<EditAck> {
         let (target, rating) = self.label_target(rater, label_id)?;
-        first_violation(rules::label_violations(&target.context, label))?;
+        first_violation(rules::label_violations(&target.context.labels(), label))?;
         self.check_mark_inside(&target.context, label)?;
         self.write(|w| {
             let before = current(w, &target)?;

@@ -130,6 +130,16 @@ pub(crate) struct ResponseContext {
     pub case_key: i64,
 }
 
+impl ResponseContext {
+    pub(crate) fn labels(&self) -> rules::LabelContext<'_> {
+        rules::LabelContext {
+            taxonomy: &self.taxonomy,
+            rationale: self.rationale.as_deref(),
+            series_ids: &self.series_ids,
+        }
+    }
+}
+
 pub(crate) fn response_context(
     conn: &Connection,
     path: &Path,

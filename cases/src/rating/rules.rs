@@ -7,8 +7,7 @@
 //! series' volume needs the images' geometry and is checked by the caller.
 
 use super::edits::{LabelEdit, RatingEdit};
-use super::ResponseContext;
-use crate::model::{Anchor, Rubric};
+use crate::model::{Anchor, Rubric, Taxonomy};
 
 /// A clinician's comment longer than this is a paste accident, not a comment.
 pub(crate) const MAX_COMMENT_CHARS: usize = 20_000;
@@ -94,9 +93,18 @@ fn comment_violation(field: &str, comment: &str) -> Option<Violation> {
     })
 }
 
+/// What a label is checked against: the study's taxonomy, the rationale spans point into and the
+/// case's series marks may be drawn on. Borrowed, so the desktop store's `ResponseContext` and
+/// the team server's stored item both lend theirs.
+pub(crate) struct LabelContext<'a> {
+    pub taxonomy: &'a Taxonomy,
+    pub rationale: Option<&'a str>,
+    pub series_ids: &'a [String],
+}
+
 /// Every rule `label` breaks against the taxonomy, the rationale and the case's series. An
 /// unknown category stops there: the other rules depend on it.
-pub(crate) fn label_violations(context: &ResponseContext, label: &LabelEdit) -> Vec<Violation> {
+pub(crate) fn label_violations(context: &LabelContext<'_>, label: &LabelEdit) -> Vec<Violation> {
     let Some(category) = context
         .taxonomy
         .categories
@@ -120,7 +128,7 @@ pub(crate) fn label_violations(context: &ResponseContext, label: &LabelEdit) -> 
     }
     found.extend(comment_violation("comment", &label.comment));
     if let Some(span) = label.span {
-        found.extend(span_violation(context.rationale.as_deref(), span));
+        found.extend(span_violation(context.rationale, span));
     }
     if let Some(mark) = &label.mark {
         if let Err(message) = mark.check_shape() {
@@ -213,7 +221,7 @@ pub(crate) fn missing_for_submit(rubric: &Rubric, rating: Option<&RatingEdit>) -
 mod tests {
     use super::*;
     use crate::marks::{Mark, MarkKind, Plane};
-    use crate::model::{Bucket, ErrorCategory, RubricDimension, Scale, Taxonomy};
+    use crate::model::{Bucket, ErrorCategory, RubricDimension, Scale};
     use crate::rating::Correctness;
     use std::collections::BTreeMap;
 
@@ -235,7 +243,23 @@ mod tests {
         }
     }
 
-    fn context() -> ResponseContext {
+    struct Owned {
+        taxonomy: Taxonomy,
+        rationale: Option<String>,
+        series_ids: Vec<String>,
+    }
+
+    impl Owned {
+        fn labels(&self) -> LabelContext<'_> {
+            LabelContext {
+                taxonomy: &self.taxonomy,
+                rationale: self.rationale.as_deref(),
+                series_ids: &self.series_ids,
+            }
+        }
+    }
+
+    fn context() -> Owned {
         let category = |code: &str, anchor: Anchor| ErrorCategory {
             code: code.into(),
             name: format!("{code} name"),
@@ -243,8 +267,7 @@ mod tests {
             anchor,
             bucket: Bucket::Perceptual,
         };
-        ResponseContext {
-            rubric: rubric(),
+        Owned {
             taxonomy: Taxonomy {
                 id: "test".into(),
                 categories: vec![
@@ -256,7 +279,6 @@ mod tests {
             // "a", U+1F9E0 (two UTF-16 units: 1 and 2), "b": four units.
             rationale: Some("a\u{1F9E0}b".into()),
             series_ids: vec!["t1".into()],
-            case_key: 1,
         }
     }
 
@@ -473,18 +495,18 @@ mod tests {
         ];
         for (name, label, expected) in cases {
             assert_eq!(
-                fields(label_violations(&context(), &label)),
+                fields(label_violations(&context().labels(), &label)),
                 expected,
                 "{name}"
             );
         }
-        let no_rationale = ResponseContext {
+        let no_rationale = Owned {
             rationale: None,
             ..context()
         };
         assert_eq!(
             fields(label_violations(
-                &no_rationale,
+                &no_rationale.labels(),
                 &label("T", Some([0, 1]), None)
             )),
             ["span"]

@@ -1,0 +1,862 @@
+//! The team server's rules (docs/team-server.md): who may do what in a study held on the server,
+//! what a rater's login reaches of an item, and when a rating edit is accepted. Pure: the server
+//! reads and writes PostgreSQL, and asks here before it answers.
+//!
+//! **Invariant:** every handler that touches a study first turns the caller's [`TeamMember`] into
+//! a session ([`TeamMember::rater`], [`TeamMember::lead`], [`TeamMember::unblinded`]); the store
+//! functions that read or write take that session, so a handler cannot skip the check. What a
+//! rater receives of an item is built only by [`rater_item`], field by field from what may be
+//! shown: no model name or sample, no grader output, no disease group, no other rater's work, and
+//! the ground truth only after the rater submitted and asked for it, unless the lead locked them
+//! out of it.
+
+use crate::model::{Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxonomy, Turn};
+use crate::rating::rules::{self, LabelContext, Violation};
+use crate::rating::{LabelEdit, RatingEdit, RatingError, RatingStatus, TaxonomyCategory};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod study;
+
+pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, TeamStudyTask};
+
+/// A person's role in one study on the server; an account holds one role per study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TeamRole {
+    /// Runs the study: invites people, sees progress, tops up assignments, locks reveal.
+    Lead,
+    /// Works on the ground truth: reads it, never rates.
+    Curator,
+    /// Reads blinded and rates their own queue.
+    Rater,
+}
+
+/// What someone asks to do in a study; [`TeamAction::allowed`] is the one role → permission
+/// table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TeamAction {
+    /// Read one's own queue and items, save, submit and reopen one's own ratings.
+    Rate,
+    /// See a case's ground truth outside one's own submitted ratings.
+    ReadGroundTruth,
+    /// Progress per rater and per site, time on task, overdue work.
+    SeeProgress,
+    /// Invite someone into the study.
+    Invite,
+    /// Add assignments while the study runs.
+    TopUp,
+    /// Lock or unlock a rater out of reveal-then-edit.
+    LockReveal,
+}
+
+impl TeamAction {
+    /// The roles that may do this. A lead does not rate (their view is unblinded), a rater sees
+    /// nothing of the study beyond their own queue.
+    pub fn allowed(self) -> &'static [TeamRole] {
+        use TeamRole::*;
+        match self {
+            TeamAction::Rate => &[Rater],
+            TeamAction::ReadGroundTruth => &[Lead, Curator],
+            TeamAction::SeeProgress
+            | TeamAction::Invite
+            | TeamAction::TopUp
+            | TeamAction::LockReveal => &[Lead],
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            TeamAction::Rate => "rating",
+            TeamAction::ReadGroundTruth => "reading the ground truth",
+            TeamAction::SeeProgress => "the study's progress",
+            TeamAction::Invite => "inviting people",
+            TeamAction::TopUp => "topping up assignments",
+            TeamAction::LockReveal => "locking reveal",
+        }
+    }
+}
+
+/// A logged-in account's membership of one study, as the server read it for this request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamMember {
+    pub account: i64,
+    pub username: String,
+    /// The server's key of the study.
+    pub study: i64,
+    pub role: TeamRole,
+    /// The lead closed reveal-then-edit for this rater: no ground truth, no reopening.
+    pub reveal_locked: bool,
+}
+
+/// A rater acting on their own queue; only [`TeamMember::rater`] makes one.
+#[derive(Debug, Clone)]
+pub struct TeamRaterSession {
+    member: TeamMember,
+}
+
+/// The study lead acting; only [`TeamMember::lead`] makes one.
+#[derive(Debug, Clone)]
+pub struct TeamLeadSession {
+    member: TeamMember,
+}
+
+/// A lead or curator seeing what a blinded rater may not; only [`TeamMember::unblinded`] makes
+/// one.
+#[derive(Debug, Clone)]
+pub struct TeamUnblindedSession {
+    member: TeamMember,
+}
+
+fn not_permitted(member: &TeamMember, action: TeamAction) -> Error {
+    Error::Rating(RatingError::Refused(format!(
+        "{} is not open to a {} of this study; ask the study lead",
+        action.describe(),
+        crate::store::enum_text(&member.role)
+    )))
+}
+
+impl TeamMember {
+    fn check(&self, action: TeamAction) -> Result<()> {
+        if action.allowed().contains(&self.role) {
+            Ok(())
+        } else {
+            Err(not_permitted(self, action))
+        }
+    }
+
+    pub fn rater(self) -> Result<TeamRaterSession> {
+        self.check(TeamAction::Rate)?;
+        Ok(TeamRaterSession { member: self })
+    }
+
+    /// `action` must be one of the lead's ([`TeamAction::allowed`] says whose it is).
+    pub fn lead(self, action: TeamAction) -> Result<TeamLeadSession> {
+        self.check(action)?;
+        if self.role != TeamRole::Lead {
+            return Err(not_permitted(&self, action));
+        }
+        Ok(TeamLeadSession { member: self })
+    }
+
+    pub fn unblinded(self) -> Result<TeamUnblindedSession> {
+        self.check(TeamAction::ReadGroundTruth)?;
+        Ok(TeamUnblindedSession { member: self })
+    }
+}
+
+macro_rules! member_accessor {
+    ($($session:ty),*) => {$(
+        impl $session {
+            pub fn member(&self) -> &TeamMember {
+                &self.member
+            }
+        }
+    )*};
+}
+member_accessor!(TeamRaterSession, TeamLeadSession, TeamUnblindedSession);
+
+/// The case as the server keeps it for reading. `disease_group` is kept for the lead's
+/// breakdowns and never reaches a rater.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamCase {
+    pub case_id: String,
+    pub disease_group: String,
+    pub age: u32,
+    pub sex: Sex,
+    pub modality: Modality,
+    pub ehr: BTreeMap<String, serde_json::Value>,
+    pub clinical_note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamSeries {
+    pub series_id: String,
+    pub label: String,
+    pub kind: SeriesKind,
+    pub n_images: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamTask {
+    pub task_id: String,
+    pub family: TaskFamily,
+    pub level: u8,
+    pub prompt: String,
+    pub key_images: Vec<SliceRef>,
+}
+
+/// A response as stored: the model's name and sample stay on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamResponse {
+    pub model: String,
+    pub sample: u32,
+    pub answer: String,
+    pub rationale: Option<String>,
+    pub turns: Option<Vec<Turn>>,
+}
+
+/// One grader score as stored (docs/formats.md §2 without the identifying fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamGraderScore {
+    pub grader: String,
+    pub score: f64,
+    pub dimensions: Option<serde_json::Value>,
+    pub errors: Option<serde_json::Value>,
+    pub rationale: Option<String>,
+}
+
+/// A rating's whole editable state on the server: the scores and the error labels, saved
+/// together so that one edit id and one version cover what the rater changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamRatingState {
+    pub scores: RatingEdit,
+    #[serde(default)]
+    pub labels: Vec<LabelEdit>,
+}
+
+/// A rater's own rating as the server holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamRating {
+    pub state: TeamRatingState,
+    pub status: RatingStatus,
+    /// Counts accepted edits from 0 (nothing saved); an edit names the version it started from.
+    pub version: i64,
+    pub updated_at: String,
+    /// When the rater asked to see the case's ground truth after submitting.
+    pub revealed_at: Option<String>,
+}
+
+/// Everything the server read for one assignment; [`rater_item`] decides what of it leaves.
+#[derive(Debug, Clone)]
+pub struct StoredItem {
+    pub assignment: i64,
+    pub position: u32,
+    pub total: u32,
+    pub case: TeamCase,
+    pub task: TeamTask,
+    pub series: Vec<TeamSeries>,
+    pub response: TeamResponse,
+    pub rubric: Rubric,
+    pub taxonomy: Taxonomy,
+    pub ground_truth: Option<serde_json::Value>,
+    pub rating: Option<TeamRating>,
+}
+
+/// The case as a rater sees it: the clinical context, not the disease group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterCase {
+    pub case_id: String,
+    pub age: u32,
+    pub sex: Sex,
+    pub modality: Modality,
+    pub ehr: BTreeMap<String, serde_json::Value>,
+    pub clinical_note: String,
+}
+
+/// A response as a rater sees it: what was answered, not who answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterResponse {
+    pub answer: String,
+    pub rationale: Option<String>,
+    pub turns: Option<Vec<Turn>>,
+}
+
+/// One item of a rater's queue, blinded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterItem {
+    pub assignment: i64,
+    pub position: u32,
+    pub total: u32,
+    pub case: RaterCase,
+    pub task: TeamTask,
+    pub series: Vec<TeamSeries>,
+    pub response: RaterResponse,
+    pub rubric: Rubric,
+    pub taxonomy: Vec<TaxonomyCategory>,
+    pub rating: Option<TeamRating>,
+    /// Present once the rater submitted and revealed it (and the lead has not locked reveal).
+    pub ground_truth: Option<serde_json::Value>,
+}
+
+/// The blinded projection: what `session`'s rater may see of `item`, their own assignment.
+pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
+    let StoredItem {
+        assignment,
+        position,
+        total,
+        case,
+        task,
+        series,
+        response,
+        rubric,
+        taxonomy,
+        ground_truth,
+        rating,
+    } = item;
+    let TeamCase {
+        case_id,
+        disease_group: _,
+        age,
+        sex,
+        modality,
+        ehr,
+        clinical_note,
+    } = case;
+    let TeamResponse {
+        model: _,
+        sample: _,
+        answer,
+        rationale,
+        turns,
+    } = response;
+    let revealed = rating
+        .as_ref()
+        .is_some_and(|r| r.status == RatingStatus::Submitted && r.revealed_at.is_some())
+        && !session.member.reveal_locked;
+    RaterItem {
+        assignment,
+        position,
+        total,
+        case: RaterCase {
+            case_id,
+            age,
+            sex,
+            modality,
+            ehr,
+            clinical_note,
+        },
+        task,
+        series,
+        response: RaterResponse {
+            answer,
+            rationale,
+            turns,
+        },
+        rubric,
+        taxonomy: taxonomy
+            .categories
+            .into_iter()
+            .map(|c| TaxonomyCategory {
+                code: c.code,
+                name: c.name,
+                definition: c.definition,
+                anchor: c.anchor,
+            })
+            .collect(),
+        rating,
+        ground_truth: ground_truth.filter(|_| revealed),
+    }
+}
+
+/// Why an edit of a rating is not stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum EditRefusal {
+    /// The rating moved on since the edit's base version (another device, or an edit resent
+    /// after a newer one): nothing was overwritten.
+    Conflict {
+        base_version: i64,
+        current_version: i64,
+        message: String,
+    },
+    /// A field breaks the study's rules (`cases::rating::rules`); names the field.
+    Invalid { field: String, message: String },
+    /// Submit while fields are empty; names them.
+    Incomplete {
+        missing: Vec<String>,
+        message: String,
+    },
+    /// The rating's state forbids it (submitted, not submitted, revealed, locked).
+    Refused { message: String },
+}
+
+/// What a rater asks of their rating.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TeamEdit {
+    /// Replace the draft with this state.
+    Save {
+        rating: TeamRatingState,
+    },
+    Submit,
+    /// Back to draft: refused after a reveal, and for a rater the lead locked.
+    Reopen,
+    /// See the case's ground truth: only once submitted, and not for a locked rater.
+    Reveal,
+}
+
+/// The rating after an accepted edit: the server stores it with `version` one higher.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditOutcome {
+    pub state: TeamRatingState,
+    pub status: RatingStatus,
+    pub revealed: bool,
+}
+
+/// Decides an edit of a rater's own rating against what is stored: the version check first (a
+/// stale edit never overwrites), then the rules of `cases::rating::rules` the desktop app and the
+/// results merge obey.
+pub fn decide_edit(
+    session: &TeamRaterSession,
+    item: &StoredItem,
+    base_version: i64,
+    edit: &TeamEdit,
+) -> std::result::Result<EditOutcome, EditRefusal> {
+    let current = item.rating.as_ref();
+    let current_version = current.map_or(0, |r| r.version);
+    if base_version != current_version {
+        return Err(EditRefusal::Conflict {
+            base_version,
+            current_version,
+            message: format!(
+                "this rating is at version {current_version}, and the edit started from version \
+                 {base_version}: nothing was saved. Load the rating again and redo the change"
+            ),
+        });
+    }
+    let status = current.map_or(RatingStatus::Draft, |r| r.status);
+    let revealed = current.is_some_and(|r| r.revealed_at.is_some());
+    let state = current.map(|r| r.state.clone()).unwrap_or_else(empty_state);
+    let refused = |message: &str| EditRefusal::Refused {
+        message: message.to_owned(),
+    };
+    match edit {
+        TeamEdit::Save { rating } => {
+            if status == RatingStatus::Submitted {
+                return Err(refused(
+                    "this rating is submitted; reopen it to change it (reopening is recorded)",
+                ));
+            }
+            check_state(item, rating)?;
+            Ok(EditOutcome {
+                state: rating.clone(),
+                status,
+                revealed,
+            })
+        }
+        TeamEdit::Submit => {
+            if status == RatingStatus::Submitted {
+                return Err(refused("this rating is already submitted"));
+            }
+            let missing = rules::missing_for_submit(&item.rubric, current.map(|r| &r.state.scores));
+            if !missing.is_empty() {
+                return Err(EditRefusal::Incomplete {
+                    message: format!(
+                        "the rating cannot be submitted yet: {} still empty",
+                        missing.join(", ")
+                    ),
+                    missing,
+                });
+            }
+            Ok(EditOutcome {
+                state,
+                status: RatingStatus::Submitted,
+                revealed,
+            })
+        }
+        TeamEdit::Reopen => {
+            if status != RatingStatus::Submitted {
+                return Err(refused("only a submitted rating can be reopened"));
+            }
+            if session.member.reveal_locked {
+                return Err(refused(
+                    "the study lead has locked your submitted ratings: they cannot be reopened",
+                ));
+            }
+            if revealed {
+                return Err(refused(
+                    "this rating is locked: you saw the case's ground truth, and a rating changed \
+                     after that would no longer be independent of it",
+                ));
+            }
+            Ok(EditOutcome {
+                state,
+                status: RatingStatus::Draft,
+                revealed,
+            })
+        }
+        TeamEdit::Reveal => {
+            if status != RatingStatus::Submitted {
+                return Err(refused(
+                    "the ground truth opens once this rating is submitted",
+                ));
+            }
+            if session.member.reveal_locked {
+                return Err(refused(
+                    "the study lead has closed the ground truth to you for this study",
+                ));
+            }
+            if revealed {
+                return Err(refused("the ground truth of this item is already revealed"));
+            }
+            Ok(EditOutcome {
+                state,
+                status,
+                revealed: true,
+            })
+        }
+    }
+}
+
+fn empty_state() -> TeamRatingState {
+    TeamRatingState {
+        scores: RatingEdit {
+            overall: None,
+            dimensions: BTreeMap::new(),
+            correctness: None,
+            confidence: None,
+            comment: String::new(),
+            seconds_on_task: 0.0,
+        },
+        labels: Vec::new(),
+    }
+}
+
+/// The first rule the saved state breaks, label fields as `labels[<index>].<field>`. A mark's
+/// place inside its series' volume needs the images' geometry, which the server does not hold
+/// yet: its shape and series are checked here.
+fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Result<(), EditRefusal> {
+    let into_refusal = |prefix: String| {
+        move |Violation { field, message }: Violation| EditRefusal::Invalid {
+            field: format!("{prefix}{field}"),
+            message,
+        }
+    };
+    if let Some(found) = rules::rating_violations(&item.rubric, &state.scores)
+        .into_iter()
+        .next()
+    {
+        return Err(into_refusal(String::new())(found));
+    }
+    let series_ids: Vec<String> = item.series.iter().map(|s| s.series_id.clone()).collect();
+    let context = LabelContext {
+        taxonomy: &item.taxonomy,
+        rationale: item.response.rationale.as_deref(),
+        series_ids: &series_ids,
+    };
+    for (index, label) in state.labels.iter().enumerate() {
+        if let Some(found) = rules::label_violations(&context, label).into_iter().next() {
+            return Err(into_refusal(format!("labels[{index}]."))(found));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Anchor, Bucket, ErrorCategory, Scale};
+    use crate::rating::Correctness;
+
+    fn member(role: TeamRole, reveal_locked: bool) -> TeamMember {
+        TeamMember {
+            account: 1,
+            username: "ada".into(),
+            study: 1,
+            role,
+            reveal_locked,
+        }
+    }
+
+    #[test]
+    fn each_action_is_open_to_exactly_its_roles() {
+        use TeamAction::*;
+        use TeamRole::*;
+        // (action, lead, curator, rater)
+        let table = [
+            (Rate, false, false, true),
+            (ReadGroundTruth, true, true, false),
+            (SeeProgress, true, false, false),
+            (Invite, true, false, false),
+            (TopUp, true, false, false),
+            (LockReveal, true, false, false),
+        ];
+        for (action, lead, curator, rater) in table {
+            for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {
+                let allowed = match action {
+                    Rate => member(role, false).rater().is_ok(),
+                    ReadGroundTruth => member(role, false).unblinded().is_ok(),
+                    _ => member(role, false).lead(action).is_ok(),
+                };
+                assert_eq!(allowed, expected, "{action:?} for {role:?}");
+            }
+        }
+    }
+
+    fn item(rating: Option<TeamRating>) -> StoredItem {
+        let scale = |min: f64, max: f64| Scale {
+            label: None,
+            min,
+            max,
+            step: 1.0,
+            levels: Vec::new(),
+        };
+        StoredItem {
+            assignment: 7,
+            position: 1,
+            total: 1,
+            case: TeamCase {
+                case_id: "case-001".into(),
+                disease_group: "stroke".into(),
+                age: 60,
+                sex: Sex::F,
+                modality: Modality::MR,
+                ehr: BTreeMap::new(),
+                clinical_note: "left hemiparesis".into(),
+            },
+            task: TeamTask {
+                task_id: "dx".into(),
+                family: TaskFamily::DifferentialDiagnosis,
+                level: 1,
+                prompt: "What is it?".into(),
+                key_images: Vec::new(),
+            },
+            series: vec![TeamSeries {
+                series_id: "t1".into(),
+                label: "T1".into(),
+                kind: SeriesKind::Dicom,
+                n_images: 3,
+            }],
+            response: TeamResponse {
+                model: "secret-model-v9".into(),
+                sample: 2,
+                answer: "infarct".into(),
+                rationale: Some("restricted diffusion".into()),
+                turns: None,
+            },
+            rubric: Rubric {
+                overall: scale(1.0, 5.0),
+                dimensions: Vec::new(),
+            },
+            taxonomy: Taxonomy {
+                id: "t".into(),
+                categories: vec![ErrorCategory {
+                    code: "HAL".into(),
+                    name: "Hallucination".into(),
+                    definition: String::new(),
+                    anchor: Anchor::Text,
+                    bucket: Bucket::Perceptual,
+                }],
+            },
+            ground_truth: Some(serde_json::json!({"diagnosis": "GT-MARKER"})),
+            rating,
+        }
+    }
+
+    fn complete() -> TeamRatingState {
+        TeamRatingState {
+            scores: RatingEdit {
+                overall: Some(4.0),
+                dimensions: BTreeMap::new(),
+                correctness: Some(Correctness::Correct),
+                confidence: Some(3),
+                comment: String::new(),
+                seconds_on_task: 12.0,
+            },
+            labels: Vec::new(),
+        }
+    }
+
+    fn rating(status: RatingStatus, version: i64, revealed: bool) -> TeamRating {
+        TeamRating {
+            state: complete(),
+            status,
+            version,
+            updated_at: "2026-01-01T00:00:00Z".into(),
+            revealed_at: revealed.then(|| "2026-01-02T00:00:00Z".into()),
+        }
+    }
+
+    #[test]
+    fn a_rater_item_names_no_model_group_or_ground_truth_before_reveal() {
+        let session = member(TeamRole::Rater, false).rater().unwrap();
+        for stored in [
+            None,
+            Some(rating(RatingStatus::Draft, 1, false)),
+            Some(rating(RatingStatus::Submitted, 2, false)),
+        ] {
+            let json = serde_json::to_string(&rater_item(&session, item(stored))).unwrap();
+            for hidden in ["secret-model-v9", "stroke", "GT-MARKER", "sample"] {
+                assert!(!json.contains(hidden), "{hidden} in {json}");
+            }
+        }
+        let revealed = rater_item(
+            &session,
+            item(Some(rating(RatingStatus::Submitted, 3, true))),
+        );
+        assert!(revealed.ground_truth.is_some());
+        let locked = member(TeamRole::Rater, true).rater().unwrap();
+        let json = serde_json::to_string(&rater_item(
+            &locked,
+            item(Some(rating(RatingStatus::Submitted, 3, true))),
+        ))
+        .unwrap();
+        assert!(!json.contains("GT-MARKER"));
+    }
+
+    fn code(refusal: EditRefusal) -> String {
+        serde_json::to_value(refusal).unwrap()["code"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// A case's name, the session, the stored rating, the edit's base version, the edit, and the
+    /// refusal code expected (or "ok").
+    type EditCase<'a> = (
+        &'static str,
+        &'a TeamRaterSession,
+        Option<TeamRating>,
+        i64,
+        TeamEdit,
+        &'static str,
+    );
+
+    #[test]
+    fn edits_are_decided_by_version_then_rules() {
+        let rater = member(TeamRole::Rater, false).rater().unwrap();
+        let locked = member(TeamRole::Rater, true).rater().unwrap();
+        let save = |state: TeamRatingState| TeamEdit::Save { rating: state };
+        let mut off_scale = complete();
+        off_scale.scores.overall = Some(9.0);
+        let mut unknown_label = complete();
+        unknown_label.labels.push(LabelEdit {
+            category: "NOPE".into(),
+            severity: 1,
+            span: Some([0, 3]),
+            mark: None,
+            comment: String::new(),
+        });
+        let draft = || Some(rating(RatingStatus::Draft, 2, false));
+        let submitted = || Some(rating(RatingStatus::Submitted, 3, false));
+        let seen = || Some(rating(RatingStatus::Submitted, 4, true));
+        let cases: Vec<EditCase<'_>> = vec![
+            ("first save", &rater, None, 0, save(complete()), "ok"),
+            (
+                "stale base",
+                &rater,
+                draft(),
+                1,
+                save(complete()),
+                "conflict",
+            ),
+            (
+                "base ahead",
+                &rater,
+                draft(),
+                3,
+                save(complete()),
+                "conflict",
+            ),
+            (
+                "off-scale overall",
+                &rater,
+                draft(),
+                2,
+                save(off_scale),
+                "invalid",
+            ),
+            (
+                "unknown label",
+                &rater,
+                draft(),
+                2,
+                save(unknown_label),
+                "invalid",
+            ),
+            (
+                "save when submitted",
+                &rater,
+                submitted(),
+                3,
+                save(complete()),
+                "refused",
+            ),
+            (
+                "submit empty",
+                &rater,
+                None,
+                0,
+                TeamEdit::Submit,
+                "incomplete",
+            ),
+            ("submit draft", &rater, draft(), 2, TeamEdit::Submit, "ok"),
+            (
+                "submit twice",
+                &rater,
+                submitted(),
+                3,
+                TeamEdit::Submit,
+                "refused",
+            ),
+            ("reopen", &rater, submitted(), 3, TeamEdit::Reopen, "ok"),
+            (
+                "reopen draft",
+                &rater,
+                draft(),
+                2,
+                TeamEdit::Reopen,
+                "refused",
+            ),
+            (
+                "reopen after reveal",
+                &rater,
+                seen(),
+                4,
+                TeamEdit::Reopen,
+                "refused",
+            ),
+            (
+                "reopen locked",
+                &locked,
+                submitted(),
+                3,
+                TeamEdit::Reopen,
+                "refused",
+            ),
+            ("reveal", &rater, submitted(), 3, TeamEdit::Reveal, "ok"),
+            (
+                "reveal draft",
+                &rater,
+                draft(),
+                2,
+                TeamEdit::Reveal,
+                "refused",
+            ),
+            (
+                "reveal locked",
+                &locked,
+                submitted(),
+                3,
+                TeamEdit::Reveal,
+                "refused",
+            ),
+        ];
+        for (name, session, stored, base, edit, expected) in cases {
+            let decided = decide_edit(session, &item(stored), base, &edit);
+            let got = decided.map_or_else(code, |_| "ok".to_owned());
+            assert_eq!(got, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn invalid_label_fields_are_named_with_their_index() {
+        let rater = member(TeamRole::Rater, false).rater().unwrap();
+        let mut state = complete();
+        state.labels.push(LabelEdit {
+            category: "HAL".into(),
+            severity: 1,
+            span: Some([0, 99]),
+            mark: None,
+            comment: String::new(),
+        });
+        let refusal = decide_edit(&rater, &item(None), 0, &TeamEdit::Save { rating: state });
+        match refusal {
+            Err(EditRefusal::Invalid { field, .. }) => assert_eq!(field, "labels[0].span"),
+            other => panic!("expected an invalid span, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! A study read from a local database for the team server (`neurorater-server import`).
+
+use super::{TeamCase, TeamGraderScore, TeamResponse, TeamSeries, TeamTask};
+use crate::app::LeadSession;
+use crate::model::{Rubric, Taxonomy};
+use crate::store::Store;
+use crate::{Error, Result};
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
+
+/// A study as it goes onto the team server: everything a local database holds of it that the
+/// server serves (cases, series metadata, tasks, responses, grader scores, ground truth, rubric,
+/// taxonomy). Image bytes stay at the lead's site this round (docs/team-server.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStudy {
+    pub study_id: String,
+    pub title: String,
+    pub description: String,
+    pub rubric: Rubric,
+    pub taxonomy: Taxonomy,
+    pub cases: Vec<TeamStudyCase>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStudyCase {
+    pub case: TeamCase,
+    pub series: Vec<TeamSeries>,
+    pub tasks: Vec<TeamStudyTask>,
+    pub ground_truth: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStudyTask {
+    pub task: TeamTask,
+    pub responses: Vec<TeamStudyResponse>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStudyResponse {
+    pub response: TeamResponse,
+    pub grader_scores: Vec<TeamGraderScore>,
+}
+
+/// Reads `study_id` from a local database for the team server: the lead's decision, since the
+/// copy holds every model's answer, grader output and the ground truth.
+pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> Result<TeamStudy> {
+    let conn = store.read();
+    let fail =
+        |doing: &'static str| move |e: rusqlite::Error| Error::database(store.path(), doing, e);
+    let (study_key, title, description, rubric_json, taxonomy_json): (
+        i64,
+        String,
+        String,
+        String,
+        String,
+    ) = conn
+        .query_row(
+            "SELECT id, title, description, rubric_json, taxonomy_json FROM studies
+             WHERE study_id = ?1",
+            [study_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()
+        .map_err(fail("finding the study"))?
+        .ok_or_else(|| Error::NotFound {
+            what: format!("study {study_id:?}"),
+        })?;
+    type CaseRow = (
+        i64,
+        String,
+        String,
+        String,
+        u32,
+        String,
+        String,
+        String,
+        Option<String>,
+    );
+    let case_rows: Vec<CaseRow> = conn
+        .prepare(
+            "SELECT c.id, c.case_id, c.disease_group, c.modality, c.age, c.sex, c.ehr_json,
+                    c.clinical_note, g.body_json
+             FROM cases c LEFT JOIN ground_truth g ON g.case_ref = c.id
+             WHERE c.study = ?1 ORDER BY c.id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([study_key], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(fail("reading the cases"))?;
+    let mut cases = Vec::with_capacity(case_rows.len());
+    for (key, case_id, disease_group, modality, age, sex, ehr, clinical_note, ground_truth) in
+        case_rows
+    {
+        let what = |field: &str| format!("case {case_id:?}: {field}");
+        cases.push(TeamStudyCase {
+            series: read_series(store, key)?,
+            tasks: read_tasks(store, key)?,
+            ground_truth: ground_truth
+                .map(|text| json(&text, &what("ground_truth")))
+                .transpose()?,
+            case: TeamCase {
+                disease_group,
+                age,
+                modality: stored_enum(&modality, &what("modality"))?,
+                sex: stored_enum(&sex, &what("sex"))?,
+                ehr: json(&ehr, &what("ehr_json"))?,
+                clinical_note,
+                case_id,
+            },
+        });
+    }
+    Ok(TeamStudy {
+        study_id: study_id.to_owned(),
+        title,
+        description,
+        rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
+        taxonomy: crate::store::stored_taxonomy(study_id, &taxonomy_json)?,
+        cases,
+    })
+}
+
+fn read_series(store: &Store, case_key: i64) -> Result<Vec<TeamSeries>> {
+    let rows: Vec<(String, String, String, u32)> = store
+        .read()
+        .prepare(
+            "SELECT s.series_id, s.label, s.kind,
+                    (SELECT count(*) FROM images i WHERE i.series = s.id)
+             FROM series s WHERE s.case_ref = ?1 ORDER BY s.id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([case_key], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect()
+        })
+        .map_err(|e| Error::database(store.path(), "reading the series", e))?;
+    rows.into_iter()
+        .map(|(series_id, label, kind, n_images)| {
+            Ok(TeamSeries {
+                kind: stored_enum(&kind, &format!("series {series_id:?}: kind"))?,
+                series_id,
+                label,
+                n_images,
+            })
+        })
+        .collect()
+}
+
+fn read_tasks(store: &Store, case_key: i64) -> Result<Vec<TeamStudyTask>> {
+    type TaskRow = (i64, String, String, u8, String, String);
+    let rows: Vec<TaskRow> = store
+        .read()
+        .prepare(
+            "SELECT id, task_id, family, level, prompt, key_images_json FROM tasks
+             WHERE case_ref = ?1 ORDER BY id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([case_key], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(|e| Error::database(store.path(), "reading the tasks", e))?;
+    rows.into_iter()
+        .map(|(key, task_id, family, level, prompt, key_images)| {
+            let what = |field: &str| format!("task {task_id:?}: {field}");
+            Ok(TeamStudyTask {
+                responses: read_responses(store, key)?,
+                task: TeamTask {
+                    family: stored_enum(&family, &what("family"))?,
+                    level,
+                    prompt,
+                    key_images: json(&key_images, &what("key_images_json"))?,
+                    task_id,
+                },
+            })
+        })
+        .collect()
+}
+
+fn read_responses(store: &Store, task_key: i64) -> Result<Vec<TeamStudyResponse>> {
+    let fail =
+        |doing: &'static str| move |e: rusqlite::Error| Error::database(store.path(), doing, e);
+    type ResponseRow = (i64, String, u32, String, Option<String>, Option<String>);
+    let rows: Vec<ResponseRow> = store
+        .read()
+        .prepare(
+            "SELECT id, model, sample, answer, rationale, turns_json FROM responses
+             WHERE task = ?1 ORDER BY id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([task_key], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(fail("reading the responses"))?;
+    let mut scores_of = store
+        .read()
+        .prepare(
+            "SELECT grader, score, dimensions_json, errors_json, rationale FROM grader_scores
+             WHERE response = ?1 ORDER BY id",
+        )
+        .map_err(fail("reading the grader scores"))?;
+    let mut responses = Vec::with_capacity(rows.len());
+    for (key, model, sample, answer, rationale, turns) in rows {
+        type ScoreRow = (String, f64, Option<String>, Option<String>, Option<String>);
+        let score_rows: Vec<ScoreRow> = scores_of
+            .query_map([key], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(fail("reading the grader scores"))?;
+        let what = |field: &str| format!("response of {model:?} sample {sample}: {field}");
+        let grader_scores = score_rows
+            .into_iter()
+            .map(|(grader, score, dimensions, errors, rationale)| {
+                Ok(TeamGraderScore {
+                    dimensions: dimensions
+                        .map(|t| json(&t, &what("grader dimensions_json")))
+                        .transpose()?,
+                    errors: errors
+                        .map(|t| json(&t, &what("grader errors_json")))
+                        .transpose()?,
+                    grader,
+                    score,
+                    rationale,
+                })
+            })
+            .collect::<Result<_>>()?;
+        responses.push(TeamStudyResponse {
+            response: TeamResponse {
+                turns: turns.map(|t| json(&t, &what("turns_json"))).transpose()?,
+                model,
+                sample,
+                answer,
+                rationale,
+            },
+            grader_scores,
+        });
+    }
+    Ok(responses)
+}
+
+fn json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Corrupt {
+        what: format!("{what}: {e}"),
+    })
+}
+
+/// Enums are stored as their serde spelling, checked by the schema.
+fn stored_enum<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| Error::Corrupt {
+        what: format!("{what}: {text:?}"),
+    })
+}

@@ -1,0 +1,106 @@
+//! The server crate's one error type, and how each crosses HTTP: a status and a JSON body
+//! `{code, message}` (plus the fields of a refused edit). Clients branch on `code`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use cases::app::team::EditRefusal;
+use serde_json::json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("the database failed: {0}")]
+    Database(#[from] tokio_postgres::Error),
+    #[error("no database connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error("{0}")]
+    Config(String),
+    #[error(
+        "the database was migrated by a newer NeuroRater server (schema version {found}; this \
+         build knows up to {known}): update the server"
+    )]
+    SchemaTooNew { found: i32, known: i32 },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// No session, or an expired one.
+    #[error("log in first (POST /api/login): {0}")]
+    Unauthenticated(&'static str),
+    /// The caller's role in the study does not allow this (decided in `cases::app::team`).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Not there, or not the caller's: another rater's work is "not found", never "forbidden".
+    #[error("{0} was not found")]
+    NotFound(String),
+    /// An argument of the wrong shape; names the field.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{}", refusal_message(.0))]
+    EditRefused(EditRefusal),
+    #[error(transparent)]
+    Domain(#[from] cases::Error),
+}
+
+fn refusal_message(refusal: &EditRefusal) -> &str {
+    match refusal {
+        EditRefusal::Conflict { message, .. }
+        | EditRefusal::Invalid { message, .. }
+        | EditRefusal::Incomplete { message, .. }
+        | EditRefusal::Refused { message } => message,
+    }
+}
+
+pub(crate) fn invalid(field: &str, message: impl Into<String>) -> ServerError {
+    ServerError::Invalid {
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+impl ServerError {
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ServerError::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+            ServerError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ServerError::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            ServerError::EditRefused(refusal) => match refusal {
+                EditRefusal::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
+                EditRefusal::Refused { .. } => (StatusCode::CONFLICT, "refused"),
+                EditRefusal::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+                EditRefusal::Incomplete { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "incomplete"),
+            },
+            ServerError::Domain(cases::Error::NotFound { .. }) => {
+                (StatusCode::NOT_FOUND, "not_found")
+            }
+            ServerError::Database(_)
+            | ServerError::Pool(_)
+            | ServerError::Config(_)
+            | ServerError::SchemaTooNew { .. }
+            | ServerError::Io(_)
+            | ServerError::Domain(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl IntoResponse for ServerError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        let message = self.to_string();
+        if status.is_server_error() {
+            // The operator's log gets the cause; the body says the same without internals.
+            eprintln!("error: {message}");
+        }
+        let mut body = match &self {
+            ServerError::EditRefused(refusal) => {
+                serde_json::to_value(refusal).expect("a refusal serialises")
+            }
+            ServerError::Invalid { field, .. } => json!({ "field": field }),
+            _ => json!({}),
+        };
+        body["code"] = json!(code);
+        body["message"] = json!(message);
+        (status, axum::Json(body)).into_response()
+    }
+}

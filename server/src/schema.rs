@@ -1,0 +1,215 @@
+//! The server's own schema in PostgreSQL, created and migrated at start.
+//!
+//! Migrations are numbered by their place in [`MIGRATIONS`], recorded in `schema_migrations`, and
+//! applied under a session advisory lock: two server processes starting at once on one database
+//! take turns, and the second finds the work done. Never edit a released migration; append.
+
+use crate::error::ServerError;
+use deadpool_postgres::Pool;
+
+/// `pg_advisory_lock` key of the migration step ("NRMIGRAT" as ASCII).
+const MIGRATION_LOCK: i64 = 0x4E52_4D49_4752_4154;
+
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: a study as imported from a local database, accounts and roles, assignments, ratings, the
+    // edits already applied (idempotency), the audit log.
+    r#"
+CREATE TABLE studies (
+    id          bigserial PRIMARY KEY,
+    study_id    text NOT NULL UNIQUE,
+    title       text NOT NULL,
+    description text NOT NULL,
+    rubric      jsonb NOT NULL,
+    taxonomy    jsonb NOT NULL,
+    imported_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- `body` is `cases::app::team::TeamCase` (disease group included: never sent to a rater).
+CREATE TABLE cases (
+    id           bigserial PRIMARY KEY,
+    study        bigint NOT NULL REFERENCES studies(id),
+    case_id      text NOT NULL,
+    body         jsonb NOT NULL,
+    ground_truth jsonb,
+    UNIQUE (study, case_id)
+);
+
+CREATE TABLE series (
+    id        bigserial PRIMARY KEY,
+    case_ref  bigint NOT NULL REFERENCES cases(id),
+    series_id text NOT NULL,
+    body      jsonb NOT NULL,
+    UNIQUE (case_ref, series_id)
+);
+
+CREATE TABLE tasks (
+    id       bigserial PRIMARY KEY,
+    case_ref bigint NOT NULL REFERENCES cases(id),
+    task_id  text NOT NULL,
+    body     jsonb NOT NULL,
+    UNIQUE (case_ref, task_id)
+);
+
+-- Stored responses never change: ratings refer to them. A second import adds new ones only.
+CREATE TABLE responses (
+    id     bigserial PRIMARY KEY,
+    task   bigint NOT NULL REFERENCES tasks(id),
+    model  text NOT NULL,
+    sample integer NOT NULL CHECK (sample >= 0),
+    body   jsonb NOT NULL,
+    UNIQUE (task, model, sample)
+);
+
+CREATE TABLE grader_scores (
+    id       bigserial PRIMARY KEY,
+    response bigint NOT NULL REFERENCES responses(id),
+    grader   text NOT NULL,
+    body     jsonb NOT NULL,
+    UNIQUE (response, grader)
+);
+
+-- Passwords as argon2id PHC strings, never in clear.
+CREATE TABLE accounts (
+    id            bigserial PRIMARY KEY,
+    username      text NOT NULL UNIQUE,
+    password_hash text NOT NULL,
+    site          text NOT NULL,
+    created_at    timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE memberships (
+    account       bigint NOT NULL REFERENCES accounts(id),
+    study         bigint NOT NULL REFERENCES studies(id),
+    role          text NOT NULL CHECK (role IN ('lead', 'curator', 'rater')),
+    reveal_locked boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (account, study)
+);
+
+-- Only the SHA-256 of a session token is stored: a copy of this table logs nobody in.
+CREATE TABLE sessions (
+    token_sha256 text PRIMARY KEY,
+    account      bigint NOT NULL REFERENCES accounts(id),
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    expires_at   timestamptz NOT NULL
+);
+CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+
+-- A one-time code, stored as its SHA-256, for one username's role in one study.
+CREATE TABLE invitations (
+    id          bigserial PRIMARY KEY,
+    code_sha256 text NOT NULL UNIQUE,
+    study       bigint NOT NULL REFERENCES studies(id),
+    username    text NOT NULL,
+    role        text NOT NULL CHECK (role IN ('lead', 'curator', 'rater')),
+    site        text NOT NULL,
+    invited_by  text NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL,
+    accepted_at timestamptz
+);
+
+-- A rater's queue: positions only grow, so a top-up never moves anyone's place.
+CREATE TABLE assignments (
+    id         bigserial PRIMARY KEY,
+    study      bigint NOT NULL REFERENCES studies(id),
+    account    bigint NOT NULL REFERENCES accounts(id),
+    response   bigint NOT NULL REFERENCES responses(id),
+    position   integer NOT NULL CHECK (position >= 1),
+    due_on     date,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (account, response),
+    UNIQUE (study, account, position)
+);
+
+-- `state` is `cases::app::team::TeamRatingState`; `version` counts accepted edits.
+CREATE TABLE ratings (
+    assignment      bigint PRIMARY KEY REFERENCES assignments(id),
+    version         bigint NOT NULL CHECK (version >= 1),
+    status          text NOT NULL CHECK (status IN ('draft', 'submitted')),
+    state           jsonb NOT NULL,
+    seconds_on_task double precision NOT NULL,
+    updated_at      timestamptz NOT NULL,
+    submitted_at    timestamptz,
+    revealed_at     timestamptz
+);
+
+-- Every accepted edit by its client id: a resent edit is answered from here, stored once.
+CREATE TABLE applied_edits (
+    account        bigint NOT NULL REFERENCES accounts(id),
+    edit_id        text NOT NULL,
+    request_sha256 text NOT NULL,
+    assignment     bigint NOT NULL REFERENCES assignments(id),
+    ack            jsonb NOT NULL,
+    at             timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (account, edit_id)
+);
+
+CREATE TABLE audit_log (
+    id     bigserial PRIMARY KEY,
+    at     timestamptz NOT NULL DEFAULT now(),
+    actor  text NOT NULL,
+    action text NOT NULL,
+    entity text NOT NULL,
+    before jsonb,
+    after  jsonb
+);
+
+CREATE FUNCTION audit_log_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
+    FOR EACH ROW EXECUTE FUNCTION audit_log_is_append_only();
+"#,
+];
+
+/// Brings the database to the newest schema this build knows; refuses one from a newer build.
+pub async fn migrate(pool: &Pool) -> Result<(), ServerError> {
+    let mut client = pool.get().await?;
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    let outcome = apply(&mut client).await;
+    // Released whatever happened; the connection returns to the pool.
+    let unlocked = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await;
+    outcome?;
+    unlocked?;
+    Ok(())
+}
+
+async fn apply(client: &mut deadpool_postgres::Client) -> Result<(), ServerError> {
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    integer PRIMARY KEY,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )",
+        )
+        .await?;
+    let applied: i32 = client
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations",
+            &[],
+        )
+        .await?
+        .get(0);
+    let known = MIGRATIONS.len() as i32;
+    if applied > known {
+        return Err(ServerError::SchemaTooNew {
+            found: applied,
+            known,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        let version = index as i32 + 1;
+        let tx = client.transaction().await?;
+        tx.batch_execute(sql).await?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version) VALUES ($1)",
+            &[&version],
+        )
+        .await?;
+        tx.commit().await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,921 @@
+//! Reads and writes of the server's PostgreSQL. Every function that touches a study takes the
+//! session `cases::app::team` made for the caller, so the role check cannot be skipped; every
+//! change runs in one transaction with its audit entry.
+
+use crate::auth::{self, Caller};
+use crate::error::{invalid, ServerError};
+use crate::wire::{
+    EditAck, EditRequest, ImportReport, Invitation, InviteRequest, LoginReply, Me, Membership,
+    Progress, QueueEntry, RaterProgress, SiteProgress, TopUpAdded, TopUpReport, TopUpRequest,
+};
+use cases::app::team::{
+    decide_edit, rater_item, RaterItem, StoredItem, TeamLeadSession, TeamMember, TeamRaterSession,
+    TeamRating, TeamRole, TeamStudy, TeamUnblindedSession,
+};
+use cases::rating::RatingStatus;
+use deadpool_postgres::{GenericClient, Pool, Transaction};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// ISO 8601 UTC with milliseconds, as the desktop store writes times.
+const NOW_TEXT: &str = r#"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#;
+
+fn time_text(column: &str) -> String {
+    format!(r#"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#)
+}
+
+/// `pg_advisory_xact_lock` keys of topping up a study's queues ("NRTOPUP" + the study's key).
+const TOP_UP_LOCK: i64 = 0x4E52_544F_5055_0000;
+
+fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, ServerError> {
+    serde_json::from_value(value).map_err(|e| {
+        ServerError::Domain(cases::Error::Corrupt {
+            what: format!("{what}: {e}"),
+        })
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("the server's values serialise")
+}
+
+fn role_text(role: TeamRole) -> String {
+    match to_json(&role) {
+        Value::String(text) => text,
+        other => unreachable!("a role serialises as a string, got {other}"),
+    }
+}
+
+async fn audit(
+    tx: &Transaction<'_>,
+    actor: &str,
+    action: &str,
+    entity: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Result<(), ServerError> {
+    tx.execute(
+        "INSERT INTO audit_log (actor, action, entity, before, after) VALUES ($1, $2, $3, $4, $5)",
+        &[&actor, &action, &entity, &before, &after],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Copies a study into the server, or adds what a later import brings (new cases, tasks,
+/// responses, grader scores); what is stored never changes. With `lead`, invites that username
+/// as the study's lead unless someone already leads it.
+pub async fn import_study(
+    pool: &Pool,
+    study: &TeamStudy,
+    lead: Option<(&str, &str)>,
+) -> Result<ImportReport, ServerError> {
+    if let Some((username, _)) = lead {
+        auth::check_username(username)?;
+    }
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let study_key: i64 = tx
+        .query_one(
+            "INSERT INTO studies (study_id, title, description, rubric, taxonomy)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (study_id) DO UPDATE SET study_id = EXCLUDED.study_id
+             RETURNING id",
+            &[
+                &study.study_id,
+                &study.title,
+                &study.description,
+                &to_json(&study.rubric),
+                &to_json(&study.taxonomy),
+            ],
+        )
+        .await?
+        .get(0);
+    let (mut cases_added, mut responses_added, mut grader_scores_added) = (0, 0, 0);
+    for case in &study.cases {
+        let inserted = tx
+            .query_opt(
+                "INSERT INTO cases (study, case_id, body, ground_truth) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (study, case_id) DO NOTHING RETURNING id",
+                &[
+                    &study_key,
+                    &case.case.case_id,
+                    &to_json(&case.case),
+                    &case.ground_truth,
+                ],
+            )
+            .await?;
+        cases_added += u64::from(inserted.is_some());
+        let case_key: i64 = tx
+            .query_one(
+                "SELECT id FROM cases WHERE study = $1 AND case_id = $2",
+                &[&study_key, &case.case.case_id],
+            )
+            .await?
+            .get(0);
+        for series in &case.series {
+            tx.execute(
+                "INSERT INTO series (case_ref, series_id, body) VALUES ($1, $2, $3)
+                 ON CONFLICT (case_ref, series_id) DO NOTHING",
+                &[&case_key, &series.series_id, &to_json(series)],
+            )
+            .await?;
+        }
+        for task in &case.tasks {
+            let task_key: i64 = tx
+                .query_one(
+                    "INSERT INTO tasks (case_ref, task_id, body) VALUES ($1, $2, $3)
+                     ON CONFLICT (case_ref, task_id) DO UPDATE SET task_id = EXCLUDED.task_id
+                     RETURNING id",
+                    &[&case_key, &task.task.task_id, &to_json(&task.task)],
+                )
+                .await?
+                .get(0);
+            for response in &task.responses {
+                let sample = i32::try_from(response.response.sample)
+                    .map_err(|_| invalid("sample", "larger than the server stores"))?;
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO responses (task, model, sample, body) VALUES ($1, $2, $3, $4)
+                         ON CONFLICT (task, model, sample) DO NOTHING",
+                        &[
+                            &task_key,
+                            &response.response.model,
+                            &sample,
+                            &to_json(&response.response),
+                        ],
+                    )
+                    .await?;
+                responses_added += inserted;
+                let response_key: i64 = tx
+                    .query_one(
+                        "SELECT id FROM responses WHERE task = $1 AND model = $2 AND sample = $3",
+                        &[&task_key, &response.response.model, &sample],
+                    )
+                    .await?
+                    .get(0);
+                for score in &response.grader_scores {
+                    grader_scores_added += tx
+                        .execute(
+                            "INSERT INTO grader_scores (response, grader, body) VALUES ($1, $2, $3)
+                             ON CONFLICT (response, grader) DO NOTHING",
+                            &[&response_key, &score.grader, &to_json(score)],
+                        )
+                        .await?;
+                }
+            }
+        }
+    }
+    let lead_invitation = match lead {
+        Some((username, site)) => {
+            let led: bool = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM memberships WHERE study = $1 AND role = 'lead')",
+                    &[&study_key],
+                )
+                .await?
+                .get(0);
+            if led {
+                None
+            } else {
+                Some(
+                    create_invitation(&tx, study_key, "import", username, TeamRole::Lead, site)
+                        .await?,
+                )
+            }
+        }
+        None => None,
+    };
+    audit(
+        &tx,
+        "import",
+        "import study",
+        &format!("study:{}", study.study_id),
+        None,
+        Some(&json!({
+            "cases_added": cases_added,
+            "responses_added": responses_added,
+            "grader_scores_added": grader_scores_added,
+        })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(ImportReport {
+        study_id: study.study_id.clone(),
+        cases_added,
+        responses_added,
+        grader_scores_added,
+        lead_invitation,
+    })
+}
+
+async fn create_invitation(
+    tx: &Transaction<'_>,
+    study: i64,
+    invited_by: &str,
+    username: &str,
+    role: TeamRole,
+    site: &str,
+) -> Result<Invitation, ServerError> {
+    let code = auth::new_secret()?;
+    let role_text = role_text(role);
+    let expires_at: String = tx
+        .query_one(
+            &format!(
+                "INSERT INTO invitations (code_sha256, study, username, role, site, invited_by,
+                                          expires_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7))
+                 RETURNING {}",
+                time_text("expires_at")
+            ),
+            &[
+                &auth::secret_sha256(&code),
+                &study,
+                &username,
+                &role_text,
+                &site,
+                &invited_by,
+                &auth::INVITATION_DAYS,
+            ],
+        )
+        .await?
+        .get(0);
+    audit(
+        tx,
+        invited_by,
+        "invite",
+        &format!("invitation:{username}"),
+        None,
+        Some(&json!({ "username": username, "role": role_text, "site": site })),
+    )
+    .await?;
+    Ok(Invitation { code, expires_at })
+}
+
+pub async fn login(
+    pool: &Pool,
+    username: &str,
+    password: String,
+) -> Result<LoginReply, ServerError> {
+    let client = pool.get().await?;
+    let found = client
+        .query_opt(
+            "SELECT id, password_hash FROM accounts WHERE username = $1",
+            &[&username],
+        )
+        .await?;
+    let (account, stored): (Option<i64>, Option<String>) = match found {
+        Some(row) => (Some(row.get(0)), Some(row.get(1))),
+        None => (None, None),
+    };
+    let wrong = ServerError::Unauthenticated("unknown username or wrong password");
+    if !auth::verify_password(password, stored).await? {
+        return Err(wrong);
+    }
+    let account = account.ok_or(wrong)?;
+    let token = auth::new_secret()?;
+    let expires_at: String = client
+        .query_one(
+            &format!(
+                "INSERT INTO sessions (token_sha256, account, expires_at)
+                 VALUES ($1, $2, now() + make_interval(hours => $3)) RETURNING {}",
+                time_text("expires_at")
+            ),
+            &[&auth::secret_sha256(&token), &account, &auth::SESSION_HOURS],
+        )
+        .await?
+        .get(0);
+    // Expired sessions are of no use to anyone; each login sweeps them.
+    client
+        .execute("DELETE FROM sessions WHERE expires_at < now()", &[])
+        .await?;
+    Ok(LoginReply { token, expires_at })
+}
+
+pub async fn logout(pool: &Pool, caller: &Caller) -> Result<(), ServerError> {
+    pool.get()
+        .await?
+        .execute(
+            "DELETE FROM sessions WHERE token_sha256 = $1",
+            &[&caller.token_sha256],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Accepts a one-time code: creates the account (or, for an existing one, checks its password)
+/// and adds the invited role. A used, expired or unknown code is the same "not found".
+pub async fn accept_invitation(
+    pool: &Pool,
+    code: &str,
+    password: String,
+) -> Result<Membership, ServerError> {
+    auth::check_password_shape(&password)?;
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let row = tx
+        .query_opt(
+            "SELECT i.id, i.study, i.username, i.role, i.site, s.study_id, s.title
+             FROM invitations i JOIN studies s ON s.id = i.study
+             WHERE i.code_sha256 = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
+             FOR UPDATE OF i",
+            &[&auth::secret_sha256(code)],
+        )
+        .await?
+        .ok_or_else(|| ServerError::NotFound("an open invitation with this code".into()))?;
+    let (invitation, study, username, role, site, study_id, title): (
+        i64,
+        i64,
+        String,
+        String,
+        String,
+        String,
+        String,
+    ) = (
+        row.get(0),
+        row.get(1),
+        row.get(2),
+        row.get(3),
+        row.get(4),
+        row.get(5),
+        row.get(6),
+    );
+    let existing = tx
+        .query_opt(
+            "SELECT id, password_hash FROM accounts WHERE username = $1 FOR UPDATE",
+            &[&username],
+        )
+        .await?;
+    let account: i64 = match existing {
+        Some(row) => {
+            let stored: String = row.get(1);
+            if !auth::verify_password(password, Some(stored)).await? {
+                return Err(ServerError::Unauthenticated(
+                    "this username has an account: give its current password to accept",
+                ));
+            }
+            row.get(0)
+        }
+        None => {
+            let hash = auth::hash_password(password).await?;
+            tx.query_one(
+                "INSERT INTO accounts (username, password_hash, site) VALUES ($1, $2, $3)
+                 RETURNING id",
+                &[&username, &hash, &site],
+            )
+            .await?
+            .get(0)
+        }
+    };
+    let added = tx
+        .execute(
+            "INSERT INTO memberships (account, study, role) VALUES ($1, $2, $3)
+             ON CONFLICT (account, study) DO NOTHING",
+            &[&account, &study, &role],
+        )
+        .await?;
+    if added == 0 {
+        return Err(ServerError::Conflict(format!(
+            "{username} already has a role in study {study_id}; one role per study"
+        )));
+    }
+    tx.execute(
+        "UPDATE invitations SET accepted_at = now() WHERE id = $1",
+        &[&invitation],
+    )
+    .await?;
+    audit(
+        &tx,
+        &username,
+        "accept invitation",
+        &format!("membership:{study_id}/{username}"),
+        None,
+        Some(&json!({ "role": role, "site": site })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Membership {
+        study_id,
+        title,
+        role: from_json(Value::String(role), "a membership's role")?,
+    })
+}
+
+pub async fn me(pool: &Pool, caller: &Caller) -> Result<Me, ServerError> {
+    let client = pool.get().await?;
+    let site: String = client
+        .query_one(
+            "SELECT site FROM accounts WHERE id = $1",
+            &[&caller.account],
+        )
+        .await?
+        .get(0);
+    let mut studies = Vec::new();
+    for row in client
+        .query(
+            "SELECT s.study_id, s.title, m.role FROM memberships m JOIN studies s ON s.id = m.study
+             WHERE m.account = $1 ORDER BY s.study_id",
+            &[&caller.account],
+        )
+        .await?
+    {
+        studies.push(Membership {
+            study_id: row.get(0),
+            title: row.get(1),
+            role: from_json(Value::String(row.get(2)), "a membership's role")?,
+        });
+    }
+    Ok(Me {
+        username: caller.username.clone(),
+        site,
+        studies,
+    })
+}
+
+/// The caller's membership of `study_id`, for `cases::app::team` to turn into a session. A
+/// study the caller has no role in is "not found": its existence is not confirmed.
+pub async fn member(
+    pool: &Pool,
+    caller: &Caller,
+    study_id: &str,
+) -> Result<TeamMember, ServerError> {
+    let row = pool
+        .get()
+        .await?
+        .query_opt(
+            "SELECT s.id, m.role, m.reveal_locked FROM memberships m
+             JOIN studies s ON s.id = m.study WHERE s.study_id = $1 AND m.account = $2",
+            &[&study_id, &caller.account],
+        )
+        .await?
+        .ok_or_else(|| ServerError::NotFound(format!("study {study_id:?}")))?;
+    Ok(TeamMember {
+        account: caller.account,
+        username: caller.username.clone(),
+        study: row.get(0),
+        role: from_json(Value::String(row.get(1)), "a membership's role")?,
+        reveal_locked: row.get(2),
+    })
+}
+
+pub async fn queue(pool: &Pool, rater: &TeamRaterSession) -> Result<Vec<QueueEntry>, ServerError> {
+    let member = rater.member();
+    let rows = pool
+        .get()
+        .await?
+        .query(
+            "SELECT a.id, a.position, count(*) OVER (), coalesce(r.status, 'not_started'),
+                    coalesce(r.version, 0), to_char(a.due_on, 'YYYY-MM-DD')
+             FROM assignments a LEFT JOIN ratings r ON r.assignment = a.id
+             WHERE a.study = $1 AND a.account = $2 ORDER BY a.position",
+            &[&member.study, &member.account],
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| QueueEntry {
+            assignment: row.get(0),
+            position: row.get(1),
+            total: row.get(2),
+            status: row.get(3),
+            version: row.get(4),
+            due_on: row.get(5),
+        })
+        .collect())
+}
+
+/// Everything stored about one of the member's own assignments; anyone else's is "not found".
+/// With `lock`, the assignment row is locked until the transaction ends: edits of one rating
+/// are decided one at a time, by whichever server process receives them.
+async fn stored_item(
+    client: &impl GenericClient,
+    member: &TeamMember,
+    assignment: i64,
+    lock: bool,
+) -> Result<StoredItem, ServerError> {
+    let sql = format!(
+        "SELECT a.position, (SELECT count(*) FROM assignments q
+                              WHERE q.study = a.study AND q.account = a.account),
+                c.id, c.body, c.ground_truth, t.body, r.body, s.rubric, s.taxonomy,
+                g.state, g.status, g.version, {}, {}
+         FROM assignments a
+         JOIN responses r ON r.id = a.response JOIN tasks t ON t.id = r.task
+         JOIN cases c ON c.id = t.case_ref JOIN studies s ON s.id = a.study
+         LEFT JOIN ratings g ON g.assignment = a.id
+         WHERE a.id = $1 AND a.account = $2 AND a.study = $3 {}",
+        time_text("g.updated_at"),
+        time_text("g.revealed_at"),
+        if lock { "FOR UPDATE OF a" } else { "" }
+    );
+    let row = client
+        .query_opt(&sql, &[&assignment, &member.account, &member.study])
+        .await?
+        .ok_or_else(|| ServerError::NotFound(format!("assignment {assignment} in your queue")))?;
+    let case_key: i64 = row.get(2);
+    let mut series = Vec::new();
+    for s in client
+        .query(
+            "SELECT body FROM series WHERE case_ref = $1 ORDER BY id",
+            &[&case_key],
+        )
+        .await?
+    {
+        series.push(from_json(s.get(0), "a series")?);
+    }
+    let state: Option<Value> = row.get(9);
+    let rating = match state {
+        Some(state) => Some(TeamRating {
+            state: from_json(state, "a rating's state")?,
+            status: from_json(Value::String(row.get(10)), "a rating's status")?,
+            version: row.get(11),
+            updated_at: row.get(12),
+            revealed_at: row.get(13),
+        }),
+        None => None,
+    };
+    let position: i32 = row.get(0);
+    let total: i64 = row.get(1);
+    Ok(StoredItem {
+        assignment,
+        position: position as u32,
+        total: total as u32,
+        case: from_json(row.get(3), "a case")?,
+        ground_truth: row.get(4),
+        task: from_json(row.get(5), "a task")?,
+        response: from_json(row.get(6), "a response")?,
+        rubric: from_json(row.get(7), "the study's rubric")?,
+        taxonomy: from_json(row.get(8), "the study's taxonomy")?,
+        series,
+        rating,
+    })
+}
+
+pub async fn item(
+    pool: &Pool,
+    rater: &TeamRaterSession,
+    assignment: i64,
+) -> Result<RaterItem, ServerError> {
+    let client = pool.get().await?;
+    let stored = stored_item(&client, rater.member(), assignment, false).await?;
+    Ok(rater_item(rater, stored))
+}
+
+fn check_edit_id(edit_id: &str) -> Result<(), ServerError> {
+    let ok = (1..=64).contains(&edit_id.len())
+        && edit_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid("edit_id", "1 to 64 letters, digits, - or _"))
+    }
+}
+
+/// Applies one edit of the rater's own rating, once: a resent edit id gets the acknowledgement
+/// of the first; an edit from a stale version is refused (409) and overwrites nothing. The
+/// acknowledgement is sent after the commit, so an acknowledged edit survives a crash.
+pub async fn apply_edit(
+    pool: &Pool,
+    rater: &TeamRaterSession,
+    assignment: i64,
+    request: &EditRequest,
+) -> Result<EditAck, ServerError> {
+    check_edit_id(&request.edit_id)?;
+    let member = rater.member();
+    let request_sha256: String = Sha256::digest(to_json(request).to_string().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    // Locks the assignment first, so a resend racing its original waits and then finds it.
+    let stored = stored_item(&tx, member, assignment, true).await?;
+    if let Some(row) = tx
+        .query_opt(
+            "SELECT request_sha256, ack FROM applied_edits WHERE account = $1 AND edit_id = $2",
+            &[&member.account, &request.edit_id],
+        )
+        .await?
+    {
+        let first_sha256: String = row.get(0);
+        if first_sha256 != request_sha256 {
+            return Err(ServerError::Conflict(format!(
+                "edit id {:?} was used for a different edit; give each edit its own id",
+                request.edit_id
+            )));
+        }
+        return from_json(row.get(1), "a stored acknowledgement");
+    }
+    let outcome = decide_edit(rater, &stored, request.base_version, &request.edit)
+        .map_err(ServerError::EditRefused)?;
+    let version = request.base_version + 1;
+    let status = match outcome.status {
+        RatingStatus::Draft => "draft",
+        RatingStatus::Submitted => "submitted",
+    };
+    let saved_at: String = tx
+        .query_one(
+            &format!(
+                "INSERT INTO ratings (assignment, version, status, state, seconds_on_task,
+                                      updated_at, submitted_at, revealed_at)
+                 VALUES ($1, $2, $3, $4, $5, now(),
+                         CASE WHEN $3 = 'submitted' THEN now() END,
+                         CASE WHEN $6 THEN now() END)
+                 ON CONFLICT (assignment) DO UPDATE SET
+                     version = EXCLUDED.version, status = EXCLUDED.status,
+                     state = EXCLUDED.state, seconds_on_task = EXCLUDED.seconds_on_task,
+                     updated_at = now(),
+                     submitted_at = CASE WHEN EXCLUDED.status = 'submitted'
+                                         THEN coalesce(ratings.submitted_at, now()) END,
+                     revealed_at = coalesce(ratings.revealed_at, EXCLUDED.revealed_at)
+                 RETURNING {NOW_TEXT}"
+            ),
+            &[
+                &assignment,
+                &version,
+                &status,
+                &to_json(&outcome.state),
+                &outcome.state.scores.seconds_on_task,
+                &outcome.revealed,
+            ],
+        )
+        .await?
+        .get(0);
+    let ack = EditAck {
+        assignment,
+        version,
+        status: status.to_owned(),
+        saved_at,
+    };
+    tx.execute(
+        "INSERT INTO applied_edits (account, edit_id, request_sha256, assignment, ack)
+         VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &member.account,
+            &request.edit_id,
+            &request_sha256,
+            &assignment,
+            &to_json(&ack),
+        ],
+    )
+    .await?;
+    let before = stored.rating.as_ref().map(to_json);
+    audit(
+        &tx,
+        &member.username,
+        edit_action(&request.edit),
+        &format!("assignment:{assignment}"),
+        before.as_ref(),
+        Some(&json!({
+            "version": version,
+            "status": status,
+            "state": outcome.state,
+            "revealed": outcome.revealed,
+            "edit_id": request.edit_id,
+        })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(ack)
+}
+
+fn edit_action(edit: &cases::app::team::TeamEdit) -> &'static str {
+    use cases::app::team::TeamEdit;
+    match edit {
+        TeamEdit::Save { .. } => "save rating",
+        TeamEdit::Submit => "submit rating",
+        TeamEdit::Reopen => "reopen rating",
+        TeamEdit::Reveal => "reveal ground truth",
+    }
+}
+
+pub async fn progress(pool: &Pool, lead: &TeamLeadSession) -> Result<Progress, ServerError> {
+    let rows = pool
+        .get()
+        .await?
+        .query(
+            &format!(
+                "SELECT ac.username, ac.site, m.reveal_locked, count(a.id),
+                        count(*) FILTER (WHERE g.status = 'submitted'),
+                        count(*) FILTER (WHERE g.status = 'draft'),
+                        count(*) FILTER (WHERE a.due_on < current_date
+                                         AND g.status IS DISTINCT FROM 'submitted'),
+                        coalesce(sum(g.seconds_on_task), 0)::double precision,
+                        {}
+                 FROM memberships m JOIN accounts ac ON ac.id = m.account
+                 LEFT JOIN assignments a ON a.account = m.account AND a.study = m.study
+                 LEFT JOIN ratings g ON g.assignment = a.id
+                 WHERE m.study = $1 AND m.role = 'rater'
+                 GROUP BY ac.username, ac.site, m.reveal_locked ORDER BY ac.username",
+                time_text("max(g.updated_at)")
+            ),
+            &[&lead.member().study],
+        )
+        .await?;
+    let raters: Vec<RaterProgress> = rows
+        .into_iter()
+        .map(|row| RaterProgress {
+            username: row.get(0),
+            site: row.get(1),
+            reveal_locked: row.get(2),
+            assigned: row.get(3),
+            submitted: row.get(4),
+            drafts: row.get(5),
+            overdue: row.get(6),
+            seconds_on_task: row.get(7),
+            last_saved_at: row.get(8),
+        })
+        .collect();
+    let mut sites: BTreeMap<&str, SiteProgress> = BTreeMap::new();
+    for rater in &raters {
+        let site = sites.entry(&rater.site).or_insert_with(|| SiteProgress {
+            site: rater.site.clone(),
+            raters: 0,
+            assigned: 0,
+            submitted: 0,
+            overdue: 0,
+            seconds_on_task: 0.0,
+        });
+        site.raters += 1;
+        site.assigned += rater.assigned;
+        site.submitted += rater.submitted;
+        site.overdue += rater.overdue;
+        site.seconds_on_task += rater.seconds_on_task;
+    }
+    let sites = sites.into_values().collect();
+    Ok(Progress { raters, sites })
+}
+
+pub async fn invite(
+    pool: &Pool,
+    lead: &TeamLeadSession,
+    request: &InviteRequest,
+) -> Result<Invitation, ServerError> {
+    auth::check_username(&request.username)?;
+    if request.site.chars().count() > 200 {
+        return Err(invalid("site", "at most 200 characters"));
+    }
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let invitation = create_invitation(
+        &tx,
+        lead.member().study,
+        &lead.member().username,
+        &request.username,
+        request.role,
+        &request.site,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(invitation)
+}
+
+fn check_date(field: &str, text: &str) -> Result<(), ServerError> {
+    let bytes = text.as_bytes();
+    let shaped = bytes.len() == 10
+        && bytes.iter().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if shaped {
+        Ok(())
+    } else {
+        Err(invalid(field, format!("YYYY-MM-DD, got {text:?}")))
+    }
+}
+
+/// Gives each named rater responses of the study they do not have yet, after the end of their
+/// queue, in an order fixed per rater (a hash of username and response): nobody's existing
+/// positions move, and two leads topping up at once take turns.
+pub async fn top_up(
+    pool: &Pool,
+    lead: &TeamLeadSession,
+    request: &TopUpRequest,
+) -> Result<TopUpReport, ServerError> {
+    if let Some(due_on) = &request.due_on {
+        check_date("due_on", due_on)?;
+    }
+    let per_rater = request.per_rater.map_or(i64::MAX, i64::from);
+    let study = lead.member().study;
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&(TOP_UP_LOCK + study)],
+    )
+    .await?;
+    let mut report = Vec::new();
+    for username in &request.raters {
+        let account: i64 = tx
+            .query_opt(
+                "SELECT a.id FROM accounts a JOIN memberships m ON m.account = a.id
+                 WHERE a.username = $1 AND m.study = $2 AND m.role = 'rater'",
+                &[username, &study],
+            )
+            .await?
+            .ok_or_else(|| {
+                invalid(
+                    "raters",
+                    format!("{username:?} is not a rater of this study (invite them first)"),
+                )
+            })?
+            .get(0);
+        let added = tx
+            .execute(
+                "INSERT INTO assignments (study, account, response, position, due_on)
+                 SELECT $1::bigint, $2::bigint, missing.id,
+                        (SELECT coalesce(max(position), 0) FROM assignments
+                          WHERE study = $1 AND account = $2)
+                        + row_number() OVER (ORDER BY missing.turn),
+                        $4::text::date
+                 FROM (SELECT r.id, md5($5::text || ':' || r.id::text) AS turn
+                       FROM responses r JOIN tasks t ON t.id = r.task
+                       JOIN cases c ON c.id = t.case_ref
+                       WHERE c.study = $1 AND NOT EXISTS (
+                           SELECT 1 FROM assignments x WHERE x.account = $2 AND x.response = r.id)
+                       ORDER BY turn LIMIT $3) missing",
+                &[&study, &account, &per_rater, &request.due_on, username],
+            )
+            .await?;
+        report.push(TopUpAdded {
+            username: username.clone(),
+            added: added as i64,
+        });
+    }
+    audit(
+        &tx,
+        &lead.member().username,
+        "top up assignments",
+        &format!("study:{study}"),
+        None,
+        Some(&to_json(
+            &report
+                .iter()
+                .map(|r| (&r.username, r.added))
+                .collect::<Vec<_>>(),
+        )),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(TopUpReport { raters: report })
+}
+
+pub async fn set_reveal_lock(
+    pool: &Pool,
+    lead: &TeamLeadSession,
+    username: &str,
+    locked: bool,
+) -> Result<(), ServerError> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let changed = tx
+        .execute(
+            "UPDATE memberships m SET reveal_locked = $3 FROM accounts a
+             WHERE a.id = m.account AND a.username = $1 AND m.study = $2 AND m.role = 'rater'",
+            &[&username, &lead.member().study, &locked],
+        )
+        .await?;
+    if changed == 0 {
+        return Err(ServerError::NotFound(format!(
+            "rater {username:?} in this study"
+        )));
+    }
+    audit(
+        &tx,
+        &lead.member().username,
+        if locked {
+            "lock reveal"
+        } else {
+            "unlock reveal"
+        },
+        &format!("membership:{}/{username}", lead.member().study),
+        None,
+        Some(&json!({ "reveal_locked": locked })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn ground_truth(
+    pool: &Pool,
+    unblinded: &TeamUnblindedSession,
+    case_id: &str,
+) -> Result<Option<Value>, ServerError> {
+    let row = pool
+        .get()
+        .await?
+        .query_opt(
+            "SELECT ground_truth FROM cases WHERE study = $1 AND case_id = $2",
+            &[&unblinded.member().study, &case_id],
+        )
+        .await?
+        .ok_or_else(|| ServerError::NotFound(format!("case {case_id:?}")))?;
+    Ok(row.get(0))
+}

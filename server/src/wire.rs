@@ -1,0 +1,186 @@
+//! The JSON bodies of the HTTP API, as published in `/openapi.json`. Values that are the
+//! application layer's types (`cases::app::team`) appear as objects; docs/team-server.md lists
+//! their fields.
+
+use cases::app::team::{RaterItem, TeamEdit, TeamRole};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub username: String,
+    pub password: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginReply {
+    /// Send as `Authorization: Bearer TOKEN`; shown once, stored only as its SHA-256.
+    pub token: String,
+    pub expires_at: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptInvitation {
+    /// The one-time code the study lead passed on.
+    pub code: String,
+    /// The new account's password; for an existing account, its current password.
+    pub password: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Membership {
+    pub study_id: String,
+    pub title: String,
+    #[schema(value_type = String, example = "rater")]
+    pub role: TeamRole,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub username: String,
+    pub site: String,
+    pub studies: Vec<Membership>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueEntry {
+    pub assignment: i64,
+    pub position: i32,
+    pub total: i64,
+    /// `not_started`, `draft` or `submitted`.
+    pub status: String,
+    /// The rating's version: the `base_version` of the next edit.
+    pub version: i64,
+    /// YYYY-MM-DD the lead set as due, if any.
+    pub due_on: Option<String>,
+}
+
+/// One blinded item: `cases::app::team::RaterItem`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct Item(pub RaterItem);
+
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditRequest {
+    /// The client's id of this edit (1–64 of letters, digits, `-`, `_`): a resend with the same
+    /// id is answered with the first acknowledgement and stored once.
+    pub edit_id: String,
+    /// The rating's version the edit started from (0 before the first save); any other version
+    /// is refused with 409 and nothing is overwritten.
+    pub base_version: i64,
+    /// `{"kind": "save", "rating": {"scores": {...}, "labels": [...]}}`, or `{"kind": "submit"}`,
+    /// `{"kind": "reopen"}`, `{"kind": "reveal"}`.
+    #[schema(value_type = Object)]
+    pub edit: TeamEdit,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct EditAck {
+    pub assignment: i64,
+    /// The rating's version after this edit.
+    pub version: i64,
+    /// `draft` or `submitted`.
+    pub status: String,
+    pub saved_at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RaterProgress {
+    pub username: String,
+    pub site: String,
+    pub assigned: i64,
+    pub submitted: i64,
+    pub drafts: i64,
+    /// Past their due date and not submitted.
+    pub overdue: i64,
+    pub seconds_on_task: f64,
+    pub reveal_locked: bool,
+    pub last_saved_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SiteProgress {
+    pub site: String,
+    pub raters: i64,
+    pub assigned: i64,
+    pub submitted: i64,
+    pub overdue: i64,
+    pub seconds_on_task: f64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Progress {
+    pub raters: Vec<RaterProgress>,
+    pub sites: Vec<SiteProgress>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InviteRequest {
+    pub username: String,
+    #[schema(value_type = String, example = "rater")]
+    pub role: TeamRole,
+    /// The hospital or reading site, for progress per site.
+    #[serde(default)]
+    pub site: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Invitation {
+    /// Pass it to the invitee by a channel of your own; shown once, stored only as its SHA-256.
+    pub code: String,
+    pub expires_at: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopUpRequest {
+    /// Raters of the study to give more work; each gets responses they do not have yet, after
+    /// the end of their queue.
+    pub raters: Vec<String>,
+    /// At most this many new assignments per rater (default: every response they lack).
+    #[serde(default)]
+    pub per_rater: Option<u32>,
+    /// YYYY-MM-DD by which the new assignments are due.
+    #[serde(default)]
+    pub due_on: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TopUpAdded {
+    pub username: String,
+    pub added: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TopUpReport {
+    pub raters: Vec<TopUpAdded>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevealLock {
+    /// Locked: the rater sees no ground truth and cannot reopen a submitted rating.
+    pub locked: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GroundTruth {
+    pub case_id: String,
+    #[schema(value_type = Object)]
+    pub ground_truth: Option<serde_json::Value>,
+}
+
+/// What `neurorater-server import` did.
+#[derive(Debug, Serialize)]
+pub struct ImportReport {
+    pub study_id: String,
+    pub cases_added: u64,
+    pub responses_added: u64,
+    pub grader_scores_added: u64,
+    /// The lead's one-time code, when the import invited them.
+    pub lead_invitation: Option<Invitation>,
+}

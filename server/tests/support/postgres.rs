@@ -1,0 +1,314 @@
+//! A PostgreSQL cluster of the test's own, in a temporary folder on a free loopback port, and
+//! the team server (`neurorater-server serve`) as a child process on it. Both are stopped when their
+//! guards drop, a failing test included.
+//!
+//! PostgreSQL refuses to run as root: as root (CI containers), initdb and pg_ctl run as the
+//! `postgres` user through `su`, on a folder handed to it.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+const MISSING: &str = "PostgreSQL's server programs (initdb, pg_ctl, psql) were not found in \
+    /usr/lib/postgresql/*/bin: install them with `bash scripts/setup.sh --with-test-tools` \
+    (Debian's `postgresql` package), or name their folder in NEURORATER_PG_BIN";
+
+fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("NEURORATER_PG_BIN") {
+        return PathBuf::from(dir);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect(MISSING)
+        .filter_map(|entry| Some(entry.ok()?.path().join("bin")))
+        .filter(|bin| bin.join("initdb").exists())
+        .collect();
+    // The newest major version: folders are named by it.
+    found.sort_by_key(|p| {
+        p.parent()
+            .and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    found.pop().expect(MISSING)
+}
+
+fn is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("run id -u");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub port: u16,
+    as_postgres: bool,
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        let bin = bin_dir();
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let as_postgres = is_root();
+        if as_postgres {
+            let status = Command::new("chown")
+                .args(["postgres:"])
+                .arg(dir.path())
+                .status()
+                .expect("run chown");
+            assert!(status.success(), "chown postgres {}", dir.path().display());
+        }
+        let cluster = Cluster {
+            bin,
+            port: free_port(),
+            as_postgres,
+            dir,
+        };
+        let data = cluster.dir.path().join("data");
+        cluster.run(&format!(
+            "{} -D {} -A trust -U postgres --no-sync -E UTF8 >/dev/null",
+            cluster.bin.join("initdb").display(),
+            data.display()
+        ));
+        cluster.run(&format!(
+            "{} -D {} -o '-p {} -k {} -c listen_addresses=127.0.0.1' -l {} -w start >/dev/null",
+            cluster.bin.join("pg_ctl").display(),
+            data.display(),
+            cluster.port,
+            cluster.dir.path().display(),
+            cluster.dir.path().join("log").display()
+        ));
+        cluster
+    }
+
+    fn run(&self, command: &str) {
+        let status = if self.as_postgres {
+            Command::new("su")
+                .args(["postgres", "-c", command])
+                .status()
+        } else {
+            Command::new("sh").args(["-c", command]).status()
+        }
+        .expect("run a PostgreSQL program");
+        assert!(status.success(), "{command}: {status}");
+    }
+
+    /// A new, empty database; its URL.
+    pub fn database(&self, name: &str) -> String {
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(name)
+    }
+
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Runs `sql` in `database`; its rows as unaligned text, fields split by `|`.
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-X", "-A", "-t", "-q"])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-d",
+                database,
+                "-v",
+                "ON_ERROR_STOP=1",
+            ])
+            .args(["-c", sql])
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // Immediate: the folder is deleted next; nothing in it needs a clean shutdown.
+        let data = self.dir.path().join("data");
+        let command = format!(
+            "{} -D {} -m immediate stop >/dev/null 2>&1",
+            self.bin.join("pg_ctl").display(),
+            data.display()
+        );
+        let _ = if self.as_postgres {
+            Command::new("su")
+                .args(["postgres", "-c", &command])
+                .status()
+        } else {
+            Command::new("sh").args(["-c", &command]).status()
+        };
+    }
+}
+
+/// `neurorater serve` on a database; its log (stderr) is collected for the checks on it.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    log: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Server {
+    pub fn start(database: &str) -> Server {
+        Server::start_on(database, "127.0.0.1:0")
+    }
+
+    pub fn start_on(database: &str, listen: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neurorater-server"))
+            .args(["serve", "--database", database, "--listen", listen])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start neurorater-server serve");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut stderr = child.stderr.take().unwrap();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+        });
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("the server's first line");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| {
+                panic!(
+                    "the server did not start: {line:?}; log: {}",
+                    String::from_utf8_lossy(&log.lock().unwrap())
+                )
+            })
+            .to_owned();
+        Server { child, base, log }
+    }
+
+    pub fn log(&self) -> String {
+        String::from_utf8_lossy(&self.log.lock().unwrap()).into_owned()
+    }
+
+    /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill.
+    pub fn kill(mut self) -> String {
+        self.child.kill().expect("kill the server");
+        self.child.wait().expect("reap the server");
+        self.log()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+/// HTTP/1.1 over a plain socket, one connection per request: enough for tests, and no HTTP
+/// client crate to build.
+pub struct Http {
+    address: String,
+}
+
+impl Http {
+    pub fn new(base: &str) -> Http {
+        Http {
+            address: base
+                .strip_prefix("http://")
+                .expect("an http:// base")
+                .to_owned(),
+        }
+    }
+
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, String) {
+        self.try_call(method, path, token, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    pub fn try_call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&serde_json::Value>,
+    ) -> std::io::Result<(u16, String)> {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(&self.address)?;
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+        let mut request = format!(
+            "{} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+            method.to_uppercase(),
+            self.address
+        );
+        if let Some(token) = token {
+            request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        if !body.is_empty() {
+            request.push_str(&format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            ));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        stream.write_all(request.as_bytes())?;
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply)?;
+        let reply = String::from_utf8_lossy(&reply).into_owned();
+        let (head, body) = reply.split_once("\r\n\r\n").ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no complete reply")
+        })?;
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
+        Ok((status, body.to_owned()))
+    }
+
+    /// `method path` expecting `status`; the body as JSON (null when empty).
+    pub fn expect(
+        &self,
+        status: u16,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        let (got, text) = self.call(method, path, token, body.as_ref());
+        assert_eq!(got, status, "{method} {path}: {text}");
+        if text.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(&text)
+                .unwrap_or_else(|_| panic!("{method} {path}: not JSON: {text}"))
+        }
+    }
+}

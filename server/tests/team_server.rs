@@ -1,0 +1,663 @@
+//! The team server as it runs: a PostgreSQL cluster started here, the demo study copied onto it
+//! with `neurorater-server import`, `neurorater-server serve` as child processes, and HTTP from
+//! outside.
+//! Every endpoint of `/openapi.json` is probed with every role and with none; a resent edit is
+//! stored once, a stale one refused with 409; two processes on one database act as one; a server
+//! killed with SIGKILL under load loses no acknowledged edit; no log holds a secret.
+
+#[path = "support/postgres.rs"]
+mod postgres;
+
+use cases::progress::NoProgress;
+use cases::rating::DEMO_STUDY_ID;
+use cases::store::Store;
+use postgres::{path_str, Cluster, Http, Server};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Planted in every case's ground truth on the server: found in the lead's view, never in a
+/// rater's before their reveal.
+const GROUND_TRUTH_MARKER: &str = "GT-MARKER-5c1e9a";
+
+/// A person on the server: their password and current token.
+struct Person {
+    username: String,
+    password: String,
+    token: String,
+}
+
+/// The demo study on a fresh cluster and server: a lead, a curator and two raters at two sites,
+/// six assignments each.
+struct Team {
+    cluster: Cluster,
+    database: String,
+    server: Server,
+    http: Http,
+    lead: Person,
+    curator: Person,
+    rater_a: Person,
+    rater_b: Person,
+    /// Every one-time code handed out, for the log check.
+    codes: Vec<String>,
+    models: Vec<String>,
+    graders: Vec<String>,
+}
+
+fn ok_json(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_neurorater-server"))
+        .args(args)
+        .output()
+        .expect("run neurorater-server");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn distinct(db: &Path, sql: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare(sql).unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+fn accept_and_login(http: &Http, username: &str, code: &str) -> Person {
+    let password = format!("{username} long password 42");
+    http.expect(
+        200,
+        "post",
+        "/api/invitations/accept",
+        None,
+        Some(json!({ "code": code, "password": password })),
+    );
+    let login = http.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        Some(json!({ "username": username, "password": password })),
+    );
+    Person {
+        username: username.to_owned(),
+        token: login["token"].as_str().unwrap().to_owned(),
+        password,
+    }
+}
+
+fn study_path(rest: &str) -> String {
+    format!("/api/studies/{DEMO_STUDY_ID}{rest}")
+}
+
+fn team(work: &Path) -> Team {
+    let bundle = work.join("demo");
+    let local = work.join("local.sqlite");
+    cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+    let mut store = Store::open(&local).unwrap();
+    cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
+    drop(store);
+    let models = distinct(&local, "SELECT DISTINCT model FROM responses");
+    let graders = distinct(&local, "SELECT DISTINCT grader FROM grader_scores");
+    assert!(
+        !models.is_empty() && !graders.is_empty(),
+        "the demo has models and a grader"
+    );
+
+    let cluster = Cluster::start();
+    let database = cluster.database("team");
+    let imported = ok_json(&[
+        "import",
+        "--database",
+        &database,
+        "--db",
+        path_str(&local),
+        "--study",
+        DEMO_STUDY_ID,
+        "--lead",
+        "lead",
+        "--lead-site",
+        "Hospital A",
+    ]);
+    assert!(
+        imported["responses_added"].as_u64().unwrap() > 0,
+        "{imported}"
+    );
+    let lead_code = imported["lead_invitation"]["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    cluster.psql(
+        "team",
+        &format!(
+            "UPDATE cases SET ground_truth = coalesce(ground_truth, '{{}}'::jsonb)
+                 || '{{\"planted\": \"{GROUND_TRUTH_MARKER}\"}}'::jsonb"
+        ),
+    );
+
+    let server = Server::start(&database);
+    let http = Http::new(&server.base);
+    let lead = accept_and_login(&http, "lead", &lead_code);
+    let mut codes = vec![lead_code];
+    let mut invite = |username: &str, role: &str, site: &str| {
+        let invitation = http.expect(
+            200,
+            "post",
+            &study_path("/invitations"),
+            Some(&lead.token),
+            Some(json!({ "username": username, "role": role, "site": site })),
+        );
+        let code = invitation["code"].as_str().unwrap().to_owned();
+        codes.push(code.clone());
+        accept_and_login(&http, username, &code)
+    };
+    let curator = invite("curator", "curator", "Hospital A");
+    let rater_a = invite("rater-a", "rater", "Hospital A");
+    let rater_b = invite("rater-b", "rater", "Hospital B");
+    let top_up = http.expect(
+        200,
+        "post",
+        &study_path("/top-up"),
+        Some(&lead.token),
+        Some(json!({ "raters": ["rater-a", "rater-b"], "per_rater": 6 })),
+    );
+    assert_eq!(top_up["raters"][0]["added"], 6, "{top_up}");
+    Team {
+        cluster,
+        database,
+        server,
+        http,
+        lead,
+        curator,
+        rater_a,
+        rater_b,
+        codes,
+        models,
+        graders,
+    }
+}
+
+fn queue(http: &Http, rater: &Person) -> Vec<Value> {
+    let queue = http.expect(200, "get", &study_path("/queue"), Some(&rater.token), None);
+    queue.as_array().unwrap().clone()
+}
+
+fn save(comment: &str, seconds: f64) -> Value {
+    json!({ "kind": "save", "rating": { "scores": { "comment": comment, "seconds_on_task": seconds }, "labels": [] } })
+}
+
+/// A rating with every field submit needs, each dimension at its scale's minimum.
+fn complete_save(rubric: &Value) -> Value {
+    let dimensions: serde_json::Map<String, Value> = rubric["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["id"].as_str().unwrap().to_owned(), d["min"].clone()))
+        .collect();
+    json!({ "kind": "save", "rating": { "scores": {
+        "overall": rubric["overall"]["max"], "correctness": "correct", "confidence": 4,
+        "comment": "complete", "seconds_on_task": 40.0, "dimensions": dimensions
+    }, "labels": [] } })
+}
+
+static EDIT_IDS: AtomicU64 = AtomicU64::new(1);
+
+fn edit_id() -> String {
+    format!("probe-{}", EDIT_IDS.fetch_add(1, Ordering::Relaxed))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Who {
+    Nobody,
+    Lead,
+    Curator,
+    RaterA,
+    RaterB,
+}
+
+#[test]
+fn every_endpoint_answers_each_role_only_what_it_may_see() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+
+    let document = http.expect(200, "get", "/openapi.json", None, None);
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."));
+
+    // Rater A's first item: the one every item path names; rater B must not reach it.
+    let first = queue(http, &t.rater_a)[0]["assignment"].as_i64().unwrap();
+    let a_item = http.expect(
+        200,
+        "get",
+        &study_path(&format!("/items/{first}")),
+        Some(&t.rater_a.token),
+        None,
+    );
+    let case_id = a_item["case"]["case_id"].as_str().unwrap().to_owned();
+
+    // The statuses expected of each operation: nobody, lead, curator, rater A, rater B.
+    let expected: BTreeMap<(&str, &str), [u16; 5]> = BTreeMap::from([
+        (("post", "/api/login"), [200; 5]),
+        (("post", "/api/invitations/accept"), [404; 5]),
+        (("post", "/api/logout"), [401, 204, 204, 204, 204]),
+        (("get", "/api/me"), [401, 200, 200, 200, 200]),
+        (
+            ("get", "/api/studies/{study}/queue"),
+            [401, 403, 403, 200, 200],
+        ),
+        (
+            ("get", "/api/studies/{study}/items/{assignment}"),
+            [401, 403, 403, 200, 404],
+        ),
+        (
+            ("post", "/api/studies/{study}/items/{assignment}/edits"),
+            [401, 403, 403, 200, 404],
+        ),
+        (
+            ("get", "/api/studies/{study}/progress"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
+            ("post", "/api/studies/{study}/invitations"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
+            ("post", "/api/studies/{study}/top-up"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
+            ("put", "/api/studies/{study}/raters/{username}/reveal-lock"),
+            [401, 204, 403, 403, 403],
+        ),
+        (
+            ("get", "/api/studies/{study}/cases/{case_id}/ground-truth"),
+            [401, 200, 200, 403, 403],
+        ),
+    ]);
+    let mut probed = 0;
+    let mut bodies: Vec<(Who, String)> = Vec::new();
+    for (path, operations) in document["paths"].as_object().unwrap() {
+        for method in operations.as_object().unwrap().keys() {
+            let statuses = expected
+                .get(&(method.as_str(), path.as_str()))
+                .unwrap_or_else(|| panic!("{method} {path} is new: add what each role may get"));
+            let concrete = path
+                .replace("{study}", DEMO_STUDY_ID)
+                .replace("{assignment}", &first.to_string())
+                .replace("{username}", &t.rater_a.username)
+                .replace("{case_id}", &case_id);
+            let who_all = [
+                Who::Nobody,
+                Who::Lead,
+                Who::Curator,
+                Who::RaterA,
+                Who::RaterB,
+            ];
+            for (who, status) in who_all.into_iter().zip(statuses) {
+                let person = match who {
+                    Who::Nobody => None,
+                    Who::Lead => Some(&t.lead),
+                    Who::Curator => Some(&t.curator),
+                    Who::RaterA => Some(&t.rater_a),
+                    Who::RaterB => Some(&t.rater_b),
+                };
+                let mut token = person.map(|p| p.token.clone());
+                let body = match path.as_str() {
+                    "/api/login" => Some(
+                        json!({ "username": t.rater_a.username, "password": t.rater_a.password }),
+                    ),
+                    "/api/invitations/accept" => Some(
+                        json!({ "code": "no-such-code", "password": "a long enough password" }),
+                    ),
+                    "/api/logout" => {
+                        // A session of its own, so the probe does not end the one it uses.
+                        token = person.map(|p| {
+                            let login = http.expect(
+                                200,
+                                "post",
+                                "/api/login",
+                                None,
+                                Some(json!({ "username": p.username, "password": p.password })),
+                            );
+                            login["token"].as_str().unwrap().to_owned()
+                        });
+                        None
+                    }
+                    p if p.ends_with("/edits") => {
+                        let version = queue(http, &t.rater_a)[0]["version"].as_i64().unwrap();
+                        Some(
+                            json!({ "edit_id": edit_id(), "base_version": version, "edit": save("probe", 5.0) }),
+                        )
+                    }
+                    p if p.ends_with("/invitations") => Some(
+                        json!({ "username": format!("probe-{probed}"), "role": "rater", "site": "Hospital C" }),
+                    ),
+                    p if p.ends_with("/top-up") => {
+                        Some(json!({ "raters": ["rater-a"], "per_rater": 1 }))
+                    }
+                    p if p.ends_with("/reveal-lock") => Some(json!({ "locked": false })),
+                    _ => None,
+                };
+                let (got, text) = http.call(method, &concrete, token.as_deref(), body.as_ref());
+                assert_eq!(got, *status, "{method} {path} as {who:?}: {text}");
+                bodies.push((who, text));
+                probed += 1;
+            }
+        }
+    }
+    assert_eq!(
+        probed,
+        expected.len() * 5,
+        "every operation of the document was probed"
+    );
+
+    let lead_saw_marker = bodies
+        .iter()
+        .any(|(who, text)| *who == Who::Lead && text.contains(GROUND_TRUTH_MARKER));
+    assert!(
+        lead_saw_marker,
+        "the lead's ground-truth view carries the planted marker"
+    );
+    for (who, text) in &bodies {
+        if matches!(who, Who::RaterA | Who::RaterB | Who::Nobody) {
+            assert!(
+                !text.contains(GROUND_TRUTH_MARKER),
+                "{who:?} got the ground truth: {text}"
+            );
+            assert!(
+                !text.contains("disease_group"),
+                "{who:?} got the disease group: {text}"
+            );
+            for name in t.models.iter().chain(&t.graders) {
+                assert!(
+                    !text.contains(name.as_str()),
+                    "{who:?} got {name:?}: {text}"
+                );
+            }
+        }
+        if *who == Who::RaterB {
+            assert!(
+                !text.contains("probe"),
+                "rater B saw rater A's comment: {text}"
+            );
+        }
+    }
+
+    // The ground truth opens to a rater after they submit and ask, and closes when the lead
+    // locks them; a locked rater cannot reopen.
+    let item_path = study_path(&format!("/items/{first}"));
+    let edits = format!("{item_path}/edits");
+    let rater = Some(t.rater_a.token.as_str());
+    let mut version = queue(http, &t.rater_a)[0]["version"].as_i64().unwrap();
+    for edit in [
+        complete_save(&a_item["rubric"]),
+        json!({ "kind": "submit" }),
+        json!({ "kind": "reveal" }),
+    ] {
+        let ack = http.expect(
+            200,
+            "post",
+            &edits,
+            rater,
+            Some(json!({ "edit_id": edit_id(), "base_version": version, "edit": edit })),
+        );
+        version = ack["version"].as_i64().unwrap();
+    }
+    let revealed = http.expect(200, "get", &item_path, rater, None);
+    assert!(revealed.to_string().contains(GROUND_TRUTH_MARKER));
+    http.expect(
+        204,
+        "put",
+        &study_path("/raters/rater-a/reveal-lock"),
+        Some(&t.lead.token),
+        Some(json!({ "locked": true })),
+    );
+    let locked = http.expect(200, "get", &item_path, rater, None);
+    assert!(!locked.to_string().contains(GROUND_TRUTH_MARKER));
+    let refused = http.expect(
+        409,
+        "post",
+        &edits,
+        rater,
+        Some(
+            json!({ "edit_id": edit_id(), "base_version": version, "edit": { "kind": "reopen" } }),
+        ),
+    );
+    assert_eq!(refused["code"], "refused", "{refused}");
+
+    // Progress per rater and per site reflects what was saved.
+    let progress = http.expect(
+        200,
+        "get",
+        &study_path("/progress"),
+        Some(&t.lead.token),
+        None,
+    );
+    let a = progress["raters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["username"] == "rater-a")
+        .unwrap();
+    assert_eq!(a["submitted"], 1, "{progress}");
+    assert_eq!(a["reveal_locked"], true);
+    let sites: Vec<&str> = progress["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["site"].as_str().unwrap())
+        .collect();
+    assert!(
+        sites.contains(&"Hospital A") && sites.contains(&"Hospital B"),
+        "{progress}"
+    );
+
+    // Logged out is logged out.
+    http.expect(204, "post", "/api/logout", Some(&t.curator.token), None);
+    http.expect(401, "get", "/api/me", Some(&t.curator.token), None);
+
+    let log = t.server.log();
+    assert!(
+        log.contains("POST /api/login 200"),
+        "the log records requests: {log}"
+    );
+    for person in [&t.lead, &t.curator, &t.rater_a, &t.rater_b] {
+        assert!(!log.contains(&person.password), "a password in the log");
+        assert!(!log.contains(&person.token), "a token in the log");
+    }
+    for code in &t.codes {
+        assert!(
+            !log.contains(code.as_str()),
+            "an invitation code in the log"
+        );
+    }
+    let stored = t.cluster.psql(
+        "team",
+        "SELECT string_agg(password_hash, ' ') FROM accounts",
+    );
+    for person in [&t.lead, &t.curator, &t.rater_a, &t.rater_b] {
+        assert!(
+            !stored.contains(&person.password),
+            "a password stored in clear"
+        );
+    }
+}
+
+#[test]
+fn edits_are_stored_once_never_overwrite_and_survive_a_killed_server() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let second = Server::start(&t.database);
+    let (one, two) = (&t.http, &Http::new(&second.base));
+    let rater = Some(t.rater_a.token.as_str());
+    let assignments: Vec<i64> = queue(one, &t.rater_a)
+        .iter()
+        .map(|q| q["assignment"].as_i64().unwrap())
+        .collect();
+    let edits = |assignment: i64| study_path(&format!("/items/{assignment}/edits"));
+    let count = |sql: &str| t.cluster.psql("team", sql).parse::<i64>().unwrap();
+
+    // A resend, to the other process, is answered from the first and stored once.
+    let first = json!({ "edit_id": "e-1", "base_version": 0, "edit": save("first", 10.0) });
+    let ack = one.expect(
+        200,
+        "post",
+        &edits(assignments[0]),
+        rater,
+        Some(first.clone()),
+    );
+    let resent = two.expect(200, "post", &edits(assignments[0]), rater, Some(first));
+    assert_eq!(ack, resent);
+    assert_eq!(ack["version"], 1);
+    assert_eq!(
+        count("SELECT count(*) FROM applied_edits WHERE edit_id = 'e-1'"),
+        1
+    );
+    assert_eq!(
+        count(&format!("SELECT count(*) FROM audit_log WHERE action = 'save rating' AND entity = 'assignment:{}'", assignments[0])),
+        1
+    );
+
+    // An edit from a version that moved on is refused and overwrites nothing.
+    let stale = two.expect(
+        409,
+        "post",
+        &edits(assignments[0]),
+        rater,
+        Some(json!({ "edit_id": "e-2", "base_version": 0, "edit": save("stale", 11.0) })),
+    );
+    assert_eq!(
+        (stale["code"].as_str(), stale["current_version"].as_i64()),
+        (Some("conflict"), Some(1))
+    );
+    let item = one.expect(
+        200,
+        "get",
+        &study_path(&format!("/items/{}", assignments[0])),
+        rater,
+        None,
+    );
+    assert_eq!(item["rating"]["state"]["scores"]["comment"], "first");
+
+    // One process sees what the other stored.
+    two.expect(
+        200,
+        "post",
+        &edits(assignments[0]),
+        rater,
+        Some(json!({ "edit_id": "e-3", "base_version": 1, "edit": save("second", 12.0) })),
+    );
+    let item = one.expect(
+        200,
+        "get",
+        &study_path(&format!("/items/{}", assignments[0])),
+        rater,
+        None,
+    );
+    assert_eq!(
+        (
+            item["rating"]["version"].as_i64(),
+            item["rating"]["state"]["scores"]["comment"].as_str()
+        ),
+        (Some(2), Some("second"))
+    );
+
+    // An edit id reused for other content is refused, not confused with a resend.
+    let reused = one.expect(
+        409,
+        "post",
+        &edits(assignments[0]),
+        rater,
+        Some(json!({ "edit_id": "e-1", "base_version": 2, "edit": save("other", 13.0) })),
+    );
+    assert_eq!(reused["code"], "conflict");
+
+    // Four clients save as fast as acknowledged; the server they use is killed mid-load.
+    let base = t.server.base.clone();
+    let workers: Vec<_> = assignments[1..5]
+        .iter()
+        .map(|&assignment| {
+            let (base, token, path) = (base.clone(), t.rater_a.token.clone(), edits(assignment));
+            std::thread::spawn(move || {
+                let http = Http::new(&base);
+                let mut acked: Vec<(String, i64)> = Vec::new();
+                for n in 0.. {
+                    let id = format!("load-{assignment}-{n}");
+                    let body =
+                        json!({ "edit_id": id, "base_version": n, "edit": save(&id, n as f64) });
+                    match http.try_call("post", &path, Some(&token), Some(&body)) {
+                        Ok((200, _)) => acked.push((id, n + 1)),
+                        Ok((status, text)) => panic!("{id}: {status} {text}"),
+                        // The server is gone: this edit's fate is unknown to the client.
+                        Err(_) => return (acked, body),
+                    }
+                }
+                unreachable!()
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed_log = t.server.kill();
+    let outcomes: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+
+    let restarted = Server::start(&t.database);
+    let again = Http::new(&restarted.base);
+    for (acked, in_flight) in outcomes {
+        assert!(!acked.is_empty(), "the load ran before the kill");
+        for (id, _) in &acked {
+            assert_eq!(
+                count(&format!(
+                    "SELECT count(*) FROM applied_edits WHERE edit_id = '{id}'"
+                )),
+                1,
+                "{id} lost"
+            );
+        }
+        // The client resends what it never saw acknowledged: stored once, whatever happened.
+        let path = in_flight_path(&in_flight);
+        let ack = again.expect(200, "post", &path, rater, Some(in_flight.clone()));
+        let last_acked = acked.last().unwrap().1;
+        assert_eq!(ack["version"].as_i64(), Some(last_acked + 1));
+        let id = in_flight["edit_id"].as_str().unwrap();
+        assert_eq!(
+            count(&format!(
+                "SELECT count(*) FROM applied_edits WHERE edit_id = '{id}'"
+            )),
+            1
+        );
+    }
+    assert!(!killed_log.contains(&t.rater_a.token));
+}
+
+/// The edits path of the assignment a load worker's edit id names (`load-ASSIGNMENT-N`).
+fn in_flight_path(in_flight: &Value) -> String {
+    let id = in_flight["edit_id"].as_str().unwrap();
+    let assignment = id.split('-').nth(1).unwrap();
+    study_path(&format!("/items/{assignment}/edits"))
+}
+
+#[test]
+fn two_servers_starting_at_once_migrate_the_schema_once() {
+    let cluster = Cluster::start();
+    let database = cluster.database("twin");
+    let starting: Vec<_> = (0..2)
+        .map(|_| {
+            let database = database.clone();
+            std::thread::spawn(move || Server::start(&database))
+        })
+        .collect();
+    let servers: Vec<Server> = starting.into_iter().map(|s| s.join().unwrap()).collect();
+    for server in &servers {
+        let document = Http::new(&server.base).expect(200, "get", "/openapi.json", None, None);
+        assert!(document["paths"].as_object().unwrap().len() >= 10);
+        Http::new(&server.base).expect(401, "get", "/api/me", None, None);
+    }
+    assert_eq!(
+        cluster.psql("twin", "SELECT count(*) FROM schema_migrations"),
+        "1"
+    );
+}
