@@ -54,6 +54,12 @@ const COMMANDS: &[&str] = &[
     "workbench_drift",
     "workbench_run",
     "workbench_cancel_run",
+    "new_study_scan",
+    "new_study_cancel",
+    "new_study_label",
+    "new_study_edit_case",
+    "new_study_thumbnails",
+    "new_study_import",
 ];
 
 fn main() {

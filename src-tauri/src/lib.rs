@@ -25,6 +25,7 @@ pub fn build_app<R: Runtime>(
         .manage(cases::app::series::VolumeCache::default())
         .manage(commands::calibration::LastReport::default())
         .manage(commands::workbench::ActiveRun::default())
+        .manage(commands::new_study::NewStudyState::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
@@ -80,6 +81,12 @@ pub fn build_app<R: Runtime>(
             commands::workbench::workbench_drift,
             commands::workbench::workbench_run,
             commands::workbench::workbench_cancel_run,
+            commands::new_study::new_study_scan,
+            commands::new_study::new_study_cancel,
+            commands::new_study::new_study_label,
+            commands::new_study::new_study_edit_case,
+            commands::new_study::new_study_thumbnails,
+            commands::new_study::new_study_import,
         ])
         .setup(|app| {
             let handle = app.handle().clone();

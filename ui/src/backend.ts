@@ -54,6 +54,14 @@ import type {
   StoredSpec,
   VersionDrift,
 } from './lib/workbench/types'
+import type {
+  CaseEdit,
+  DraftCase,
+  ImportReply,
+  NewStudyProgress,
+  ResponsesArg,
+  ScanReply,
+} from './lib/newStudy/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -272,4 +280,49 @@ export const workbenchRun = (name: string, samples: number | null = null) =>
 export const workbenchCancelRun = () => call<boolean>('workbench_cancel_run')
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))
+}
+
+// "New study…" (docs/app.md): the study lead scans a PACS export into a draft, corrects it and
+// imports it. Refused ('refused') while a rater reads blinded here.
+/** Asks for folders holding the export (the native open dialog); empty when the user cancels. */
+export async function chooseExportFolders(): Promise<string[]> {
+  const chosen = await open({ title: 'Folders of the image export', multiple: true, directory: true })
+  if (chosen === null) return []
+  return Array.isArray(chosen) ? chosen : [chosen]
+}
+/** Asks for the folder the study's bundle goes into; null when the user cancels. */
+export async function chooseStudyFolder(): Promise<string | null> {
+  const chosen = await open({ title: 'Folder to put the new study in', multiple: false, directory: true })
+  return typeof chosen === 'string' ? chosen : null
+}
+/** Asks for a harness's responses file (CSV or JSONL); null when the user cancels. */
+export async function chooseResponsesFile(): Promise<string | null> {
+  const chosen = await open({
+    title: "The models' responses",
+    multiple: false,
+    directory: false,
+    filters: [{ name: 'Responses', extensions: ['csv', 'jsonl', 'json'] }],
+  })
+  return typeof chosen === 'string' ? chosen : null
+}
+/** Scans the folders into a draft; `onNewStudyProgress` follows it, `newStudyCancel` stops it. */
+export const newStudyScan = (
+  sources: string[],
+  folder: string,
+  studyId: string,
+  shiftDates: boolean,
+  responses: ResponsesArg | null,
+) => call<ScanReply>('new_study_scan', { sources, folder, studyId, shiftDates, responses })
+/** Stops the scan, or discards the draft; nothing is left behind either way. */
+export const newStudyCancel = () => call<boolean>('new_study_cancel')
+export const newStudyLabel = (caseId: string, seriesId: string, label: string) =>
+  call<DraftCase>('new_study_label', { caseId, seriesId, label })
+export const newStudyEditCase = (caseId: string, edit: CaseEdit) =>
+  call<DraftCase>('new_study_edit_case', { caseId, edit })
+/** A series' thumbnails side by side, one PNG. */
+export const newStudyThumbnails = (caseId: string, seriesId: string) =>
+  call<ArrayBuffer>('new_study_thumbnails', { caseId, seriesId })
+export const newStudyImport = () => call<ImportReply>('new_study_import')
+export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void): Promise<UnlistenFn> {
+  return listen<NewStudyProgress>('new-study-progress', (event) => handler(event.payload))
 }

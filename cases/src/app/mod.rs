@@ -14,6 +14,7 @@
 
 pub mod calibration;
 pub mod curation;
+pub mod new_study;
 pub mod series;
 
 use crate::package::MergeReport;

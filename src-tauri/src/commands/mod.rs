@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod catalog;
 pub mod curation;
 pub mod imaging;
+pub mod new_study;
 pub mod package;
 pub mod rating;
 pub mod startup;
