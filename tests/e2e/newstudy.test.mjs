@@ -55,7 +55,7 @@ before(async () => {
       '1.2.826.0.1.3680043.99902.1,bleed,Is there a bleed?,No,#1\n',
   )
   wrong = join(work, 'wrong.csv')
-  writeFileSync(wrong, 'study,prediction\nZZACC7001,Multiple sclerosis\nZZ-NO-SUCH-STUDY,Stroke\n')
+  writeFileSync(wrong, 'study,question_id,prediction\nZZACC7001,dx,Multiple sclerosis\nZZ-NO-SUCH-STUDY,dx,Stroke\n')
   studies = join(work, 'studies')
   mkdirSync(studies)
   browser = await openSession(['--db', join(work, 'lead.sqlite')])
@@ -86,7 +86,7 @@ test('responses that name no scanned study come back as a file:line table, nothi
   const open = await $(testid('new-study-open'))
   await open.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500, timeoutMsg: 'no "New study…" button' })
   await open.click()
-  await fillForm(wrong, 'case_id=study,answer=prediction')
+  await fillForm(wrong, 'case_id=study,task_id=question_id,answer=prediction')
   await $(testid('new-study-scan')).click()
   const table = await $(testid('new-study-problems'))
   await table.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'no problems table' })
@@ -104,9 +104,13 @@ test('a draft cancelled leaves nothing behind', async () => {
   await draftCases()
   assert.deepEqual(listing(), [`.${STUDY}.draft`, `.${STUDY}.draft.key.csv`])
   await $(testid('new-study-discard')).click()
+  await shot('2-cancelled')
+  await browser.waitUntil(() => listing().length === 0, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `the draft was not removed: ${listing().join(', ')}`,
+  })
   await $(testid('new-study-message')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   assert.match(await $(testid('new-study-message')).getText(), /Cancelled/)
-  assert.deepEqual(listing(), [], 'the draft and its key are gone')
 })
 
 test('the lead scans, sees thumbnails and guesses, corrects a label, sets a group and imports', async () => {
@@ -125,7 +129,7 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
     { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'not every series showed its thumbnails' },
   )
   assert.equal((await browser.$$(testid('draft-guess'))).length, 6, 'every label starts as a guess')
-  await shot('2-review')
+  await shot('3-review')
 
   const mr = await $(`[data-testid="draft-case"][data-case-id="case-002"]`)
   const firstSeries = await mr.$(testid('draft-series'))
@@ -142,21 +146,23 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the disease group is still listed as to be completed',
   })
-  await shot('3-corrected')
+  await shot('4-corrected')
 
   await $(testid('new-study-import')).click()
   const needs = await $(testid('needs-curation'))
   await needs.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the new study’s case list never opened' })
   assert.match(await $('.overview-head').getText(), new RegExp(STUDY))
   const needing = await needs.getText()
-  assert.match(needing, /3 cases need curation/, needing)
-  const mrLine = needing.split('\n').find((l) => l.startsWith('case-002'))
+  assert.match(needing, /3 cases need curation/i, needing)
+  const lines = await needs.$$('li').map((li) => li.getText())
+  assert.equal(lines.length, 3, needing)
+  const mrLine = lines.find((l) => l.startsWith('case-002'))
   assert.ok(mrLine && !mrLine.includes('disease group'), needing)
   const row = await $(`tr[data-case-id="case-002"]`)
   assert.match(await row.getText(), /Multiple sclerosis/)
   assert.match(await row.getText(), /T1\+C/)
   assert.deepEqual(listing(), [STUDY, `${STUDY}.key.csv`], 'the bundle and its key in place, no draft')
-  await shot('4-imported')
+  await shot('5-imported')
 })
 
 test('a rater reads a response of the new study', async () => {
@@ -183,10 +189,15 @@ test('a rater reads a response of the new study', async () => {
   await $(testid('continue')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'no queue for the new study' })
   assert.equal((await browser.$$(testid('queue-row'))).length, 3, 'the three responses of the CSV')
   await $(testid('continue')).click()
-  await $(testid('rationale')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await browser.pause(1000)
+  await shot('6-continued')
+  // The CSV gave answers without rationales: the reader shows the answer to rate.
+  const answer = await $(testid('answer'))
+  await answer.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the reading item never opened' })
+  assert.ok(['Multiple sclerosis', 'Small vessel disease', 'No'].includes(await answer.getText()))
   await $('canvas').waitForExist({ timeout: LOAD_TIMEOUT_MS })
   // Blinded: the model's name is not on the screen.
   assert.doesNotMatch(await $('body').getText(), /vlm-a/)
   await browser.pause(1500)
-  await shot('5-reading')
+  await shot('7-reading')
 })
