@@ -82,6 +82,19 @@ async function draftCases() {
   })
 }
 
+/** Every series shows its strip of thumbnails, decoded by the page (and the layout has settled:
+ * a click aimed before the strips arrive can land on what they push down). */
+async function thumbnailsShown() {
+  await browser.waitUntil(
+    () =>
+      browser.execute(() => {
+        const images = [...document.querySelectorAll('[data-testid="draft-thumbnails"]')]
+        return images.length === 6 && images.every((i) => i.complete && i.naturalWidth >= 96)
+      }),
+    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'not every series showed its thumbnails' },
+  )
+}
+
 test('responses that name no scanned study come back as a file:line table, nothing written', async () => {
   const open = await $(testid('new-study-open'))
   await open.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500, timeoutMsg: 'no "New study…" button' })
@@ -103,6 +116,7 @@ test('a draft cancelled leaves nothing behind', async () => {
   await $(testid('new-study-scan')).click()
   await draftCases()
   assert.deepEqual(listing(), [`.${STUDY}.draft`, `.${STUDY}.draft.key.csv`])
+  await thumbnailsShown()
   await $(testid('new-study-discard')).click()
   await shot('2-cancelled')
   await browser.waitUntil(() => listing().length === 0, {
@@ -119,15 +133,7 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
   await draftCases()
   const found = await $(testid('new-study-found')).getText()
   assert.match(found, /3 cases · 6 series · 8 skipped · 3 responses/, found)
-  // Every series shows its strip of thumbnails, decoded by the page.
-  await browser.waitUntil(
-    () =>
-      browser.execute(() => {
-        const images = [...document.querySelectorAll('[data-testid="draft-thumbnails"]')]
-        return images.length === 6 && images.every((i) => i.complete && i.naturalWidth >= 96)
-      }),
-    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'not every series showed its thumbnails' },
-  )
+  await thumbnailsShown()
   assert.equal((await browser.$$(testid('draft-guess'))).length, 6, 'every label starts as a guess')
   await shot('3-review')
 
