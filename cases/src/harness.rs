@@ -460,17 +460,12 @@ pub fn add_to_bundle(
         .collect();
     let mut added = Vec::new();
     let mut already_there = 0;
+    // Read once per case that names key images: the bundle's own slices, as a harness run on
+    // the bundle's files names them.
+    let mut slice_identities: BTreeMap<String, Result<Vec<(String, Vec<SliceIdentity>)>, String>> =
+        BTreeMap::new();
+    let mut key_images_added: BTreeMap<(String, String), Vec<SliceRef>> = BTreeMap::new();
     for response in responses {
-        if !response.key_images.is_empty() {
-            problem(
-                response.line,
-                "key_images",
-                "key images are resolved by `scaffold --responses`, which knows the original \
-                 files; in a bundle, write them in the task's key_images"
-                    .into(),
-            );
-            continue;
-        }
         let case_id = if bundle.cases.iter().any(|c| c.case.id == response.case_ref) {
             response.case_ref.clone()
         } else if let Some(row) = key_rows.iter().find(|row| {
@@ -515,6 +510,28 @@ pub fn add_to_bundle(
             );
             continue;
         }
+        if !response.key_images.is_empty() {
+            let identities = slice_identities
+                .entry(case_id.clone())
+                .or_insert_with(|| bundle_slices(&bundle.dir, case));
+            let identities = match identities {
+                Ok(identities) => identities,
+                Err(message) => {
+                    problem(response.line, "key_images", message.clone());
+                    continue;
+                }
+            };
+            let wanted = key_images_added
+                .entry((case_id.clone(), response.task_id.clone()))
+                .or_default();
+            for reference in &response.key_images {
+                match resolve_key_image(reference, identities) {
+                    Ok(slice) if !wanted.contains(&slice) => wanted.push(slice),
+                    Ok(_) => {}
+                    Err(message) => problem(response.line, "key_images", message),
+                }
+            }
+        }
         let at = response.line;
         let line = response.into_line(case_id);
         match existing.get(&line.key()) {
@@ -543,6 +560,7 @@ pub fn add_to_bundle(
             message,
         }]
     };
+    let cases = with_key_images(&bundle, key_images_added);
     let mut text = std::fs::read_to_string(&target)
         .map_err(|e| write_problem(format!("cannot be read: {e}")))?;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -552,7 +570,24 @@ pub fn add_to_bundle(
         text.push_str(&serde_json::to_string(line).map_err(|e| write_problem(e.to_string()))?);
         text.push('\n');
     }
-    // Written beside and renamed: the file is whole before or after, never half-written.
+    // Each file written beside and renamed: whole before or after, never half-written. The tasks'
+    // key images go first, so responses never name slices their task does not show.
+    for (path, case) in cases {
+        let mut json =
+            serde_json::to_string_pretty(&case).map_err(|e| write_problem(e.to_string()))?;
+        json.push('\n');
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, json)
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|e| {
+                vec![Problem {
+                    file: path.display().to_string(),
+                    line: None,
+                    field: "-".into(),
+                    message: format!("cannot be written: {e}"),
+                }]
+            })?;
+    }
     let partial = target.with_extension("jsonl.partial");
     std::fs::write(&partial, text)
         .and_then(|()| std::fs::rename(&partial, &target))
@@ -561,6 +596,79 @@ pub fn add_to_bundle(
         added: added.len(),
         already_there,
     })
+}
+
+/// The case files whose tasks gain key images, with where each goes: a key image a response names
+/// is one its task shows (the rater sees the slices the model saw).
+fn with_key_images(
+    bundle: &crate::bundle::Bundle,
+    added: BTreeMap<(String, String), Vec<SliceRef>>,
+) -> Vec<(std::path::PathBuf, crate::model::CaseFile)> {
+    let mut changed: BTreeMap<String, crate::model::CaseFile> = BTreeMap::new();
+    for ((case_id, task_id), slices) in added {
+        let Some(found) = bundle.cases.iter().find(|c| c.case.id == case_id) else {
+            continue;
+        };
+        let case = changed
+            .entry(found.file.clone())
+            .or_insert_with(|| found.case.clone());
+        if let Some(task) = case.tasks.iter_mut().find(|t| t.id == task_id) {
+            for slice in slices {
+                if !task.key_images.contains(&slice) {
+                    task.key_images.push(slice);
+                }
+            }
+        }
+    }
+    changed
+        .into_iter()
+        .filter(|(file, case)| {
+            bundle
+                .cases
+                .iter()
+                .any(|c| &c.file == file && c.case != *case)
+        })
+        .map(|(file, case)| (bundle.dir.join(file), case))
+        .collect()
+}
+
+/// How a harness run on the bundle's own files names their slices: the series' file names, and
+/// for DICOM the SOP Instance UIDs and InstanceNumbers in them, in display order. A NIfTI series
+/// is named by display index only.
+fn bundle_slices(
+    dir: &Path,
+    case: &crate::bundle::BundleCase,
+) -> Result<Vec<(String, Vec<SliceIdentity>)>, String> {
+    case.case
+        .series
+        .iter()
+        .zip(&case.series)
+        .map(|(spec, images)| {
+            if spec.kind == crate::model::SeriesKind::Nifti {
+                return Ok((spec.id.clone(), Vec::new()));
+            }
+            let slices = images
+                .iter()
+                .map(|image| {
+                    let file_name = image.path.rsplit('/').next().unwrap_or_default().to_owned();
+                    let (sop_instance_uid, instance_number) = match spec.kind {
+                        crate::model::SeriesKind::Dicom => {
+                            let meta = crate::imaging::read_dicom_meta(&dir.join(&image.path))
+                                .map_err(|e| e.to_string())?;
+                            (meta.sop_instance_uid, meta.instance_number)
+                        }
+                        _ => (String::new(), None),
+                    };
+                    Ok(SliceIdentity {
+                        file_name,
+                        sop_instance_uid,
+                        instance_number,
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok((spec.id.clone(), slices))
+        })
+        .collect()
 }
 
 /// The rows of a scaffold key: case id, StudyInstanceUID, accession number, source.

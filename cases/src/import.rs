@@ -17,6 +17,7 @@ use serde::Serialize;
 use std::path::Path;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ImportSummary {
     pub study_id: String,
     pub cases: usize,

@@ -4,7 +4,7 @@
 use crate::progress::Bar;
 use crate::Failure;
 use cases::harness::{add_to_bundle, read_responses, ColumnMap, Defaults};
-use cases::scaffold::{scaffold, Outcome, ResponsesInput, ScaffoldOptions};
+use cases::scaffold::{scaffold, Dates, Outcome, ResponsesInput, ScaffoldOptions};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +21,10 @@ pub struct ScaffoldArgs {
     /// The study id in study.json (default: the bundle folder's name).
     #[arg(long)]
     study_id: Option<String>,
+    /// Move every date of a patient by one offset (a year to eleven years back, drawn per run and
+    /// written nowhere) instead of removing dates: intervals between scans stay true.
+    #[arg(long)]
+    shift_dates: bool,
     #[command(flatten)]
     responses: ResponsesArgs,
 }
@@ -62,6 +66,11 @@ pub fn run(args: &ScaffoldArgs) -> Result<(), Failure> {
     let options = ScaffoldOptions {
         study_id: args.study_id.clone(),
         responses: args.responses.input(),
+        dates: if args.shift_dates {
+            Dates::ShiftPerPatient
+        } else {
+            Dates::Remove
+        },
     };
     let bar = Bar::new();
     let outcome = scaffold(&args.sources, &args.out, &options, &bar, &cancel);

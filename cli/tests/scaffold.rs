@@ -428,3 +428,90 @@ fn a_harness_csv_becomes_responses_and_tasks_with_key_images_as_display_indices(
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// `import-responses` resolves key images against the bundle's own files (file name,
+/// InstanceNumber inside the copy, display index), adds them to the task in case.json, and
+/// refuses a key image that names no slice without writing anything.
+#[test]
+fn import_responses_resolves_key_images_by_the_bundles_files_into_the_task() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let export = write_pacs_export(&dir.path().join("export"));
+    let bundle = dir.path().join("study");
+    let csv = dir.path().join("predictions.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "study,question_id,question,prediction\n{},dx,What is the diagnosis?,Multiple sclerosis\n",
+            export.accessions[0]
+        ),
+    )
+    .expect("write");
+    succeeds(&[
+        "scaffold",
+        export.root.to_str().expect("utf-8"),
+        "--out",
+        bundle.to_str().expect("utf-8"),
+        "--responses",
+        csv.to_str().expect("utf-8"),
+        "--map",
+        "case_id=study,task_id=question_id,prompt=question,answer=prediction",
+        "--model",
+        "vlm-a",
+    ]);
+    let case_json = bundle.join("cases").join("case-002").join("case.json");
+    let before = std::fs::read_to_string(&case_json).expect("case.json");
+    assert_eq!(
+        case(&bundle, "case-002")["tasks"][0]["key_images"],
+        serde_json::json!([])
+    );
+
+    let add = |file: &Path| {
+        neurorater(&[
+            "import-responses",
+            file.to_str().expect("utf-8"),
+            "--bundle",
+            bundle.to_str().expect("utf-8"),
+            "--map",
+            "case_id=study,task_id=question_id,answer=prediction,key_images=key_image",
+            "--model",
+            "vlm-b",
+        ])
+    };
+    // The copies are 0001.dcm… in display order; FLAIR instance 4 is display index 3 (its
+    // slices lie at z = 3 × InstanceNumber), so `flair:#4` and `flair:0004.dcm` are one slice.
+    let wrong = dir.path().join("wrong.csv");
+    std::fs::write(
+        &wrong,
+        "study,question_id,prediction,key_image\nZZACC7001,dx,Stroke,flair:0099.dcm\n",
+    )
+    .expect("write");
+    let refused = add(&wrong);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(&format!(
+            "{}:2: key_images: \"flair:0099.dcm\" names no slice",
+            wrong.display()
+        )),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&case_json).expect("case.json"),
+        before
+    );
+
+    let samples = dir.path().join("samples.csv");
+    std::fs::write(
+        &samples,
+        "study,question_id,prediction,key_image\n\
+         ZZACC7001,dx,Stroke,flair:0004.dcm;flair:#4;t2:0\n",
+    )
+    .expect("write");
+    let added = add(&samples);
+    assert!(added.status.success(), "{added:?}");
+    assert_eq!(
+        case(&bundle, "case-002")["tasks"][0]["key_images"],
+        serde_json::json!([{"series": "flair", "slice": 3}, {"series": "t2", "slice": 0}])
+    );
+    let db = dir.path().join("study.sqlite");
+    assert!(import(&bundle, &db).contains("2 responses added"));
+}

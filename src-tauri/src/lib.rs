@@ -44,6 +44,7 @@ pub fn build_app<R: Runtime>(
         .manage(commands::calibration::LastReport::default())
         .manage(commands::workbench::ActiveRun::default())
         .manage(commands::metrics::ActiveMetrics::default())
+        .manage(commands::new_study::NewStudyState::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(ipc().invoke_handler())
         .setup(|app| {

@@ -59,6 +59,8 @@ struct Patient<'a> {
     age: Option<&'a str>,
     birth_date: &'a str,
     study_date: &'a str,
+    /// Two days after the study date: date shifting must keep the interval.
+    acquisition_date_time: &'a str,
     sex: &'a str,
 }
 
@@ -83,6 +85,7 @@ fn dataset(image: &Image<'_>, frames: u32) -> InMemDicomObject {
         (tags::SOP_INSTANCE_UID, VR::UI, &image.sop),
         (tags::STUDY_DATE, VR::DA, p.study_date),
         (tags::STUDY_TIME, VR::TM, "101112"),
+        (tags::ACQUISITION_DATE_TIME, VR::DT, p.acquisition_date_time),
         (tags::ACCESSION_NUMBER, VR::SH, p.accession),
         (tags::MODALITY, VR::CS, image.modality),
         (tags::INSTITUTION_NAME, VR::LO, "ZZPHI Marker Infirmary"),
@@ -250,6 +253,7 @@ pub fn write_pacs_export(root: &Path) -> PacsExport {
         age: Some("034Y"),
         birth_date: "19010203",
         study_date: "19350304",
+        acquisition_date_time: "19350306093000",
         sex: "F",
     };
     let beta = Patient {
@@ -259,6 +263,7 @@ pub fn write_pacs_export(root: &Path) -> PacsExport {
         age: None,
         birth_date: "19020611",
         study_date: "19710610",
+        acquisition_date_time: "19710612093000",
         sex: "M",
     };
     let export = root.join("EXPORT");
@@ -450,6 +455,8 @@ pub fn write_pacs_export(root: &Path) -> PacsExport {
         "19350304",
         "19020611",
         "19710610",
+        "19350306",
+        "19710612",
         "034Y",
         "AX FLAIR",
         "POST GAD",
@@ -581,6 +588,7 @@ pub fn write_scale_export(root: &Path, cases: u32, series: u32, slices: u32, siz
             age: Some("050Y"),
             birth_date: "19010101",
             study_date: "19510101",
+            acquisition_date_time: "19510103093000",
             sex: "F",
         };
         let study = format!("1.2.826.0.1.3680043.99904.{case}");

@@ -58,6 +58,14 @@ import type {
   StoredSpec,
   VersionDrift,
 } from './lib/workbench/types'
+import type {
+  CaseEdit,
+  DraftCase,
+  ImportReply,
+  NewStudyProgress,
+  ResponsesArg,
+  ScanReply,
+} from './lib/newStudy/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
   'invalid_argument',
@@ -289,4 +297,49 @@ export const metricsCompute = (studyId: string) => call<MetricsOutcome>(commands
 export const metricsCancel = () => call<boolean>(commands.metricsCancel())
 export function onMetricsProgress(handler: (progress: MetricsProgress) => void): Promise<UnlistenFn> {
   return listen<MetricsProgress>('metrics-progress', (event) => handler(event.payload))
+}
+
+// "New study…" (docs/app.md): the study lead scans a PACS export into a draft, corrects it and
+// imports it. Refused ('refused') while a rater reads blinded here.
+/** Asks for folders holding the export (the native open dialog); empty when the user cancels. */
+export async function chooseExportFolders(): Promise<string[]> {
+  const chosen = await open({ title: 'Folders of the image export', multiple: true, directory: true })
+  if (chosen === null) return []
+  return Array.isArray(chosen) ? chosen : [chosen]
+}
+/** Asks for the folder the study's bundle goes into; null when the user cancels. */
+export async function chooseStudyFolder(): Promise<string | null> {
+  const chosen = await open({ title: 'Folder to put the new study in', multiple: false, directory: true })
+  return typeof chosen === 'string' ? chosen : null
+}
+/** Asks for a harness's responses file (CSV or JSONL); null when the user cancels. */
+export async function chooseResponsesFile(): Promise<string | null> {
+  const chosen = await open({
+    title: "The models' responses",
+    multiple: false,
+    directory: false,
+    filters: [{ name: 'Responses', extensions: ['csv', 'jsonl', 'json'] }],
+  })
+  return typeof chosen === 'string' ? chosen : null
+}
+/** Scans the folders into a draft; `onNewStudyProgress` follows it, `newStudyCancel` stops it. */
+export const newStudyScan = (
+  sources: string[],
+  folder: string,
+  studyId: string,
+  shiftDates: boolean,
+  responses: ResponsesArg | null,
+) => call<ScanReply>(commands.newStudyScan(sources, folder, studyId, shiftDates, responses))
+/** Stops the scan, or discards the draft; nothing is left behind either way. */
+export const newStudyCancel = () => call<boolean>(commands.newStudyCancel())
+export const newStudyLabel = (caseId: string, seriesId: string, label: string) =>
+  call<DraftCase>(commands.newStudyLabel(caseId, seriesId, label))
+export const newStudyEditCase = (caseId: string, edit: CaseEdit) =>
+  call<DraftCase>(commands.newStudyEditCase(caseId, edit))
+/** A series' thumbnails side by side, one PNG. */
+export const newStudyThumbnails = (caseId: string, seriesId: string) =>
+  call<ArrayBuffer>(commands.newStudyThumbnails(caseId, seriesId))
+export const newStudyImport = () => call<ImportReply>(commands.newStudyImport())
+export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void): Promise<UnlistenFn> {
+  return listen<NewStudyProgress>('new-study-progress', (event) => handler(event.payload))
 }

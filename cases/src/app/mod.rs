@@ -15,6 +15,7 @@
 pub mod calibration;
 pub mod catalog;
 pub mod curation;
+pub mod new_study;
 pub mod series;
 pub mod team;
 

@@ -16,7 +16,8 @@
 //!   data) but a well-formed Adobe APP14, which says how to read its colours, and every comment.
 //!   Anything after the end of the image goes too.
 
-use crate::imaging::{is_identifying, uid_tags_to_replace};
+use super::date_shift;
+use crate::imaging::{is_identifying, is_private, uid_tags_to_replace};
 use crate::{Error, Result};
 use dicom_core::value::Value;
 use dicom_core::{DataElement, PrimitiveValue, Tag, VR};
@@ -37,7 +38,7 @@ fn unreadable(path: &Path, message: String) -> Error {
 pub(super) fn deidentified_dicom(path: &Path, package_id: &str) -> Result<Vec<u8>> {
     let unreadable = |message: String| unreadable(path, message);
     let mut object = open_file(path).map_err(|e| unreadable(format!("reading DICOM: {e}")))?;
-    deidentify(&mut object, package_id);
+    deidentify(&mut object, package_id, Dates::Remove);
     let mut bytes = Vec::new();
     object
         .write_all(&mut bytes)
@@ -45,10 +46,27 @@ pub(super) fn deidentified_dicom(path: &Path, package_id: &str) -> Result<Vec<u8
     Ok(bytes)
 }
 
+/// What happens to dates (DA, DT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dates {
+    /// The basic profile: identifying dates go; others stay as they are.
+    Remove,
+    /// Every date moves by these days (one offset per patient: `date_shift::patient_offset`);
+    /// birth dates and private attributes still go, and a date that cannot be read goes too.
+    Shift { days: i64 },
+}
+
+/// Attributes that go even when dates are shifted: a birth date moved by a few years still
+/// narrows down who the patient is, and the age is kept as its own field.
+const NEVER_SHIFTED: [Tag; 2] = [
+    Tag(0x0010, 0x0030), // Patient's Birth Date
+    Tag(0x0010, 0x0032), // Patient's Birth Time
+];
+
 /// Applies the basic profile to a whole file, its file meta group included. UIDs are replaced
 /// by digests salted with `salt`, so one salt keeps a study's references consistent.
-pub(crate) fn deidentify(object: &mut FileDicomObject<InMemDicomObject>, salt: &str) {
-    clean(object, salt);
+pub(crate) fn deidentify(object: &mut FileDicomObject<InMemDicomObject>, salt: &str, dates: Dates) {
+    clean(object, salt, dates);
     let sop = replacement_uid(salt, object.meta().media_storage_sop_instance_uid());
     let meta = object.meta_mut();
     meta.media_storage_sop_instance_uid = sop;
@@ -62,10 +80,40 @@ pub(crate) fn deidentify(object: &mut FileDicomObject<InMemDicomObject>, salt: &
     meta.update_information_group_length();
 }
 
-fn clean(object: &mut InMemDicomObject, package_id: &str) {
+fn clean(object: &mut InMemDicomObject, package_id: &str, dates: Dates) {
     let tags: Vec<Tag> = object.iter().map(|e| e.header().tag).collect();
     for tag in tags {
-        if is_identifying(tag) {
+        let shift = match dates {
+            Dates::Shift { days } if !is_private(tag) && !NEVER_SHIFTED.contains(&tag) => {
+                Some(days)
+            }
+            _ => None,
+        };
+        let date_vr = object
+            .element(tag)
+            .ok()
+            .map(|e| e.vr())
+            .filter(|vr| matches!(vr, VR::DA | VR::DT));
+        if let (Some(days), Some(vr)) = (shift, date_vr) {
+            let text = object
+                .element(tag)
+                .ok()
+                .and_then(|e| e.to_str().ok())
+                .map(|s| s.into_owned())
+                .unwrap_or_default();
+            let moved = match vr {
+                VR::DA => date_shift::shift_da(&text, days),
+                _ => date_shift::shift_dt(&text, days),
+            };
+            match moved {
+                Some(value) => {
+                    object.put(DataElement::new(tag, vr, PrimitiveValue::from(value)));
+                }
+                None => {
+                    object.remove_element(tag);
+                }
+            }
+        } else if is_identifying(tag) {
             object.remove_element(tag);
         } else if uid_tags_to_replace().contains(&tag) {
             let original = object
@@ -83,7 +131,7 @@ fn clean(object: &mut InMemDicomObject, package_id: &str) {
             object.update_value(tag, |value| {
                 if let Value::Sequence(sequence) = value {
                     for item in sequence.items_mut().iter_mut() {
-                        clean(item, package_id);
+                        clean(item, package_id, dates);
                     }
                 }
             });

@@ -14,6 +14,7 @@
 //! package again changes nothing.
 
 mod archive;
+pub(crate) mod date_shift;
 pub(crate) mod deid;
 mod rater;
 mod results;

@@ -9,7 +9,8 @@
 //!   series per SeriesInstanceUID; localizers are left out and a series whose slices lie in
 //!   several orientations is split, both reported.
 //! - The bundle holds de-identified copies only (PS3.15 basic profile through
-//!   [`crate::package::deid`]: identifying attributes and dates removed, UIDs replaced by salted
+//!   [`crate::package::deid`]: identifying attributes removed, dates removed or shifted by one
+//!   offset per patient ([`Dates`]), UIDs replaced by salted
 //!   digests so references inside the study still agree), pseudonymous case ids `case-001`…,
 //!   age and sex as the case's fields. The key from original study to case id is written beside
 //!   the bundle, mode 0600, never inside it.
@@ -39,6 +40,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// The key's name is the bundle folder's with this appended, beside it.
+pub const KEY_SUFFIX: &str = ".key.csv";
+
 /// What the caller chooses.
 #[derive(Debug, Clone, Default)]
 pub struct ScaffoldOptions {
@@ -47,6 +51,19 @@ pub struct ScaffoldOptions {
     /// A harness's output to write as `responses.jsonl`, its cases named by the harness's own
     /// references (StudyInstanceUID, accession number, BIDS subject/session, folder).
     pub responses: Option<ResponsesInput>,
+    pub dates: Dates,
+}
+
+/// What the de-identified copies keep of dates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Dates {
+    /// The basic profile: dates that could point at a visit are removed.
+    #[default]
+    Remove,
+    /// Every date of one patient moves by the same number of days (a year to eleven years back,
+    /// drawn per run and per patient, written nowhere): intervals between scans stay true.
+    /// Birth dates are still removed.
+    ShiftPerPatient,
 }
 
 /// A harness's responses file and how to read it (see [`crate::harness`]).
@@ -138,7 +155,8 @@ pub fn scaffold(
             if cancel.load(Ordering::Relaxed) {
                 return Found::Cancelled;
             }
-            let found = read_one(path, &staging.join(format!("{index}.dcm")), &salt);
+            let staged = staging.join(format!("{index}.dcm"));
+            let found = read_one(path, &staged, &salt, options.dates);
             progress.advance(done.fetch_add(1, Ordering::Relaxed) + 1);
             found
         })
@@ -240,7 +258,7 @@ enum Found {
     Cancelled,
 }
 
-fn read_one(path: &Path, staged: &Path, salt: &str) -> Found {
+fn read_one(path: &Path, staged: &Path, salt: &str, dates: Dates) -> Found {
     let skipped = |reason: String| {
         Found::Skipped(Skipped {
             path: path.to_path_buf(),
@@ -257,7 +275,7 @@ fn read_one(path: &Path, staged: &Path, salt: &str) -> Found {
         Err(e) => skipped(format!("cannot be read: {e}")),
         Ok(Kind::NotAnImage(reason)) => skipped(reason),
         Ok(Kind::Nifti) => Found::Nifti(path.to_path_buf()),
-        Ok(Kind::Dicom { part10 }) => match scan::read_dicom(path, part10, staged, salt) {
+        Ok(Kind::Dicom { part10 }) => match scan::read_dicom(path, part10, staged, salt, dates) {
             Ok(DicomRead::Image(instance)) => Found::Dicom(instance),
             Ok(DicomRead::Directory(listed)) => Found::Directory(path.to_path_buf(), listed),
             Ok(DicomRead::NotAnImage(reason)) | Err(reason) => skipped(reason),
@@ -779,7 +797,7 @@ impl Target {
                 )));
             }
         }
-        let key = parent.join(format!("{name}.key.csv"));
+        let key = parent.join(format!("{name}{KEY_SUFFIX}"));
         if key.exists() {
             return Err(Error::Io {
                 path: key,

@@ -4,7 +4,7 @@
 
 use super::label::Acquisition;
 use crate::imaging::{self, DicomMeta};
-use crate::package::deid;
+use crate::package::{date_shift, deid};
 use dicom_dictionary_std::tags;
 use dicom_encoding::transfer_syntax::TransferSyntaxIndex;
 use dicom_object::{FileDicomObject, FileMetaTableBuilder, InMemDicomObject, OpenFileOptions};
@@ -192,6 +192,7 @@ pub(super) fn read_dicom(
     part10: bool,
     staged: &Path,
     salt: &str,
+    dates: super::Dates,
 ) -> Result<DicomRead, String> {
     let mut file = if part10 {
         imaging::check_dicom_structure(path, false).map_err(|e| e.reason)?;
@@ -283,10 +284,31 @@ pub(super) fn read_dicom(
         study_uid,
         meta,
     };
-    deid::deidentify(&mut file, salt);
+    let dates = match dates {
+        super::Dates::Remove => deid::Dates::Remove,
+        super::Dates::ShiftPerPatient => deid::Dates::Shift {
+            days: date_shift::patient_offset(salt, &patient_key(&file, &instance.study_uid)),
+        },
+    };
+    deid::deidentify(&mut file, salt, dates);
     file.write_to_file(staged)
         .map_err(|e| format!("writing the de-identified copy {}: {e}", staged.display()))?;
     Ok(DicomRead::Image(Box::new(instance)))
+}
+
+/// Who the patient is within this export, for one date offset per patient: PatientID, else name
+/// and birth date, else the study alone.
+fn patient_key(file: &InMemDicomObject, study_uid: &str) -> String {
+    let text = |tag| imaging::dicom_text(file, tag).unwrap_or_default();
+    let id = text(tags::PATIENT_ID);
+    let name = text(tags::PATIENT_NAME);
+    if !id.is_empty() {
+        format!("id:{id}")
+    } else if !name.is_empty() {
+        format!("name:{name}\0{}", text(tags::PATIENT_BIRTH_DATE))
+    } else {
+        format!("study:{study_uid}")
+    }
 }
 
 /// A bare data set as a Part 10 file, so that the copy is one any DICOM reader opens.

@@ -16,17 +16,23 @@ use cases::marks::Plane;
 use tauri::ipc::{InvokeResponseBody, IpcResponse, Response};
 use tauri::State;
 
-/// A NIfTI-1 file in memory, sent as raw bytes: the webview receives an `ArrayBuffer`, and the
-/// generated bindings say so.
-pub struct NiftiBytes(Response);
+/// Bytes in memory (a NIfTI-1 file, a PNG strip), sent raw: the webview receives an
+/// `ArrayBuffer`, and the generated bindings say so.
+pub struct RawBytes(Response);
 
-impl IpcResponse for NiftiBytes {
+impl RawBytes {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        RawBytes(Response::new(bytes))
+    }
+}
+
+impl IpcResponse for RawBytes {
     fn body(self) -> tauri::Result<InvokeResponseBody> {
         self.0.body()
     }
 }
 
-impl specta::Type for NiftiBytes {
+impl specta::Type for RawBytes {
     fn definition(_: &mut specta::Types) -> specta::datatype::DataType {
         specta::datatype::DataType::Reference(specta_typescript::define("ArrayBuffer"))
     }
@@ -38,12 +44,12 @@ pub async fn series_volume(
     state: State<'_, AppState>,
     cache: State<'_, VolumeCache>,
     series_key: i64,
-) -> Result<NiftiBytes, CommandError> {
+) -> Result<RawBytes, CommandError> {
     let bytes = with_decoded(&state, &cache, series_key, |volume| {
         Ok(volume.to_nifti1_bytes())
     })
     .await?;
-    Ok(NiftiBytes(Response::new(bytes)))
+    Ok(RawBytes::new(bytes))
 }
 
 /// The slice a viewport in `plane` opens on, alone: native slice `slice` (0-based along the
@@ -58,14 +64,14 @@ pub async fn series_opening_slice(
     series_key: i64,
     plane: Plane,
     slice: Option<i64>,
-) -> Result<NiftiBytes, CommandError> {
+) -> Result<RawBytes, CommandError> {
     let bytes = with_decoded(&state, &cache, series_key, move |volume| {
         Ok(opening_slice(volume, plane, slice)?
             .map(|alone| alone.to_nifti1_bytes())
             .unwrap_or_default())
     })
     .await?;
-    Ok(NiftiBytes(Response::new(bytes)))
+    Ok(RawBytes::new(bytes))
 }
 
 /// Runs `respond` on the decoded series, decoding it first unless cached. Only the file list is

@@ -61,4 +61,10 @@ app_commands![
     workbench::workbench_cancel_run,
     metrics::metrics_compute::<tauri::Wry>,
     metrics::metrics_cancel,
+    new_study::new_study_scan::<tauri::Wry>,
+    new_study::new_study_cancel,
+    new_study::new_study_label,
+    new_study::new_study_edit_case,
+    new_study::new_study_thumbnails,
+    new_study::new_study_import::<tauri::Wry>,
 ]

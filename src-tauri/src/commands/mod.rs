@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod curation;
 pub mod imaging;
 pub mod metrics;
+pub mod new_study;
 pub mod package;
 pub mod rating;
 pub mod startup;
