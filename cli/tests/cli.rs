@@ -90,7 +90,7 @@ const CORPUS: &[Broken] = &[
         expected: &[
             r#"cases/ms-01/case.json:15: tasks[0].key_images[0].slice: slice 4 does not exist: series "flair" has 4 slices (counted from 0)"#,
             "grader.jsonl:1: score: 9 is outside the rubric's overall scale 1..5",
-            r#"grader.jsonl:2: errors[0].category: "Z9" is not a category of the taxonomy "neurorater-default-v1""#,
+            r#"grader.jsonl:2: errors[0].category: "Z9" is not a category of the taxonomy "neurorater-default-v2""#,
         ],
     },
     Broken {
