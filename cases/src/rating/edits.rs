@@ -227,21 +227,16 @@ impl Store {
         }
     }
 
-    /// A label's mark must lie inside its series' volume, checked as a curator's lesion marks
-    /// are (`CaseContext::check`): a point off the images would be shown nowhere.
+    /// A label's mark must lie inside its series' volume (`super::mark_outside_volume`).
     fn check_mark_inside(&self, context: &ResponseContext, label: &LabelEdit) -> Result<()> {
         let Some(mark) = &label.mark else {
             return Ok(());
         };
         let case = crate::curation::CaseContext::load_key(self, context.case_key)?;
-        let geometry = case.geometry(self, &mark.series_id)?;
-        mark.check_inside(geometry.dims, &geometry.voxel_to_patient)
-            .map_err(|message| {
-                invalid(
-                    "mark.points_lps_mm",
-                    format!("{message} (series {:?})", mark.series_id),
-                )
-            })
+        match super::mark_outside_volume(self, &case, mark)? {
+            Some(message) => Err(invalid(super::MARK_POINTS_FIELD, message)),
+            None => Ok(()),
+        }
     }
 
     /// The label's rating must be the rater's own; anyone else's label is "not found".
