@@ -489,6 +489,24 @@ fn the_ground_truth_bundle_round_trips_through_import() {
         .unwrap()
         .unwrap();
     assert!(from_bundle.imported_final, "{:?}", from_bundle.source);
+    // The ground-truth export says the same, case by case.
+    let exported_imported_final = |store: &cases::store::Store, case: &str| {
+        let lines = cases::export::export(
+            store,
+            cases::export::What::GroundTruth,
+            cases::export::Format::Jsonl,
+        )
+        .unwrap();
+        lines
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|row| row["case_id"] == case)
+            .unwrap()["imported_final"]
+            .clone()
+    };
+    assert_eq!(exported_imported_final(&f.store, "ms-01"), false);
+    assert_eq!(exported_imported_final(&other.store, "ms-01"), true);
+    assert_eq!(exported_imported_final(&other.store, "ms-02"), true);
     for case in other.store.cases(STUDY).unwrap() {
         assert_eq!(
             curation::current(&other.store, STUDY, &case.id)
