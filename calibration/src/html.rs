@@ -1196,7 +1196,42 @@ fn errors(h: &mut String, report: &Report) {
             );
         }
         h.push_str("</div>");
+        errors_by_model(h, &dist.by_model);
     }
+}
+
+/// Models as rows, categories as columns: how many of each model's reviewed responses carry
+/// each error, so a failure one model has and another lacks (R4 anchoring) is read across a row.
+fn errors_by_model(h: &mut String, by_model: &[crate::report::ModelErrors]) {
+    let Some(first) = by_model.first() else {
+        return;
+    };
+    h.push_str("<h3>Errors per model</h3><p>Responses clinicians labelled with each category, of the model's responses they reviewed (share, 95 % Wilson interval).</p><table><tr><th>model</th><th class=\"num\">reviewed</th>");
+    for category in &first.by_category {
+        let _ = write!(h, "<th class=\"num\">{}</th>", escape(&category.name));
+    }
+    h.push_str("</tr>");
+    for m in by_model {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td>",
+            escape(&m.model),
+            m.reviewed
+        );
+        for category in &m.by_category {
+            let p = &category.share;
+            let _ = write!(
+                h,
+                "<td class=\"num\" title=\"{}–{} %\">{} ({} %)</td>",
+                num(100.0 * p.ci_low, 0),
+                num(100.0 * p.ci_high, 0),
+                p.count,
+                num(100.0 * p.share, 0)
+            );
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
 }
 
 fn bars_svg(shares: &[crate::report::NamedShare]) -> String {

@@ -228,7 +228,7 @@ pub fn default_bucket(category: &str) -> &'static str {
         "P1" | "P2" | "P4" | "P5" | "T1" => "perceptual",
         "P3" | "G2" => "hallucination",
         "G1" => "grounding",
-        "R1" | "R2" | "R3" => "reasoning",
+        "R1" | "R2" | "R3" | "R4" => "reasoning",
         "K1" => "knowledge",
         "C1" => "confidence",
         _ => "other",

@@ -422,6 +422,20 @@ pub struct ErrorDistribution {
     pub total: usize,
     pub by_category: Vec<NamedShare>,
     pub by_bucket: Vec<NamedShare>,
+    /// Per model (the items' `model` group), every category clinicians found in the study: the
+    /// share of the model's reviewed responses labelled with it. This is where a failure one model
+    /// has and another lacks shows, e.g. R4 anchoring in multi-turn consultations. Empty when no
+    /// item names its model (a CSV without a `model` column).
+    pub by_model: Vec<ModelErrors>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelErrors {
+    pub model: String,
+    /// The model's responses clinicians reviewed for errors.
+    pub reviewed: usize,
+    /// Of those, how many carry each category (zero counts included), in code order.
+    pub by_category: Vec<NamedShare>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -2110,7 +2124,48 @@ fn error_distribution(input: &CalibrationInput) -> Option<ErrorDistribution> {
                 .collect(),
         ),
         by_bucket: shares(by_bucket.into_iter().collect()),
+        by_model: errors_by_model(input, &found),
     })
+}
+
+/// Each model's reviewed responses and, per category in `found`, how many of them carry it.
+fn errors_by_model(input: &CalibrationInput, found: &BTreeSet<(&str, &str)>) -> Vec<ModelErrors> {
+    let categories: BTreeSet<&str> = found.iter().map(|(_, category)| *category).collect();
+    let mut reviewed: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for e in &input.errors {
+        // No reviewer left (all excluded) and no label: nobody looked at this item.
+        if e.reviewers.is_empty() && e.clinician_labels.is_empty() {
+            continue;
+        }
+        let model = input
+            .table
+            .items
+            .get(&e.item)
+            .and_then(|info| info.groups.get("model"));
+        if let Some(model) = model {
+            reviewed.entry(model).or_default().insert(&e.item);
+        }
+    }
+    reviewed
+        .into_iter()
+        .map(|(model, items)| ModelErrors {
+            model: model.to_owned(),
+            reviewed: items.len(),
+            by_category: categories
+                .iter()
+                .filter_map(|category| {
+                    let count = items
+                        .iter()
+                        .filter(|item| found.contains(&(**item, *category)))
+                        .count();
+                    Some(NamedShare {
+                        name: (*category).to_owned(),
+                        share: wilson(count, items.len())?,
+                    })
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// A sample counts as correct when most of its judgements say so (a tie counts as incorrect).

@@ -206,6 +206,25 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
             }
         }
     }
+    let mut errors_by_model = line(
+        &[
+            "model", "category", "count", "reviewed", "share", "ci_low", "ci_high",
+        ]
+        .map(String::from),
+    );
+    for m in report.error_distribution.iter().flat_map(|d| &d.by_model) {
+        for s in &m.by_category {
+            errors_by_model.push_str(&line(&[
+                m.model.clone(),
+                s.name.clone(),
+                s.share.count.to_string(),
+                m.reviewed.to_string(),
+                number(Some(s.share.share)),
+                number(Some(s.share.ci_low)),
+                number(Some(s.share.ci_high)),
+            ]));
+        }
+    }
     let (missed, missed_by_model) = missed_findings_tables(report);
     vec![
         ("agreement.csv".to_string(), agreement),
@@ -213,6 +232,10 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
         ("degradation.csv".to_string(), degradation),
         ("pass_at_k.csv".to_string(), pass),
         ("error_distribution.csv".to_string(), errors),
+        (
+            "error_distribution_by_model.csv".to_string(),
+            errors_by_model,
+        ),
         ("intra_rater.csv".to_string(), intra_rater_table(report)),
         ("missed_findings.csv".to_string(), missed),
         ("missed_findings_by_model.csv".to_string(), missed_by_model),

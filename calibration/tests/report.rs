@@ -497,6 +497,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "degradation.csv",
             "pass_at_k.csv",
             "error_distribution.csv",
+            "error_distribution_by_model.csv",
             "intra_rater.csv",
             "missed_findings.csv",
             "missed_findings_by_model.csv",

@@ -181,13 +181,33 @@ fn errors(store: &Store) -> Result<Rows> {
     Ok((columns, rows))
 }
 
+/// Each case's current ground truth, with `imported_final`: whether it is final only as it
+/// arrived (the study bundle's, or `import-ground-truth`), not reviewed by a second curator here.
 fn ground_truth(store: &Store) -> Result<Rows> {
+    use crate::curation::versions::{imported_final, Source, Status, MAIN_BRANCH};
     let rows = query(
         store,
-        "SELECT st.study_id, c.case_id, g.body_json, g.source FROM ground_truth g
-         JOIN cases c ON g.case_ref = c.id JOIN studies st ON c.study = st.id
-         ORDER BY st.study_id, c.case_id",
+        // The current ground truth is the latest final version of main; a case without stored
+        // versions still has the study bundle's.
+        &format!(
+            "SELECT st.study_id, c.case_id, g.body_json, g.source,
+                    coalesce((SELECT v.source FROM ground_truth_versions v
+                              WHERE v.case_ref = g.case_ref AND v.branch = '{MAIN_BRANCH}'
+                                AND v.status = 'final'
+                              ORDER BY v.version DESC LIMIT 1), 'bundle')
+             FROM ground_truth g
+             JOIN cases c ON g.case_ref = c.id JOIN studies st ON c.study = st.id
+             ORDER BY st.study_id, c.case_id"
+        ),
         |row| {
+            let version_source: Source =
+                serde_json::from_value(Value::String(row.get::<_, String>(4)?)).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        4,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })?;
             let mut map = Map::new();
             map.insert("study_id".into(), row.get::<_, String>(0)?.into());
             map.insert("case_id".into(), row.get::<_, String>(1)?.into());
@@ -206,6 +226,10 @@ fn ground_truth(store: &Store) -> Result<Rows> {
                 body.get("difficulty").cloned().unwrap_or(Value::Null),
             );
             map.insert("source".into(), row.get::<_, String>(3)?.into());
+            map.insert(
+                "imported_final".into(),
+                imported_final(Status::Final, version_source).into(),
+            );
             map.insert("ground_truth".into(), body);
             Ok(map)
         },
@@ -217,6 +241,7 @@ fn ground_truth(store: &Store) -> Result<Rows> {
         "diagnosis_code",
         "difficulty",
         "source",
+        "imported_final",
         "ground_truth",
     ]
     .map(String::from)

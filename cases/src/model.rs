@@ -389,11 +389,14 @@ impl Taxonomy {
             ("R1", "faulty inference", "Correct findings, unjustified conclusion.", Text, Reasoning),
             ("R2", "differential error", "A must-not-miss diagnosis is omitted, the ranking is wrong, or the reasoning closes prematurely.", Text, Reasoning),
             ("R3", "internal inconsistency", "Contradicts itself or its own final answer.", Text, Reasoning),
+            ("R4", "anchoring", "Does not revise its hypothesis when a later turn brings contradicting evidence (a follow-up scan, a new finding, a clinician's correction).", Text, Reasoning),
             ("K1", "knowledge gap", "States a wrong medical fact or criterion (e.g. McDonald criteria, vascular territories).", Text, Knowledge),
             ("C1", "miscalibrated confidence", "Over- or under-confident, or hedges inappropriately.", Text, Confidence),
         ];
         Taxonomy {
-            id: "neurorater-default-v1".into(),
+            // v2 added R4 (anchoring). A study keeps the copy stored when it was imported, so
+            // labels made under v1 keep their meaning; the id says which list a study has.
+            id: "neurorater-default-v2".into(),
             categories: categories
                 .into_iter()
                 .map(|(code, name, definition, anchor, bucket)| ErrorCategory {

@@ -489,6 +489,24 @@ fn the_ground_truth_bundle_round_trips_through_import() {
         .unwrap()
         .unwrap();
     assert!(from_bundle.imported_final, "{:?}", from_bundle.source);
+    // The ground-truth export says the same, case by case.
+    let exported_imported_final = |store: &cases::store::Store, case: &str| {
+        let lines = cases::export::export(
+            store,
+            cases::export::What::GroundTruth,
+            cases::export::Format::Jsonl,
+        )
+        .unwrap();
+        lines
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|row| row["case_id"] == case)
+            .unwrap()["imported_final"]
+            .clone()
+    };
+    assert_eq!(exported_imported_final(&f.store, "ms-01"), false);
+    assert_eq!(exported_imported_final(&other.store, "ms-01"), true);
+    assert_eq!(exported_imported_final(&other.store, "ms-02"), true);
     for case in other.store.cases(STUDY).unwrap() {
         assert_eq!(
             curation::current(&other.store, STUDY, &case.id)
@@ -661,6 +679,13 @@ fn a_rater_sees_the_ground_truth_only_after_submitting() {
         .contains("still has 1 response(s) of case stroke-01 to rate"));
     assert!(refused(&mut f.store, other, ids[0]).contains("another rater"));
     rate(&mut f.store, rita, t2[0], "submitted");
+    assert_eq!(
+        f.store
+            .reading_item(rita, ids[0])
+            .unwrap()
+            .ground_truth_seen_at,
+        None
+    );
     let revealed = curation::ground_truth_for_rater(&mut f.store, rita, ids[0]).unwrap();
     assert_eq!(revealed.case_id, "stroke-01");
     assert!(revealed.version.truth.lesions[0]
@@ -673,8 +698,20 @@ fn a_rater_sees_the_ground_truth_only_after_submitting() {
         ),
         1
     );
-    // Seen the truth: neither rating of the case can be reopened and changed any more.
+    // Seen the truth: neither rating of the case can be reopened and changed any more, and
+    // both reading items say since when (the time of the reveal's audit entry).
+    let revealed_at: String = f
+        .store
+        .read()
+        .query_row(
+            "SELECT at FROM audit_log WHERE action = 'ground_truth.revealed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     for assignment in [ids[0], ids[1]] {
+        let item = f.store.reading_item(rita, assignment).unwrap();
+        assert_eq!(item.ground_truth_seen_at.as_ref(), Some(&revealed_at));
         match f.store.reopen_rating(rita, assignment) {
             Err(Error::Rating(cases::rating::RatingError::Refused(message))) => {
                 assert!(
@@ -689,6 +726,13 @@ fn a_rater_sees_the_ground_truth_only_after_submitting() {
     let t3 = responses_of(&f.store, "stroke-01", "t1");
     let omar = assign(&mut f.store, other, &[t3[0]]);
     rate(&mut f.store, other, t3[0], "submitted");
+    assert_eq!(
+        f.store
+            .reading_item(other, omar[0])
+            .unwrap()
+            .ground_truth_seen_at,
+        None
+    );
     f.store.reopen_rating(other, omar[0]).unwrap();
 }
 

@@ -16,7 +16,8 @@ use std::sync::OnceLock;
 /// Geometry read from DICOM text is compared to this (decimal strings carry 6 decimals).
 const POSITION_TOLERANCE_MM: f64 = 1e-3;
 
-/// The taxonomy codes of docs/domain.md, listed here independently of the generator.
+/// The taxonomy codes of docs/domain.md the demo plants (all but R4, anchoring, which is not a
+/// phrase of one answer), listed here independently of the generator.
 const TAXONOMY: [&str; 13] = [
     "P1", "P2", "P3", "P4", "P5", "T1", "G1", "G2", "R1", "R2", "R3", "K1", "C1",
 ];

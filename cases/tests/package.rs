@@ -686,7 +686,8 @@ fn forge_labelled_rating(
 }
 
 #[test]
-fn a_merge_refuses_a_split_character_a_long_comment_and_a_week_on_task_as_the_app_does() {
+fn a_merge_refuses_a_split_character_a_long_comment_a_week_on_task_and_a_mark_off_the_images_as_the_app_does(
+) {
     let mut lead = lead();
     // Every rationale starts with a character outside the BMP (two UTF-16 code units), so a span
     // starting at 1 cuts it in two.
@@ -721,12 +722,23 @@ fn a_merge_refuses_a_split_character_a_long_comment_and_a_week_on_task_as_the_ap
         rating["seconds_on_task"] = (8.0 * 24.0 * 3600.0).into();
         "seconds_on_task".to_owned()
     };
+    // Half a metre above the head: the app refuses such a mark against the series' geometry.
+    let mark_off_the_volume = |rating: &mut serde_json::Value| {
+        let labels = rating["labels"].as_array_mut().unwrap();
+        let index = labels
+            .iter()
+            .position(|l| !l["mark"].is_null())
+            .expect("a label with a mark");
+        labels[index]["mark"]["points_lps_mm"] = serde_json::json!([[1.0, -2.0, 500.0]]);
+        format!("labels[{index}].mark.points_lps_mm")
+    };
     /// Breaks one rule in a rating's JSON and names the field it broke.
     type Forgery<'a> = &'a dyn Fn(&mut serde_json::Value) -> String;
-    let forgeries: [(&str, Forgery); 3] = [
+    let forgeries: [(&str, Forgery); 4] = [
         ("split-character.tar", &split_character),
         ("long-comment.tar", &long_comment),
         ("over-a-week.tar", &over_a_week),
+        ("mark-off-the-volume.tar", &mark_off_the_volume),
     ];
     for (name, forgery) in forgeries {
         let results = export_results(&remote, &dir, name);

@@ -961,6 +961,9 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
         "rating.labels[].mark.plane",
         "rating.labels[].mark.points_lps_mm",
         "rating.labels[].comment",
+        // When this rater saw the case's ground truth (their own reveal, after submitting): a
+        // time, nothing of the truth itself; the screen shows the rating as locked.
+        "ground_truth_seen_at",
     ]
     .map(String::from)
     .into_iter()

@@ -90,7 +90,7 @@ const CORPUS: &[Broken] = &[
         expected: &[
             r#"cases/ms-01/case.json:15: tasks[0].key_images[0].slice: slice 4 does not exist: series "flair" has 4 slices (counted from 0)"#,
             "grader.jsonl:1: score: 9 is outside the rubric's overall scale 1..5",
-            r#"grader.jsonl:2: errors[0].category: "Z9" is not a category of the taxonomy "neurorater-default-v1""#,
+            r#"grader.jsonl:2: errors[0].category: "Z9" is not a category of the taxonomy "neurorater-default-v2""#,
         ],
     },
     Broken {
@@ -363,6 +363,127 @@ fn the_audit_head_anchors_the_log_against_a_cut_tail_and_a_rewrite() {
             && stderr(&rewritten).contains("hashes recomputed"),
         "{}",
         stderr(&rewritten)
+    );
+}
+
+/// An audit entry's hash as docs/security.md (T9) describes it, written out here rather than
+/// taken from `cases`: SHA-256 over the previous hash and the entry's fields, each prefixed by its
+/// length in bytes (u64, little endian), an absent before/after by u64::MAX.
+fn audit_entry_hash(fields: [Option<&str>; 7]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for field in fields {
+        match field {
+            Some(text) => {
+                hasher.update((text.len() as u64).to_le_bytes());
+                hasher.update(text.as_bytes());
+            }
+            None => hasher.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn an_edited_entry_with_every_hash_recomputed_passes_the_chain_but_not_the_head() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("b");
+    write_small_bundle(&bundle, false);
+    let db = work.path().join("db.sqlite");
+    let db_arg = db.to_str().unwrap();
+    assert!(
+        neurorater(&["import", bundle.to_str().unwrap(), "--db", db_arg])
+            .status
+            .success()
+    );
+    for name in ["dr-a", "dr-b"] {
+        let added = neurorater(&["rater", "add", name, "--role", "resident", "--db", db_arg]);
+        assert!(added.status.success(), "{}", stderr(&added));
+    }
+    let head_output = neurorater(&["audit", "head", "--db", db_arg]);
+    let head = String::from_utf8(head_output.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(head.starts_with("3:"), "{head}");
+
+    // Someone with another SQLite client renames the first rater in entry 2 and recomputes the
+    // hash of that entry and of every entry after it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TRIGGER audit_log_is_append_only_update")
+        .unwrap();
+    let after: String = conn
+        .query_row("SELECT after_json FROM audit_log WHERE id = 2", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(after.contains("dr-a"), "{after}");
+    conn.execute(
+        "UPDATE audit_log SET after_json = ?1 WHERE id = 2",
+        [after.replace("dr-a", "dr-z")],
+    )
+    .unwrap();
+    let mut prev: String = conn
+        .query_row("SELECT hash FROM audit_log WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    for id in 2..=3 {
+        let fields: (
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+        ) = conn
+            .query_row(
+                "SELECT at, actor, action, entity, before_json, after_json FROM audit_log
+                 WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
+            )
+            .unwrap();
+        let hash = audit_entry_hash([
+            Some(&prev),
+            Some(&fields.0),
+            Some(&fields.1),
+            Some(&fields.2),
+            Some(&fields.3),
+            fields.4.as_deref(),
+            fields.5.as_deref(),
+        ]);
+        conn.execute(
+            "UPDATE audit_log SET prev_hash = ?1, hash = ?2 WHERE id = ?3",
+            rusqlite::params![prev, hash, id],
+        )
+        .unwrap();
+        prev = hash;
+    }
+    drop(conn);
+
+    // The rewritten chain is valid on its own: the recomputation was done right.
+    let alone = neurorater(&["audit", "verify", "--db", db_arg]);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    // Against the head written down before, entry 3 no longer has its hash.
+    let anchored = neurorater(&["audit", "verify", "--db", db_arg, "--expect-head", &head]);
+    assert_eq!(anchored.status.code(), Some(2));
+    assert!(
+        stderr(&anchored).contains("audit log entry 3 is broken")
+            && stderr(&anchored).contains("hashes recomputed"),
+        "{}",
+        stderr(&anchored)
     );
 }
 

@@ -368,6 +368,6 @@ mod tests {
             json!(["reasoning"])
         );
         let codes = &schema["properties"]["errors"]["items"]["properties"]["category"]["enum"];
-        assert_eq!(codes.as_array().unwrap().len(), 13);
+        assert_eq!(codes.as_array().unwrap().len(), 14);
     }
 }

@@ -173,6 +173,8 @@ export interface ReadingItem {
   taxonomy: TaxonomyCategory[]
   /** This rater's own rating of this read, null before the first edit. */
   rating: RatingView | null
+  /** When this rater saw the case's ground truth; the rating is locked from then on (no reopen). */
+  ground_truth_seen_at: string | null
 }
 
 /** The whole editable state of a rating; each save replaces the draft. */

@@ -5,8 +5,30 @@ use super::versions::{current, Version};
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
-use rusqlite::OptionalExtension;
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
+
+/// The audit action of a reveal; its entity is `ground_truth:STUDY/CASE`, its actor the rater.
+const REVEALED: &str = "ground_truth.revealed";
+
+/// When the rater (`rater`, a key) first saw the ground truth of the case `case_key`, if ever:
+/// the one definition the reveal lock (`reopen_rating`) and the reading item read.
+pub(crate) fn ground_truth_seen_at(
+    conn: &Connection,
+    case_key: i64,
+    rater: i64,
+) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT a.at FROM cases c JOIN studies st ON c.study = st.id
+         JOIN audit_log a ON a.entity = 'ground_truth:' || st.study_id || '/' || c.case_id
+         WHERE c.id = ?1 AND a.action = ?2
+           AND a.actor = (SELECT name FROM raters WHERE id = ?3)
+         ORDER BY a.id LIMIT 1",
+        params![case_key, REVEALED, rater],
+        |r| r.get(0),
+    )
+    .optional()
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -32,7 +54,7 @@ pub fn ground_truth_for_rater(
     store.write(|w| {
         w.audit(&Entry {
             actor: &name,
-            action: "ground_truth.revealed",
+            action: REVEALED,
             entity: &format!("ground_truth:{study_id}/{case_id}"),
             before: None,
             after: Some(&serde_json::json!({

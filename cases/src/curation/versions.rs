@@ -90,6 +90,13 @@ pub struct Version {
     pub truth: CuratedTruth,
 }
 
+/// Whether a version is final as it arrived (the study bundle's, or a ground-truth bundle's
+/// final case) rather than finalised by a second curator here: the one definition the curator's
+/// screen, the history and the ground-truth export show.
+pub(crate) fn imported_final(status: Status, source: Source) -> bool {
+    status == Status::Final && matches!(source, Source::Bundle | Source::Import)
+}
+
 /// One save: `based_on` is the version the curator started from (`None`: from nothing).
 #[derive(Debug, Clone)]
 pub struct Edit<'a> {
@@ -529,7 +536,7 @@ pub(crate) fn bundle_version(store: &Store, case: &CaseContext) -> Result<Option
         author: None,
         created_at: None,
         reviews: Vec::new(),
-        imported_final: true,
+        imported_final: imported_final(Status::Final, Source::Bundle),
         truth: case.curated_from_bundle(store, &truth)?,
     }))
 }
@@ -590,8 +597,7 @@ fn stored_versions(store: &Store, case_key: i64) -> Result<Vec<Version>> {
             author,
             created_at: Some(created_at),
             reviews,
-            imported_final: status == Status::Final
-                && matches!(source, Source::Bundle | Source::Import),
+            imported_final: imported_final(status, source),
             truth: parse_body(&body, &format!("case key {case_key}"))?,
         });
     }

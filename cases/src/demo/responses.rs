@@ -22,7 +22,8 @@ pub(crate) struct Generated {
     pub(crate) ratings_csv: String,
 }
 
-/// The default taxonomy's codes, in docs/domain.md order.
+/// The default taxonomy's codes the demo plants, in docs/domain.md order: all but R4 (anchoring),
+/// a first hypothesis kept after a contradicting follow-up turn, not a phrase to swap in.
 pub(crate) const CODES: [&str; 13] = [
     "P1", "P2", "P3", "P4", "P5", "T1", "G1", "G2", "R1", "R2", "R3", "K1", "C1",
 ];

@@ -565,6 +565,8 @@ fn plan_merge(
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     let mut seen_items = BTreeMap::new();
+    // Cases by key, each keeping its series' decoded geometry for the marks of every label.
+    let mut cases = BTreeMap::new();
     for (line, rating) in ratings {
         if let Some(first) = seen_items.insert(rating.item, line) {
             problems.push(Problem {
@@ -594,7 +596,11 @@ fn plan_merge(
             continue;
         };
         let context = crate::rating::response_context(conn, store.path(), response)?;
-        for (field, message) in violations(&context, &rating) {
+        let mut found = violations(&context, &rating);
+        if found.is_empty() {
+            found = marks_outside_volume(store, &mut cases, &context, &rating)?;
+        }
+        for (field, message) in found {
             problems.push(Problem {
                 file: RATINGS.into(),
                 line: Some(line),
@@ -763,6 +769,33 @@ fn write_merge(
         }
         Ok(())
     })
+}
+
+/// Labels whose mark lies outside its series' volume, as an edit in the app is refused for
+/// (`rating::mark_outside_volume`): `(field, message)` pairs as [`violations`] gives them.
+fn marks_outside_volume(
+    store: &Store,
+    cases: &mut BTreeMap<i64, crate::curation::CaseContext>,
+    context: &ResponseContext,
+    rating: &ResultRating,
+) -> Result<Vec<(String, String)>> {
+    let mut found = Vec::new();
+    for (index, label) in rating.labels.iter().enumerate() {
+        let Some(mark) = &label.mark else { continue };
+        let case = match cases.entry(context.case_key) {
+            std::collections::btree_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => slot.insert(
+                crate::curation::CaseContext::load_key(store, context.case_key)?,
+            ),
+        };
+        if let Some(message) = crate::rating::mark_outside_volume(store, case, mark)? {
+            found.push((
+                format!("labels[{index}].{}", crate::rating::MARK_POINTS_FIELD),
+                message,
+            ));
+        }
+    }
+    Ok(found)
 }
 
 /// The rules an edit in the app obeys (`rating/rules.rs`), on a rating that arrives whole:

@@ -13,7 +13,7 @@ use crate::marks::Mark;
 use crate::store::audit::Entry;
 use crate::store::{Store, Write};
 use crate::{Error, Result};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -207,21 +207,15 @@ impl Store {
         })
     }
 
-    /// Whether the rater revealed the ground truth of the target's case: every reveal is audited
-    /// (`ground_truth.revealed` on `ground_truth:STUDY/CASE`, the rater as actor).
+    /// Refused once the rater has seen the ground truth of the target's case (every reveal is
+    /// audited; `curation::reveal::ground_truth_seen_at`).
     fn refuse_after_reveal(&self, target: &Target) -> Result<()> {
-        let revealed_at: Option<String> = self
-            .read()
-            .query_row(
-                "SELECT a.at FROM cases c JOIN studies st ON c.study = st.id
-                 JOIN audit_log a ON a.entity = 'ground_truth:' || st.study_id || '/' || c.case_id
-                 WHERE c.id = ?1 AND a.action = 'ground_truth.revealed' AND a.actor = ?2
-                 ORDER BY a.id LIMIT 1",
-                params![target.context.case_key, target.actor],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail("checking for a ground-truth reveal"))?;
+        let revealed_at = crate::curation::reveal::ground_truth_seen_at(
+            self.read(),
+            target.context.case_key,
+            target.rater,
+        )
+        .map_err(self.fail("checking for a ground-truth reveal"))?;
         match revealed_at {
             Some(at) => Err(refused(format!(
                 "this rating is locked: you saw the case's ground truth at {at}, and a rating \
@@ -231,21 +225,16 @@ impl Store {
         }
     }
 
-    /// A label's mark must lie inside its series' volume, checked as a curator's lesion marks
-    /// are (`CaseContext::check`): a point off the images would be shown nowhere.
+    /// A label's mark must lie inside its series' volume (`super::mark_outside_volume`).
     fn check_mark_inside(&self, context: &ResponseContext, label: &LabelEdit) -> Result<()> {
         let Some(mark) = &label.mark else {
             return Ok(());
         };
         let case = crate::curation::CaseContext::load_key(self, context.case_key)?;
-        let geometry = case.geometry(self, &mark.series_id)?;
-        mark.check_inside(geometry.dims, &geometry.voxel_to_patient)
-            .map_err(|message| {
-                invalid(
-                    "mark.points_lps_mm",
-                    format!("{message} (series {:?})", mark.series_id),
-                )
-            })
+        match super::mark_outside_volume(self, &case, mark)? {
+            Some(message) => Err(invalid(super::MARK_POINTS_FIELD, message)),
+            None => Ok(()),
+        }
     }
 
     /// The label's rating must be the rater's own; anyone else's label is "not found".

@@ -59,6 +59,26 @@ pub(crate) fn refused(message: impl Into<String>) -> Error {
     Error::Rating(RatingError::Refused(message.into()))
 }
 
+/// The field a mark outside its series' volume is reported under.
+pub(crate) const MARK_POINTS_FIELD: &str = "mark.points_lps_mm";
+
+/// Why a label's mark lies outside its series' volume, if it does: checked as a curator's lesion
+/// marks are (`Mark::check_inside`), for the app's label edits and a merged results package
+/// alike (a point off the images would be shown nowhere). `case` keeps each series' decoded
+/// geometry, so a merge of many labels decodes a series once. The mark must name one of the
+/// case's series (`rules::label_violations` checks that first).
+pub(crate) fn mark_outside_volume(
+    store: &Store,
+    case: &crate::curation::CaseContext,
+    mark: &crate::marks::Mark,
+) -> Result<Option<String>> {
+    let geometry = case.geometry(store, &mark.series_id)?;
+    Ok(mark
+        .check_inside(geometry.dims, &geometry.voxel_to_patient)
+        .err()
+        .map(|message| format!("{message} (series {:?})", mark.series_id)))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]

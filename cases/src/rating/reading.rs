@@ -135,6 +135,9 @@ pub struct ReadingItem {
     pub rubric: Rubric,
     pub taxonomy: Vec<TaxonomyCategory>,
     pub rating: Option<RatingView>,
+    /// When this rater saw the case's ground truth (after submitting); from then on the rating
+    /// is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
+    pub ground_truth_seen_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -396,6 +399,10 @@ impl Store {
                 .collect(),
             rating: rating_view(conn, rater, found.response, found.read_no)
                 .map_err(self.fail("reading your rating"))?,
+            ground_truth_seen_at: crate::curation::reveal::ground_truth_seen_at(
+                conn, case_ref, rater,
+            )
+            .map_err(self.fail("checking for a ground-truth reveal"))?,
         })
     }
 
