@@ -56,6 +56,8 @@ pub enum ReportError {
         min: f64,
         max: f64,
     },
+    #[error("cancelled before the report was finished")]
+    Cancelled,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -615,6 +617,7 @@ fn build(
                     .map(|s| s.score),
             )
         });
+        stop_if_cancelled(progress)?;
         let overall = {
             let offset = OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
             sections_done += 1;
@@ -645,6 +648,7 @@ fn build(
                     values.iter().position(|v| *v == value)
                 })
                 .collect();
+            stop_if_cancelled(progress)?;
             let differences = if options.grader.is_some() {
                 let offset =
                     OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
@@ -654,6 +658,7 @@ fn build(
             };
             sections_done += 1;
             for (index, (value, r_vs_rest)) in values.into_iter().zip(differences).enumerate() {
+                stop_if_cancelled(progress)?;
                 let keep: Vec<bool> = group_of.iter().map(|g| *g == Some(index)).collect();
                 let offset =
                     OffsetProgress::new(progress, sections_done, options.bootstrap_resamples);
@@ -840,6 +845,20 @@ impl Progress for OffsetProgress<'_> {
     fn advance(&self, done: u64) {
         self.inner
             .advance((self.index * self.resamples) as u64 + done);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+/// Asked between sections: a section at 50,000 items takes well under a second, so a cancel is
+/// honoured about that quickly without the bootstrap's inner loop asking.
+fn stop_if_cancelled(progress: &dyn Progress) -> Result<(), ReportError> {
+    if progress.cancelled() {
+        Err(ReportError::Cancelled)
+    } else {
+        Ok(())
     }
 }
 
