@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod error;
+pub mod long_work;
 pub mod startup;
 pub mod state;
 pub mod validate;
@@ -23,8 +24,9 @@ pub fn build_app<R: Runtime>(
     builder
         .manage(AppState::default())
         .manage(cases::app::series::VolumeCache::default())
-        .manage(commands::calibration::LastReport::default())
+        .manage(commands::calibration::CalibrationState::default())
         .manage(commands::workbench::ActiveRun::default())
+        .manage(commands::package::PackageWork::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::startup::startup_status,
@@ -66,9 +68,11 @@ pub fn build_app<R: Runtime>(
             commands::calibration::list_graders,
             commands::calibration::calibration_report,
             commands::calibration::export_calibration_report,
+            commands::calibration::cancel_calibration_report,
             commands::package::import_rater_package,
             commands::package::export_results_package,
             commands::package::merge_results_package,
+            commands::package::cancel_package_action,
             commands::workbench::workbench_versions,
             commands::workbench::workbench_add_spec,
             commands::workbench::workbench_new_version,

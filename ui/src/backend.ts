@@ -4,7 +4,7 @@
 import { invoke } from '@tauri-apps/api/core'
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
+import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
   BlindTask,
@@ -27,6 +27,7 @@ import type {
   StartupProgress,
   StartupStatus,
   StudySummary,
+  WorkProgress,
 } from './types'
 import type {
   EditAck,
@@ -65,6 +66,7 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'refused',
   'incomplete',
   'export_failed',
+  'cancelled',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -194,15 +196,25 @@ export const resumePosition = (raterId: number) => call<ResumePoint | null>('res
 
 // Calibration (docs/calibration.md, "In the app").
 export const listGraders = (studyId: string) => call<string[]>('list_graders', { studyId })
-/** Builds the report off the UI thread; `onCalibrationProgress` follows the bootstrap. */
+/** Builds the report off the UI thread: `onCalibrationHeadline` receives the verdict's dimension
+ * first, `onCalibrationProgress` follows the bootstrap of the rest, and the promise gives the whole
+ * report (at once when it was kept from an earlier build on the same data). `request` is the
+ * caller's number for this build, echoed in its events; a newer build cancels this one, which then
+ * rejects with `cancelled`. */
 export const calibrationReport = (
   studyId: string,
   grader: string,
+  request: number,
   options: { seed?: number; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
 ) =>
-  call<CalibrationView>('calibration_report', { studyId, grader, options })
+  call<CalibrationView>('calibration_report', { studyId, grader, request, options })
+/** Stops the report being built; whether one was. */
+export const cancelCalibrationReport = () => call<boolean>('cancel_calibration_report')
 export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
   return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))
+}
+export function onCalibrationHeadline(handler: (headline: CalibrationHeadline) => void): Promise<UnlistenFn> {
+  return listen<CalibrationHeadline>('calibration-headline', (event) => handler(event.payload))
 }
 /** Asks where to save (the native dialog); null when the user cancels. */
 export async function chooseExportPath(format: ExportFormat): Promise<string | null> {
@@ -238,12 +250,21 @@ export async function chooseResultsPath(): Promise<string | null> {
   })
   return chosen ?? null
 }
-export const importRaterPackage = (path: string) => call<ImportedPackage>('import_rater_package', { path })
+// Each package action reports `package-progress` events with the caller's `request` number and
+// can be cancelled until it writes (`cancelPackageAction`; the action then rejects with `cancelled`).
+export const importRaterPackage = (path: string, request = 0) =>
+  call<ImportedPackage>('import_rater_package', { path, request })
 /** The study lead's side: refused ('refused') while a rater reads blinded here. */
-export const mergeResultsPackage = (path: string) => call<MergedResults>('merge_results_package', { path })
+export const mergeResultsPackage = (path: string, request = 0) =>
+  call<MergedResults>('merge_results_package', { path, request })
 /** The file written; `packageId` only when the database holds several rater packages. */
-export const exportResultsPackage = (path: string, packageId: string | null = null) =>
-  call<string>('export_results_package', { path, package: packageId })
+export const exportResultsPackage = (path: string, packageId: string | null = null, request = 0) =>
+  call<string>('export_results_package', { path, package: packageId, request })
+/** Stops the package action under way before it writes; whether one was running. */
+export const cancelPackageAction = () => call<boolean>('cancel_package_action')
+export function onPackageProgress(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
+  return listen<WorkProgress>('package-progress', (event) => handler(event.payload))
+}
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
 export const workbenchVersions = () => call<StoredSpec[]>('workbench_versions')

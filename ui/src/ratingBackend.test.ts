@@ -17,12 +17,13 @@ const backend = await import('./backend')
 /** `#[tauri::command] pub async fn name(state: …, a: T, b: U)` → { name: ['a', 'b'] } in camelCase. */
 function rustCommands(source: string): Map<string, string[]> {
   const commands = new Map<string, string[]>()
-  const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)/g
+  const pattern = /#\[tauri::command\]\s*pub (?:async )?fn (\w+)(?:<[^>]*>)?\(([^)]*)\)/g
   for (const [, name, params] of source.matchAll(pattern)) {
-    // Managed state (the store, the volume cache) is injected by Tauri, not sent; its type holds
-    // a comma.
+    // Managed state (the store, the volume cache) and the app handle are injected by Tauri, not
+    // sent; a state's type holds a comma.
     const names = params
       .replace(/\w+:\s*State<[^>]*>/g, '')
+      .replace(/\w+:\s*AppHandle<[^>]*>/g, '')
       .split(',')
       .map((p) => p.trim().split(':')[0].trim())
       .filter((p) => p !== '')
@@ -77,6 +78,7 @@ const packageCalls: [keyof typeof backend, unknown[]][] = [
   ['importRaterPackage', ['/tmp/dr-remote.nrpkg.tar']],
   ['exportResultsPackage', ['/tmp/results.tar', null]],
   ['mergeResultsPackage', ['/tmp/results.tar']],
+  ['cancelPackageAction', []],
 ]
 
 describe('rater package commands', () => {
