@@ -9,6 +9,11 @@ pub trait Progress: Sync {
     fn phase(&self, name: &str, total: u64);
     /// `done` steps of the current phase are complete.
     fn advance(&self, done: u64);
+    /// Whether whoever listens has asked the work to stop. Long work asks between its steps and
+    /// stops with its crate's "cancelled" error, having written nothing; the default never stops.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// For callers that do not care.

@@ -74,6 +74,8 @@ pub enum ReportError {
         min: f64,
         max: f64,
     },
+    #[error("cancelled before the report was finished")]
+    Cancelled,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -667,6 +669,7 @@ fn build(
         // bootstraps on every core too), so the serial work of one section (ICC, α, κ, Kendall,
         // the alternative annotator test) overlaps another's; every figure is the same as when
         // they ran one after another.
+        stop_if_cancelled(progress)?;
         let mut jobs = vec![SectionJob::Whole];
         for (c, (values, _)) in columns.iter().enumerate() {
             jobs.push(SectionJob::Differences(c));
@@ -714,6 +717,7 @@ fn build(
             })
             .collect::<Vec<_>>()
             .into_iter();
+        stop_if_cancelled(progress)?;
         let Some(SectionDone::Section(overall)) = done.next() else {
             unreachable!("the first job is the whole dimension")
         };
@@ -925,6 +929,20 @@ impl Progress for SectionProgress<'_> {
             let total = self.report.done.fetch_add(added, Ordering::Relaxed) + added;
             self.report.inner.advance(total);
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.report.inner.cancelled()
+    }
+}
+
+/// Asked between sections: a section at 50,000 items takes well under a second, so a cancel is
+/// honoured about that quickly without the bootstrap's inner loop asking.
+fn stop_if_cancelled(progress: &dyn Progress) -> Result<(), ReportError> {
+    if progress.cancelled() {
+        Err(ReportError::Cancelled)
+    } else {
+        Ok(())
     }
 }
 

@@ -349,6 +349,26 @@ fn progress_reaches_the_total_once_every_resample_is_done() {
 }
 
 #[test]
+fn a_cancel_stops_the_report_at_the_next_section() {
+    /// Asks to stop once the first section has resampled, and counts what was done after.
+    struct CancelAfterFirstSection(AtomicU64);
+    impl Progress for CancelAfterFirstSection {
+        fn phase(&self, _name: &str, _total: u64) {}
+        fn advance(&self, done: u64) {
+            self.0.fetch_max(done, Ordering::Relaxed);
+        }
+        fn cancelled(&self) -> bool {
+            self.0.load(Ordering::Relaxed) >= 400
+        }
+    }
+    let progress = CancelAfterFirstSection(AtomicU64::new(0));
+    let result = build_report(&input_from(&study_csv(0.0)), &options(), &progress);
+    assert_eq!(result.err(), Some(ReportError::Cancelled));
+    // The first section's 400 resamples, and none of the four sections after it.
+    assert_eq!(progress.0.load(Ordering::Relaxed), 400);
+}
+
+#[test]
 fn alt_test_passes_a_grader_that_is_the_consensus_and_fails_a_random_one() {
     let mut rng = Lcg(11);
     let mut good = String::from("item,rater,score\n");

@@ -28,6 +28,19 @@ pub const GROUPING_COLUMNS: [&str; 5] =
 
 /// Reads a study; `grader` decides whose error claims are compared with the clinicians'.
 pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result<StudyData> {
+    study_data_then(store, study_id, grader, |_| Ok(()))
+}
+
+/// [`study_data`], calling `scores_read` in the same snapshot once everything but the missed
+/// findings is read: their ground truth is read from the images (each series' geometry), by far
+/// the longest part at a study's size, so a caller can show the figures that need only the scores
+/// meanwhile (the app's headline). `scores_read` sees the missed findings as not checked yet.
+pub fn study_data_then(
+    store: &Store,
+    study_id: &str,
+    grader: Option<&str>,
+    scores_read: impl FnOnce(&StudyData) -> Result<()>,
+) -> Result<StudyData> {
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "reading ratings for the report", e);
     // One read snapshot, opened by reading the audit head: the head names exactly the data the
@@ -251,18 +264,7 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             })
         })
         .collect();
-    // A ground truth that cannot be read (a bundle's images moved) leaves this one section
-    // unchecked, with the reason, rather than the whole report unbuilt.
-    let missed_findings =
-        missed_findings_input(store, study_id, &item_of_response).unwrap_or_else(|e| {
-            MissedFindingsInput {
-                not_checked: Some(format!("the ground truth could not be read: {e}")),
-                ..MissedFindingsInput::default()
-            }
-        });
-
-    drop(snapshot);
-    Ok(StudyData {
+    let mut data = StudyData {
         input: CalibrationInput {
             table: LongTable {
                 scores,
@@ -278,7 +280,10 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
                 .map(|c| (c.code.clone(), crate::store::enum_text(&c.bucket)))
                 .collect(),
             repeat_reads,
-            missed_findings,
+            missed_findings: MissedFindingsInput {
+                not_checked: Some("not read yet".into()),
+                ..MissedFindingsInput::default()
+            },
             audit_head: Some(audit_head.to_string()),
         },
         scale: ScaleSpec {
@@ -287,7 +292,17 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
             step: rubric.overall.step,
         },
         graders: graders.into_iter().collect(),
-    })
+    };
+    scores_read(&data)?;
+    // A ground truth that cannot be read (a bundle's images moved) leaves this one section
+    // unchecked, with the reason, rather than the whole report unbuilt.
+    data.input.missed_findings = missed_findings_input(store, study_id, &item_of_response)
+        .unwrap_or_else(|e| MissedFindingsInput {
+            not_checked: Some(format!("the ground truth could not be read: {e}")),
+            ..MissedFindingsInput::default()
+        });
+    drop(snapshot);
+    Ok(data)
 }
 
 /// The rubric's scales as the report's declarations: every rater of a stored study scored each

@@ -104,6 +104,9 @@ pub enum Error {
     Responses {
         problems: Vec<crate::bundle::Problem>,
     },
+    /// Long work the user cancelled stopped before it wrote anything.
+    #[error("{doing} was cancelled; nothing was written")]
+    Cancelled { doing: String },
 }
 
 impl Error {

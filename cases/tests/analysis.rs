@@ -196,3 +196,126 @@ fn missed_findings_of_the_demo_reach_the_report_with_their_location() {
     );
     assert!(report.intra_rater.is_none(), "the demo has no repeat reads");
 }
+
+/// Two clinicians' overall scores for every response, from a CSV as `import-ratings` reads it.
+fn import_two_clinicians(store: &mut cases::store::Store, dir: &std::path::Path) {
+    let mut csv = String::from("item,rater,score\n");
+    for (i, item) in rating_support::responses_key_order(store.read())
+        .iter()
+        .enumerate()
+    {
+        csv.push_str(&format!("{item},dr-a,{}\n", 1 + i % 5));
+        csv.push_str(&format!("{item},dr-b,{}\n", 1 + (i + i / 7) % 5));
+    }
+    let path = dir.join("ratings.csv");
+    std::fs::write(&path, csv).unwrap();
+    cases::ratings_import::import_ratings_csv(store, &path, &cases::progress::NoProgress).unwrap();
+}
+
+#[test]
+fn a_kept_report_is_shown_again_until_a_rating_changes() {
+    use cases::app::calibration::{study_report, study_report_with_headline, ReportCache};
+    let (dir, mut store) = demo_store();
+    import_two_clinicians(&mut store, dir.path());
+    let lead = cases::app::Session::command_line();
+    let options = ReportOptions {
+        grader: Some("demo-grader-v1".into()),
+        bootstrap_resamples: 200,
+        ..ReportOptions::default()
+    };
+    let cache = ReportCache::default();
+    assert!(cache
+        .get(&store, &lead, DEMO_STUDY_ID, &options)
+        .unwrap()
+        .is_none());
+    // The headline comes while the study is read, before the ground truth is.
+    let mut early = None;
+    let study = study_report_with_headline(&store, &lead, DEMO_STUDY_ID, options.clone(), |h| {
+        early = Some(h.unwrap())
+    })
+    .unwrap();
+    let early = early.expect("the headline was handed over during the read");
+    let first = study.build_into(&cache, &NoProgress).unwrap();
+    let kept = cache
+        .get(&store, &lead, DEMO_STUDY_ID, &options)
+        .unwrap()
+        .expect("kept for the same study, options and data");
+    assert!(std::sync::Arc::ptr_eq(&first, &kept));
+    let other_options = ReportOptions {
+        non_inferiority_margin: 0.1,
+        ..options.clone()
+    };
+    assert!(
+        cache
+            .get(&store, &lead, DEMO_STUDY_ID, &other_options)
+            .unwrap()
+            .is_none(),
+        "other options are another report"
+    );
+
+    // The headline is the whole report's verdict to the bit, on the verdict's dimension alone.
+    for headline in [early, study.headline(&NoProgress).unwrap()] {
+        let (h, f) = (headline.verdict.unwrap(), first.verdict.clone().unwrap());
+        assert_eq!(h.pearson.value().unwrap().r, f.pearson.value().unwrap().r);
+        assert_eq!((h.low, h.high), (f.low, f.high));
+        assert_eq!(h.ceiling, f.ceiling);
+        assert_eq!(headline.summary.dimensions, ["overall"]);
+        assert!(headline.dimensions[0].groups.is_empty());
+        assert_eq!(headline.audit_head, first.audit_head, "the same snapshot");
+    }
+
+    // A clinician rates one response: the kept report no longer describes the data.
+    let ada = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    let plan = PlanSpec {
+        study_id: DEMO_STUDY_ID.into(),
+        name: "one read".into(),
+        seed: 5,
+        raters: vec![ada],
+        overlap_share: 0.0,
+        responses_per_rater: Some(1),
+        repeat_share: 0.0,
+        repeat_after_days: 0,
+    };
+    store.create_assignment_plan(ada, &plan).unwrap();
+    let item = store.reading_queue(ada, DEMO_STUDY_ID).unwrap()[0].assignment;
+    let dimensions: Vec<String> = store
+        .reading_item(ada, item)
+        .unwrap()
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| d.id.clone())
+        .collect();
+    let edit = RatingEdit {
+        overall: Some(5.0),
+        dimensions: dimensions.iter().map(|d| (d.clone(), 5.0)).collect(),
+        correctness: Some(cases::rating::Correctness::Correct),
+        confidence: Some(3),
+        comment: String::new(),
+        seconds_on_task: 30.0,
+    };
+    store.save_rating(ada, item, &edit).unwrap();
+    store.submit_rating(ada, item).unwrap();
+    assert!(
+        cache
+            .get(&store, &lead, DEMO_STUDY_ID, &options)
+            .unwrap()
+            .is_none(),
+        "a rating edit makes the kept report stale"
+    );
+    let rebuilt = study_report(&store, &lead, DEMO_STUDY_ID, options.clone())
+        .unwrap()
+        .build_into(&cache, &NoProgress)
+        .unwrap();
+    assert!(rebuilt.summary.human_raters.contains(&"Dr Ada".to_owned()));
+    assert!(!first.summary.human_raters.contains(&"Dr Ada".to_owned()));
+    assert_ne!(first.audit_head, rebuilt.audit_head);
+    let kept = cache
+        .get(&store, &lead, DEMO_STUDY_ID, &options)
+        .unwrap()
+        .expect("the rebuilt report is kept");
+    assert!(std::sync::Arc::ptr_eq(&rebuilt, &kept));
+}

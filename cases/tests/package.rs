@@ -755,3 +755,51 @@ fn a_merge_refuses_a_split_character_a_long_comment_a_week_on_task_and_a_mark_of
     let results = export_results(&remote, &dir, "results.tar");
     assert_eq!(merge(&mut lead, &results).added, 2);
 }
+
+/// Follows nothing and asks to stop from the first step: what the app's Cancel button sets.
+struct Cancelled;
+
+impl cases::progress::Progress for Cancelled {
+    fn phase(&self, _name: &str, _total: u64) {}
+    fn advance(&self, _done: u64) {}
+    fn cancelled(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_cancelled_import_export_or_merge_writes_nothing() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let remote_db = dir.join("remote").join("remote.sqlite");
+    let mut remote = Store::open(&remote_db).unwrap();
+    let digest = tables_digest(&remote);
+    let error = import_rater_package(&mut remote, &package, &Cancelled).unwrap_err();
+    assert!(matches!(error, Error::Cancelled { .. }), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "importing the rater package was cancelled; nothing was written"
+    );
+    assert_eq!(tables_digest(&remote), digest);
+    let kept: Vec<_> = std::fs::read_dir(dir.join("remote").join("rater-packages"))
+        .unwrap()
+        .collect();
+    assert!(kept.is_empty(), "nothing of the package stays: {kept:?}");
+
+    import_rater_package(&mut remote, &package, &NoProgress).unwrap();
+    rate_remotely(&mut remote);
+    let out = dir.join("cancelled-results.tar");
+    let error = export_results_package(&remote, None, &out, &Cancelled).unwrap_err();
+    assert!(matches!(error, Error::Cancelled { .. }), "{error}");
+    assert!(!out.exists(), "a cancelled export leaves no file");
+
+    let results = export_results(&remote, &dir, "results.tar");
+    let digest = tables_digest(&lead.store);
+    let error = merge_results_package(&mut lead.store, &results, &Cancelled).unwrap_err();
+    assert!(matches!(error, Error::Cancelled { .. }), "{error}");
+    assert_eq!(tables_digest(&lead.store), digest);
+    assert!(
+        merge(&mut lead, &results).added > 0,
+        "the same merge, not cancelled, adds"
+    );
+}

@@ -24,6 +24,8 @@ pub enum ErrorCode {
     Incomplete,
     /// An exported file could not be written where the user chose; the message names it.
     ExportFailed,
+    /// Long work the user cancelled (or replaced with newer work) stopped; nothing was written.
+    Cancelled,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]
@@ -61,6 +63,7 @@ impl From<cases::Error> for CommandError {
             // A damaged or foreign rater/results package, or a harness's responses file that does
             // not fit the study; the message names the member or line and the field.
             E::Package { .. } | E::Responses { .. } => ErrorCode::InvalidArgument,
+            E::Cancelled { .. } => ErrorCode::Cancelled,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
                 cases::rating::RatingError::Refused(_) => ErrorCode::Refused,

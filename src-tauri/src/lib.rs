@@ -4,6 +4,7 @@
 pub mod bindings;
 pub mod commands;
 pub mod error;
+pub mod long_work;
 pub mod startup;
 pub mod state;
 pub mod validate;
@@ -41,10 +42,11 @@ pub fn build_app<R: Runtime>(
     builder
         .manage(AppState::default())
         .manage(cases::app::series::VolumeCache::default())
-        .manage(commands::calibration::LastReport::default())
+        .manage(commands::calibration::CalibrationState::default())
         .manage(commands::workbench::ActiveRun::default())
         .manage(commands::metrics::ActiveMetrics::default())
         .manage(commands::new_study::NewStudyState::default())
+        .manage(commands::package::PackageWork::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(ipc().invoke_handler())
         .setup(|app| {

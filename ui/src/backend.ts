@@ -6,7 +6,7 @@
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
 import { commands } from './bindings'
-import type { CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
+import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
   BlindTask,
@@ -29,6 +29,7 @@ import type {
   StartupProgress,
   StartupStatus,
   StudySummary,
+  WorkProgress,
 } from './types'
 import type {
   EditAck,
@@ -77,6 +78,7 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'refused',
   'incomplete',
   'export_failed',
+  'cancelled',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -210,15 +212,25 @@ export const resumePosition = (raterId: number) => call<ResumePoint | null>(comm
 
 // Calibration (docs/calibration.md, "In the app").
 export const listGraders = (studyId: string) => call<string[]>(commands.listGraders(studyId))
-/** Builds the report off the UI thread; `onCalibrationProgress` follows the bootstrap. */
+/** Builds the report off the UI thread: `onCalibrationHeadline` receives the verdict's dimension
+ * first, `onCalibrationProgress` follows the bootstrap of the rest, and the promise gives the whole
+ * report (at once when it was kept from an earlier build on the same data). `request` is the
+ * caller's number for this build, echoed in its events; a newer build cancels this one, which then
+ * rejects with `cancelled`. */
 export const calibrationReport = (
   studyId: string,
   grader: string,
+  request: number,
   options: { seed?: number; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
 ) =>
-  call<CalibrationView>(commands.calibrationReport(studyId, grader, options))
+  call<CalibrationView>(commands.calibrationReport(studyId, grader, request, options))
+/** Stops the report being built; whether one was. */
+export const cancelCalibrationReport = () => call<boolean>(commands.cancelCalibrationReport())
 export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
   return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))
+}
+export function onCalibrationHeadline(handler: (headline: CalibrationHeadline) => void): Promise<UnlistenFn> {
+  return listen<CalibrationHeadline>('calibration-headline', (event) => handler(event.payload))
 }
 /** Asks where to save (the native dialog); null when the user cancels. */
 export async function chooseExportPath(format: ExportFormat): Promise<string | null> {
@@ -254,12 +266,21 @@ export async function chooseResultsPath(): Promise<string | null> {
   })
   return chosen ?? null
 }
-export const importRaterPackage = (path: string) => call<ImportedPackage>(commands.importRaterPackage(path))
+// Each package action reports `package-progress` events with the caller's `request` number and
+// can be cancelled until it writes (`cancelPackageAction`; the action then rejects with `cancelled`).
+export const importRaterPackage = (path: string, request = 0) =>
+  call<ImportedPackage>(commands.importRaterPackage(path, request))
 /** The study lead's side: refused ('refused') while a rater reads blinded here. */
-export const mergeResultsPackage = (path: string) => call<MergedResults>(commands.mergeResultsPackage(path))
+export const mergeResultsPackage = (path: string, request = 0) =>
+  call<MergedResults>(commands.mergeResultsPackage(path, request))
 /** The file written; `packageId` only when the database holds several rater packages. */
-export const exportResultsPackage = (path: string, packageId: string | null = null) =>
-  call<string>(commands.exportResultsPackage(path, packageId))
+export const exportResultsPackage = (path: string, packageId: string | null = null, request = 0) =>
+  call<string>(commands.exportResultsPackage(path, packageId, request))
+/** Stops the package action under way before it writes; whether one was running. */
+export const cancelPackageAction = () => call<boolean>(commands.cancelPackageAction())
+export function onPackageProgress(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
+  return listen<WorkProgress>('package-progress', (event) => handler(event.payload))
+}
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
 export const workbenchVersions = () => call<StoredSpec[]>(commands.workbenchVersions(null))

@@ -58,6 +58,7 @@ const packageCalls: [keyof typeof backend, unknown[]][] = [
   ['importRaterPackage', ['/tmp/dr-remote.nrpkg.tar']],
   ['exportResultsPackage', ['/tmp/results.tar', null]],
   ['mergeResultsPackage', ['/tmp/results.tar']],
+  ['cancelPackageAction', []],
 ]
 
 describe('rater package commands', () => {

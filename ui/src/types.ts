@@ -111,6 +111,8 @@ export type ErrorCode =
   | 'incomplete'
   /** An exported file could not be written where the user chose; the message names it. */
   | 'export_failed'
+  /** Long work the user cancelled, or replaced with newer work, stopped; nothing was written. */
+  | 'cancelled'
   /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
   | 'ipc'
 
@@ -140,4 +142,13 @@ export interface DisplayMark {
   colour?: string
   label?: string
   selected?: boolean
+}
+
+/** Progress of long work the window started (a package read or written): `request` is the
+ * window's number for the work, `phase` what it is doing, `done` of `total` steps. */
+export interface WorkProgress {
+  request: number
+  phase: string
+  done: number
+  total: number
 }

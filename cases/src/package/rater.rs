@@ -832,6 +832,7 @@ pub fn import_rater_package(
         });
     }
 
+    crate::progress::stop_if_cancelled(progress, "importing the rater package")?;
     progress.phase("writing", 1);
     let n_items = items.len() as u32;
     store.write(|w| {

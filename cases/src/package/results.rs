@@ -275,6 +275,7 @@ pub fn export_results_package(
     let mut audit = String::new();
     let (mut rated, mut submitted) = (0, 0);
     for (done, (item, response, read_no)) in items.iter().enumerate() {
+        crate::progress::stop_if_cancelled(progress, "exporting the results package")?;
         let Some((id, mut rating)) =
             load_rating(conn, *response, rater_id, *read_no).map_err(fail("reading a rating"))?
         else {
@@ -405,6 +406,7 @@ pub fn merge_results_package(
     if planned.is_empty() {
         return Ok(report);
     }
+    crate::progress::stop_if_cancelled(progress, "merging the results package")?;
     progress.phase("merging", 1);
     write_merge(store, &manifest, &trail, answered.rater, &planned)?;
     for plan in &planned {

@@ -1,17 +1,23 @@
 //! The calibration view: the report of `neurorater calibrate`, built from the open database off
-//! the UI thread with progress events, its plots (the HTML report's own SVG), and export to the
-//! file the user picked in the save dialog.
+//! the UI thread, its plots (the HTML report's own SVG), and export to the file the user picked in
+//! the save dialog. The view gets the headline first (an event: the verdict's dimension alone,
+//! a small part of the work), then the whole report with progress events; a build can be
+//! cancelled, and a new one cancels the one before. Built reports are kept per study, options
+//! and data version (`cases::app::calibration::ReportCache`).
 
 use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{Cancellable, EventProgress};
 use crate::state::AppState;
 use crate::validate;
 use calibration::html::Plots;
 use calibration::input::ReportOptions;
-use calibration::report::Report;
+use calibration::report::{Report, ReportError};
+use cases::app::calibration::ReportCache;
 use cases::app::{LeadSession, Session};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Emitter, Runtime, State};
 
 /// The report shows grader scores and every model's answer: only a lead's session opens it.
@@ -21,6 +27,8 @@ fn lead(store: &cases::store::Store) -> Result<LeadSession, CommandError> {
 
 /// The event the calibration view follows while the bootstrap runs.
 pub const PROGRESS_EVENT: &str = "calibration-progress";
+/// The event carrying the headline while the rest of the report is built.
+pub const HEADLINE_EVENT: &str = "calibration-headline";
 /// Resamples the view may ask for: fewer gives unstable intervals, more only costs time.
 const RESAMPLES: std::ops::RangeInclusive<usize> = 200..=20_000;
 /// Grader and rater names come from the study; this bounds what the webview may send.
@@ -28,10 +36,15 @@ const MAX_RATER_NAME: usize = 200;
 /// More clinicians than a study has: this bounds the list the webview may send.
 const MAX_EXCLUDED_RATERS: usize = 1000;
 
-/// The last report built, which export writes out: the exported file holds exactly the numbers
-/// on screen, without bootstrapping again.
+/// The calibration view's state: the last report built, which export writes out (the exported
+/// file holds exactly the numbers on screen, without bootstrapping again), the reports kept for
+/// showing again, and the build under way, which a cancel or a newer build stops.
 #[derive(Default)]
-pub struct LastReport(Mutex<Option<Report>>);
+pub struct CalibrationState {
+    last: Mutex<Option<Arc<Report>>>,
+    cache: Arc<ReportCache>,
+    building: Cancellable,
+}
 
 #[derive(Debug, Clone, Default, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -52,42 +65,19 @@ pub struct CalibrationView {
     /// The report in the documented JSON schema (docs/report-schema.md).
     pub report: serde_json::Value,
     pub plots: Plots,
+    /// False for the headline: the verdict's dimension alone, its alternative annotator test
+    /// not yet corrected over the whole report.
+    pub complete: bool,
+    /// Whether the report was kept from an earlier build on the same data.
+    pub cached: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ProgressPayload {
-    done: usize,
-    total: usize,
-}
-
-/// Emits at most one event per percent, from whichever worker thread gets there first.
-struct EventProgress<R: Runtime> {
-    app: AppHandle<R>,
-    total: std::sync::atomic::AtomicUsize,
-    last_percent: std::sync::atomic::AtomicUsize,
-}
-
-impl<R: Runtime> calibration::progress::Progress for EventProgress<R> {
-    fn phase(&self, _name: &str, total: u64) {
-        self.total
-            .store(total as usize, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn advance(&self, done: u64) {
-        let done = done as usize;
-        let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
-        let percent = (done * 100).checked_div(total).unwrap_or(100);
-        let previous = self
-            .last_percent
-            .fetch_max(percent, std::sync::atomic::Ordering::Relaxed);
-        if percent > previous || done == total {
-            // A closed window cannot listen; the report is still returned.
-            let _ = self
-                .app
-                .emit(PROGRESS_EVENT, ProgressPayload { done, total });
-        }
-    }
+struct HeadlinePayload {
+    /// The view's number for the build, so it ignores a headline of one it replaced.
+    request: u32,
+    view: CalibrationView,
 }
 
 /// Every grader that scored a response of the study, for the grader picker.
@@ -109,14 +99,18 @@ pub async fn list_graders(
 
 /// The calibration report of `grader` against the study's clinicians; every other grader that
 /// scored the study is compared with it as another version (drift), never counted as a clinician.
+/// Unless kept from an earlier build on the same data, the headline is sent first as a
+/// [`HEADLINE_EVENT`], then the whole report is built with [`PROGRESS_EVENT`]s and returned.
+/// `request` is the view's number for this build, echoed in the events.
 #[tauri::command]
 #[specta::specta]
 pub async fn calibration_report<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
-    last: State<'_, LastReport>,
+    reports: State<'_, CalibrationState>,
     study_id: String,
     grader: String,
+    request: Option<u32>,
     options: Option<CalibrationOptions>,
 ) -> Result<CalibrationView, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
@@ -126,35 +120,130 @@ pub async fn calibration_report<R: Runtime>(
         grader: Some(grader.to_owned()),
         ..options
     };
+    let cancel = reports.building.start();
+    let outcome = build_or_reuse(
+        app,
+        &state,
+        &reports,
+        study_id,
+        options,
+        request.unwrap_or_default(),
+        &cancel,
+    )
+    .await;
+    reports.building.finish(&cancel);
+    outcome
+}
+
+/// The report kept for this study, options and data, else the headline as an event and the whole
+/// report built and kept.
+async fn build_or_reuse<R: Runtime>(
+    app: AppHandle<R>,
+    state: &AppState,
+    reports: &CalibrationState,
+    study_id: &str,
+    options: ReportOptions,
+    request: u32,
+    cancel: &Arc<AtomicBool>,
+) -> Result<CalibrationView, CommandError> {
+    let kept = state.with_store(|store| {
+        Ok(reports
+            .cache
+            .get(store, &lead(store)?, study_id, &options)?)
+    })?;
+    if let Some(report) = kept {
+        return show(reports, report, true);
+    }
+    // The headline is built as soon as the scores are read, in the same snapshot, and sent while
+    // the ground truth is read from the images and the rest is built. It is a small part of the
+    // work and is not cancelled; a cancel or a newer build stops the whole report at its next
+    // section. A headline that cannot be built (the whole report may still be: a rater who
+    // scored only other dimensions, left out by name) is not sent.
     let study = state.with_store(|store| {
-        Ok(cases::app::calibration::study_report(
+        Ok(cases::app::calibration::study_report_with_headline(
             store,
             &lead(store)?,
             study_id,
             options,
+            |headline| {
+                if let Ok(view) = headline
+                    .map_err(report_failed)
+                    .and_then(|h| view_of(&h, false, false))
+                {
+                    // A closed window cannot listen; the whole report still follows.
+                    let _ = app.emit(HEADLINE_EVENT, HeadlinePayload { request, view });
+                }
+            },
         )?)
     })?;
-    let progress = EventProgress {
-        app,
-        total: Default::default(),
-        last_percent: Default::default(),
-    };
-    let report = tauri::async_runtime::spawn_blocking(move || study.build(&progress))
-        .await
-        .map_err(|e| {
-            CommandError::new(
-                ErrorCode::Database,
-                format!("the calibration report stopped unexpectedly: {e}"),
-            )
-        })?
-        .map_err(|e| CommandError::new(ErrorCode::InvalidArgument, e.to_string()))?;
-    let view = CalibrationView {
-        report: serde_json::to_value(&report)
-            .map_err(|e| CommandError::new(ErrorCode::Database, format!("report to JSON: {e}")))?,
-        plots: calibration::html::plots(&report),
-    };
-    *last.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+    let progress = EventProgress::new(app, PROGRESS_EVENT, request, Arc::clone(cancel));
+    let cache = Arc::clone(&reports.cache);
+    let built = tauri::async_runtime::spawn_blocking(move || {
+        study.build_into(&cache, &progress).map_err(report_failed)
+    })
+    .await
+    .map_err(|e| {
+        CommandError::new(
+            ErrorCode::Database,
+            format!("the calibration report stopped unexpectedly: {e}"),
+        )
+    })??;
+    show(reports, built, false)
+}
+
+/// Removes every `pairs` member, wherever it sits.
+fn without_pairs(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("pairs");
+            map.values_mut().for_each(without_pairs);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(without_pairs),
+        _ => {}
+    }
+}
+
+/// Stops the report being built, if any; whether one was. Its `calibration_report` call fails
+/// with `cancelled`, and the view keeps what it showed.
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_calibration_report(
+    reports: State<'_, CalibrationState>,
+) -> Result<bool, CommandError> {
+    Ok(reports.building.cancel())
+}
+
+fn report_failed(error: ReportError) -> CommandError {
+    match error {
+        ReportError::Cancelled => CommandError::new(ErrorCode::Cancelled, error.to_string()),
+        other => CommandError::new(ErrorCode::InvalidArgument, other.to_string()),
+    }
+}
+
+/// `report` as the view shows it; the whole report also becomes the one export writes out.
+fn show(
+    reports: &CalibrationState,
+    report: Arc<Report>,
+    cached: bool,
+) -> Result<CalibrationView, CommandError> {
+    let view = view_of(&report, true, cached)?;
+    *reports.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
     Ok(view)
+}
+
+/// The report as the view receives it: the JSON of docs/report-schema.md without the per-item
+/// score pairs (`pairs`, what the plots are drawn from; the plots come drawn), which are half the
+/// report at 2,304 items and grow with the study. Exports keep them.
+fn view_of(report: &Report, complete: bool, cached: bool) -> Result<CalibrationView, CommandError> {
+    let mut json = serde_json::to_value(report)
+        .map_err(|e| CommandError::new(ErrorCode::Database, format!("report to JSON: {e}")))?;
+    without_pairs(&mut json);
+    Ok(CalibrationView {
+        report: json,
+        plots: calibration::html::plots(report),
+        complete,
+        cached,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, specta::Type)]
@@ -172,14 +261,14 @@ pub enum ExportFormat {
 #[specta::specta]
 pub async fn export_calibration_report(
     state: State<'_, AppState>,
-    last: State<'_, LastReport>,
+    reports: State<'_, CalibrationState>,
     format: ExportFormat,
     path: String,
 ) -> Result<Vec<String>, CommandError> {
     state.with_store(|store| lead(store).map(drop))?;
     let target = export_target(Path::new(&path), format)?;
-    let report = last
-        .0
+    let report = reports
+        .last
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone()

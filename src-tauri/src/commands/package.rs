@@ -1,16 +1,48 @@
 //! Multi-site studies (docs/multisite.md). At the remote rater's site: import the rater package
 //! the study lead sent into the open database, and export the results package to send back. At
 //! the lead's: merge a results package into the open database, as `neurorater package merge`
-//! does. Each touches only the file the user picked in the native dialog.
+//! does. Each touches only the file the user picked in the native dialog, reports its progress
+//! as [`PROGRESS_EVENT`]s carrying the window's `request` number, and can be cancelled
+//! (`cancel_package_action`) until it writes.
 
 use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{Cancellable, EventProgress};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::Session;
-use cases::progress::NoProgress;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use tauri::State;
+use std::sync::Arc;
+use tauri::{AppHandle, Runtime, State};
+
+/// The event the package menu follows while a package is read, checked or written.
+pub const PROGRESS_EVENT: &str = "package-progress";
+
+/// The package action under way: one at a time, stopped by `cancel_package_action`.
+#[derive(Default)]
+pub struct PackageWork(Cancellable);
+
+/// Runs `action` with progress events and the cancel flag of a new package action.
+fn cancellable<R: Runtime, T>(
+    app: AppHandle<R>,
+    work: &PackageWork,
+    request: u32,
+    action: impl FnOnce(&EventProgress<R>) -> Result<T, CommandError>,
+) -> Result<T, CommandError> {
+    let cancel = work.0.start();
+    let progress = EventProgress::new(app, PROGRESS_EVENT, request, Arc::clone(&cancel));
+    let outcome = action(&progress);
+    work.0.finish(&cancel);
+    outcome
+}
+
+/// Stops the package action under way before it writes; whether one was running. Its command
+/// fails with `cancelled` and nothing is written.
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_package_action(work: State<'_, PackageWork>) -> Result<bool, CommandError> {
+    Ok(work.0.cancel())
+}
 
 /// What the rater sees after an import.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -28,20 +60,25 @@ pub struct ImportedPackage {
 /// blinded, so a rater in reading mode may import it.
 #[tauri::command]
 #[specta::specta]
-pub async fn import_rater_package(
+pub async fn import_rater_package<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, AppState>,
+    work: State<'_, PackageWork>,
     path: String,
+    request: Option<u32>,
 ) -> Result<ImportedPackage, CommandError> {
     let file = package_source(Path::new(&path))?;
-    state.with_store_mut(|store| {
-        let imported = cases::package::import_rater_package(store, &file, &NoProgress)?;
-        Ok(ImportedPackage {
-            package_id: imported.package_id,
-            study_id: imported.study_id,
-            rater: imported.rater,
-            site: imported.site,
-            items: imported.items,
-            already_imported: imported.already_imported,
+    cancellable(app, &work, request.unwrap_or_default(), |progress| {
+        state.with_store_mut(|store| {
+            let imported = cases::package::import_rater_package(store, &file, progress)?;
+            Ok(ImportedPackage {
+                package_id: imported.package_id,
+                study_id: imported.study_id,
+                rater: imported.rater,
+                site: imported.site,
+                items: imported.items,
+                already_imported: imported.already_imported,
+            })
         })
     })
 }
@@ -65,22 +102,27 @@ pub struct MergedResults {
 /// Refused while a rater reads blinded here: it is the study lead's decision.
 #[tauri::command]
 #[specta::specta]
-pub async fn merge_results_package(
+pub async fn merge_results_package<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, AppState>,
+    work: State<'_, PackageWork>,
     path: String,
+    request: Option<u32>,
 ) -> Result<MergedResults, CommandError> {
     let file = package_source(Path::new(&path))?;
-    state.with_store_mut(|store| {
-        let lead = Session::current(store)?.study_lead("Merging a results package")?;
-        let report = cases::app::merge_results_package(store, &lead, &file, &NoProgress)?;
-        Ok(MergedResults {
-            package_id: report.package_id,
-            rater: report.rater,
-            site: report.site,
-            added: report.added,
-            updated: report.updated,
-            unchanged: report.unchanged,
-            conflicts: report.conflicts.iter().map(ToString::to_string).collect(),
+    cancellable(app, &work, request.unwrap_or_default(), |progress| {
+        state.with_store_mut(|store| {
+            let lead = Session::current(store)?.study_lead("Merging a results package")?;
+            let report = cases::app::merge_results_package(store, &lead, &file, progress)?;
+            Ok(MergedResults {
+                package_id: report.package_id,
+                rater: report.rater,
+                site: report.site,
+                added: report.added,
+                updated: report.updated,
+                unchanged: report.unchanged,
+                conflicts: report.conflicts.iter().map(ToString::to_string).collect(),
+            })
         })
     })
 }
@@ -91,23 +133,25 @@ pub async fn merge_results_package(
 /// and `package` is a reserved word there.)
 #[tauri::command]
 #[specta::specta]
-pub async fn export_results_package(
+pub async fn export_results_package<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, AppState>,
+    work: State<'_, PackageWork>,
     path: String,
     package_id: Option<String>,
+    request: Option<u32>,
 ) -> Result<String, CommandError> {
     let target = package_target(Path::new(&path))?;
     let package = package_id
         .as_deref()
         .map(|id| validate::id("package_id", id))
         .transpose()?;
-    let written = state.with_store(|store| {
-        Ok(cases::package::export_results_package(
-            store,
-            package,
-            &target,
-            &NoProgress,
-        )?)
+    let written = cancellable(app, &work, request.unwrap_or_default(), |progress| {
+        state.with_store(|store| {
+            Ok(cases::package::export_results_package(
+                store, package, &target, progress,
+            )?)
+        })
     })?;
     Ok(written.out.display().to_string())
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { fmt, interval, pValue, reasonOf, sectionRows, subgroupColumns, valueOf, verdictStanding } from './report'
-import type { DimensionReport, Section, Verdict } from './report'
+import { fmt, interval, progressText, pValue, reasonOf, sectionRows, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import type { DimensionReport, GroupSection, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
 
@@ -51,5 +51,25 @@ describe('the verdict and the subgroup filter', () => {
       ['model = b', 6],
     ])
     expect(sectionRows(dimension, null)).toHaveLength(4)
+    expect(sectionRows(dimension, null)[0].group).toBeNull()
+  })
+
+  it('words a subgroup against the rest with its sign, and says when it was not tested', () => {
+    const tested = {
+      r_vs_rest: { estimate: 0.05, low: -0.021, high: 0.114, method: 'case bootstrap', resamples: 2000, cases: 12 },
+      compared_with_rest: 'no difference shown',
+    } as GroupSection
+    expect(versusRest(tested)).toBe('+0.05 (−0.02 to 0.11): no difference shown')
+    const worse = { ...tested, r_vs_rest: { ...tested.r_vs_rest!, estimate: -0.2, low: -0.3, high: -0.1 }, compared_with_rest: 'worse' }
+    expect(versusRest(worse)).toBe('−0.20 (−0.30 to −0.10): worse')
+    expect(versusRest({ r_vs_rest: null, compared_with_rest: 'not tested' } as GroupSection)).toBe('not tested')
+  })
+})
+
+describe('progress', () => {
+  it('says what it is doing before the first event, then resamples with a percentage', () => {
+    expect(progressText(null)).toBe('reading the study…')
+    expect(progressText({ done: 1500, total: 44000 })).toBe('1,500 of 44,000 resamples (3 %)')
+    expect(progressText({ done: 44000, total: 44000 })).toBe('44,000 of 44,000 resamples (100 %)')
   })
 })

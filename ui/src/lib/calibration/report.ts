@@ -62,8 +62,24 @@ export interface Section {
     icc: Icc
     krippendorff_alpha: { nominal: Est<number>; ordinal: Est<number>; interval: Est<number>; n: number }
     fleiss_kappa: Est<{ value: number; n: number }>
+    variance_components: Est<VarianceComponents>
   }
   grader: GraderAgreement | null
+}
+/** Where the clinicians' score variance lies (docs/calibration.md, "Variance components"). */
+export interface VarianceComponents {
+  design: string
+  case: number | null
+  item: number
+  rater: number
+  case_by_rater: number | null
+  residual: number
+  truncated_at_zero: string[]
+  panel_share: number
+  n_items: number
+  n_cases: number
+  n_raters: number
+  another_panel: { clinicians: number; icc: number }[]
 }
 export interface Panel {
   raters: string[]
@@ -74,7 +90,16 @@ export interface Panel {
 export interface DimensionReport {
   dimension: string
   overall: Section
-  groups: { column: string; value: string; section: Section }[]
+  groups: GroupSection[]
+}
+export interface GroupSection {
+  column: string
+  value: string
+  section: Section
+  /** The subgroup's r minus the rest's, case bootstrap; null when not tested. */
+  r_vs_rest: CaseInterval | null
+  /** `better`, `worse`, `no difference shown` or `not tested`. */
+  compared_with_rest: string
 }
 export interface CaseInterval { estimate: number; low: number; high: number; method: string; resamples: number; cases: number }
 export interface Ceiling {
@@ -108,13 +133,29 @@ export interface Report {
   error_categories: {
     items: number
     high_score_threshold: number | null
-    categories: { category: string; n: number; grader_claimed: number; clinicians_labelled: number; cohen_kappa: Est<Kappa>; precision: Proportion | null; recall: Proportion | null }[]
+    categories: { category: string; n: number; grader_claimed: number; clinicians_labelled: number; cohen_kappa: Est<Kappa>; precision: Proportion | null; recall: Proportion | null
+      precision_by_case: CaseInterval | null; recall_by_case: CaseInterval | null }[]
     dangerous_cases: { item: string; case: string | null; grader_score: number; human_mean: number | null; errors: { category: string; severity: number; rater: string; grader_claimed: boolean }[] }[]
   } | null
   error_distribution: { total: number; by_category: ({ name: string; count: number } & Proportion)[]; by_bucket: ({ name: string; count: number } & Proportion)[] } | null
   pass_at_k: { model: string; task_family: string; level: string; k: number; pass_at_k: Est<{ value: number; ci_low: number; ci_high: number; n: number; tasks_skipped: number }> }[]
   intra_rater: IntraRater | null
   missed_findings: MissedFindings | null
+  /** Only in a report from a database. */
+  automatic_metrics?: AutomaticMetrics | null
+}
+
+/** The "automatic metrics against the clinicians" section (calibration/src/automatic_metrics.rs). */
+export interface AutomaticMetrics {
+  dimension: string
+  metrics_missing: string | null
+  against_clinicians: { metric: string; pearson: Est<Pearson>; spearman: Est<Spearman>; pearson_case_interval: CaseInterval | null; n_items: number; n_cases: number }[]
+  grader_pass_score: number | null
+  pass_at_k: { model: string; task_family: string; level: string; k: number; n_tasks: number; clinicians: number | null; grader: number | null }[]
+  verdict_agreement: Est<{ n: number; share_agreeing: number; cohen_kappa: Est<Kappa>; grader_only_pass: number; clinicians_only_pass: number }>
+  length_bias: Est<{ summary: string; n_items: number; n_cases: number; interval: CaseInterval | null }>
+  self_preference: Est<{ summary: string; own_family_items: number; other_items: number; interval: CaseInterval | null }>
+  grader_test_retest: IntraRater | null
 }
 
 export interface TestRetest {
@@ -144,8 +185,17 @@ export interface Plots {
   intra_rater: { svg: string; caption: string } | null
   missed_findings: { svg: string; caption: string } | null
 }
-export interface CalibrationView { report: Report; plots: Plots }
-export interface CalibrationProgress { done: number; total: number }
+export interface CalibrationView {
+  report: Report
+  plots: Plots
+  /** False for the headline: the verdict's dimension alone, sent while the rest is built. */
+  complete: boolean
+  /** The report was kept from an earlier build on the same data. */
+  cached: boolean
+}
+/** `request` is the view's number for the build the event belongs to. */
+export interface CalibrationProgress { request: number; phase: string; done: number; total: number }
+export interface CalibrationHeadline { request: number; view: CalibrationView }
 export type ExportFormat = 'html' | 'json' | 'csv'
 
 export const NOT_ESTIMABLE = 'not estimable'
@@ -193,11 +243,30 @@ export function subgroupColumns(dimension: DimensionReport): string[] {
 }
 
 /** "all items" first, then the subgroups of `column` (every column when `column` is null). */
-export function sectionRows(dimension: DimensionReport, column: string | null): { label: string; section: Section }[] {
+export function sectionRows(
+  dimension: DimensionReport,
+  column: string | null,
+): { label: string; section: Section; group: GroupSection | null }[] {
   const groups = dimension.groups
     .filter((g) => column === null || g.column === column)
-    .map((g) => ({ label: `${g.column} = ${g.value}`, section: g.section }))
-  return [{ label: 'all items', section: dimension.overall }, ...groups]
+    .map((g) => ({ label: `${g.column} = ${g.value}`, section: g.section, group: g }))
+  return [{ label: 'all items', section: dimension.overall, group: null }, ...groups]
+}
+
+/** A subgroup's r against the rest's, as the HTML report words it: "+0.05 (−0.02 to 0.11): no
+ * difference shown"; the reason alone when it was not tested. */
+export function versusRest(group: GroupSection): string {
+  const d = group.r_vs_rest
+  if (!d) return group.compared_with_rest
+  const signed = (v: number) => (v > 0 ? `+${fmt(v, 2)}` : fmt(v, 2))
+  return `${signed(d.estimate)} (${interval(d.low, d.high, 2)}): ${group.compared_with_rest}`
+}
+
+/** Progress as the view words it: resamples done of the whole report's, with its percentage. */
+export function progressText(progress: { done: number; total: number } | null): string {
+  if (!progress || progress.total <= 0) return 'reading the study…'
+  const percent = Math.min(100, Math.floor((100 * progress.done) / progress.total))
+  return `${progress.done.toLocaleString('en')} of ${progress.total.toLocaleString('en')} resamples (${percent} %)`
 }
 
 export const DEGRADATION_LABELS: Record<string, string> = {
