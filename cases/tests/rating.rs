@@ -4,7 +4,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
-use cases::app::{LeadSession, Session};
+use cases::app::{catalog, LeadSession, Session};
 use cases::model::Taxonomy;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
 use cases::store::audit::{self, Verdict};
@@ -991,6 +991,79 @@ fn reader_and_curator(store: &mut Store) -> (i64, i64) {
         .unwrap()
         .id;
     (reader, curator)
+}
+
+#[test]
+fn a_blinded_reader_sees_each_case_by_a_stable_code_without_its_id_or_disease_group() {
+    let (_dir, mut store) = demo_store();
+    let (reader, curator) = reader_and_curator(&mut store);
+    let stored = store.cases(DEMO_STUDY_ID).unwrap();
+    let listed = |store: &Store| {
+        let session = Session::current(store).unwrap();
+        catalog::cases(store, &session, DEMO_STUDY_ID).unwrap()
+    };
+    // A lead with nobody reading, and a curator, see the cases as stored.
+    assert_eq!(listed(&store), stored);
+    store.set_current_rater(curator).unwrap();
+    assert_eq!(listed(&store), stored);
+
+    store.set_current_rater(reader).unwrap();
+    let blinded = listed(&store);
+    assert_eq!(blinded.len(), stored.len());
+    assert_eq!(listed(&store), blinded, "the codes are stable");
+    let codes: BTreeSet<&str> = blinded.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(codes.len(), stored.len(), "one code per case");
+    assert!(blinded.iter().all(|c| c.disease_group.is_none()));
+    // Neither a case id (the demo's `ms-01` names the diagnosis) nor a group's name reaches the
+    // reader, in any field.
+    let sent = serde_json::to_string(&blinded).unwrap();
+    for case in &stored {
+        assert!(
+            !sent.contains(&case.id),
+            "{} reached a blinded reader",
+            case.id
+        );
+        let group = serde_json::to_string(&case.disease_group).unwrap();
+        assert!(
+            !sent.contains(group.trim_matches('"')),
+            "{group} reached a blinded reader"
+        );
+    }
+    let ordered: Vec<&str> = blinded.iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        ordered.is_sorted(),
+        "listed by code, not in the ids' grouped order"
+    );
+
+    // The reader opens a case by its code, or by the id a blind task gave them; the view carries
+    // the code either way.
+    let session = Session::current(&store).unwrap();
+    let first = &stored[0];
+    let code = catalog::case_code(&store_secret(&store), &first.id);
+    assert!(codes.contains(code.as_str()));
+    for name in [code.as_str(), first.id.as_str()] {
+        let view = catalog::case(&store, &session, DEMO_STUDY_ID, name).unwrap();
+        assert_eq!(view.summary.id, code);
+        assert_eq!(view.summary.disease_group, None);
+        assert_eq!(view.summary.n_tasks, first.n_tasks);
+    }
+    assert!(matches!(
+        catalog::case(&store, &session, DEMO_STUDY_ID, "case-0000000000"),
+        Err(Error::NotFound { .. })
+    ));
+}
+
+/// The demo study's secret, read as the schema stores it.
+fn store_secret(store: &Store) -> Vec<u8> {
+    store
+        .read()
+        .query_row(
+            "SELECT salt FROM study_secrets JOIN studies ON studies.id = study_secrets.study
+             WHERE studies.study_id = ?1",
+            [DEMO_STUDY_ID],
+            |r| r.get(0),
+        )
+        .unwrap()
 }
 
 /// A lead's session for `view` at this workstation, as every unblinding command opens it.

@@ -22,6 +22,7 @@ mod progress;
 mod ratings;
 mod run;
 mod scaffold;
+mod team;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -131,6 +132,11 @@ enum Command {
     /// Measure each response's rationale against its case's expected reasoning (MiniLM cosine,
     /// BERTScore, ROUGE-L) where not yet measured, and cache the results in the database.
     Metrics(metrics::MetricsArgs),
+    /// Run the team server on PostgreSQL (docs/formats.md §8, docs/team-server.md).
+    Serve(team::ServeArgs),
+    /// Copy a study from a local database onto the team server's PostgreSQL, or add what is new
+    /// (cases, responses, grader scores); optionally invite its lead.
+    ServerImport(team::ServerImportArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -244,6 +250,8 @@ fn main() -> ExitCode {
         Command::Scaffold(args) => scaffold::run(&args),
         Command::ImportResponses(args) => scaffold::import_responses(&args),
         Command::Metrics(args) => metrics::run(&args),
+        Command::Serve(args) => team::serve(&args),
+        Command::ServerImport(args) => team::import(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

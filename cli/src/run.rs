@@ -64,7 +64,7 @@ pub fn respond(args: &RespondArgs) -> Result<(), Failure> {
     report("answered", &summary?)
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

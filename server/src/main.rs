@@ -1,6 +1,6 @@
 //! `neurorater-server`: the team server alone, for a host that runs nothing else (it links no
-//! GUI or model runtime). Two commands (docs/team-server.md; `neurorater serve` of
-//! docs/formats.md §8 will be the first, wired into the CLI):
+//! GUI or model runtime). Two commands (docs/team-server.md), the same as the CLI's
+//! `neurorater serve` (docs/formats.md §8) and `neurorater server-import`:
 //!
 //!     neurorater-server serve --database URL [--listen ADDR]
 //!     neurorater-server import --database URL --db STUDY.sqlite --study ID [--lead NAME [--lead-site SITE]]

@@ -336,7 +336,7 @@ fn an_import_stores_the_corrections_and_a_refused_one_keeps_the_draft_and_stores
     assert_eq!(listing(&setup.folder), ["pacs-study", "pacs-study.key.csv"]);
     let cases = store.cases(STUDY).expect("cases");
     let case = cases.iter().find(|c| c.id == mr.id).expect("case-002");
-    assert_eq!(case.disease_group, DiseaseGroup::MultipleSclerosis);
+    assert_eq!(case.disease_group, Some(DiseaseGroup::MultipleSclerosis));
     assert_eq!(case.series_labels[0], "T1+C");
     assert!(!case.to_complete.contains(&ToComplete::DiseaseGroup));
     assert!(!case.to_complete.contains(&ToComplete::Tasks));

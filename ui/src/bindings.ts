@@ -74,8 +74,16 @@ export const commands = {
 	/**
 	 *  The calibration report of `grader` against the study's clinicians; every other grader that
 	 *  scored the study is compared with it as another version (drift), never counted as a clinician.
+	 *  Unless kept from an earlier build on the same data, the headline is sent first as a
+	 *  [`HEADLINE_EVENT`], then the whole report is built with [`PROGRESS_EVENT`]s and returned.
+	 *  `request` is the view's number for this build, echoed in the events.
 	 */
-	calibrationReport: (studyId: string, grader: string, options: CalibrationOptions_Deserialize | null) => __TAURI_INVOKE<CalibrationView_Serialize>("calibration_report", { studyId, grader, options }),
+	calibrationReport: (studyId: string, grader: string, request: number | null, options: CalibrationOptions_Deserialize | null) => __TAURI_INVOKE<CalibrationView_Serialize>("calibration_report", { studyId, grader, request, options }),
+	/**
+	 *  Stops the report being built, if any; whether one was. Its `calibration_report` call fails
+	 *  with `cancelled`, and the view keeps what it showed.
+	 */
+	cancelCalibrationReport: () => __TAURI_INVOKE<boolean>("cancel_calibration_report"),
 	/**
 	 *  Writes the report on screen to `path`, the file the user chose in the save dialog: HTML or
 	 *  JSON as that file, CSV as a new folder of that name holding one file per table. Returns what
@@ -86,23 +94,28 @@ export const commands = {
 	 *  Imports the rater package at `path` (the file chosen in the open dialog). The package is
 	 *  blinded, so a rater in reading mode may import it.
 	 */
-	importRaterPackage: (path: string) => __TAURI_INVOKE<ImportedPackage>("import_rater_package", { path }),
+	importRaterPackage: (path: string, request: number | null) => __TAURI_INVOKE<ImportedPackage>("import_rater_package", { path, request }),
 	/**
 	 *  Writes the results package answering the imported rater package (`package_id`, needed only
 	 *  when the database holds several) to `path`, the file chosen in the save dialog. Returns the
 	 *  file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
 	 *  and `package` is a reserved word there.)
 	 */
-	exportResultsPackage: (path: string, packageId: string | null) => __TAURI_INVOKE<string>("export_results_package", { path, packageId }),
+	exportResultsPackage: (path: string, packageId: string | null, request: number | null) => __TAURI_INVOKE<string>("export_results_package", { path, packageId, request }),
 	/**
 	 *  Merges the results package at `path` (the file chosen in the open dialog) into the open
 	 *  database: new ratings added, ones the remote rater changed updated, anything the lead's site
 	 *  changed kept and listed as a conflict. One transaction, audited; merging again changes nothing.
 	 *  Refused while a rater reads blinded here: it is the study lead's decision.
 	 */
-	mergeResultsPackage: (path: string) => __TAURI_INVOKE<MergedResults>("merge_results_package", { path }),
-	/**  Every grader version stored, oldest first. */
-	workbenchVersions: () => __TAURI_INVOKE<StoredSpec_Serialize[]>("workbench_versions"),
+	mergeResultsPackage: (path: string, request: number | null) => __TAURI_INVOKE<MergedResults>("merge_results_package", { path, request }),
+	/**
+	 *  Stops the package action under way before it writes; whether one was running. Its command
+	 *  fails with `cancelled` and nothing is written.
+	 */
+	cancelPackageAction: () => __TAURI_INVOKE<boolean>("cancel_package_action"),
+	/**  Every grader version stored (with `model`, every model spec), oldest first. */
+	workbenchVersions: (model: boolean | null) => __TAURI_INVOKE<StoredSpec_Serialize[]>("workbench_versions", { model }),
 	/**  Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`. */
 	workbenchAddSpec: (toml: string, model: boolean) => __TAURI_INVOKE<Spec_Serialize>("workbench_add_spec", { toml, model }),
 	/**  A new grader version: `base` with `prompt`, under the new name `name`. */
@@ -131,6 +144,41 @@ export const commands = {
 	 *  when no run was going.
 	 */
 	workbenchCancelRun: () => __TAURI_INVOKE<boolean>("workbench_cancel_run"),
+	/**
+	 *  Computes the study's missing or stale text metrics with all-MiniLM-L6-v2 from
+	 *  `NEURORATER_MINILM_DIR` or the cache folder `scripts/setup.sh` fills (nothing is downloaded),
+	 *  reporting through [`METRICS_EVENT`]. Runs on its own connection to the database file, so the
+	 *  app stays usable; every batch is stored as it finishes, so Stop keeps what was measured.
+	 */
+	metricsCompute: (studyId: string) => __TAURI_INVOKE<MetricsOutcome>("metrics_compute", { studyId }),
+	/**
+	 *  Stops the computation after the batch in flight; every stored batch is kept. False when
+	 *  nothing was being computed.
+	 */
+	metricsCancel: () => __TAURI_INVOKE<boolean>("metrics_cancel"),
+	/**
+	 *  Scans `sources` into a new draft of study `study_id` (to live in `folder/study_id`), dates
+	 *  shifted by one offset per patient or removed,
+	 *  reporting through [`PROGRESS_EVENT`] until done or cancelled. A draft made before is
+	 *  discarded first: the window holds one.
+	 */
+	newStudyScan: (sources: string[], folder: string, studyId: string, shiftDates: boolean, responses: ResponsesArg_Deserialize | null) => __TAURI_INVOKE<ScanReply_Serialize>("new_study_scan", { sources, folder, studyId, shiftDates, responses }),
+	/**
+	 *  Cancels the new study: stops a scan in progress (which then removes what it wrote), or
+	 *  discards the draft and its folder. False when there was nothing to cancel.
+	 */
+	newStudyCancel: () => __TAURI_INVOKE<boolean>("new_study_cancel"),
+	/**  The lead's label for a series (no longer a guess). */
+	newStudyLabel: (caseId: string, seriesId: string, label: string) => __TAURI_INVOKE<DraftCase_Serialize>("new_study_label", { caseId, seriesId, label }),
+	/**  The lead's disease group, clinical note and tasks for a case. */
+	newStudyEditCase: (caseId: string, edit: CaseEdit) => __TAURI_INVOKE<DraftCase_Serialize>("new_study_edit_case", { caseId, edit }),
+	/**  A series' thumbnails side by side, as one PNG. */
+	newStudyThumbnails: (caseId: string, seriesId: string) => __TAURI_INVOKE<ArrayBuffer>("new_study_thumbnails", { caseId, seriesId }),
+	/**
+	 *  Imports the draft as corrected: the bundle moves into place and the study is stored in one
+	 *  transaction. Refused (with the problems) leaves the draft open for corrections.
+	 */
+	newStudyImport: () => __TAURI_INVOKE<ImportReply_Serialize>("new_study_import"),
 };
 
 /* Types */
@@ -228,12 +276,33 @@ export type CalibrationView_Deserialize = {
 	/**  The report in the documented JSON schema (docs/report-schema.md). */
 	report: Value,
 	plots: Plots_Deserialize,
+	/**
+	 *  False for the headline: the verdict's dimension alone, its alternative annotator test
+	 *  not yet corrected over the whole report.
+	 */
+	complete: boolean,
+	/**  Whether the report was kept from an earlier build on the same data. */
+	cached: boolean,
 };
 
 export type CalibrationView_Serialize = {
 	/**  The report in the documented JSON schema (docs/report-schema.md). */
 	report: Value,
 	plots: Plots_Serialize,
+	/**
+	 *  False for the headline: the verdict's dimension alone, its alternative annotator test
+	 *  not yet corrected over the whole report.
+	 */
+	complete: boolean,
+	/**  Whether the report was kept from an earlier build on the same data. */
+	cached: boolean,
+};
+
+/**  The lead's answer for one case: what the scan could not know. */
+export type CaseEdit = {
+	disease_group: DiseaseGroup,
+	clinical_note: string,
+	tasks: DraftTask[],
 };
 
 export type CaseSummary = CaseSummary_Serialize | CaseSummary_Deserialize;
@@ -451,6 +520,88 @@ export type Disagreement_Serialize = {
 
 export type DiseaseGroup = "multiple_sclerosis" | "stroke" | "tumour" | "other_abnormality" | "normal";
 
+export type DraftCase = DraftCase_Serialize | DraftCase_Deserialize;
+
+export type DraftCase_Deserialize = {
+	id: string,
+	modality: Modality,
+	age: number,
+	sex: Sex,
+	disease_group: DiseaseGroup,
+	clinical_note: string,
+	series: DraftSeries_Deserialize[],
+	tasks: DraftTask[],
+	to_complete: ToComplete[],
+};
+
+export type DraftCase_Serialize = {
+	id: string,
+	modality: Modality,
+	age: number,
+	sex: Sex,
+	disease_group: DiseaseGroup,
+	clinical_note: string,
+	series: DraftSeries_Serialize[],
+	tasks: DraftTask[],
+	to_complete: ToComplete[],
+};
+
+export type DraftSeries = DraftSeries_Serialize | DraftSeries_Deserialize;
+
+export type DraftSeries_Deserialize = {
+	id: string,
+	label: string,
+	/**  The label is the scan's guess, not yet the lead's. */
+	guessed: boolean,
+	/**  What the guess was read from (`SeriesDescription`, `DiffusionBValue` …). */
+	basis?: string | null,
+	slices: number,
+};
+
+export type DraftSeries_Serialize = {
+	id: string,
+	label: string,
+	/**  The label is the scan's guess, not yet the lead's. */
+	guessed: boolean,
+	/**  What the guess was read from (`SeriesDescription`, `DiffusionBValue` …). */
+	basis: string | null,
+	slices: number,
+};
+
+/**  A task as the table edits it; key images and follow-up turns stay as the scan resolved them. */
+export type DraftTask = {
+	id: string,
+	family: TaskFamily,
+	prompt: string,
+};
+
+/**  The draft as the lead sees it. */
+export type DraftView = DraftView_Serialize | DraftView_Deserialize;
+
+/**  The draft as the lead sees it. */
+export type DraftView_Deserialize = {
+	study_id: string,
+	/**  Where the bundle will be once imported. */
+	bundle: string,
+	files_found: number,
+	skipped: SkippedView[],
+	notes: string[],
+	responses: number,
+	cases: DraftCase_Deserialize[],
+};
+
+/**  The draft as the lead sees it. */
+export type DraftView_Serialize = {
+	study_id: string,
+	/**  Where the bundle will be once imported. */
+	bundle: string,
+	files_found: number,
+	skipped: SkippedView[],
+	notes: string[],
+	responses: number,
+	cases: DraftCase_Serialize[],
+};
+
 export type EditAck = {
 	saved_at: string,
 	status: RatingStatus,
@@ -474,7 +625,9 @@ export type ErrorCode =
 /**  Submit without every required field; the message names the missing ones. */
 "incomplete" | 
 /**  An exported file could not be written where the user chose; the message names it. */
-"export_failed";
+"export_failed" | 
+/**  Long work the user cancelled (or replaced with newer work) stopped; nothing was written. */
+"cancelled";
 
 export type ErrorLabelView = ErrorLabelView_Serialize | ErrorLabelView_Deserialize;
 
@@ -562,6 +715,28 @@ export type GraderOnSplit_Serialize = {
 };
 
 export type HumanRole = "medical_student" | "resident" | "neurologist" | "neuroradiologist";
+
+export type ImportReply = ImportReply_Serialize | ImportReply_Deserialize;
+
+export type ImportReply_Deserialize = { outcome: "imported"; summary: ImportSummary } | { outcome: "refused"; problems: ProblemRow_Deserialize[] };
+
+export type ImportReply_Serialize = { outcome: "imported"; summary: ImportSummary } | { outcome: "refused"; problems: ProblemRow_Serialize[] };
+
+export type ImportSummary = {
+	study_id: string,
+	cases: number,
+	series: number,
+	images: number,
+	tasks: number,
+	responses_added: number,
+	responses_already_stored: number,
+	grader_scores_added: number,
+	grader_scores_already_stored: number,
+	/**  Study, case, series, image, task and ground-truth rows added or changed. */
+	rows_written: number,
+	/**  PS3.15 identifying attributes found in the DICOM files and not stored. */
+	identifying_attributes_dropped: number,
+};
 
 /**  What the rater sees after an import. */
 export type ImportedPackage = {
@@ -691,6 +866,17 @@ export type MergedResults = {
 	conflicts: string[],
 };
 
+/**
+ *  What a computation did: the model it measured with, how many responses it stored, and how
+ *  many were left when it was stopped.
+ */
+export type MetricsOutcome = {
+	model: string,
+	computed: number,
+	left: number,
+	cancelled: boolean,
+};
+
 export type Modality = "MR" | "CT";
 
 export type ModelMeans = {
@@ -816,6 +1002,25 @@ export type Plots_Serialize = {
 	missed_findings: Plot | null,
 };
 
+/**  A `file:line: field: message` row of the problems table. */
+export type ProblemRow = ProblemRow_Serialize | ProblemRow_Deserialize;
+
+/**  A `file:line: field: message` row of the problems table. */
+export type ProblemRow_Deserialize = {
+	file: string,
+	line?: number | null,
+	field: string,
+	message: string,
+};
+
+/**  A `file:line: field: message` row of the problems table. */
+export type ProblemRow_Serialize = {
+	file: string,
+	line: number | null,
+	field: string,
+	message: string,
+};
+
 export type QueueItem = QueueItem_Serialize | QueueItem_Deserialize;
 
 export type QueueItem_Deserialize = {
@@ -933,6 +1138,11 @@ export type ReadingItem_Deserialize = {
 	rubric: Rubric_Deserialize,
 	taxonomy: TaxonomyCategory[],
 	rating?: RatingView_Deserialize | null,
+	/**
+	 *  When this rater saw the case's ground truth (after submitting); from then on the rating
+	 *  is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
+	 */
+	ground_truth_seen_at?: string | null,
 };
 
 export type ReadingItem_Serialize = {
@@ -946,6 +1156,11 @@ export type ReadingItem_Serialize = {
 	rubric: Rubric_Serialize,
 	taxonomy: TaxonomyCategory[],
 	rating: RatingView_Serialize | null,
+	/**
+	 *  When this rater saw the case's ground truth (after submitting); from then on the rating
+	 *  is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
+	 */
+	ground_truth_seen_at: string | null,
 };
 
 export type ReadingResponse = ReadingResponse_Serialize | ReadingResponse_Deserialize;
@@ -994,6 +1209,32 @@ export type ResponseView_Serialize = {
 	answer: string,
 	rationale: string | null,
 	turns: Turn[] | null,
+};
+
+/**
+ *  A harness's answers as the form gives them: the file, its column map, and the model's name
+ *  when the file has no model column.
+ */
+export type ResponsesArg = ResponsesArg_Serialize | ResponsesArg_Deserialize;
+
+/**
+ *  A harness's answers as the form gives them: the file, its column map, and the model's name
+ *  when the file has no model column.
+ */
+export type ResponsesArg_Deserialize = {
+	path: string,
+	map: string,
+	model?: string | null,
+};
+
+/**
+ *  A harness's answers as the form gives them: the file, its column map, and the model's name
+ *  when the file has no model column.
+ */
+export type ResponsesArg_Serialize = {
+	path: string,
+	map: string,
+	model: string | null,
 };
 
 export type ResumePoint = {
@@ -1102,6 +1343,12 @@ export type Scale_Serialize = {
 	levels: ScaleLevel[],
 };
 
+export type ScanReply = ScanReply_Serialize | ScanReply_Deserialize;
+
+export type ScanReply_Deserialize = { outcome: "drafted"; draft: DraftView_Deserialize } | { outcome: "cancelled" } | { outcome: "refused"; problems: ProblemRow_Deserialize[] };
+
+export type ScanReply_Serialize = { outcome: "drafted"; draft: DraftView_Serialize } | { outcome: "cancelled" } | { outcome: "refused"; problems: ProblemRow_Serialize[] };
+
 export type SeriesKind = "dicom" | "nifti" | "key_images";
 
 export type SeriesView = {
@@ -1118,6 +1365,11 @@ export type Sex = "F" | "M" |
 "O";
 
 export type Side = "a" | "b";
+
+export type SkippedView = {
+	path: string,
+	reason: string,
+};
 
 /**
  *  A slice of a series: `slice` counts from 0 in display order (along the slice normal for DICOM,
@@ -1185,21 +1437,32 @@ export type Spec_Serialize = {
 /**  Where start-up is; the UI shows a progress screen until `Ready`. */
 export type StartupStatus = { state: "preparing"; phase: string; done: number; total: number } | { state: "ready" } | { state: "failed"; error: CommandError };
 
-/**  A stored spec and when its name was bound (saved in the workbench or first run). */
+/**
+ *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
+ *  results runs stored under it (scores of a grader, responses of a model).
+ */
 export type StoredSpec = StoredSpec_Serialize | StoredSpec_Deserialize;
 
-/**  A stored spec and when its name was bound (saved in the workbench or first run). */
+/**
+ *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
+ *  results runs stored under it (scores of a grader, responses of a model).
+ */
 export type StoredSpec_Deserialize = {
 	spec: Spec_Deserialize,
 	spec_sha256: string,
 	bound_at: string,
+	stored: number,
 };
 
-/**  A stored spec and when its name was bound (saved in the workbench or first run). */
+/**
+ *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
+ *  results runs stored under it (scores of a grader, responses of a model).
+ */
 export type StoredSpec_Serialize = {
 	spec: Spec_Serialize,
 	spec_sha256: string,
 	bound_at: string,
+	stored: number,
 };
 
 export type StudySummary = {

@@ -213,6 +213,7 @@ fn headline_input(input: &CalibrationInput) -> CalibrationInput {
                 .collect(),
             grouping_columns: Vec::new(),
             items: input.table.items.clone(),
+            scales: input.table.scales.clone(),
         },
         errors: Vec::new(),
         correctness: Vec::new(),

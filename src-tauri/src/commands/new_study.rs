@@ -3,6 +3,7 @@
 //! rules are `cases::app::new_study`'s; this module checks arguments, keeps the one draft of the
 //! window, runs the scan off the UI thread with progress events and a cancel flag.
 
+use crate::commands::imaging::RawBytes;
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
@@ -19,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use crate::commands::imaging::RawBytes;
 use tauri::{AppHandle, Emitter, Runtime, State};
 
 /// The event scan and import report through.
