@@ -424,6 +424,9 @@ pub struct Added {
     pub already_there: usize,
 }
 
+/// Each series of a case (its id) with its slices' identities in display order.
+type CaseSlices = Vec<(String, Vec<SliceIdentity>)>;
+
 /// Adds a harness's responses to the bundle at `dir`'s `responses.jsonl` (`neurorater
 /// import-responses`). Cases are named by case id, or through `key` (the scaffold's key: original
 /// StudyInstanceUID, accession number or source → case id); tasks must exist. Nothing is written
@@ -462,8 +465,7 @@ pub fn add_to_bundle(
     let mut already_there = 0;
     // Read once per case that names key images: the bundle's own slices, as a harness run on
     // the bundle's files names them.
-    let mut slice_identities: BTreeMap<String, Result<Vec<(String, Vec<SliceIdentity>)>, String>> =
-        BTreeMap::new();
+    let mut slice_identities: BTreeMap<String, Result<CaseSlices, String>> = BTreeMap::new();
     let mut key_images_added: BTreeMap<(String, String), Vec<SliceRef>> = BTreeMap::new();
     for response in responses {
         let case_id = if bundle.cases.iter().any(|c| c.case.id == response.case_ref) {

@@ -127,7 +127,8 @@ fn thumbnails_are_one_strip_of_evenly_spread_slices_per_series() {
             // allows, never longer than STRIP_LENGTH.
             assert_eq!(strip.height(), THUMBNAIL_SIDE, "{}/{}", case.id, series.id);
             assert!(
-                strip.width() % THUMBNAIL_SIDE == 0 && strip.width() / THUMBNAIL_SIDE >= shown,
+                strip.width().is_multiple_of(THUMBNAIL_SIDE)
+                    && strip.width() / THUMBNAIL_SIDE >= shown,
                 "{}/{}: {} wide for {} slices",
                 case.id,
                 series.id,

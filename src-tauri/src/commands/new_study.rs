@@ -236,6 +236,9 @@ fn request(
 /// shifted by one offset per patient or removed,
 /// reporting through [`PROGRESS_EVENT`] until done or cancelled. A draft made before is
 /// discarded first: the window holds one.
+// Tauri passes a command's managed state and arguments as its parameters: the form's five fields
+// and three injected handles.
+#[allow(clippy::too_many_arguments)]
 #[tauri::command]
 #[specta::specta]
 pub async fn new_study_scan<R: Runtime>(
@@ -424,7 +427,7 @@ mod tests {
     }
 
     fn refused(result: Result<NewStudyRequest, CommandError>) -> String {
-        let error = result.err().expect("refused");
+        let error = result.expect_err("refused");
         assert_eq!(error.code, ErrorCode::InvalidArgument);
         error.message
     }
@@ -454,7 +457,7 @@ mod tests {
             arg(&responses, "case_id=study,answer=prediction"),
         )
         .unwrap();
-        assert_eq!(ok.sources, [export.clone()]);
+        assert_eq!(ok.sources, std::slice::from_ref(&export));
         assert_eq!(ok.dates, Dates::ShiftPerPatient);
         assert_eq!(
             ok.responses.unwrap().defaults.model.as_deref(),
