@@ -679,6 +679,10 @@ fn build(
         let mut done: std::vec::IntoIter<SectionDone> = jobs
             .par_iter()
             .map(|job| {
+                // Asked as each section starts: a cancel skips every section not yet begun.
+                if progress.cancelled() {
+                    return SectionDone::Cancelled;
+                }
                 let section_progress = SectionProgress::new(&report_progress);
                 match *job {
                     SectionJob::Whole => SectionDone::Section(Box::new(section(
@@ -717,7 +721,13 @@ fn build(
             })
             .collect::<Vec<_>>()
             .into_iter();
-        stop_if_cancelled(progress)?;
+        if done
+            .as_slice()
+            .iter()
+            .any(|d| matches!(d, SectionDone::Cancelled))
+        {
+            return Err(ReportError::Cancelled);
+        }
         let Some(SectionDone::Section(overall)) = done.next() else {
             unreachable!("the first job is the whole dimension")
         };
@@ -959,6 +969,8 @@ enum SectionJob {
 enum SectionDone {
     Section(Box<Section>),
     Differences(Vec<Option<CaseInterval>>),
+    /// Not begun: the report was cancelled first.
+    Cancelled,
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
