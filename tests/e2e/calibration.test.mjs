@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -27,11 +27,9 @@ let work
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-calibration-e2e-'))
-  // The CLI is the reference the window is checked against; build it as the tests need it.
-  execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
-    stdio: 'inherit',
-    env: { ...process.env, CARGO_TARGET_DIR: TARGET },
-  })
+  // scripts/e2e.sh builds the CLI beside the app, with the app's features: building it alone here
+  // would rebuild its dependencies with another feature set.
+  assert.ok(existsSync(CLI), `build the CLI beside the app first (scripts/e2e.sh does): no ${CLI}`)
   browser = await openSession()
 })
 

@@ -51,10 +51,9 @@ const invoke = (command, args) =>
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-package-e2e-'))
-  execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
-    stdio: 'inherit',
-    env: { ...process.env, CARGO_TARGET_DIR: TARGET },
-  })
+  // scripts/e2e.sh builds the CLI beside the app, with the app's features: building it alone here
+  // would rebuild its dependencies with another feature set.
+  assert.ok(existsSync(CLI), `build the CLI beside the app first (scripts/e2e.sh does): no ${CLI}`)
 
   // Site A, the lead: a study of their own (the demo bundle under another id), a remote rater
   // with a queue, and that rater's package.

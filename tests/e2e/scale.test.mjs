@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -37,10 +37,9 @@ function timed(what) {
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-scale-e2e-'))
-  execFileSync('cargo', ['build', '-p', 'neurorater-cli', '--manifest-path', join(ROOT, 'Cargo.toml')], {
-    stdio: 'inherit',
-    env: { ...process.env, CARGO_TARGET_DIR: TARGET },
-  })
+  // scripts/e2e.sh builds the CLI beside the app, with the app's features: building it alone here
+  // would rebuild its dependencies with another feature set.
+  assert.ok(existsSync(CLI), `build the CLI beside the app first (scripts/e2e.sh does): no ${CLI}`)
   const demo = join(work, 'demo')
   const bundle = join(work, 'scale')
   const db = join(work, 'scale.sqlite')
