@@ -96,11 +96,23 @@ test('the lead runs a grader version, sees development agreement, opens a disagr
   ].join('\n')
   const text = await browser.$(testid('workbench-spec-text'))
   await text.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  // The form is folded when the study already has a spec (runs.test.mjs ran first on this
+  // database): once the list has loaded, unfold it by its summary as the lead would. WebKit lays
+  // out a folded details' content, so the button's visibility cannot tell; its parent's state can.
+  await browser.waitUntil(
+    async () =>
+      (await browser.$$(testid('workbench-version'))).length > 0 || (await browser.$('p*=No grader spec yet').isExisting()),
+    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the list of grader specs never loaded' },
+  )
+  const unfolded = () => browser.execute((el) => el.closest('details').open, text)
+  if (!(await unfolded())) await browser.$(testid('workbench-add-spec-form')).click()
+  assert.ok(await unfolded(), 'the form to add a spec did not open')
   // setValue types key by key; the spec is set at once as a paste would.
   await browser.execute((el, value) => {
     el.value = value
     el.dispatchEvent(new Event('input', { bubbles: true }))
   }, text, spec)
+  await browser.$(testid('workbench-add-spec')).scrollIntoView()
   await browser.$(testid('workbench-add-spec')).click()
   await browser.waitUntil(async () => (await browser.$(`${testid('workbench-version')}[data-name="${GRADER}"]`).isExisting()), {
     timeout: LOAD_TIMEOUT_MS,
