@@ -2,8 +2,6 @@
 
 use crate::data::db_path;
 use crate::Failure;
-use cases::app::{team, Session};
-use cases::store::Store;
 use clap::Args;
 use server::ServerError;
 use std::net::SocketAddr;
@@ -42,11 +40,10 @@ pub struct ServerImportArgs {
 
 impl From<ServerError> for Failure {
     fn from(error: ServerError) -> Self {
-        match error {
-            ServerError::Invalid { .. } | ServerError::Config(_) | ServerError::NotFound(_) => {
-                Failure::Input(vec![error.to_string()])
-            }
-            _ => Failure::Internal(error.to_string()),
+        if error.is_invalid_input() {
+            Failure::Input(vec![error.to_string()])
+        } else {
+            Failure::Internal(error.to_string())
         }
     }
 }
@@ -60,14 +57,16 @@ pub fn serve(args: &ServeArgs) -> Result<(), Failure> {
 }
 
 pub fn import(args: &ServerImportArgs) -> Result<(), Failure> {
-    let store = Store::open_existing(&db_path(args.db.clone())?)?;
-    let study = team::study_for_server(&store, &Session::command_line(), &args.study)?;
-    drop(store);
     let lead = args
         .lead
         .as_deref()
         .map(|username| (username, args.lead_site.as_str()));
-    let report = crate::run::runtime()?.block_on(server::import(&args.database, &study, lead))?;
+    let report = server::import_local_study(
+        &args.database,
+        &db_path(args.db.clone())?,
+        &args.study,
+        lead,
+    )?;
     say!(
         "{}",
         serde_json::to_string_pretty(&report).expect("the report serialises")

@@ -58,6 +58,22 @@ pub(crate) fn invalid(field: &str, message: impl Into<String>) -> ServerError {
 }
 
 impl ServerError {
+    /// Whether the person who started the command can fix this by changing what they gave (an
+    /// argument, the database URL, a study id): the command-line front ends exit 2 for these, 1
+    /// for the rest. Served over HTTP, `status_and_code` decides instead.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            ServerError::Invalid { .. }
+                | ServerError::Config(_)
+                | ServerError::NotFound(_)
+                | ServerError::SchemaTooNew { .. }
+                | ServerError::Domain(
+                    cases::Error::NotFound { .. } | cases::Error::SchemaTooNew { .. }
+                )
+        )
+    }
+
     fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             ServerError::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),

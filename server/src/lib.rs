@@ -75,15 +75,26 @@ pub async fn serve(options: ServeOptions) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// Copies `study` (read from a local database by `cases::app::team::study_for_server`) onto the
-/// server at `database`; with `lead` = (username, site), invites the study's lead.
-pub async fn import(
+/// Copies study `study_id` of the local database `local` onto the server at `database`; with
+/// `lead` = (username, site), invites the study's lead. What leaves the local database is decided
+/// by `cases::app::team::study_for_server`. Blocks: for the command-line front ends.
+pub fn import_local_study(
     database: &str,
-    study: &cases::app::team::TeamStudy,
+    local: &std::path::Path,
+    study_id: &str,
     lead: Option<(&str, &str)>,
 ) -> Result<ImportReport, ServerError> {
-    let pool = connect(database).await?;
-    store::import_study(&pool, study, lead).await
+    let study = {
+        let store = cases::store::Store::open_existing(local)?;
+        cases::app::team::study_for_server(&store, &cases::app::Session::command_line(), study_id)?
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let pool = connect(database).await?;
+        store::import_study(&pool, &study, lead).await
+    })
 }
 
 /// One line per request: method, path, status, milliseconds. Never headers or bodies, which

@@ -7,8 +7,6 @@
 //!
 //! Exit codes as the CLI's: 0 done, 2 invalid input, 1 internal failure.
 
-use cases::app::{team, Session};
-use cases::store::Store;
 use server::{ServeOptions, ServerError};
 use std::collections::HashMap;
 use std::path::Path;
@@ -55,22 +53,10 @@ enum Failure {
 
 impl From<ServerError> for Failure {
     fn from(error: ServerError) -> Self {
-        match error {
-            ServerError::Invalid { .. } | ServerError::Config(_) | ServerError::NotFound(_) => {
-                Failure::Input(error.to_string())
-            }
-            _ => Failure::Internal(error.to_string()),
-        }
-    }
-}
-
-impl From<cases::Error> for Failure {
-    fn from(error: cases::Error) -> Self {
-        match error {
-            cases::Error::NotFound { .. } | cases::Error::SchemaTooNew { .. } => {
-                Failure::Input(error.to_string())
-            }
-            _ => Failure::Internal(error.to_string()),
+        if error.is_invalid_input() {
+            Failure::Input(error.to_string())
+        } else {
+            Failure::Internal(error.to_string())
         }
     }
 }
@@ -115,17 +101,14 @@ fn serve(options: &HashMap<String, String>) -> Result<(), Failure> {
 }
 
 fn import(options: &HashMap<String, String>) -> Result<(), Failure> {
-    let store = Store::open_existing(Path::new(required(options, "db")?))?;
-    let study = team::study_for_server(
-        &store,
-        &Session::command_line(),
-        required(options, "study")?,
-    )?;
-    drop(store);
     let site = options.get("lead-site").map_or("", String::as_str);
     let lead = options.get("lead").map(|name| (name.as_str(), site));
-    let report =
-        runtime()?.block_on(server::import(required(options, "database")?, &study, lead))?;
+    let report = server::import_local_study(
+        required(options, "database")?,
+        Path::new(required(options, "db")?),
+        required(options, "study")?,
+        lead,
+    )?;
     println!(
         "{}",
         serde_json::to_string_pretty(&report).expect("the report serialises")
