@@ -491,6 +491,10 @@ test('a comment typed just before another reader takes over is saved as its read
   const [ada] = rows(`SELECT id FROM raters WHERE name = '${RATER.name}'`)
   await $(testid('mode-reading')).click()
   await $(`button.rater-choice[data-rater-id="${ada.id}"]`).click()
+  // Reading resumes on the response Ada left; the queue is one click away.
+  const showQueue = await $(testid('show-queue'))
+  await showQueue.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await showQueue.click()
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   await $('tr.queue-row[data-status="not_started"] button').click()
   const reading = await waitReading()
