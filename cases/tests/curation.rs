@@ -2,6 +2,8 @@
 //! edits, validation against the images, compare and merge, the ground-truth bundle round trip,
 //! reveal after rating, missed findings and the human baseline.
 
+use cases::app::baseline::{self as app_baseline, Answer, TaskRef};
+use cases::app::{catalog, Session};
 use cases::curation::{
     self, baseline, BaselineState, BaselineTask, CuratedLesion, CuratedTruth, Decision, Edit,
     HumanAnswer, HumanRole, Side, Source, Status, MAIN_BRANCH,
@@ -12,7 +14,7 @@ use cases::progress::NoProgress;
 use cases::store::Store;
 use cases::Error;
 use cases::ImportError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -1064,4 +1066,99 @@ fn missed_findings_are_lesions_no_response_mentions_and_no_rater_flagged() {
     };
     label(&mut f.store, &near);
     assert!(of(&f.store, missed).is_empty());
+}
+
+#[test]
+fn a_blinded_reader_answers_the_baseline_by_case_codes_never_seeing_a_case_id() {
+    let mut f = fixture();
+    let rex = add_rater(&mut f.store, "Rex", "resident");
+    f.store.set_current_rater(rex).unwrap();
+    let reader = Session::current(&f.store).unwrap().reader().unwrap();
+    // Each case's code, as the reader's case view names it; the codes of the reader's case list.
+    let session = Session::current(&f.store).unwrap();
+    let codes: BTreeMap<String, String> = f
+        .store
+        .cases(STUDY)
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            let view = catalog::case(&f.store, &session, STUDY, &c.id).unwrap();
+            (c.id, view.summary.id)
+        })
+        .collect();
+    let listed_codes: BTreeSet<String> = catalog::cases(&f.store, &session, STUDY)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(listed_codes, codes.values().cloned().collect());
+
+    // The same tasks as the store lists, each case named by the code of the reader's case list,
+    // listed by code.
+    let listed = app_baseline::tasks(&f.store, &reader, STUDY).unwrap();
+    let stored = curation::baseline_tasks(&f.store, rex, STUDY).unwrap();
+    let mut expected: Vec<BaselineTask> = stored
+        .iter()
+        .map(|t| BaselineTask {
+            case_id: codes[&t.case_id].clone(),
+            ..t.clone()
+        })
+        .collect();
+    expected.sort_by(|a, b| a.case_id.cmp(&b.case_id));
+    assert_eq!(listed, expected);
+    let sent = serde_json::to_string(&listed).unwrap();
+    for id in codes.keys() {
+        assert!(!sent.contains(id.as_str()), "{id} reached a blinded reader");
+    }
+
+    // The code opens the task, and the task names the case by its code again.
+    let stroke = TaskRef {
+        study_id: STUDY,
+        case: &codes["stroke-01"],
+        task_id: "t1",
+    };
+    let blind = app_baseline::blind_task(&f.store, &reader, stroke).unwrap();
+    assert_eq!(blind.case_id, codes["stroke-01"]);
+    assert_eq!(
+        blind.prompt,
+        baseline::blind_task(&f.store, rex, STUDY, "stroke-01", "t1")
+            .unwrap()
+            .prompt
+    );
+    assert!(!serde_json::to_string(&blind).unwrap().contains("stroke-01"));
+
+    // The answer given under the code is stored against the case itself.
+    let response = app_baseline::submit(
+        &mut f.store,
+        &reader,
+        stroke,
+        Answer {
+            role: HumanRole::Resident,
+            years_experience: Some(3),
+            diagnosis: "Left MCA infarct".into(),
+            differential: vec![],
+            reasoning: "DWI bright".into(),
+            seconds_on_task: 60.0,
+        },
+    )
+    .unwrap();
+    let stored_under: String = f
+        .store
+        .read()
+        .query_row(
+            "SELECT c.case_id FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id WHERE r.id = ?1",
+            [response],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored_under, "stroke-01");
+    let unknown = TaskRef {
+        case: "case-0000000000",
+        ..stroke
+    };
+    assert!(matches!(
+        app_baseline::blind_task(&f.store, &reader, unknown),
+        Err(Error::NotFound { .. })
+    ));
 }

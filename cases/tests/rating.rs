@@ -4,7 +4,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
-use cases::app::{catalog, LeadSession, Session};
+use cases::app::{catalog, reading, LeadSession, Session};
 use cases::model::Taxonomy;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
 use cases::store::audit::{self, Verdict};
@@ -1149,4 +1149,145 @@ fn a_database_without_the_demo_study_deals_no_demo_queue() {
         .unwrap()
         .id;
     assert_eq!(store.ensure_demo_queue(reader).unwrap(), None);
+}
+
+/// Who the rating of `assignment` is stored under, and its comment.
+fn stored_comment(store: &Store, assignment: i64) -> Option<(String, String)> {
+    store
+        .read()
+        .query_row(
+            "SELECT ra.name, g.comment FROM ratings g
+             JOIN assignments a ON a.response = g.response AND a.rater = g.rater
+                 AND a.read_no = g.read_no
+             JOIN raters ra ON ra.id = g.rater WHERE a.id = ?1",
+            [assignment],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()
+}
+
+fn commented(comment: &str) -> RatingEdit {
+    RatingEdit {
+        comment: comment.into(),
+        ..RatingEdit::empty()
+    }
+}
+
+fn reader_changed(result: Result<impl std::fmt::Debug, Error>) -> String {
+    match result {
+        Err(Error::Rating(RatingError::ReaderChanged(message))) => message,
+        other => panic!("expected ReaderChanged, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_edit_is_written_as_the_sessions_reader_and_never_as_another() {
+    let (_dir, mut store) = demo_store();
+    let (ada, ada_item) = one_item(&mut store);
+    let bo = store
+        .create_rater("Dr Bo", RaterRole::Neurologist, Some(7))
+        .unwrap()
+        .id;
+    store.ensure_demo_queue(bo).unwrap().expect("Bo's queue");
+    let bo_item = store.reading_queue(bo, DEMO_STUDY_ID).unwrap()[0].assignment;
+
+    // Ada reads: her edit is hers.
+    store.set_current_rater(ada).unwrap();
+    let as_ada = Session::current(&store)
+        .unwrap()
+        .reader_as(&store, ada)
+        .unwrap();
+    reading::save_rating(&mut store, &as_ada, ada_item, &commented("Ada's")).unwrap();
+    assert_eq!(
+        stored_comment(&store, ada_item),
+        Some(("Dr Ada".into(), "Ada's".into()))
+    );
+    // She cannot write as Bo, whatever the front end claims...
+    let message = reader_changed(Session::current(&store).unwrap().reader_as(&store, bo));
+    assert!(
+        message.contains("made as Dr Bo, and Dr Ada is the reader"),
+        "{message}"
+    );
+    // ...nor, as herself, reach Bo's assignment: another rater's item is not found.
+    let into_bo = reading::save_rating(&mut store, &as_ada, bo_item, &commented("Ada in Bo's"));
+    assert!(
+        matches!(into_bo, Err(Error::NotFound { .. })),
+        "{into_bo:?}"
+    );
+    assert_eq!(stored_comment(&store, bo_item), None);
+
+    // The study lead (nobody reading) writes no reader's rating, and has no reader session.
+    store.leave_reading().unwrap();
+    let message = reader_changed(Session::current(&store).unwrap().reader_as(&store, ada));
+    assert!(message.contains("nobody is reading here now"), "{message}");
+    assert!(Session::current(&store).unwrap().reader().is_err());
+    // A curator is a named rater, yet only ever themselves: Ada's item is not theirs.
+    let cora = store
+        .create_rater("Dr Cora", RaterRole::Curator, None)
+        .unwrap()
+        .id;
+    store.set_current_rater(cora).unwrap();
+    reader_changed(Session::current(&store).unwrap().reader_as(&store, ada));
+    let as_cora = Session::current(&store)
+        .unwrap()
+        .reader_as(&store, cora)
+        .unwrap();
+    let into_ada = reading::submit_rating(&mut store, &as_cora, ada_item);
+    assert!(
+        matches!(into_ada, Err(Error::NotFound { .. })),
+        "{into_ada:?}"
+    );
+    assert_eq!(
+        stored_comment(&store, ada_item),
+        Some(("Dr Ada".into(), "Ada's".into())),
+        "nothing the others tried reached Ada's rating"
+    );
+}
+
+#[test]
+fn an_edit_queued_before_the_reader_changed_is_refused_unwritten_then_written_as_its_reader() {
+    let (_dir, mut store) = demo_store();
+    let (ada, item) = one_item(&mut store);
+    let bo = store
+        .create_rater("Dr Bo", RaterRole::Neurologist, Some(7))
+        .unwrap()
+        .id;
+    store.set_current_rater(ada).unwrap();
+    let edit_as = |store: &mut Store, made_as: i64, comment: &str| {
+        let reader = Session::current(store)?.reader_as(store, made_as)?;
+        reading::save_rating(store, &reader, item, &commented(comment))
+    };
+    edit_as(&mut store, ada, "first").unwrap();
+    let audited = |store: &Store| -> i64 {
+        store
+            .read()
+            .query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
+            .unwrap()
+    };
+
+    // Bo takes the workstation while Ada's next edit is still queued in the window.
+    store.set_current_rater(bo).unwrap();
+    let before = audited(&store);
+    let message = reader_changed(edit_as(&mut store, ada, "queued"));
+    assert_eq!(
+        message,
+        "this edit was made as Dr Ada, and Dr Bo is the reader here now: it was not saved. \
+         Choose Dr Ada again (Switch reader) to save it"
+    );
+    assert_eq!(audited(&store), before, "a refused edit writes nothing");
+    assert_eq!(
+        stored_comment(&store, item),
+        Some(("Dr Ada".into(), "first".into()))
+    );
+    // Leaving reading mode is no different: still not Ada's session.
+    store.leave_reading().unwrap();
+    reader_changed(edit_as(&mut store, ada, "queued"));
+
+    // Ada is chosen again: the kept edit is written, as hers.
+    store.set_current_rater(ada).unwrap();
+    edit_as(&mut store, ada, "queued").unwrap();
+    assert_eq!(
+        stored_comment(&store, item),
+        Some(("Dr Ada".into(), "queued".into()))
+    );
 }

@@ -26,6 +26,9 @@ pub enum ErrorCode {
     ExportFailed,
     /// Long work the user cancelled (or replaced with newer work) stopped; nothing was written.
     Cancelled,
+    /// An edit made as one reader arrived after another (or nobody) took over this workstation:
+    /// not written; the UI keeps it and writes it once its reader is chosen again.
+    ReaderChanged,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]
@@ -68,6 +71,7 @@ impl From<cases::Error> for CommandError {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
                 cases::rating::RatingError::Refused(_) => ErrorCode::Refused,
                 cases::rating::RatingError::Incomplete { .. } => ErrorCode::Incomplete,
+                cases::rating::RatingError::ReaderChanged(_) => ErrorCode::ReaderChanged,
             },
         };
         CommandError::new(code, error.to_string())

@@ -3,12 +3,14 @@
 // question the model was given; no ground truth, no model answers) with a diagnosis, a ranked
 // differential and reasoning. The database then holds it as a response of kind "human" with the
 // resident's role and experience kept apart; a neurologist who starts reading afterwards has it
-// in the queue like a model's answer, its reading payload saying nothing of a human. A reader is refused the
+// in the queue like a model's answer, its reading payload saying nothing of a human. The task list
+// names each case by the reader's pseudonymous code, never by its id. A reader is refused the
 // comparison of curations through IPC. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid } from './support.mjs'
 
 const STUDY = 'neurorater-demo'
@@ -31,6 +33,22 @@ const $ = (selector) => browser.$(selector)
 const sql = (query) => execFileSync('sqlite3', ['-json', DB, query]).toString().trim()
 const rows = (query) => JSON.parse(sql(query) || '[]')
 
+// A blinded reader's case code, computed here from the study's secret as cases::app::catalog
+// makes it, so the test can find the case behind what the page shows.
+const codeOf = (caseId) => {
+  const [{ salt }] = rows(
+    `SELECT hex(s.salt) AS salt FROM study_secrets s JOIN studies st ON st.id = s.study WHERE st.study_id = '${STUDY}'`,
+  )
+  const digest = createHash('sha256').update(Buffer.from(salt, 'hex')).update(caseId).digest('hex')
+  return `case-${digest.slice(0, 10)}`
+}
+const caseIds = () => rows('SELECT case_id FROM cases').map((c) => c.case_id)
+const caseIdOf = (code) => {
+  const found = caseIds().find((id) => codeOf(id) === code)
+  assert.ok(found, `${code} is no case's code`)
+  return found
+}
+
 test('a resident answers a task blind in Answer mode', async () => {
   const answerMode = await $(testid('mode-baseline'))
   await answerMode.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
@@ -48,7 +66,12 @@ test('a resident answers a task blind in Answer mode', async () => {
   assert.ok(states.every((s) => s === 'open'), `a fresh resident may answer every task: ${states}`)
   const expected = rows('SELECT count(*) AS n FROM tasks')[0].n
   assert.equal(tasks.length, expected)
-  const [, caseId, taskId] = /^(\S+) · (\S+)/.exec(await tasks[0].getText())
+  // Each case by its code: a case id (the demo's name the diagnosis) is nowhere in the list.
+  const listed = await $(testid('baseline-view')).getText()
+  for (const id of caseIds()) assert.ok(!listed.includes(id), `the task list names case ${id}`)
+  const [, code, taskId] = /^(\S+) · (\S+)/.exec(await tasks[0].getText())
+  assert.match(code, /^case-[0-9a-f]{10}$/)
+  const caseId = caseIdOf(code)
   await tasks[0].click()
 
   const prompt = await $(testid('baseline-prompt'))
@@ -142,7 +165,7 @@ test('a neurologist reading afterwards gets the human answer in the queue like a
   const [assignment] = rows(`SELECT id FROM assignments WHERE rater = ${me} AND response = ${human.id}`)
   assert.ok(assignment, 'the demo queue holds the human answer')
 
-  const item = await invoke(browser, 'reading_item', { raterId: me, assignment: assignment.id })
+  const item = await invoke(browser, 'reading_item', { assignment: assignment.id })
   assert.ok(item.ok, JSON.stringify(item))
   assert.ok(item.ok.response.answer.startsWith(DIAGNOSIS))
   const payload = JSON.stringify(item.ok)
@@ -196,10 +219,11 @@ test('answer mode after opening Reading: only the case whose model answer was op
   await $(testid('mode-baseline')).click()
   const after = await states()
   for (const [task, state] of Object.entries(after)) {
-    assert.equal(state, task.startsWith(`${openedCase}/`) ? 'not_blind' : 'open', `${task}: ${JSON.stringify(after)}`)
+    assert.equal(state, task.startsWith(`${codeOf(openedCase)}/`) ? 'not_blind' : 'open', `${task}: ${JSON.stringify(after)}`)
   }
   await shot('5-answer-after-opening-one')
   const closed = Object.keys(after).find((task) => after[task] === 'not_blind')
+  // Asked for by the code the page showed, as the page asks.
   const [caseId, taskId] = closed.split('/')
   const refused = await invoke(browser, 'baseline_blind_task', { studyId: STUDY, caseId, taskId })
   assert.equal(refused.failure?.code, 'refused', JSON.stringify(refused))

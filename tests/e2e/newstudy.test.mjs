@@ -176,7 +176,6 @@ test('a rater reads a response of the new study', async () => {
   await becomeNewRater(browser, RATER, 'neuroradiologist', 8)
   const current = await invoke(browser, 'current_rater', {})
   const plan = await invoke(browser, 'create_assignment_plan', {
-    raterId: current.ok.id,
     spec: {
       study_id: STUDY,
       name: 'e2e new study',

@@ -2,12 +2,15 @@
 // response, labels a text span and an image location, scores every rubric row and submits; starts
 // the next response; then the app process is killed with SIGKILL and started again on the same
 // database, and everything the screen showed as saved must still be there, with the rater back on
-// the response they were reading. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
+// the response they were reading. A comment typed just before another reader takes over is saved
+// as its reader, and an edit sent as them afterwards is refused unwritten. Run through
+// scripts/e2e.sh (display, driver, NEURORATER_DB).
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
-import { APP, DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
+import { APP, DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid } from './support.mjs'
 
 // The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
 const SAVE_TIMEOUT_MS = 15_000
@@ -479,4 +482,41 @@ test('while a clinician reads, calibration, curation and the case list stay clos
     timeoutMsg: 'leaving reading mode did not open the calibration view',
   })
   assert.equal(await $(testid('current-rater')).isExisting(), false, 'nobody is reading any more')
+})
+
+const rows = (query) => JSON.parse(execFileSync('sqlite3', ['-json', DB, query]).toString().trim() || '[]')
+
+test('a comment typed just before another reader takes over is saved as its reader, and nothing is written as them after', async () => {
+  // The test before left reading mode: the first rater chooses themselves again.
+  const [ada] = rows(`SELECT id FROM raters WHERE name = '${RATER.name}'`)
+  await $(testid('mode-reading')).click()
+  await $(`button.rater-choice[data-rater-id="${ada.id}"]`).click()
+  // Reading resumes on the response Ada left; the queue is one click away.
+  const showQueue = await $(testid('show-queue'))
+  await showQueue.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await showQueue.click()
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await $('tr.queue-row[data-status="not_started"] button').click()
+  const reading = await waitReading()
+  const assignment = Number(await reading.getAttribute('data-assignment'))
+  const comment = 'Typed just before the switch.'
+  await $(testid('rating-comment')).setValue(comment)
+  // At once, without waiting for "saved": the window writes Ada's edit before Bo takes over.
+  await $('button=Switch reader').click()
+  await becomeNewRater(browser, 'Dr Bo Next', 'neurologist', 3)
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await shot('12-switched-reader')
+  const stored = () =>
+    rows(
+      `SELECT ra.name, g.comment FROM ratings g JOIN assignments a ON a.response = g.response AND a.rater = g.rater
+          AND a.read_no = g.read_no JOIN raters ra ON ra.id = g.rater WHERE a.id = ${assignment}`,
+    )
+  assert.deepEqual(stored(), [{ name: RATER.name, comment }])
+
+  // An edit sent as Ada now (a write still queued somewhere) is refused, and nothing is written.
+  const late = await invoke(browser, 'save_rating', { madeAs: ada.id, assignment, edit: { comment: 'sent after the switch' } })
+  assert.equal(late.failure?.code, 'reader_changed', JSON.stringify(late))
+  assert.match(late.failure.message, new RegExp(`made as ${RATER.name}, and Dr Bo Next is the reader here now`))
+  assert.deepEqual(stored(), [{ name: RATER.name, comment }])
+  assert.deepEqual(rows("SELECT g.id FROM ratings g JOIN raters ra ON ra.id = g.rater WHERE ra.name = 'Dr Bo Next'"), [])
 })

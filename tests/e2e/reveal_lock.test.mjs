@@ -63,7 +63,7 @@ test('a rater submits every response of one case (through IPC, as the screen wou
   ).map((a) => a.id)
   chosen.assignments = onCase
   for (const assignment of onCase) {
-    const item = await invoke(browser, 'reading_item', { raterId: rater.id, assignment })
+    const item = await invoke(browser, 'reading_item', { assignment })
     assert.ok(item.ok, JSON.stringify(item.failure))
     const rubric = item.ok.rubric
     const edit = {
@@ -74,9 +74,9 @@ test('a rater submits every response of one case (through IPC, as the screen wou
       comment: 'read in the reveal-lock test',
       seconds_on_task: 42,
     }
-    const saved = await invoke(browser, 'save_rating', { raterId: rater.id, assignment, edit })
+    const saved = await invoke(browser, 'save_rating', { madeAs: rater.id, assignment, edit })
     assert.ok(saved.ok, JSON.stringify(saved.failure))
-    const submitted = await invoke(browser, 'submit_rating', { raterId: rater.id, assignment })
+    const submitted = await invoke(browser, 'submit_rating', { madeAs: rater.id, assignment })
     assert.ok(submitted.ok, JSON.stringify(submitted.failure))
   }
 })
@@ -105,7 +105,7 @@ test('revealing the ground truth locks the rating: no Reopen, the lock said, the
   await shot('2-revealed-locked')
 
   // The page's restraint is not the lock: the backend refuses the reopen itself.
-  const refusal = await invoke(browser, 'reopen_rating', { raterId: chosen.rater, assignment })
+  const refusal = await invoke(browser, 'reopen_rating', { madeAs: chosen.rater, assignment })
   assert.equal(refusal.ok, undefined, 'the reopen went through')
   assert.equal(refusal.failure.code, 'refused', JSON.stringify(refusal.failure))
   assert.match(refusal.failure.message, /this rating is locked: you saw the case's ground truth at/)

@@ -79,6 +79,7 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'incomplete',
   'export_failed',
   'cancelled',
+  'reader_changed',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -178,37 +179,34 @@ export const seriesOpeningSlice = (seriesKey: number, plane: Plane, slice: numbe
 
 // Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
 // a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks
-// the fields the message names).
+// the fields the message names; 'reader_changed': the edit was made as a reader who is no longer
+// the one reading here, so it was not written). Reading and editing are the current reader's
+// (the backend's session): an edit names only the reader it was made as (`madeAs`).
 export const listRaters = () => call<Rater[]>(commands.listRaters())
 export const createRater = (name: string, role: RaterRole, yearsExperience: number | null) =>
   call<Rater>(commands.createRater(name, role, yearsExperience))
 export const currentRater = () => call<Rater | null>(commands.currentRater())
 export const setCurrentRater = (raterId: number) => call<Rater>(commands.setCurrentRater(raterId))
 export const leaveReading = () => call<void>(commands.leaveReading())
-export const createAssignmentPlan = (raterId: number, spec: PlanSpec) =>
-  call<PlanSummary>(commands.createAssignmentPlan(raterId, spec))
-/** On the demo study: gives the rater a queue (plan "demo:<name>", seed 1) unless they have one. */
-export const ensureDemoQueue = (raterId: number) =>
-  call<PlanSummary | null>(commands.ensureDemoQueue(raterId))
-export const readingQueue = (raterId: number, studyId: string) =>
-  call<QueueItem[]>(commands.readingQueue(raterId, studyId))
-export const readingItem = (raterId: number, assignment: number) =>
-  call<ReadingItem>(commands.readingItem(raterId, assignment))
-export const saveRating = (raterId: number, assignment: number, edit: RatingEdit) =>
-  call<EditAck>(commands.saveRating(raterId, assignment, edit))
-export const addErrorLabel = (raterId: number, assignment: number, label: LabelEdit) =>
-  call<LabelAck>(commands.addErrorLabel(raterId, assignment, label))
-export const updateErrorLabel = (raterId: number, labelId: number, label: LabelEdit) =>
-  call<EditAck>(commands.updateErrorLabel(raterId, labelId, label))
-export const deleteErrorLabel = (raterId: number, labelId: number) =>
-  call<EditAck>(commands.deleteErrorLabel(raterId, labelId))
-export const submitRating = (raterId: number, assignment: number) =>
-  call<EditAck>(commands.submitRating(raterId, assignment))
-export const reopenRating = (raterId: number, assignment: number) =>
-  call<EditAck>(commands.reopenRating(raterId, assignment))
-export const setPosition = (raterId: number, assignment: number) =>
-  call<void>(commands.setPosition(raterId, assignment))
-export const resumePosition = (raterId: number) => call<ResumePoint | null>(commands.resumePosition(raterId))
+export const createAssignmentPlan = (spec: PlanSpec) => call<PlanSummary>(commands.createAssignmentPlan(spec))
+/** On the demo study: gives the current reader a queue (plan "demo:<name>", seed 1) unless they have one. */
+export const ensureDemoQueue = () => call<PlanSummary | null>(commands.ensureDemoQueue())
+export const readingQueue = (studyId: string) => call<QueueItem[]>(commands.readingQueue(studyId))
+export const readingItem = (assignment: number) => call<ReadingItem>(commands.readingItem(assignment))
+export const saveRating = (madeAs: number, assignment: number, edit: RatingEdit) =>
+  call<EditAck>(commands.saveRating(madeAs, assignment, edit))
+export const addErrorLabel = (madeAs: number, assignment: number, label: LabelEdit) =>
+  call<LabelAck>(commands.addErrorLabel(madeAs, assignment, label))
+export const updateErrorLabel = (madeAs: number, labelId: number, label: LabelEdit) =>
+  call<EditAck>(commands.updateErrorLabel(madeAs, labelId, label))
+export const deleteErrorLabel = (madeAs: number, labelId: number) =>
+  call<EditAck>(commands.deleteErrorLabel(madeAs, labelId))
+export const submitRating = (madeAs: number, assignment: number) =>
+  call<EditAck>(commands.submitRating(madeAs, assignment))
+export const reopenRating = (madeAs: number, assignment: number) =>
+  call<EditAck>(commands.reopenRating(madeAs, assignment))
+export const setPosition = (assignment: number) => call<void>(commands.setPosition(assignment))
+export const resumePosition = () => call<ResumePoint | null>(commands.resumePosition())
 
 // Calibration (docs/calibration.md, "In the app").
 export const listGraders = (studyId: string) => call<string[]>(commands.listGraders(studyId))

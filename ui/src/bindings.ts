@@ -34,9 +34,15 @@ export const commands = {
 	 *  latest version as the curator saw it; reviewed like any other draft.
 	 */
 	curationSaveConsensus: (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth_Deserialize) => __TAURI_INVOKE<number>("curation_save_consensus", { studyId, caseId, basedOn, truth }),
-	/**  The study's tasks with whether the current rater may answer each blind. */
+	/**
+	 *  The study's tasks with whether the current rater may answer each blind; a blinded reader's
+	 *  cases by their codes.
+	 */
 	baselineTasks: (studyId: string) => __TAURI_INVOKE<BaselineTask[]>("baseline_tasks", { studyId }),
-	/**  What the model was given for the task, for the current rater to answer. */
+	/**
+	 *  What the model was given for the task, for the current rater to answer; `case_id` is the
+	 *  case as the task list named it (a blinded reader's code).
+	 */
 	baselineBlindTask: (studyId: string, caseId: string, taskId: string) => __TAURI_INVOKE<BlindTask>("baseline_blind_task", { studyId, caseId, taskId }),
 	/**  Stores the current rater's blind answer as a response of kind `human`; returns its key. */
 	baselineSubmit: (studyId: string, caseId: string, taskId: string, role: HumanRole, yearsExperience: number | null, diagnosis: string, differential: string[], reasoning: string, secondsOnTask: number | null) => __TAURI_INVOKE<number>("baseline_submit", { studyId, caseId, taskId, role, yearsExperience, diagnosis, differential, reasoning, secondsOnTask }),
@@ -56,19 +62,20 @@ export const commands = {
 	setCurrentRater: (raterId: number) => __TAURI_INVOKE<Rater_Serialize>("set_current_rater", { raterId }),
 	/**  Ends the current rater's blinded session, so a study lead can open the calibration report. */
 	leaveReading: () => __TAURI_INVOKE<null>("leave_reading"),
-	createAssignmentPlan: (raterId: number, spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary>("create_assignment_plan", { raterId, spec }),
-	/**  Gives the rater a queue on the demo study (see `Store::ensure_demo_queue`). */
-	ensureDemoQueue: (raterId: number) => __TAURI_INVOKE<PlanSummary | null>("ensure_demo_queue", { raterId }),
-	readingQueue: (raterId: number, studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { raterId, studyId }),
-	readingItem: (raterId: number, assignment: number) => __TAURI_INVOKE<ReadingItem_Serialize>("reading_item", { raterId, assignment }),
-	saveRating: (raterId: number, assignment: number, edit: RatingEdit_Deserialize) => __TAURI_INVOKE<EditAck>("save_rating", { raterId, assignment, edit }),
-	addErrorLabel: (raterId: number, assignment: number, label: LabelEdit_Deserialize) => __TAURI_INVOKE<LabelAck>("add_error_label", { raterId, assignment, label }),
-	updateErrorLabel: (raterId: number, labelId: number, label: LabelEdit_Deserialize) => __TAURI_INVOKE<EditAck>("update_error_label", { raterId, labelId, label }),
-	deleteErrorLabel: (raterId: number, labelId: number) => __TAURI_INVOKE<EditAck>("delete_error_label", { raterId, labelId }),
-	submitRating: (raterId: number, assignment: number) => __TAURI_INVOKE<EditAck>("submit_rating", { raterId, assignment }),
-	reopenRating: (raterId: number, assignment: number) => __TAURI_INVOKE<EditAck>("reopen_rating", { raterId, assignment }),
-	setPosition: (raterId: number, assignment: number) => __TAURI_INVOKE<null>("set_position", { raterId, assignment }),
-	resumePosition: (raterId: number) => __TAURI_INVOKE<ResumePoint | null>("resume_position", { raterId }),
+	/**  A plan and its raters' queues, recorded under the rater acting here. */
+	createAssignmentPlan: (spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary>("create_assignment_plan", { spec }),
+	/**  Gives the reader a queue on the demo study (see `Store::ensure_demo_queue`). */
+	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary | null>("ensure_demo_queue"),
+	readingQueue: (studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { studyId }),
+	readingItem: (assignment: number) => __TAURI_INVOKE<ReadingItem_Serialize>("reading_item", { assignment }),
+	saveRating: (madeAs: number, assignment: number, edit: RatingEdit_Deserialize) => __TAURI_INVOKE<EditAck>("save_rating", { madeAs, assignment, edit }),
+	addErrorLabel: (madeAs: number, assignment: number, label: LabelEdit_Deserialize) => __TAURI_INVOKE<LabelAck>("add_error_label", { madeAs, assignment, label }),
+	updateErrorLabel: (madeAs: number, labelId: number, label: LabelEdit_Deserialize) => __TAURI_INVOKE<EditAck>("update_error_label", { madeAs, labelId, label }),
+	deleteErrorLabel: (madeAs: number, labelId: number) => __TAURI_INVOKE<EditAck>("delete_error_label", { madeAs, labelId }),
+	submitRating: (madeAs: number, assignment: number) => __TAURI_INVOKE<EditAck>("submit_rating", { madeAs, assignment }),
+	reopenRating: (madeAs: number, assignment: number) => __TAURI_INVOKE<EditAck>("reopen_rating", { madeAs, assignment }),
+	setPosition: (assignment: number) => __TAURI_INVOKE<null>("set_position", { assignment }),
+	resumePosition: () => __TAURI_INVOKE<ResumePoint | null>("resume_position"),
 	/**  Every grader that scored a response of the study, for the grader picker. */
 	listGraders: (studyId: string) => __TAURI_INVOKE<string[]>("list_graders", { studyId }),
 	/**
@@ -627,7 +634,12 @@ export type ErrorCode =
 /**  An exported file could not be written where the user chose; the message names it. */
 "export_failed" | 
 /**  Long work the user cancelled (or replaced with newer work) stopped; nothing was written. */
-"cancelled";
+"cancelled" | 
+/**
+ *  An edit made as one reader arrived after another (or nobody) took over this workstation:
+ *  not written; the UI keeps it and writes it once its reader is chosen again.
+ */
+"reader_changed";
 
 export type ErrorLabelView = ErrorLabelView_Serialize | ErrorLabelView_Deserialize;
 

@@ -113,6 +113,9 @@ export type ErrorCode =
   | 'export_failed'
   /** Long work the user cancelled, or replaced with newer work, stopped; nothing was written. */
   | 'cancelled'
+  /** An edit made as a reader who is no longer the one reading here: not written; kept by the
+   *  save queue until that reader is chosen again. */
+  | 'reader_changed'
   /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
   | 'ipc'
 

@@ -34,17 +34,47 @@ pub fn case(store: &Store, session: &Session, study_id: &str, case: &str) -> Res
         return store.case(study_id, case);
     }
     let secret = store.study_secret(study_id)?;
-    let case_id = store
-        .cases(study_id)?
-        .into_iter()
-        .map(|summary| summary.id)
-        .find(|id| id == case || case_code(&secret, id) == case)
-        .ok_or_else(|| Error::NotFound {
-            what: format!("case {case:?} in study {study_id:?}"),
-        })?;
+    let case_id = coded_case_id(store, &secret, study_id, case)?;
     let mut view = store.case(study_id, &case_id)?;
     view.summary = blinded_summary(&secret, view.summary);
     Ok(view)
+}
+
+/// How a blinded reader's answers name the study's cases, and how their requests are read back.
+pub(super) struct CaseCodes {
+    secret: Vec<u8>,
+}
+
+impl CaseCodes {
+    /// The study's codes when `blinded`, else `None` (cases go by their ids).
+    pub(super) fn of(store: &Store, study_id: &str, blinded: bool) -> Result<Option<CaseCodes>> {
+        Ok(match blinded {
+            true => Some(CaseCodes {
+                secret: store.study_secret(study_id)?,
+            }),
+            false => None,
+        })
+    }
+
+    pub(super) fn code(&self, case_id: &str) -> String {
+        case_code(&self.secret, case_id)
+    }
+
+    /// The id of the case a blinded reader named `case`: by its code, or by its id.
+    pub(super) fn case_id(&self, store: &Store, study_id: &str, case: &str) -> Result<String> {
+        coded_case_id(store, &self.secret, study_id, case)
+    }
+}
+
+fn coded_case_id(store: &Store, secret: &[u8], study_id: &str, case: &str) -> Result<String> {
+    store
+        .cases(study_id)?
+        .into_iter()
+        .map(|summary| summary.id)
+        .find(|id| id == case || case_code(secret, id) == case)
+        .ok_or_else(|| Error::NotFound {
+            what: format!("case {case:?} in study {study_id:?}"),
+        })
 }
 
 /// The code a blinded reader sees for `case_id`: a keyed hash under the study's secret, stable

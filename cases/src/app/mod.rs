@@ -12,12 +12,15 @@
 //! one operation here and translate its result. Operations are synchronous and take the store;
 //! a front end locks it once around the call.
 
+pub mod baseline;
 pub mod calibration;
 pub mod catalog;
 pub mod curation;
 pub mod new_study;
+pub mod reading;
 pub mod series;
 pub mod team;
+pub mod workbench;
 
 use crate::package::MergeReport;
 use crate::progress::Progress;
@@ -46,6 +49,9 @@ pub struct LeadSession {
 pub struct ReaderSession {
     rater: Rater,
 }
+
+/// The audit log's name for whoever acts at this workstation with no rater chosen.
+const STUDY_LEAD: &str = "study lead";
 
 fn refused(message: String) -> Error {
     Error::Rating(RatingError::Refused(message))
@@ -116,12 +122,42 @@ impl Session {
             .map(|rater| ReaderSession { rater })
             .ok_or_else(choose_who_you_are)
     }
+
+    /// The session's reader, for an edit made as the rater `made_as`: refused unless that rater
+    /// is still the one reading here. The front end names who it made the edit as, never who it
+    /// is written as: an edit queued before the reader changed (or left reading mode) is refused
+    /// with [`RatingError::ReaderChanged`], so the front end keeps it for its own reader rather
+    /// than it being written under another name or lost as "not found".
+    pub fn reader_as(self, store: &Store, made_as: i64) -> Result<ReaderSession> {
+        match self.acting {
+            Some(rater) if rater.id == made_as => Ok(ReaderSession { rater }),
+            acting => {
+                let author = store.rater(made_as)?.name;
+                let now = match acting {
+                    Some(other) => format!("{} is the reader here now", other.name),
+                    None => "nobody is reading here now".to_owned(),
+                };
+                Err(Error::Rating(RatingError::ReaderChanged(format!(
+                    "this edit was made as {author}, and {now}: it was not saved. Choose \
+                     {author} again (Switch reader) to save it"
+                ))))
+            }
+        }
+    }
 }
 
 impl LeadSession {
     /// The curator a curation step is recorded under: the acting rater, who must be named.
     pub fn curator(&self) -> Result<&Rater> {
         self.acting.as_ref().ok_or_else(choose_who_you_are)
+    }
+
+    /// Who the audit log names for the lead's action: the curator acting, or, with nobody
+    /// chosen, the study lead at this workstation.
+    pub fn audit_name(&self) -> &str {
+        self.acting
+            .as_ref()
+            .map_or(STUDY_LEAD, |rater| rater.name.as_str())
     }
 }
 

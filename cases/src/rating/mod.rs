@@ -46,6 +46,10 @@ pub enum RatingError {
     /// `dimensions.<id>`, `correctness`, `confidence`).
     #[error("the rating cannot be submitted yet: {} still empty", missing.join(", "))]
     Incomplete { missing: Vec<String> },
+    /// An edit made as one rater arrived while another (or nobody) reads at this workstation
+    /// (`app::Session::reader_as`): not written, so the front end keeps it for its reader.
+    #[error("{0}")]
+    ReaderChanged(String),
 }
 
 pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Error {

@@ -1,13 +1,15 @@
 //! Human-baseline reader mode: the current rater answers a task as the models did, blind to the
-//! ground truth and to the models' answers. Thin adapters: the arguments are checked here, the
-//! blinding rules (no curator, nobody who has seen the case's model answers, one answer per
-//! clinician and task) in `cases::curation::baseline`.
+//! ground truth and to the models' answers. Thin adapters: the arguments are checked here; the
+//! reader, and the case codes a blinded reader sees, are `cases::app::baseline`'s; the blinding
+//! rules (no curator, nobody who has seen the case's model answers, one answer per clinician and
+//! task) `cases::curation::baseline`'s.
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
-use cases::app::Session;
-use cases::curation::{self, BaselineTask, BlindTask, HumanAnswer, HumanRole};
+use cases::app::baseline::{self, Answer, TaskRef};
+use cases::app::{ReaderSession, Session};
+use cases::curation::{BaselineTask, BlindTask, HumanRole};
 use cases::store::Store;
 use tauri::State;
 
@@ -20,15 +22,16 @@ const MAX_REASONING_BYTES: usize = 20_000;
 const MAX_SECONDS_ON_TASK: f64 = 86_400.0;
 
 /// A human-baseline answer is given as oneself: the reader's session (`cases::app`).
-fn acting_rater(store: &Store) -> Result<i64, CommandError> {
-    Ok(Session::current(store)?.reader()?.rater().id)
+fn reader(store: &Store) -> Result<ReaderSession, CommandError> {
+    Ok(Session::current(store)?.reader()?)
 }
 
 fn invalid(message: String) -> CommandError {
     CommandError::new(ErrorCode::InvalidArgument, message)
 }
 
-/// The study's tasks with whether the current rater may answer each blind.
+/// The study's tasks with whether the current rater may answer each blind; a blinded reader's
+/// cases by their codes.
 #[tauri::command]
 #[specta::specta]
 pub async fn baseline_tasks(
@@ -36,13 +39,11 @@ pub async fn baseline_tasks(
     study_id: String,
 ) -> Result<Vec<BaselineTask>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| {
-        let rater = acting_rater(store)?;
-        Ok(curation::baseline_tasks(store, rater, study_id)?)
-    })
+    state.with_store(|store| Ok(baseline::tasks(store, &reader(store)?, study_id)?))
 }
 
-/// What the model was given for the task, for the current rater to answer.
+/// What the model was given for the task, for the current rater to answer; `case_id` is the
+/// case as the task list named it (a blinded reader's code).
 #[tauri::command]
 #[specta::specta]
 pub async fn baseline_blind_task(
@@ -54,12 +55,12 @@ pub async fn baseline_blind_task(
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
     let task_id = validate::id("task_id", &task_id)?;
-    state.with_store(|store| {
-        let rater = acting_rater(store)?;
-        Ok(curation::blind_task(
-            store, rater, study_id, case_id, task_id,
-        )?)
-    })
+    let task = TaskRef {
+        study_id,
+        case: case_id,
+        task_id,
+    };
+    state.with_store(|store| Ok(baseline::blind_task(store, &reader(store)?, task)?))
 }
 
 /// Stores the current rater's blind answer as a response of kind `human`; returns its key.
@@ -112,22 +113,21 @@ pub async fn baseline_submit(
             "seconds_on_task: 0 to {MAX_SECONDS_ON_TASK} seconds, got {seconds_on_task}"
         )));
     }
+    let task = TaskRef {
+        study_id,
+        case: case_id,
+        task_id,
+    };
+    let answer = Answer {
+        role,
+        years_experience,
+        diagnosis,
+        differential,
+        reasoning,
+        seconds_on_task,
+    };
     state.with_store_mut(|store| {
-        let rater = acting_rater(store)?;
-        Ok(curation::submit_human_answer(
-            store,
-            &HumanAnswer {
-                study_id: study_id.to_owned(),
-                case_id: case_id.to_owned(),
-                task_id: task_id.to_owned(),
-                rater,
-                role,
-                years_experience,
-                diagnosis,
-                differential,
-                reasoning,
-                seconds_on_task,
-            },
-        )?)
+        let reader = reader(store)?;
+        Ok(baseline::submit(store, &reader, task, answer)?)
     })
 }

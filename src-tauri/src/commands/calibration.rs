@@ -6,7 +6,7 @@
 //! and data version (`cases::app::calibration::ReportCache`).
 
 use crate::error::{CommandError, ErrorCode};
-use crate::long_work::{Cancellable, EventProgress};
+use crate::long_work::{EventProgress, LongWork, Overlap, Started};
 use crate::state::AppState;
 use crate::validate;
 use calibration::html::Plots;
@@ -16,7 +16,6 @@ use cases::app::calibration::ReportCache;
 use cases::app::{LeadSession, Session};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Emitter, Runtime, State};
 
@@ -39,11 +38,22 @@ const MAX_EXCLUDED_RATERS: usize = 1000;
 /// The calibration view's state: the last report built, which export writes out (the exported
 /// file holds exactly the numbers on screen, without bootstrapping again), the reports kept for
 /// showing again, and the build under way, which a cancel or a newer build stops.
-#[derive(Default)]
 pub struct CalibrationState {
     last: Mutex<Option<Arc<Report>>>,
     cache: Arc<ReportCache>,
-    building: Cancellable,
+    building: LongWork,
+}
+
+impl Default for CalibrationState {
+    fn default() -> Self {
+        CalibrationState {
+            last: Mutex::default(),
+            cache: Arc::default(),
+            // A report for options since changed is no longer wanted, and a build writes
+            // nothing (it only fills the cache once done): the newer build replaces it.
+            building: LongWork::new(Overlap::Replace),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, specta::Type)]
@@ -120,19 +130,17 @@ pub async fn calibration_report<R: Runtime>(
         grader: Some(grader.to_owned()),
         ..options
     };
-    let cancel = reports.building.start();
-    let outcome = build_or_reuse(
+    let building = reports.building.start()?;
+    build_or_reuse(
         app,
         &state,
         &reports,
         study_id,
         options,
         request.unwrap_or_default(),
-        &cancel,
+        &building,
     )
-    .await;
-    reports.building.finish(&cancel);
-    outcome
+    .await
 }
 
 /// The report kept for this study, options and data, else the headline as an event and the whole
@@ -144,7 +152,7 @@ async fn build_or_reuse<R: Runtime>(
     study_id: &str,
     options: ReportOptions,
     request: u32,
-    cancel: &Arc<AtomicBool>,
+    building: &Started<'_>,
 ) -> Result<CalibrationView, CommandError> {
     let kept = state.with_store(|store| {
         Ok(reports
@@ -176,7 +184,7 @@ async fn build_or_reuse<R: Runtime>(
             },
         )?)
     })?;
-    let progress = EventProgress::new(app, PROGRESS_EVENT, request, Arc::clone(cancel));
+    let progress = EventProgress::new(app, PROGRESS_EVENT, request, building);
     let cache = Arc::clone(&reports.cache);
     let built = tauri::async_runtime::spawn_blocking(move || {
         study.build_into(&cache, &progress).map_err(report_failed)

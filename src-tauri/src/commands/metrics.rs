@@ -4,29 +4,27 @@
 //! `textmetrics::compute`; the calibration report reads what it stores.
 
 use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
 use crate::validate;
-use cases::progress::Progress;
 use cases::store::Store;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Runtime, State};
 
 /// The event the metrics panel follows: after the model loads and after every stored batch.
 pub const METRICS_EVENT: &str = "metrics-progress";
 
-/// The computation in progress, if any: one at a time, stopped through this flag.
-#[derive(Default)]
-pub struct ActiveMetrics(Mutex<Option<Arc<AtomicBool>>>);
+/// The computation in progress, if any: one at a time, stopped through this.
+pub struct ActiveMetrics(LongWork);
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MetricsProgress {
-    done: u64,
-    total: u64,
-    elapsed_ms: u64,
+impl Default for ActiveMetrics {
+    fn default() -> Self {
+        // Every batch is stored as it finishes: two computations would measure the same
+        // responses twice.
+        ActiveMetrics(LongWork::new(Overlap::Refuse(
+            "the metrics are being computed already; wait for that or stop it first",
+        )))
+    }
 }
 
 /// What a computation did: the model it measured with, how many responses it stored, and how
@@ -38,35 +36,6 @@ pub struct MetricsOutcome {
     pub computed: usize,
     pub left: usize,
     pub cancelled: bool,
-}
-
-struct EventProgress<R: Runtime> {
-    app: AppHandle<R>,
-    started: Instant,
-    total: AtomicU64,
-}
-
-impl<R: Runtime> EventProgress<R> {
-    fn emit(&self, done: u64) {
-        let payload = MetricsProgress {
-            done,
-            total: self.total.load(Ordering::Relaxed),
-            elapsed_ms: self.started.elapsed().as_millis() as u64,
-        };
-        // A closed window cannot listen; the computation goes on and its outcome is returned.
-        let _ = self.app.emit(METRICS_EVENT, payload);
-    }
-}
-
-impl<R: Runtime> Progress for EventProgress<R> {
-    fn phase(&self, _name: &str, total: u64) {
-        self.total.store(total, Ordering::Relaxed);
-        self.emit(0);
-    }
-
-    fn advance(&self, done: u64) {
-        self.emit(done);
-    }
 }
 
 fn metrics_error(error: textmetrics::Error) -> CommandError {
@@ -95,30 +64,22 @@ pub async fn metrics_compute<R: Runtime>(
 ) -> Result<MetricsOutcome, CommandError> {
     let study_id = validate::id("study_id", &study_id)?.to_owned();
     let path = state.with_store(|store| {
-        cases::app::Session::current(store)?.study_lead("Computing the automatic metrics")?;
+        cases::app::workbench::open_metrics(store)?;
         Ok(store.path().to_path_buf())
     })?;
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let mut slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_some() {
-            return Err(CommandError::new(
-                ErrorCode::Refused,
-                "the metrics are being computed already; wait for that or stop it first",
-            ));
-        }
-        *slot = Some(stop.clone());
-    }
-    let progress = EventProgress {
-        app,
-        started: Instant::now(),
-        total: AtomicU64::new(0),
-    };
+    let computing = active.0.start()?;
+    let progress = EventProgress::new(app, METRICS_EVENT, 0, &computing);
+    let stop = computing.stop();
     let outcome = tauri::async_runtime::spawn_blocking(move || {
         let model = textmetrics::MiniLm::load(&textmetrics::weights::locate()?)?;
         let mut store = Store::open_existing(&path)?;
-        let summary =
-            textmetrics::compute::compute_study(&mut store, &study_id, &model, &progress, &stop)?;
+        let summary = textmetrics::compute::compute_study(
+            &mut store,
+            &study_id,
+            &model,
+            &progress,
+            stop.flag(),
+        )?;
         Ok::<_, textmetrics::Error>(MetricsOutcome {
             model: model.identity().to_owned(),
             computed: summary.computed,
@@ -127,7 +88,7 @@ pub async fn metrics_compute<R: Runtime>(
         })
     })
     .await;
-    *active.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    drop(computing);
     outcome
         .map_err(|e| {
             CommandError::new(
@@ -143,12 +104,5 @@ pub async fn metrics_compute<R: Runtime>(
 #[tauri::command]
 #[specta::specta]
 pub async fn metrics_cancel(active: State<'_, ActiveMetrics>) -> Result<bool, CommandError> {
-    let slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(match &*slot {
-        Some(stop) => {
-            stop.store(true, Ordering::Relaxed);
-            true
-        }
-        None => false,
-    })
+    Ok(active.0.cancel())
 }

@@ -5,6 +5,7 @@
 
 use crate::commands::imaging::RawBytes;
 use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::new_study::{
@@ -18,9 +19,8 @@ use cases::scaffold::{Dates, ResponsesInput};
 use cases::store::Store;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use tauri::{AppHandle, Emitter, Runtime, State};
+use std::sync::{Mutex, MutexGuard};
+use tauri::{AppHandle, Runtime, State};
 
 /// The event scan and import report through.
 pub const PROGRESS_EVENT: &str = "new-study-progress";
@@ -30,11 +30,22 @@ const MAX_TASKS: usize = 64;
 const MAX_TEXT_BYTES: usize = 100_000;
 const MAX_NAME: usize = 200;
 
-/// The window's one new study: the scan running (its cancel flag) or the draft it made.
-#[derive(Default)]
+/// The window's one new study: the scan running or the draft it made.
 pub struct NewStudyState {
-    scanning: Mutex<Option<Arc<AtomicBool>>>,
+    scanning: LongWork,
     draft: Mutex<Option<Draft>>,
+}
+
+impl Default for NewStudyState {
+    fn default() -> Self {
+        NewStudyState {
+            // A scan writes its draft folder as it goes, and the window holds one draft.
+            scanning: LongWork::new(Overlap::Refuse(
+                "a scan is already going; wait for it or cancel it first",
+            )),
+            draft: Mutex::default(),
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -89,60 +100,6 @@ pub struct ResponsesArg {
     pub path: String,
     pub map: String,
     pub model: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct ProgressPayload {
-    phase: String,
-    done: u64,
-    total: u64,
-}
-
-/// Emits a phase's start and then at most one event per percent.
-struct EventProgress<R: Runtime> {
-    app: AppHandle<R>,
-    phase: Mutex<String>,
-    total: AtomicU64,
-    last_percent: AtomicU64,
-}
-
-impl<R: Runtime> EventProgress<R> {
-    fn new(app: AppHandle<R>) -> Self {
-        EventProgress {
-            app,
-            phase: Mutex::new(String::new()),
-            total: AtomicU64::new(0),
-            last_percent: AtomicU64::new(0),
-        }
-    }
-
-    fn emit(&self, done: u64) {
-        let payload = ProgressPayload {
-            phase: lock(&self.phase).clone(),
-            done,
-            total: self.total.load(Ordering::Relaxed),
-        };
-        // A closed window cannot listen; the work goes on and its outcome is returned.
-        let _ = self.app.emit(PROGRESS_EVENT, payload);
-    }
-}
-
-impl<R: Runtime> cases::progress::Progress for EventProgress<R> {
-    fn phase(&self, name: &str, total: u64) {
-        *lock(&self.phase) = name.to_owned();
-        self.total.store(total, Ordering::Relaxed);
-        self.last_percent.store(0, Ordering::Relaxed);
-        self.emit(0);
-    }
-
-    fn advance(&self, done: u64) {
-        let total = self.total.load(Ordering::Relaxed);
-        let percent = (done * 100).checked_div(total).unwrap_or(100);
-        let previous = self.last_percent.fetch_max(percent, Ordering::Relaxed);
-        if percent > previous || done == total {
-            self.emit(done);
-        }
-    }
 }
 
 fn refuse(field: &str, path: &Path, why: &str) -> CommandError {
@@ -253,25 +210,16 @@ pub async fn new_study_scan<R: Runtime>(
 ) -> Result<ScanReply, CommandError> {
     let request = request(&sources, &folder, &study_id, shift_dates, responses)?;
     let lead = state.with_store(lead)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let mut scanning = lock(&new_study.scanning);
-        if scanning.is_some() {
-            return Err(CommandError::new(
-                ErrorCode::Refused,
-                "a scan is already going; wait for it or cancel it first",
-            ));
-        }
-        *scanning = Some(cancel.clone());
-    }
+    let scanning = new_study.scanning.start()?;
     // Dropping the previous draft removes its folder.
     lock(&new_study.draft).take();
-    let progress = EventProgress::new(app);
+    let progress = EventProgress::new(app, PROGRESS_EVENT, 0, &scanning);
+    let stop = scanning.stop();
     let scanned = tauri::async_runtime::spawn_blocking(move || {
-        new_study::scan(&lead, &request, &progress, &cancel)
+        new_study::scan(&lead, &request, &progress, stop.flag())
     })
     .await;
-    lock(&new_study.scanning).take();
+    drop(scanning);
     let scanned = scanned.map_err(|e| {
         CommandError::new(
             ErrorCode::Database,
@@ -296,8 +244,7 @@ pub async fn new_study_scan<R: Runtime>(
 #[tauri::command]
 #[specta::specta]
 pub async fn new_study_cancel(new_study: State<'_, NewStudyState>) -> Result<bool, CommandError> {
-    if let Some(cancel) = &*lock(&new_study.scanning) {
-        cancel.store(true, Ordering::Relaxed);
+    if new_study.scanning.cancel() {
         return Ok(true);
     }
     Ok(lock(&new_study.draft).take().is_some())
@@ -387,7 +334,7 @@ pub async fn new_study_import<R: Runtime>(
     state: State<'_, AppState>,
     new_study: State<'_, NewStudyState>,
 ) -> Result<ImportReply, CommandError> {
-    let progress = EventProgress::new(app);
+    let progress = EventProgress::unstoppable(app, PROGRESS_EVENT);
     let mut slot = lock(&new_study.draft);
     let Some(draft) = slot.as_mut() else {
         return Err(CommandError::new(

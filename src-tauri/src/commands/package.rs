@@ -6,34 +6,37 @@
 //! (`cancel_package_action`) until it writes.
 
 use crate::error::{CommandError, ErrorCode};
-use crate::long_work::{Cancellable, EventProgress};
+use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::Session;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use tauri::{AppHandle, Runtime, State};
 
 /// The event the package menu follows while a package is read, checked or written.
 pub const PROGRESS_EVENT: &str = "package-progress";
 
 /// The package action under way: one at a time, stopped by `cancel_package_action`.
-#[derive(Default)]
-pub struct PackageWork(Cancellable);
+pub struct PackageWork(LongWork);
 
-/// Runs `action` with progress events and the cancel flag of a new package action.
+impl Default for PackageWork {
+    fn default() -> Self {
+        // Each action writes once, in one transaction (or one file) at its end, and stops
+        // before it if asked: a newer action replaces the one under way.
+        PackageWork(LongWork::new(Overlap::Replace))
+    }
+}
+
+/// Runs `action` with progress events and the stop of a new package action.
 fn cancellable<R: Runtime, T>(
     app: AppHandle<R>,
     work: &PackageWork,
     request: u32,
     action: impl FnOnce(&EventProgress<R>) -> Result<T, CommandError>,
 ) -> Result<T, CommandError> {
-    let cancel = work.0.start();
-    let progress = EventProgress::new(app, PROGRESS_EVENT, request, Arc::clone(&cancel));
-    let outcome = action(&progress);
-    work.0.finish(&cancel);
-    outcome
+    let started = work.0.start()?;
+    action(&EventProgress::new(app, PROGRESS_EVENT, request, &started))
 }
 
 /// Stops the package action under way before it writes; whether one was running. Its command

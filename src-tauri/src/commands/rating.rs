@@ -1,14 +1,17 @@
 //! Rating: raters, assignment plans, the blinded reading item and every edit. Thin adapters: the
-//! arguments are checked here, the rules (scales, taxonomy, spans, blinding) in `cases::rating`.
-//! An edit's command returns only after the change is committed to disk.
+//! arguments are checked here; who reads and writes is the session's (`cases::app::reading`), the
+//! rules (scales, taxonomy, spans, blinding) `cases::rating`'s. An edit's command returns only
+//! after the change is committed to disk.
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
+use cases::app::{reading, ReaderSession, Session};
 use cases::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
     ReadingItem, ResumePoint,
 };
+use cases::store::Store;
 use tauri::State;
 
 /// Rater and plan names; the store applies its own, stricter rules on top.
@@ -83,155 +86,185 @@ pub async fn leave_reading(state: State<'_, AppState>) -> Result<(), CommandErro
     state.with_store_mut(|store| Ok(store.leave_reading()?))
 }
 
+/// A plan and its raters' queues, recorded under the rater acting here.
 #[tauri::command]
 #[specta::specta]
 pub async fn create_assignment_plan(
     state: State<'_, AppState>,
-    rater_id: i64,
     spec: PlanSpec,
 ) -> Result<PlanSummary, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     validate::id("spec.study_id", &spec.study_id)?;
     bounded_text("spec.name", &spec.name, MAX_NAME_BYTES)?;
     js_safe_integer("spec.seed", spec.seed)?;
     for &rater in &spec.raters {
         validate::key("spec.raters", rater)?;
     }
-    state.with_store_mut(|store| Ok(store.create_assignment_plan(rater_id, &spec)?))
+    state.with_store_mut(|store| {
+        let planner = Session::current(store)?.reader()?;
+        Ok(reading::create_assignment_plan(store, &planner, &spec)?)
+    })
 }
 
-/// Gives the rater a queue on the demo study (see `Store::ensure_demo_queue`).
+/// Gives the reader a queue on the demo study (see `Store::ensure_demo_queue`).
 #[tauri::command]
 #[specta::specta]
 pub async fn ensure_demo_queue(
     state: State<'_, AppState>,
-    rater_id: i64,
 ) -> Result<Option<PlanSummary>, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
-    state.with_store_mut(|store| Ok(store.ensure_demo_queue(rater_id)?))
+    state.with_store_mut(|store| {
+        let reader = Session::current(store)?.reader()?;
+        Ok(reading::ensure_demo_queue(store, &reader)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn reading_queue(
     state: State<'_, AppState>,
-    rater_id: i64,
     study_id: String,
 ) -> Result<Vec<QueueItem>, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| Ok(store.reading_queue(rater_id, study_id)?))
+    state.with_store(|store| {
+        let reader = Session::current(store)?.reader()?;
+        Ok(reading::queue(store, &reader, study_id)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn reading_item(
     state: State<'_, AppState>,
-    rater_id: i64,
     assignment: i64,
 ) -> Result<ReadingItem, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store_mut(|store| Ok(store.reading_item(rater_id, assignment)?))
+    state.with_store_mut(|store| {
+        let reader = Session::current(store)?.reader()?;
+        Ok(reading::item(store, &reader, assignment)?)
+    })
+}
+
+// Every edit names the rater it was made as (`made_as`): the reader the screen showed when the
+// edit was made. It is written as the session's reader, and refused with `reader_changed` when
+// that is no longer `made_as` (`cases::app::Session::reader_as`).
+
+/// The session's reader for an edit made as `made_as`.
+fn editor(store: &Store, made_as: i64) -> Result<ReaderSession, CommandError> {
+    let made_as = validate::key("made_as", made_as)?;
+    Ok(Session::current(store)?.reader_as(store, made_as)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn save_rating(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     assignment: i64,
     edit: RatingEdit,
 ) -> Result<EditAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store_mut(|store| Ok(store.save_rating(rater_id, assignment, &edit)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::save_rating(store, &reader, assignment, &edit)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn add_error_label(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     assignment: i64,
     label: LabelEdit,
 ) -> Result<LabelAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
     validate::id("label.category", &label.category)?;
-    state.with_store_mut(|store| Ok(store.add_error_label(rater_id, assignment, &label)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::add_error_label(
+            store, &reader, assignment, &label,
+        )?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn update_error_label(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     label_id: i64,
     label: LabelEdit,
 ) -> Result<EditAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let label_id = validate::key("label_id", label_id)?;
     validate::id("label.category", &label.category)?;
-    state.with_store_mut(|store| Ok(store.update_error_label(rater_id, label_id, &label)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::update_error_label(
+            store, &reader, label_id, &label,
+        )?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_error_label(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     label_id: i64,
 ) -> Result<EditAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let label_id = validate::key("label_id", label_id)?;
-    state.with_store_mut(|store| Ok(store.delete_error_label(rater_id, label_id)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::delete_error_label(store, &reader, label_id)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn submit_rating(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     assignment: i64,
 ) -> Result<EditAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store_mut(|store| Ok(store.submit_rating(rater_id, assignment)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::submit_rating(store, &reader, assignment)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn reopen_rating(
     state: State<'_, AppState>,
-    rater_id: i64,
+    made_as: i64,
     assignment: i64,
 ) -> Result<EditAck, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store_mut(|store| Ok(store.reopen_rating(rater_id, assignment)?))
+    state.with_store_mut(|store| {
+        let reader = editor(store, made_as)?;
+        Ok(reading::reopen_rating(store, &reader, assignment)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn set_position(
-    state: State<'_, AppState>,
-    rater_id: i64,
-    assignment: i64,
-) -> Result<(), CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
+pub async fn set_position(state: State<'_, AppState>, assignment: i64) -> Result<(), CommandError> {
     let assignment = validate::key("assignment", assignment)?;
-    state.with_store_mut(|store| Ok(store.set_position(rater_id, assignment)?))
+    state.with_store_mut(|store| {
+        let reader = Session::current(store)?.reader()?;
+        Ok(reading::set_position(store, &reader, assignment)?)
+    })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn resume_position(
     state: State<'_, AppState>,
-    rater_id: i64,
 ) -> Result<Option<ResumePoint>, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
-    state.with_store(|store| Ok(store.resume(rater_id)?))
+    state.with_store(|store| {
+        let reader = Session::current(store)?.reader()?;
+        Ok(reading::resume(store, &reader)?)
+    })
 }
 
 #[cfg(test)]
@@ -289,5 +322,9 @@ mod tests {
             (invalid.code, invalid.message.as_str()),
             (ErrorCode::InvalidArgument, "span: outside the rationale")
         );
+        let changed = CommandError::from(cases::Error::Rating(RatingError::ReaderChanged(
+            "this edit was made as Dr Ada, and Dr Bo is the reader here now".into(),
+        )));
+        assert_eq!(changed.code, ErrorCode::ReaderChanged);
     }
 }

@@ -1,22 +1,24 @@
 //! The grader workbench (docs/runs.md, "In the app"): grader versions and their prompt diff, the
 //! development/test split's agreement and the confirmation that opens the test items, runs of a
 //! grader or model with live progress and cancel, the disagreement browser and drift. The study
-//! lead's or a curator's: every command is refused while a rater reads blinded here. Thin
-//! adapters over `runner` and `cases::grader_workbench`.
+//! lead's or a curator's: every command opens the lead's session `cases::app::workbench::open`
+//! decides (refused while a rater reads blinded here). Thin adapters over `runner` and
+//! `cases::app::workbench`.
 
 use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{LongWork, Overlap};
 use crate::state::AppState;
 use crate::validate;
 use calibration::version_drift::VersionDrift;
-use cases::grader_workbench::{self as workbench, Disagreement, GraderOnSplit, ItemSideBySide};
+use cases::app::{workbench, LeadSession};
+use cases::grader_workbench::{Disagreement, GraderOnSplit, ItemSideBySide};
 use cases::store::Store;
 use runner::record::Kind;
 use runner::versions::{self, DiffLine, StoredSpec};
 use runner::{RunError, RunProgress, RunSummary, Spec};
 use serde::Serialize;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, Runtime, State};
-use tokio::sync::Notify;
 
 /// The event a run reports through, after every stored result or failure.
 pub const RUN_EVENT: &str = "run-progress";
@@ -25,25 +27,16 @@ const MAX_NAME: usize = 200;
 const MAX_PROMPT_BYTES: usize = 100_000;
 /// More samples than pass@k needs is a typo, not a study.
 const MAX_SAMPLES: u32 = 100;
-/// Who the audit log names when no curator is chosen: the study lead at this workstation.
-const STUDY_LEAD: &str = "study lead";
+/// The run in progress, if any: one at a time, stopped through this.
+pub struct ActiveRun(LongWork);
 
-/// The run in progress, if any: one at a time, cancelled through this.
-#[derive(Default)]
-pub struct ActiveRun(Mutex<Option<Arc<Notify>>>);
-
-/// The study lead's decision (`cases::app::Session::study_lead`): refused while a rater reads
-/// blinded at this workstation.
-fn refuse_blinded(store: &Store) -> Result<(), CommandError> {
-    cases::app::Session::current(store)?.study_lead("The grader workbench")?;
-    Ok(())
-}
-
-/// The curator at the workstation, or the study lead.
-fn actor(store: &Store) -> Result<String, CommandError> {
-    Ok(store
-        .current_rater()?
-        .map_or_else(|| STUDY_LEAD.to_owned(), |r| r.name))
+impl Default for ActiveRun {
+    fn default() -> Self {
+        // A run stores each result as it arrives: two at once would race to score the same items.
+        ActiveRun(LongWork::new(Overlap::Refuse(
+            "a run is already going; wait for it or stop it first",
+        )))
+    }
 }
 
 fn run_error(error: RunError) -> CommandError {
@@ -92,7 +85,7 @@ pub async fn workbench_versions(
         Kind::Grader
     };
     state.with_store(|store| {
-        refuse_blinded(store)?;
+        workbench::open(store)?;
         versions::stored_specs(store, kind).map_err(run_error)
     })
 }
@@ -108,7 +101,7 @@ pub async fn workbench_add_spec(
     bounded_text("toml", &toml)?;
     let kind = if model { Kind::Model } else { Kind::Grader };
     state.with_store_mut(|store| {
-        refuse_blinded(store)?;
+        workbench::open(store)?;
         versions::add_spec(store, &toml, "the spec", kind).map_err(run_error)
     })
 }
@@ -125,7 +118,7 @@ pub async fn workbench_new_version(
     let (base, new_name) = (self::name("base", &base)?, self::name("name", &name)?);
     bounded_text("prompt", &prompt)?;
     state.with_store_mut(|store| {
-        refuse_blinded(store)?;
+        workbench::open(store)?;
         versions::new_grader_version(store, &base, &new_name, &prompt).map_err(run_error)
     })
 }
@@ -140,7 +133,7 @@ pub async fn workbench_prompt_diff(
 ) -> Result<Vec<DiffLine>, CommandError> {
     let (before, after) = (name("before", &before)?, name("after", &after)?);
     state.with_store(|store| {
-        refuse_blinded(store)?;
+        workbench::open(store)?;
         let prompt = |n: &str| {
             versions::stored_spec(store, n, Kind::Grader)
                 .map(|s| s.prompt.unwrap_or_default())
@@ -150,26 +143,18 @@ pub async fn workbench_prompt_diff(
     })
 }
 
-/// One step on the study's development/test split, as the curator or study lead at the
-/// workstation; the split is made on first use with a fresh random seed.
+/// One step on the study's development/test split, as the lead's session at the workstation.
 fn on_split<T>(
     state: &AppState,
     study_id: &str,
     grader: &str,
-    step: fn(&mut Store, &str, &str, u64, &str) -> cases::Result<T>,
+    step: fn(&mut Store, &LeadSession, &str, &str) -> cases::Result<T>,
 ) -> Result<T, CommandError> {
     let study_id = validate::id("study_id", study_id)?;
     let grader = name("grader", grader)?;
     state.with_store_mut(|store| {
-        refuse_blinded(store)?;
-        let actor = actor(store)?;
-        Ok(step(
-            store,
-            study_id,
-            &grader,
-            workbench::fresh_seed(),
-            &actor,
-        )?)
+        let lead = workbench::open(store)?;
+        Ok(step(store, &lead, study_id, &grader)?)
     })
 }
 
@@ -181,7 +166,7 @@ pub async fn workbench_split(
     study_id: String,
     grader: String,
 ) -> Result<GraderOnSplit, CommandError> {
-    on_split(&state, &study_id, &grader, workbench::grader_on_split)
+    on_split(&state, &study_id, &grader, workbench::split)
 }
 
 /// Confirms the grader version: its test agreement opens, and the confirmation is audited.
@@ -192,7 +177,7 @@ pub async fn workbench_confirm(
     study_id: String,
     grader: String,
 ) -> Result<GraderOnSplit, CommandError> {
-    on_split(&state, &study_id, &grader, workbench::confirm_grader)
+    on_split(&state, &study_id, &grader, workbench::confirm)
 }
 
 /// The development items, largest |grader − clinicians' mean| first.
@@ -203,12 +188,7 @@ pub async fn workbench_disagreements(
     study_id: String,
     grader: String,
 ) -> Result<Vec<Disagreement>, CommandError> {
-    on_split(
-        &state,
-        &study_id,
-        &grader,
-        workbench::development_disagreements,
-    )
+    on_split(&state, &study_id, &grader, workbench::disagreements)
 }
 
 /// One item side by side (a test item only once the grader is confirmed).
@@ -222,8 +202,8 @@ pub async fn workbench_item(
     let grader = name("grader", &grader)?;
     let response = validate::key("response", response)?;
     state.with_store(|store| {
-        refuse_blinded(store)?;
-        Ok(workbench::item_side_by_side(store, &grader, response)?)
+        let lead = workbench::open(store)?;
+        Ok(workbench::item(store, &lead, &grader, response)?)
     })
 }
 
@@ -239,8 +219,8 @@ pub async fn workbench_drift(
     let study_id = validate::id("study_id", &study_id)?;
     let (before, after) = (name("before", &before)?, name("after", &after)?);
     state.with_store(|store| {
-        refuse_blinded(store)?;
-        Ok(workbench::grader_drift(store, study_id, &before, &after)?)
+        let lead = workbench::open(store)?;
+        Ok(workbench::drift(store, &lead, study_id, &before, &after)?)
     })
 }
 
@@ -315,21 +295,12 @@ pub async fn workbench_run<R: Runtime>(
         Kind::Grader
     };
     let (path, spec) = state.with_store(|store| {
-        refuse_blinded(store)?;
+        workbench::open(store)?;
         let spec = versions::stored_spec(store, &name, kind).map_err(run_error)?;
         Ok((store.path().to_path_buf(), spec))
     })?;
-    let cancel = Arc::new(Notify::new());
-    {
-        let mut slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_some() {
-            return Err(CommandError::new(
-                ErrorCode::Refused,
-                "a run is already going; wait for it or stop it first",
-            ));
-        }
-        *slot = Some(cancel.clone());
-    }
+    let running = active.0.start()?;
+    let stop_requested = running.stop();
     let progress = EventProgress {
         app: app.clone(),
         started: std::time::Instant::now(),
@@ -350,7 +321,7 @@ pub async fn workbench_run<R: Runtime>(
                     .build()
                     .map_err(|e| RunError::Internal(format!("cannot start the run: {e}")))?;
                 let mut store = Store::open_existing(&path)?;
-                let stop = async move { cancel.notified().await };
+                let stop = async move { stop_requested.requested().await };
                 runtime.block_on(async {
                     match samples {
                         None => runner::grade(&mut store, &spec, &progress, stop).await,
@@ -368,7 +339,7 @@ pub async fn workbench_run<R: Runtime>(
             .unwrap_or_else(|_| Err(RunError::Internal("the run ended without a word".into()))),
         Err(e) => Err(RunError::Internal(format!("cannot start the run: {e}"))),
     };
-    *active.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    drop(running);
     outcome.map_err(run_error)
 }
 
@@ -377,12 +348,5 @@ pub async fn workbench_run<R: Runtime>(
 #[tauri::command]
 #[specta::specta]
 pub async fn workbench_cancel_run(active: State<'_, ActiveRun>) -> Result<bool, CommandError> {
-    let slot = active.0.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(match &*slot {
-        Some(cancel) => {
-            cancel.notify_one();
-            true
-        }
-        None => false,
-    })
+    Ok(active.0.cancel())
 }
