@@ -32,9 +32,10 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
 }
 
 /// [`study_data`], calling `scores_read` in the same snapshot once everything but the missed
-/// findings is read: their ground truth is read from the images (each series' geometry), by far
-/// the longest part at a study's size, so a caller can show the figures that need only the scores
-/// meanwhile (the app's headline). `scores_read` sees the missed findings as not checked yet.
+/// findings is read: they need every case's ground truth (each lesion's slices from its series'
+/// stored geometry) and every lesion-identification answer's text, so a caller can show the
+/// figures that need only the scores meanwhile (the app's headline). `scores_read` sees the
+/// missed findings as not checked yet.
 pub fn study_data_then(
     store: &Store,
     study_id: &str,
