@@ -373,23 +373,24 @@ fn missed_findings_input(
             model,
         });
     }
-    let missed = crate::curation::missed_findings(store, study_id)?
-        .into_iter()
-        .filter_map(|miss| {
-            let item = item_of_response.get(&miss.response)?.clone();
-            let location = lesions_of
-                .get(&miss.case_id)
-                .and_then(|lesions| lesions.iter().find(|l| l.id == miss.lesion_id))
-                .map(location_of)
-                .unwrap_or_default();
-            Some(MissedLesion {
-                item,
-                lesion_id: miss.lesion_id,
-                description: miss.description,
-                location,
+    let missed =
+        crate::curation::findings::missed_findings_given(store, study_id, &mut lesions_of)?
+            .into_iter()
+            .filter_map(|miss| {
+                let item = item_of_response.get(&miss.response)?.clone();
+                let location = lesions_of
+                    .get(&miss.case_id)
+                    .and_then(|lesions| lesions.iter().find(|l| l.id == miss.lesion_id))
+                    .map(location_of)
+                    .unwrap_or_default();
+                Some(MissedLesion {
+                    item,
+                    lesion_id: miss.lesion_id,
+                    description: miss.description,
+                    location,
+                })
             })
-        })
-        .collect();
+            .collect();
     Ok(MissedFindingsInput {
         checked,
         missed,
