@@ -1,6 +1,7 @@
-//! Times the calibration report of a study database as the app builds it: reading the study in
-//! one snapshot, the headline (the verdict's dimension alone), and the whole report with every
-//! dimension and subgroup. Run by `scripts/bench/calibration_scale.sh` (figures in
+//! Times the calibration report of a study database as the app builds it: the first numbers (the
+//! scores read and the headline built from them, handed over while the rest is read), reading the
+//! study in one snapshot, the headline (the verdict's dimension alone) again, and the whole
+//! report with every dimension and subgroup. Run by `scripts/bench/calibration_scale.sh` (figures in
 //! docs/performance.md, "Calibration report at a study's size").
 //!
 //!     cargo build --release -p neurorater-cases --example report_from_db
@@ -10,7 +11,7 @@
 
 use calibration::input::ReportOptions;
 use calibration::progress::NoProgress;
-use cases::app::calibration::study_report;
+use cases::app::calibration::study_report_with_headline;
 use cases::app::Session;
 use cases::store::Store;
 use std::path::Path;
@@ -54,12 +55,19 @@ fn run(db: &Path, grader: &str, rounds: usize, resamples: usize) -> Result<Strin
         ..ReportOptions::default()
     };
     let (mut read, mut headline, mut whole) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first_numbers = Vec::new();
     let mut size = String::new();
     for _ in 0..rounds {
         let started = Instant::now();
-        let study =
-            study_report(&store, &lead, &study_id, options.clone()).map_err(|e| e.to_string())?;
+        // What the app's view waits for before it shows numbers: the scores read and the
+        // headline built from them, handed over while the rest of the study is read.
+        let mut headline_at = None;
+        let study = study_report_with_headline(&store, &lead, &study_id, options.clone(), |_| {
+            headline_at = Some(started.elapsed().as_secs_f64());
+        })
+        .map_err(|e| e.to_string())?;
         read.push(started.elapsed().as_secs_f64());
+        first_numbers.push(headline_at.unwrap_or(f64::NAN));
         let started = Instant::now();
         study.headline(&NoProgress).map_err(|e| e.to_string())?;
         headline.push(started.elapsed().as_secs_f64());
@@ -83,7 +91,8 @@ fn run(db: &Path, grader: &str, rounds: usize, resamples: usize) -> Result<Strin
             .join(", ")
     };
     Ok(format!(
-        "{{{size}, \"resamples\": {resamples}, \"read_s\": [{}], \"headline_s\": [{}], \"report_s\": [{}]}}",
+        "{{{size}, \"resamples\": {resamples}, \"first_numbers_s\": [{}], \"read_s\": [{}], \"headline_s\": [{}], \"report_s\": [{}]}}",
+        list(&first_numbers),
         list(&read),
         list(&headline),
         list(&whole)

@@ -32,9 +32,10 @@ pub fn study_data(store: &Store, study_id: &str, grader: Option<&str>) -> Result
 }
 
 /// [`study_data`], calling `scores_read` in the same snapshot once everything but the missed
-/// findings is read: their ground truth is read from the images (each series' geometry), by far
-/// the longest part at a study's size, so a caller can show the figures that need only the scores
-/// meanwhile (the app's headline). `scores_read` sees the missed findings as not checked yet.
+/// findings is read: they need every case's ground truth (each lesion's slices from its series'
+/// stored geometry) and every lesion-identification answer's text, so a caller can show the
+/// figures that need only the scores meanwhile (the app's headline). `scores_read` sees the
+/// missed findings as not checked yet.
 pub fn study_data_then(
     store: &Store,
     study_id: &str,
@@ -372,23 +373,24 @@ fn missed_findings_input(
             model,
         });
     }
-    let missed = crate::curation::missed_findings(store, study_id)?
-        .into_iter()
-        .filter_map(|miss| {
-            let item = item_of_response.get(&miss.response)?.clone();
-            let location = lesions_of
-                .get(&miss.case_id)
-                .and_then(|lesions| lesions.iter().find(|l| l.id == miss.lesion_id))
-                .map(location_of)
-                .unwrap_or_default();
-            Some(MissedLesion {
-                item,
-                lesion_id: miss.lesion_id,
-                description: miss.description,
-                location,
+    let missed =
+        crate::curation::findings::missed_findings_given(store, study_id, &mut lesions_of)?
+            .into_iter()
+            .filter_map(|miss| {
+                let item = item_of_response.get(&miss.response)?.clone();
+                let location = lesions_of
+                    .get(&miss.case_id)
+                    .and_then(|lesions| lesions.iter().find(|l| l.id == miss.lesion_id))
+                    .map(location_of)
+                    .unwrap_or_default();
+                Some(MissedLesion {
+                    item,
+                    lesion_id: miss.lesion_id,
+                    description: miss.description,
+                    location,
+                })
             })
-        })
-        .collect();
+            .collect();
     Ok(MissedFindingsInput {
         checked,
         missed,

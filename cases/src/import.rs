@@ -223,7 +223,12 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
             .map_err(|e| fail("storing a case", e))?;
         summary.cases += 1;
 
-        for (spec, images) in case.series.iter().zip(&bundle_case.series) {
+        for ((spec, images), geometry) in case
+            .series
+            .iter()
+            .zip(&bundle_case.series)
+            .zip(&bundle_case.geometry)
+        {
             updated += tx
                 .execute(
                     "INSERT INTO series (case_ref, series_id, label, kind, path)
@@ -242,6 +247,9 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
                 )
                 .map_err(|e| fail("storing a series", e))?;
             updated += replace_images_if_changed(w, series_key, images)?;
+            // Derived from the images: it changes only with them, so it is not counted apart.
+            crate::store::geometry::write(tx, series_key, geometry)
+                .map_err(|e| fail("storing a series' geometry", e))?;
             summary.series += 1;
             summary.images += images.len();
         }

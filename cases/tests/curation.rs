@@ -1161,4 +1161,134 @@ fn a_blinded_reader_answers_the_baseline_by_case_codes_never_seeing_a_case_id() 
         app_baseline::blind_task(&f.store, &reader, unknown),
         Err(Error::NotFound { .. })
     ));
+
+fn series_keys(store: &Store) -> Vec<i64> {
+    store
+        .read()
+        .prepare("SELECT id FROM series ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Lesion marks, key-image slices and missed findings are checked against the geometry import
+/// stores from the headers; it must be the decoded volume's, to the bit, for every demo series
+/// (the 144 × 176 MR and 512 × 512 CT grids, 32 slices each).
+#[test]
+fn the_geometry_stored_at_import_is_the_decoded_series() {
+    let f = fixture();
+    let keys = series_keys(&f.store);
+    assert!(keys.len() >= 12, "{} series", keys.len());
+    assert_eq!(
+        count(&f.store, "SELECT count(*) FROM series_geometry"),
+        keys.len() as i64,
+        "one row per series"
+    );
+    let mut grids = std::collections::BTreeSet::new();
+    for key in keys {
+        let stored = f.store.series_geometry(key).unwrap();
+        let files = f.store.series_files(key).unwrap();
+        let decoded = cases::app::series::decode_verified(&files).unwrap();
+        assert_eq!(stored, decoded.geometry(), "series {}", files.label);
+        grids.insert(stored.dims);
+    }
+    assert!(
+        grids.contains(&[144, 176, 32]) && grids.contains(&[512, 512, 32]),
+        "{grids:?}"
+    );
+}
+
+/// A database imported by a build without the geometry table (the table dropped, the schema
+/// version set back) gets its rows when this build first opens it, equal to import's, in one
+/// audited write; a series whose files are gone then is left without a row and its geometry is
+/// an error naming the file, not a wrong grid.
+#[test]
+fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
+    let Fixture { dir: temp, store } = fixture();
+    let imported: Vec<_> = series_keys(&store)
+        .into_iter()
+        .map(|key| (key, store.series_geometry(key).unwrap()))
+        .collect();
+    drop(store);
+    let dir = temp.path();
+
+    // The bundle copied beside the database, one series' first file removed.
+    let bundle = dir.join("bundle");
+    copy_dir(&demo().bundle, &bundle);
+    let old = dir.join("old.sqlite");
+    std::fs::copy(dir.join("db.sqlite"), &old).unwrap();
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT user_version FROM pragma_user_version", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    conn.execute_batch("DROP TABLE series_geometry").unwrap();
+    conn.pragma_update(None, "user_version", version - 1)
+        .unwrap();
+    conn.execute(
+        "UPDATE studies SET bundle_dir = ?1",
+        [bundle.to_str().unwrap()],
+    )
+    .unwrap();
+    let (gone_key, _) = imported[0];
+    let gone_file: String = conn
+        .query_row(
+            "SELECT path FROM images WHERE series = ?1 AND position = 0",
+            [gone_key],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let gone_file = bundle.join(gone_file);
+    drop(conn);
+    std::fs::remove_file(&gone_file).unwrap();
+
+    let store = Store::open(&old).unwrap();
+    assert_eq!(
+        count(&store, "SELECT count(*) FROM series_geometry"),
+        imported.len() as i64 - 1
+    );
+    for (key, geometry) in &imported[1..] {
+        assert_eq!(store.series_geometry(*key).unwrap(), *geometry);
+    }
+    match store.series_geometry(gone_key) {
+        Err(Error::ImageMissing { path, .. }) => assert_eq!(path, gone_file),
+        other => panic!("expected the missing file named, got {other:?}"),
+    }
+    assert_eq!(
+        count(
+            &store,
+            "SELECT count(*) FROM audit_log WHERE action = 'store series geometry'"
+        ),
+        1
+    );
+    assert!(matches!(
+        cases::store::audit::verify(store.read()).unwrap(),
+        cases::store::audit::Verdict::Intact { .. }
+    ));
+    // Opening again reads nothing and writes nothing.
+    drop(store);
+    let store = Store::open(&old).unwrap();
+    assert_eq!(
+        count(
+            &store,
+            "SELECT count(*) FROM audit_log WHERE action = 'store series geometry'"
+        ),
+        1
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }

@@ -679,3 +679,95 @@ fn key_images_stack_into_a_colour_volume() {
         .to_nifti1_bytes();
     assert_eq!(&second[352..], &nifti[352 + 64 * 64 * 3..]);
 }
+
+/// The geometry import stores is read from headers alone; it must be the grid the decoded volume
+/// has, to the bit: every DICOM fixture the volume loader decodes (one-file series, the enhanced
+/// multi-frame file with per-frame positions among them), an oblique five-file series, each
+/// NIfTI fixture (whose affine is also nibabel's, in LPS) and the key image.
+#[test]
+fn geometry_from_headers_is_the_decoded_volumes() {
+    let mut compared = 0;
+    for entry in expected() {
+        let file = entry["file"].as_str().expect("file name");
+        let path = data_dir().join(file);
+        let (from_headers, decoded) = match entry["probe"]["format"].as_str() {
+            Some("dicom") => {
+                // Files import would refuse (no SeriesInstanceUID) or the viewer cannot stack.
+                let (Ok(meta), Ok(volume)) = (
+                    read_dicom_meta(&path),
+                    load_dicom_series(std::slice::from_ref(&path)),
+                ) else {
+                    continue;
+                };
+                (imaging::dicom_series_geometry(&[meta]), volume.geometry())
+            }
+            Some("nifti1" | "nifti2") => {
+                let geometry = imaging::nifti_geometry(&path).expect("the header reads");
+                let affine = entry["probe"]["affine_ras"].as_array().expect("affine");
+                for (i, row) in affine.iter().enumerate().take(3) {
+                    let sign = if i < 2 { -1.0 } else { 1.0 };
+                    for (j, v) in row.as_array().expect("row").iter().enumerate() {
+                        let want = sign * v.as_f64().expect("number");
+                        let got = geometry.voxel_to_patient[i][j];
+                        assert!(
+                            (want - got).abs() < FLOAT_TOLERANCE,
+                            "{file}: affine[{i}][{j}] = {got}, nibabel {want}"
+                        );
+                    }
+                }
+                let dims: Vec<u64> = entry["probe"]["dims"]
+                    .as_array()
+                    .expect("dims")
+                    .iter()
+                    .map(|d| d.as_u64().expect("dim"))
+                    .collect();
+                assert_eq!(
+                    geometry.dims.map(|d| d as u64),
+                    [dims[0], dims[1], dims.get(2).copied().unwrap_or(1)],
+                    "{file}: nibabel's shape"
+                );
+                (Some(geometry), load_nifti(&path).expect("loads").geometry())
+            }
+            Some("png" | "jpeg") => {
+                let paths = vec![path.clone(), path.clone()];
+                (
+                    Some(imaging::key_images_geometry(&paths).expect("reads")),
+                    imaging::load_key_images(&paths).expect("loads").geometry(),
+                )
+            }
+            other => panic!("{file}: unexpected format {other:?}"),
+        };
+        assert_eq!(from_headers, Some(decoded), "{file}");
+        compared += 1;
+    }
+    assert!(compared >= 25, "only {compared} files compared");
+    eprintln!("{compared} fixtures compared");
+
+    let enhanced = data_dir().join("MR_small_enhanced_3frame.dcm");
+    let volume = load_dicom_series(std::slice::from_ref(&enhanced)).expect("loads");
+    assert_eq!(volume.dims[2], 3);
+    assert!(
+        volume.voxel_to_patient[2][2] != 0.0,
+        "per-frame positions give the slice step"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let specs = imaging_support::oblique_series(5, 3, 4);
+    let mut metas: Vec<_> = specs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let path =
+                imaging_support::write_slice(dir.path(), &format!("{k}.dcm"), "1.2.826.0.1.11", s);
+            read_dicom_meta(&path).expect("reads")
+        })
+        .collect();
+    order_series(&mut metas);
+    let paths: Vec<PathBuf> = (0..5)
+        .map(|k| dir.path().join(format!("{k}.dcm")))
+        .collect();
+    assert_eq!(
+        imaging::dicom_series_geometry(&metas),
+        Some(load_dicom_series(&paths).expect("loads").geometry())
+    );
+}

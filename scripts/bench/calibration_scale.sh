@@ -7,9 +7,11 @@
 # For each size: the demo multiplied to that many responses (make_scale_study.py: every case
 # copied with every rubric dimension and subgroup), imported with `neurorater import` and
 # `import-ratings`; then, ROUNDS times each,
-#   - cases/examples/report_from_db: reading the study from the database in one snapshot, the
-#     headline the app shows first, and the whole report (every dimension, every subgroup, 2,000
-#     resamples), as the app and `neurorater calibrate --db` build it;
+#   - cases/examples/report_from_db: the first numbers (the scores read and the headline built,
+#     what the app's view waits for), reading the study from the database in one snapshot (which
+#     includes that headline), the headline the app shows first, and the whole report (every
+#     dimension, every subgroup, 2,000 resamples), as the app and `neurorater calibrate --db`
+#     build it;
 #   - the peer, calibration/examples/report_from_csv: the whole report from the same ratings as
 #     a long CSV (the file `import-ratings` read), parsing excluded.
 # PROFILE=release (default; the goal's build) or dev (what scripts/start.sh builds). WORK=folder
@@ -70,13 +72,13 @@ for size in "${SIZES[@]}"; do
   done
   echo "bench: $size: report_from_csv seconds ${csv_times[*]}"
   field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$db_json" "$1"; }
-  rows+=("$(printf '%s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f' "$size" "$(field items)" "$(field cases)" "$(field subgroup_sections)" \
-    "$(field read_s | median)" "$(field headline_s | median)" "$(field report_s | median)" \
+  rows+=("$(printf '%s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f' "$size" "$(field items)" "$(field cases)" "$(field subgroup_sections)" \
+    "$(field first_numbers_s | median)" "$(field read_s | median)" "$(field headline_s | median)" "$(field report_s | median)" \
     "$(printf '%s\n' "${csv_times[@]}" | median)")")
 done
 
 echo
-echo "responses | items | cases | subgroup sections | read (s) | headline (s) | whole report (s) | peer: CSV report (s)"
-echo "--- | --- | --- | --- | --- | --- | --- | ---"
+echo "responses | items | cases | subgroup sections | first numbers (s) | read (s) | headline (s) | whole report (s) | peer: CSV report (s)"
+echo "--- | --- | --- | --- | --- | --- | --- | --- | ---"
 printf '%s\n' "${rows[@]}"
 echo "(medians of $ROUNDS rounds, $PROFILE build, load average $(cut -d' ' -f1-3 /proc/loadavg))"

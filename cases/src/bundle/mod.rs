@@ -57,6 +57,9 @@ pub struct BundleCase {
     pub case: CaseFile,
     /// Parallel to `case.series`.
     pub series: Vec<Vec<ImageFile>>,
+    /// Each series' geometry from the headers read here, parallel to `case.series`: import
+    /// stores it, so nothing decodes a series to learn where its slices are.
+    pub geometry: Vec<imaging::SeriesGeometry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +164,7 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
     for (rel, text, case) in cases {
         let case_dir = Path::new(&rel).parent().unwrap_or(Path::new("")).to_owned();
         let mut series_images = Vec::new();
+        let mut geometry = Vec::new();
         for (index, spec) in case.series.iter().enumerate() {
             let field = format!("series[{index}].path");
             let images = match resolve_inside(&dir, &case_dir.join(&spec.path)) {
@@ -170,7 +174,14 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
                     None
                 }
             };
-            let images = images.unwrap_or_default();
+            // A series that could not be read is a problem already: the bundle is refused.
+            let images = match images {
+                Some((images, series_geometry)) => {
+                    geometry.push(series_geometry);
+                    images
+                }
+                None => Vec::new(),
+            };
             images_done += images.len() as u64;
             progress.advance(images_done);
             identifying_attributes_found += images.iter().map(|i| i.identifying).sum::<usize>();
@@ -183,6 +194,7 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
                 .into_iter()
                 .map(|images| images.into_iter().map(|i| i.file).collect())
                 .collect(),
+            geometry,
             case,
         });
     }
@@ -654,9 +666,9 @@ fn read_series(
     case_text: &str,
     field: &str,
     problems: &mut Problems,
-) -> Option<Vec<FoundImage>> {
+) -> Option<(Vec<FoundImage>, imaging::SeriesGeometry)> {
     let mut found = Vec::new();
-    match kind {
+    let geometry = match kind {
         SeriesKind::Nifti => {
             if !path.is_file() {
                 problems.at_field(
@@ -667,22 +679,27 @@ fn read_series(
                 );
                 return None;
             }
-            if let Err(e) = imaging::probe(path) {
-                problems.push(
-                    &relative(bundle, path),
-                    None,
-                    "-",
-                    format!("cannot be read as NIfTI: {e}"),
-                );
-                return None;
-            }
+            let geometry = match imaging::probe(path).and_then(|_| imaging::nifti_geometry(path)) {
+                Ok(geometry) => geometry,
+                Err(e) => {
+                    problems.push(
+                        &relative(bundle, path),
+                        None,
+                        "-",
+                        format!("cannot be read as NIfTI: {e}"),
+                    );
+                    return None;
+                }
+            };
             found.push(FoundImage {
                 file: hash_file(bundle, path, None, problems)?,
                 identifying: 0,
             });
+            geometry
         }
         SeriesKind::KeyImages => {
             let files = list_folder(bundle, path, case_file, case_text, field, problems)?;
+            let mut read = Vec::new();
             for file in files {
                 let rel = relative(bundle, &file);
                 let is_raster = file.extension().and_then(|e| e.to_str()).is_some_and(|e| {
@@ -696,11 +713,23 @@ fn read_series(
                     problems.push(&rel, None, "-", format!("cannot be read as an image: {e}"));
                     continue;
                 }
-                if let Some(file) = hash_file(bundle, &file, None, problems) {
+                if let Some(image) = hash_file(bundle, &file, None, problems) {
                     found.push(FoundImage {
-                        file,
+                        file: image,
                         identifying: 0,
                     });
+                    read.push(file);
+                }
+            }
+            if read.is_empty() {
+                problems.at_field(case_file, case_text, field, "the series holds no images");
+                return None;
+            }
+            match imaging::key_images_geometry(&read) {
+                Ok(geometry) => geometry,
+                Err(e) => {
+                    problems.push(&relative(bundle, &read[0]), None, "-", e.to_string());
+                    return None;
                 }
             }
         }
@@ -748,6 +777,10 @@ fn read_series(
                 return None;
             }
             imaging::order_series(&mut metas);
+            let Some(geometry) = imaging::dicom_series_geometry(&metas) else {
+                problems.at_field(case_file, case_text, field, "the series holds no images");
+                return None;
+            };
             for meta in metas {
                 let file = &by_path[&meta.sop_instance_uid];
                 let image = hash_file(
@@ -761,13 +794,14 @@ fn read_series(
                     identifying: meta.identifying_attributes.len(),
                 });
             }
+            geometry
         }
-    }
+    };
     if found.is_empty() {
         problems.at_field(case_file, case_text, field, "the series holds no images");
         return None;
     }
-    Some(found)
+    Some((found, geometry))
 }
 
 /// The files of a series folder; a file that is a symbolic link out of the bundle is a problem

@@ -2,7 +2,7 @@
 //! tasks, to validate ground truth against and to turn the bundle's ground truth into a version.
 
 use super::{plane_of, CuratedLesion, CuratedTruth, TaskTruth};
-use crate::imaging;
+use crate::imaging::SeriesGeometry;
 use crate::marks::{Mark, MarkKind};
 use crate::model::{GroundTruth, SeriesKind, SliceRef, TaskFamily};
 use crate::store::Store;
@@ -19,14 +19,7 @@ pub struct CaseContext {
     pub series: BTreeMap<String, (i64, SeriesKind)>,
     /// Task id → (task key, family, key images as the bundle lists them).
     pub tasks: BTreeMap<String, (i64, TaskFamily, Vec<SliceRef>)>,
-    geometry: RefCell<BTreeMap<String, Geometry>>,
-}
-
-/// A series' volume geometry: [columns, rows, slices] and voxel → patient LPS mm.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Geometry {
-    pub dims: [usize; 3],
-    pub voxel_to_patient: [[f64; 4]; 4],
+    geometry: RefCell<BTreeMap<String, SeriesGeometry>>,
 }
 
 impl CaseContext {
@@ -107,31 +100,16 @@ impl CaseContext {
         })
     }
 
-    /// The series' geometry, read from its images (re-hashed first: a changed image is an
-    /// error naming it, never a silently different volume).
-    pub(crate) fn geometry(&self, store: &Store, series_id: &str) -> Result<Geometry> {
+    /// The series' geometry, as import stored it from the images' headers
+    /// ([`Store::series_geometry`]).
+    pub(crate) fn geometry(&self, store: &Store, series_id: &str) -> Result<SeriesGeometry> {
         if let Some(known) = self.geometry.borrow().get(series_id) {
             return Ok(*known);
         }
-        let (key, kind) = self.series.get(series_id).ok_or_else(|| Error::NotFound {
+        let (key, _) = self.series.get(series_id).ok_or_else(|| Error::NotFound {
             what: format!("series {series_id:?} of case {:?}", self.case_id),
         })?;
-        let files = store.series_files(*key)?;
-        files.verify()?;
-        let paths = files.paths();
-        let volume = match kind {
-            SeriesKind::Dicom => imaging::load_dicom_series(&paths)?,
-            SeriesKind::Nifti => {
-                imaging::load_nifti(paths.first().ok_or_else(|| Error::Corrupt {
-                    what: format!("series {series_id:?} has no file"),
-                })?)?
-            }
-            SeriesKind::KeyImages => imaging::load_key_images(&paths)?,
-        };
-        let geometry = Geometry {
-            dims: volume.dims,
-            voxel_to_patient: volume.voxel_to_patient,
-        };
+        let geometry = store.series_geometry(*key)?;
         self.geometry
             .borrow_mut()
             .insert(series_id.to_owned(), geometry);
@@ -342,7 +320,7 @@ impl CaseContext {
 /// The slice (0-based, display order) whose plane is nearest to `point`, if inside the volume.
 /// The slice axis is the affine's third column; rows and columns are orthogonal to it in every
 /// volume the imaging module builds, so projecting onto it suffices.
-fn slice_through(geometry: &Geometry, point: &[f64; 3]) -> Option<u32> {
+fn slice_through(geometry: &SeriesGeometry, point: &[f64; 3]) -> Option<u32> {
     let m = &geometry.voxel_to_patient;
     let axis = [m[0][2], m[1][2], m[2][2]];
     let length_squared: f64 = axis.iter().map(|v| v * v).sum();
@@ -368,7 +346,7 @@ mod tests {
     #[test]
     fn the_slice_through_a_point_follows_the_slice_axis() {
         // 2 mm slices along patient z, origin at z = -10.
-        let geometry = Geometry {
+        let geometry = SeriesGeometry {
             dims: [4, 4, 10],
             voxel_to_patient: [
                 [1.0, 0.0, 0.0, 0.0],

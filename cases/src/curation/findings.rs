@@ -89,6 +89,17 @@ pub struct MissedFinding {
 /// Per response of the study's lesion-identification tasks, the lesions of the case's current
 /// ground truth it did not mention and no rater flagged; ordered by response, then lesion.
 pub fn missed_findings(store: &Store, study_id: &str) -> Result<Vec<MissedFinding>> {
+    missed_findings_given(store, study_id, &mut BTreeMap::new())
+}
+
+/// [`missed_findings`], with the lesions of cases whose current ground truth the caller has
+/// already read (`lesions_of`, by case id; filled with any other it reads), so that it is read
+/// once per case.
+pub(crate) fn missed_findings_given(
+    store: &Store,
+    study_id: &str,
+    lesions_of: &mut BTreeMap<String, Vec<CuratedLesion>>,
+) -> Result<Vec<MissedFinding>> {
     let conn = store.read();
     let fail = |e| Error::database(store.path(), "reading responses for missed findings", e);
     let mut stmt = conn
@@ -122,7 +133,6 @@ pub fn missed_findings(store: &Store, study_id: &str) -> Result<Vec<MissedFindin
              WHERE g.response = ?1 AND g.status = 'submitted' AND e.category = 'P1'",
         )
         .map_err(fail)?;
-    let mut lesions_of: BTreeMap<String, Vec<CuratedLesion>> = BTreeMap::new();
     let mut missed = Vec::new();
     for (response, case_id, task_id, model, sample, answer, rationale, turns) in responses {
         if !lesions_of.contains_key(&case_id) {

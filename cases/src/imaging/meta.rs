@@ -24,6 +24,15 @@ pub struct DicomMeta {
     pub rows: u32,
     pub columns: u32,
     pub frames: u32,
+    /// ImagePositionPatient of the first and of the last frame (as [`frame_positions`] gives
+    /// them; both unknown when the file has no frame): with the frame counts and the first
+    /// file's orientation and spacings, what a series' geometry is built from without pixels.
+    pub first_frame_position: Option<[f64; 3]>,
+    pub last_frame_position: Option<[f64; 3]>,
+    /// PixelSpacing (row spacing, column spacing) in mm; 1 mm when the file does not say.
+    pub pixel_spacing: [f64; 2],
+    /// SpacingBetweenSlices, else SliceThickness.
+    pub slice_spacing: Option<f64>,
     pub transfer_syntax: String,
     /// PS3.15 basic confidentiality profile attributes present (non-empty) at the top level of
     /// this file, private attributes included (see [`deid::is_identifying`]).
@@ -119,6 +128,10 @@ pub(crate) fn dicom_meta_of(
         rows,
         columns,
         frames,
+        first_frame_position: frame_position(obj, frames, 0),
+        last_frame_position: frame_position(obj, frames, frames.saturating_sub(1)),
+        pixel_spacing: pixel_spacing(obj),
+        slice_spacing: slice_spacing(obj),
         transfer_syntax: ts.to_owned(),
         identifying_attributes,
     })
@@ -263,4 +276,50 @@ pub(crate) fn nested_floats<const N: usize>(
     tag: Tag,
 ) -> Option<[f64; N]> {
     floats::<N>(group.get(sequence)?.items()?.first()?, tag)
+}
+
+/// ImagePositionPatient of each frame: per-frame functional groups for enhanced multi-frame
+/// files, else the top-level position for frame 0 and unknown for the rest.
+pub(crate) fn frame_positions(obj: &InMemDicomObject, frames: u32) -> Vec<Option<[f64; 3]>> {
+    (0..frames)
+        .map(|k| frame_position(obj, frames, k))
+        .collect()
+}
+
+/// Frame `k`'s position as [`frame_positions`] gives it, without a vector of every frame: a
+/// header read before decoding may declare any number of frames.
+pub(crate) fn frame_position(obj: &InMemDicomObject, frames: u32, k: u32) -> Option<[f64; 3]> {
+    let per_frame = obj
+        .get(tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE)
+        .and_then(|e| e.items());
+    match per_frame {
+        Some(items) if items.len() == frames as usize => nested_floats::<3>(
+            items.get(k as usize)?,
+            tags::PLANE_POSITION_SEQUENCE,
+            tags::IMAGE_POSITION_PATIENT,
+        ),
+        _ if k == 0 => plane_of(obj).0,
+        _ => None,
+    }
+}
+
+/// PixelSpacing (row spacing, column spacing) in mm; 1 mm when the file does not say.
+pub(crate) fn pixel_spacing(obj: &InMemDicomObject) -> [f64; 2] {
+    floats::<2>(obj, tags::PIXEL_SPACING)
+        .or_else(|| {
+            let shared = functional_group_item(obj, tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE)?;
+            nested_floats::<2>(shared, tags::PIXEL_MEASURES_SEQUENCE, tags::PIXEL_SPACING)
+        })
+        .filter(|s| s.iter().all(|v| *v > 0.0))
+        .unwrap_or([1.0, 1.0])
+}
+
+/// SpacingBetweenSlices, else SliceThickness: the slice step when positions are unknown.
+pub(crate) fn slice_spacing(obj: &InMemDicomObject) -> Option<f64> {
+    let number = |tag| {
+        obj.get(tag)
+            .and_then(|e| e.to_float64().ok())
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    number(tags::SPACING_BETWEEN_SLICES).or_else(|| number(tags::SLICE_THICKNESS))
 }

@@ -13,6 +13,9 @@
 //! - [`load_dicom_series`], [`load_nifti`], [`load_key_images`] `-> Volume`: one volume for the
 //!   viewer (stored values + rescale, LPS geometry, window presets);
 //!   [`Volume::to_nifti1_bytes`] hands it to NiiVue.
+//! - [`dicom_series_geometry`] (from the headers [`read_dicom_meta`] read), [`nifti_geometry`],
+//!   [`key_images_geometry`] `-> SeriesGeometry`: the grid and voxel → patient affine the volume
+//!   has once decoded, from the headers alone, so import can keep it (`Volume::geometry`).
 //!
 //! Errors are [`ImagingError`]: the file, the DICOM transfer syntax when known, and the reason;
 //! [`ImagingErrorKind`] lets callers branch without reading text. Nothing here panics on a file's
@@ -37,6 +40,7 @@ mod volume;
 pub use decoded::Rescale;
 pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
 pub use error::{ImagingError, ImagingErrorKind};
+pub use geometry::{dicom_series_geometry, key_images_geometry, nifti_geometry, SeriesGeometry};
 pub(crate) use guard::check_dicom_structure;
 pub(crate) use meta::{dicom_meta_of, text as dicom_text};
 pub use meta::{order_series, read_dicom_meta, DicomMeta};

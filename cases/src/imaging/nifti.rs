@@ -269,6 +269,22 @@ impl NiftiHeader {
         }
     }
 
+    /// Columns, rows and slices of volume 0; an empty extent is refused.
+    pub(crate) fn grid(&self, path: &Path) -> Result<[i64; 3], ImagingError> {
+        let grid = [self.extent(1), self.extent(2), self.extent(3)];
+        if grid.iter().any(|&n| n < 1) {
+            return Err(ImagingError::new(
+                path,
+                ImagingErrorKind::InvalidHeader,
+                format!(
+                    "dim {:?} declares an empty volume: dim[1..=3] must be at least 1",
+                    self.dim
+                ),
+            ));
+        }
+        Ok(grid)
+    }
+
     /// Extent along dimension `i` (1-based, as in `dim`), 1 past `dim[0]`.
     fn extent(&self, i: usize) -> i64 {
         if (i as i64) <= self.dim[0] {
@@ -283,16 +299,7 @@ pub(crate) fn decode_file(path: &Path) -> Result<NiftiImage, ImagingError> {
     let mut stream = open_stream(path)?;
     let header = read_header(path, stream.as_mut())?;
     let err = |kind, reason: String| ImagingError::new(path, kind, reason);
-    let (columns, rows, slices) = (header.extent(1), header.extent(2), header.extent(3));
-    if columns < 1 || rows < 1 || slices < 1 {
-        return Err(err(
-            ImagingErrorKind::InvalidHeader,
-            format!(
-                "dim {:?} declares an empty volume: dim[1..=3] must be at least 1",
-                header.dim
-            ),
-        ));
-    }
+    let [columns, rows, slices] = header.grid(path)?;
     let (channels, bytes_per_sample): (u8, u64) = match header.datatype {
         2 | 256 => (1, 1),
         4 | 512 => (1, 2),

@@ -3,13 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use dicom_dictionary_std::tags;
-use dicom_object::InMemDicomObject;
-
 use super::decoded::{Decoded, Rescale};
 use super::error::{ImagingError, ImagingErrorKind};
-use super::geometry::slice_normal;
-use super::meta::{floats, functional_group_item, nested_floats, plane_of};
+use super::geometry::{dicom_affine, lps_from_ras, SeriesGeometry, KEY_IMAGE_AFFINE};
+use super::meta::{frame_positions, pixel_spacing, plane_of, slice_spacing};
 use super::samples::{with_samples, Sample, Samples};
 use super::voi::Window;
 use super::{dicom, nifti, raster};
@@ -131,26 +128,11 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
     let slices = positions.len();
     let dims = [header.columns as usize, header.rows as usize, slices];
 
-    let iop = orientation.unwrap_or([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
-    let normal = slice_normal(&iop).unwrap_or([0.0, 0.0, 1.0]);
-    let origin = positions.first().copied().flatten().unwrap_or([0.0; 3]);
-    let step = match (
+    let ends = (
         positions.first().copied().flatten(),
         positions.last().copied().flatten(),
-    ) {
-        (Some(a), Some(b)) if slices > 1 => {
-            std::array::from_fn(|i| (b[i] - a[i]) / (slices - 1) as f64)
-        }
-        _ => normal.map(|n| n * spacing_between.unwrap_or(1.0)),
-    };
-    let mut affine = [[0.0; 4]; 4];
-    for axis in 0..3 {
-        affine[axis][0] = iop[axis] * spacing[1];
-        affine[axis][1] = iop[3 + axis] * spacing[0];
-        affine[axis][2] = step[axis];
-        affine[axis][3] = origin[axis];
-    }
-    affine[3][3] = 1.0;
+    );
+    let affine = dicom_affine(orientation, spacing, spacing_between, ends, slices);
     Ok(finish(
         dims,
         affine,
@@ -166,13 +148,7 @@ pub fn load_dicom_series(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
 /// A NIfTI-1 or NIfTI-2 file's volume 0, geometry converted from RAS to LPS.
 pub fn load_nifti(path: &Path) -> Result<Volume, ImagingError> {
     let image = nifti::decode_file(path)?;
-    let ras = image.header.affine_ras();
-    let mut lps = ras;
-    for row in &mut lps[..2] {
-        for value in row.iter_mut() {
-            *value = -*value;
-        }
-    }
+    let lps = lps_from_ras(image.header.affine_ras());
     let d = image.decoded;
     let dims = [d.columns as usize, d.rows as usize, d.frames as usize];
     let windows = d.frame_windows(0);
@@ -218,16 +194,10 @@ pub fn load_key_images(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
         }
     }
     let dims = [width as usize, height as usize, images.len()];
-    let identity = [
-        [1.0, 0.0, 0.0, 0.0],
-        [0.0, 1.0, 0.0, 0.0],
-        [0.0, 0.0, 1.0, 0.0],
-        [0.0, 0.0, 0.0, 1.0],
-    ];
     let full_scale = vec![Window::spanning(0.0, 255.0, "full scale of the key images")];
     Ok(finish(
         dims,
-        identity,
+        KEY_IMAGE_AFFINE,
         Samples::U8(bytes),
         if colour { 3 } else { 1 },
         Rescale::IDENTITY,
@@ -422,55 +392,15 @@ fn append(into: &mut Samples, part: Samples) {
     }
 }
 
-/// ImagePositionPatient of each frame: per-frame functional groups for enhanced multi-frame
-/// files, else the top-level position for frame 0 and unknown for the rest.
-fn frame_positions(obj: &InMemDicomObject, frames: u32) -> Vec<Option<[f64; 3]>> {
-    let per_frame = obj
-        .get(tags::PER_FRAME_FUNCTIONAL_GROUPS_SEQUENCE)
-        .and_then(|e| e.items());
-    match per_frame {
-        Some(items) if items.len() == frames as usize => items
-            .iter()
-            .map(|g| {
-                nested_floats::<3>(
-                    g,
-                    tags::PLANE_POSITION_SEQUENCE,
-                    tags::IMAGE_POSITION_PATIENT,
-                )
-            })
-            .collect(),
-        _ => {
-            let mut positions = vec![None; frames as usize];
-            if let Some(first) = positions.first_mut() {
-                *first = plane_of(obj).0;
-            }
-            positions
+impl Volume {
+    /// Where the voxels lie, without them.
+    pub fn geometry(&self) -> SeriesGeometry {
+        SeriesGeometry {
+            dims: self.dims,
+            voxel_to_patient: self.voxel_to_patient,
         }
     }
-}
 
-/// PixelSpacing (row spacing, column spacing) in mm; 1 mm when the file does not say.
-fn pixel_spacing(obj: &InMemDicomObject) -> [f64; 2] {
-    floats::<2>(obj, tags::PIXEL_SPACING)
-        .or_else(|| {
-            let shared = functional_group_item(obj, tags::SHARED_FUNCTIONAL_GROUPS_SEQUENCE)?;
-            nested_floats::<2>(shared, tags::PIXEL_MEASURES_SEQUENCE, tags::PIXEL_SPACING)
-        })
-        .filter(|s| s.iter().all(|v| *v > 0.0))
-        .unwrap_or([1.0, 1.0])
-}
-
-/// SpacingBetweenSlices, else SliceThickness: the slice step when positions are unknown.
-fn slice_spacing(obj: &InMemDicomObject) -> Option<f64> {
-    let number = |tag| {
-        obj.get(tag)
-            .and_then(|e| e.to_float64().ok())
-            .filter(|v| v.is_finite() && *v > 0.0)
-    };
-    number(tags::SPACING_BETWEEN_SLICES).or_else(|| number(tags::SLICE_THICKNESS))
-}
-
-impl Volume {
     /// The volume as an uncompressed NIfTI-1 file (348-byte header, vox_offset 352): sform in
     /// RAS+ as NIfTI requires, scl_slope/scl_inter = the rescale, cal_min..cal_max = the default
     /// window's edges. Colour volumes become RGB24.

@@ -567,7 +567,7 @@ fn plan_merge(
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     let mut seen_items = BTreeMap::new();
-    // Cases by key, each keeping its series' decoded geometry for the marks of every label.
+    // Cases by key, each keeping its series' stored geometry for the marks of every label.
     let mut cases = BTreeMap::new();
     for (line, rating) in ratings {
         if let Some(first) = seen_items.insert(rating.item, line) {

@@ -68,9 +68,9 @@ pub(crate) const MARK_POINTS_FIELD: &str = "mark.points_lps_mm";
 
 /// Why a label's mark lies outside its series' volume, if it does: checked as a curator's lesion
 /// marks are (`Mark::check_inside`), for the app's label edits and a merged results package
-/// alike (a point off the images would be shown nowhere). `case` keeps each series' decoded
-/// geometry, so a merge of many labels decodes a series once. The mark must name one of the
-/// case's series (`rules::label_violations` checks that first).
+/// alike (a point off the images would be shown nowhere), against the series' geometry stored at
+/// import (`store::geometry`), which `case` keeps for the marks of every label. The mark must
+/// name one of the case's series (`rules::label_violations` checks that first).
 pub(crate) fn mark_outside_volume(
     store: &Store,
     case: &crate::curation::CaseContext,

@@ -438,6 +438,21 @@ CREATE TRIGGER study_secret_with_study AFTER INSERT ON studies BEGIN
     INSERT INTO study_secrets (study, salt) VALUES (NEW.id, randomblob(32));
 END;
 "#,
+    // 10: each series' geometry, read from its headers at import (`store/geometry.rs`), so that
+    // lesion marks, key-image slices and missed findings are checked without decoding the series
+    // again (issue 18: at a study's size that decoding was most of the calibration report's read).
+    // Series imported before are filled when this build first opens the database (backfill).
+    r#"
+CREATE TABLE series_geometry (
+    series           INTEGER PRIMARY KEY REFERENCES series(id) ON DELETE CASCADE,
+    columns          INTEGER NOT NULL CHECK (columns >= 0),
+    rows             INTEGER NOT NULL CHECK (rows >= 0),
+    slices           INTEGER NOT NULL CHECK (slices >= 0),
+    -- Voxel (column, row, slice, 1) to patient LPS mm: the affine's first three rows, row by
+    -- row, as 12 little-endian f64 (exact; the fourth row is 0 0 0 1).
+    voxel_to_patient BLOB NOT NULL CHECK (length(voxel_to_patient) = 96)
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -9,6 +9,8 @@ pub mod audit;
 mod backup;
 mod catalog;
 pub(crate) use catalog::enum_text;
+pub(crate) mod geometry;
+pub use geometry::geometry_from_files;
 pub mod migrations;
 
 pub use backup::{restore, rotated_backups, AutoBackup, RotatedBackup, AUTOMATIC_BACKUP_DIR};
@@ -98,6 +100,9 @@ impl Store {
         )
         .map_err(|e| Error::database(path, "opening the database", e))?;
         configure(&conn).map_err(|e| Error::database(path, "configuring the connection", e))?;
+        let found: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|e| Error::database(path, "reading the schema version", e))?;
         match migrations::apply(&mut conn)
             .map_err(|e| Error::database(path, "migrating the schema", e))?
         {
@@ -110,10 +115,15 @@ impl Store {
                 })
             }
         }
-        Ok(Store {
+        let mut store = Store {
             conn,
             path: path.to_path_buf(),
-        })
+        };
+        // Only the process whose migration added the table fills it: the files are read once.
+        if found < geometry::since_version() {
+            geometry::backfill(&mut store)?;
+        }
+        Ok(store)
     }
 
     /// `$NEURORATER_DB` when set, else `neurorater.sqlite` in the platform's data directory

@@ -163,7 +163,7 @@ async fn build_or_reuse<R: Runtime>(
         return show(reports, report, true);
     }
     // The headline is built as soon as the scores are read, in the same snapshot, and sent while
-    // the ground truth is read from the images and the rest is built. It is a small part of the
+    // the ground truth and the answers the missed findings need are read and the rest is built. It is a small part of the
     // work and is not cancelled; a cancel or a newer build stops the whole report at its next
     // section. A headline that cannot be built (the whole report may still be: a rater who
     // scored only other dimensions, left out by name) is not sent.
