@@ -1161,6 +1161,7 @@ fn a_blinded_reader_answers_the_baseline_by_case_codes_never_seeing_a_case_id() 
         app_baseline::blind_task(&f.store, &reader, unknown),
         Err(Error::NotFound { .. })
     ));
+}
 
 fn series_keys(store: &Store) -> Vec<i64> {
     store
