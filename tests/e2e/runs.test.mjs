@@ -294,6 +294,9 @@ test('the automatic metrics are computed from the app, stopped, carried on, and 
      JOIN studies s ON c.study = s.id WHERE s.study_id = '${STUDY}'`,
   )
   const measuredBefore = count('SELECT count(*) AS n FROM text_metrics')
+  const BATCHES_AUDITED = `SELECT count(*) AS n FROM audit_log WHERE action = 'compute text metrics'`
+  const batchesBefore = count(BATCHES_AUDITED)
+  const appBatchesBefore = count(`${BATCHES_AUDITED} AND actor = 'neurorater-app metrics'`)
   await $(testid('metrics-compute')).click()
   const first = await stopAfter('metrics-progress', 'metrics-stop', 1, 'measured')
   assert.ok(first.total > 0 && first.total <= measurable, first.text)
@@ -308,6 +311,10 @@ test('the automatic metrics are computed from the app, stopped, carried on, and 
   const done = await finished('metrics-outcome')
   assert.match(done, new RegExp(`^Done: ${left} responses? measured with all-MiniLM-L6-v2@[0-9a-f]{16}\\.`), done)
   assert.equal(count('SELECT count(*) AS n FROM text_metrics'), measuredBefore + first.total)
+  // Every batch the app stored is audited as the app's, not as the CLI's.
+  const batchesAfter = count(BATCHES_AUDITED)
+  assert.ok(batchesAfter > batchesBefore, 'the stored batches are audited')
+  assert.equal(count(`${BATCHES_AUDITED} AND actor = 'neurorater-app metrics'`) - appBatchesBefore, batchesAfter - batchesBefore)
   await shot('metrics-done')
 
   // The report the app builds carries the section, filled from what was stored.
