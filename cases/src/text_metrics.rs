@@ -172,13 +172,15 @@ pub fn cached_embeddings(
     Ok(found)
 }
 
-/// Stores a batch of computed metrics and the new sentence embeddings behind them in one audited
-/// transaction; a stale row of the same response and model is replaced.
+/// Stores a batch of computed metrics and the new sentence embeddings behind them in one
+/// transaction, audited as `actor`'s (the front end that computed them); a stale row of the same
+/// response and model is replaced.
 pub fn save(
     store: &mut Store,
     model: &str,
     computed: &[(TextPair, TextMetrics)],
     embeddings: &[SentenceEmbedding],
+    actor: &str,
 ) -> Result<()> {
     store.write(|w| {
         for embedding in embeddings {
@@ -224,7 +226,7 @@ pub fn save(
             "responses": computed.iter().map(|(p, _)| p.response).collect::<Vec<_>>(),
         });
         w.audit(&audit::Entry {
-            actor: "neurorater metrics",
+            actor,
             action: "compute text metrics",
             entity: "text_metrics",
             before: None,

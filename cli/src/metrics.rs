@@ -32,6 +32,9 @@ impl From<textmetrics::Error> for Failure {
     }
 }
 
+/// Who the audit log names for the metrics this command stores.
+const AUDIT_ACTOR: &str = "neurorater metrics";
+
 pub fn run(args: &MetricsArgs) -> Result<(), Failure> {
     // The model first: without it nothing is opened.
     let model = textmetrics::MiniLm::load(&textmetrics::weights::locate()?)?;
@@ -39,7 +42,8 @@ pub fn run(args: &MetricsArgs) -> Result<(), Failure> {
     let study = pick_study(&store, args.study.as_deref())?;
     let cancel = stop_on_ctrl_c();
     let bar = Bar::new();
-    let summary = textmetrics::compute::compute_study(&mut store, &study, &model, &bar, &cancel);
+    let summary =
+        textmetrics::compute::compute_study(&mut store, &study, &model, &bar, &cancel, AUDIT_ACTOR);
     bar.finish();
     let summary = summary?;
     println!(

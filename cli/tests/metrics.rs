@@ -345,6 +345,15 @@ fn ctrl_c_stops_between_batches_keeping_each_finished_one_and_the_next_run_compl
         kept / BATCH,
         "one audit entry per stored batch"
     );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM audit_log WHERE action = 'compute text metrics'
+             AND actor = 'neurorater metrics'"
+        ),
+        batches_audited,
+        "the CLI is named as the batches' actor"
+    );
     let before = stored_rows(&db);
 
     let resumed = neurorater(&["metrics", "--db", db.to_str().unwrap()]);

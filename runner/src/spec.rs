@@ -255,11 +255,18 @@ mod demo_specs {
 
     #[test]
     fn the_demo_ships_valid_specs() {
-        let grader = Spec::parse(cases::demo::DEMO_GRADER_SPEC, "specs/grader.toml").unwrap();
+        use cases::demo::{DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC_FILE};
+        let grader = Spec::parse(cases::demo::DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE).unwrap();
         assert!(crate::grader::wants_ground_truth(
             grader.prompt.as_deref().unwrap()
         ));
-        let model = Spec::parse(cases::demo::DEMO_MODEL_SPEC, "specs/model.toml").unwrap();
+        let model = Spec::parse(cases::demo::DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE).unwrap();
         assert_eq!(model.prompt, None);
+        // Both at vLLM's default address, keyless, on one server that serves them both.
+        for spec in [&grader, &model] {
+            assert_eq!(spec.endpoint, "http://127.0.0.1:8000/v1");
+            assert_eq!(spec.api_key_env, None);
+        }
+        assert_eq!(grader.model, model.model);
     }
 }

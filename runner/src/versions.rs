@@ -104,6 +104,20 @@ pub fn add_spec(store: &mut Store, toml: &str, file: &str, kind: Kind) -> Result
     Ok(spec)
 }
 
+/// Binds the demo study's grader and model specs (the bundle's `specs/*.toml`) exactly as
+/// `neurorater grade`/`respond --spec` binds them on a first run: same table, content hash and
+/// audit entry. The app calls this when it builds the demo on first start, so that a new user's
+/// workbench lists a grader and a model to run; a later `grade --spec demo/specs/grader.toml`
+/// finds its name bound to the same spec and runs.
+pub fn bind_demo_specs(store: &mut Store) -> Result<(), RunError> {
+    use cases::demo::{
+        DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE,
+    };
+    add_spec(store, DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE, Kind::Grader)?;
+    add_spec(store, DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE, Kind::Model)?;
+    Ok(())
+}
+
 /// A new grader version: `base`'s spec with `prompt`, under `name`. Refused when the name is
 /// bound (to anything: a changed prompt is a new version) or imported scores carry it.
 pub fn new_grader_version(

@@ -177,6 +177,9 @@ fn seed_demo_study(
             cases::ImportError::Store(error) => startup_failed(error),
         }
     })?;
+    // The demo's grader and model specs, bound as `neurorater grade/respond --spec` binds them:
+    // the workbench opens with a grader and a model ready to run against a local server.
+    runner::versions::bind_demo_specs(store).map_err(startup_failed)?;
     Ok(())
 }
 
@@ -190,6 +193,10 @@ fn startup_failed(reason: impl std::fmt::Display) -> CommandError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cases::progress::NoProgress;
+    use runner::record::Kind;
+    use runner::versions::stored_specs;
+    use runner::Spec;
 
     #[test]
     fn the_demo_bundle_sits_beside_its_database() {
@@ -197,5 +204,90 @@ mod tests {
             demo_bundle_dir(Path::new("/tmp/run-7/test.sqlite")),
             PathBuf::from("/tmp/run-7/test-demo-study")
         );
+    }
+
+    /// The committed spec file, read from the repository rather than through `include_str!`,
+    /// hashed by the function `neurorater grade/respond` binds with.
+    fn committed_hash(file: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cases/src/demo/specs")
+            .join(file);
+        let text = std::fs::read_to_string(&path).expect("the committed demo spec");
+        Spec::parse(&text, file).unwrap().content_hash()
+    }
+
+    #[test]
+    fn first_start_binds_the_demo_specs_as_the_cli_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("first.sqlite");
+        let mut store = open_or_seed(&NoProgress, Some(db.clone())).expect("first start");
+
+        let graders = stored_specs(&store, Kind::Grader).unwrap();
+        let models = stored_specs(&store, Kind::Model).unwrap();
+        let listed = |specs: &[runner::versions::StoredSpec]| -> Vec<(String, String, i64)> {
+            specs
+                .iter()
+                .map(|s| (s.spec.name.clone(), s.spec_sha256.clone(), s.stored))
+                .collect()
+        };
+        assert_eq!(
+            listed(&graders),
+            [(
+                "demo-grader-local-v1".into(),
+                committed_hash("grader.toml"),
+                0
+            )]
+        );
+        assert_eq!(
+            listed(&models),
+            [("demo-vlm-local".into(), committed_hash("model.toml"), 0)]
+        );
+        assert_eq!(graders[0].spec.endpoint, "http://127.0.0.1:8000/v1");
+        assert_eq!(models[0].spec.endpoint, "http://127.0.0.1:8000/v1");
+
+        // One audit entry per binding, the one a first `grade`/`respond` run writes.
+        let bindings: Vec<(String, String, String)> = store
+            .read()
+            .prepare(
+                "SELECT actor, entity, after_json FROM audit_log WHERE action = 'bind run spec'
+                 ORDER BY id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected = |name: &str, kind: &str, file: &str| {
+            let after = serde_json::json!({"kind": kind, "spec_sha256": committed_hash(file)});
+            ("runner".to_owned(), format!("run_spec:{name}"), after)
+        };
+        let bindings: Vec<(String, String, serde_json::Value)> = bindings
+            .into_iter()
+            .map(|(a, e, after)| (a, e, serde_json::from_str(&after).unwrap()))
+            .collect();
+        assert_eq!(
+            bindings,
+            [
+                expected("demo-grader-local-v1", "grader", "grader.toml"),
+                expected("demo-vlm-local", "model", "model.toml"),
+            ]
+        );
+
+        // The bundle's spec files, as `neurorater grade/respond --spec` reads them, find their
+        // names bound to themselves: binding again changes nothing and writes no audit entry.
+        let bundle = demo_bundle_dir(&db);
+        for (file, kind) in [("grader.toml", Kind::Grader), ("model.toml", Kind::Model)] {
+            let spec = Spec::load(&bundle.join("specs").join(file)).unwrap();
+            runner::record::bind_spec(&mut store, &spec, kind).unwrap();
+        }
+        let entries: i64 = store
+            .read()
+            .query_row(
+                "SELECT count(*) FROM audit_log WHERE action = 'bind run spec'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(entries, 2);
     }
 }

@@ -2,7 +2,8 @@
 // (slow on purpose, so that Stop lands in the middle): the study lead adds a model spec, runs k = 2
 // samples of every task with live progress, presses Stop, finds exactly what arrived stored, and a
 // second run sends only the samples still missing; then Stop in the middle of a grader run, and the
-// automatic metrics computed, stopped, carried on and found in the calibration report. Counts are
+// automatic metrics computed, stopped, carried on and found in the calibration report. Before any
+// of that, the demo's own grader and model specs are listed, bound at first start. Counts are
 // read from the database file with sqlite3, not from the window.
 // Run through scripts/e2e.sh, which provides the display, the driver and NEURORATER_DB.
 
@@ -15,6 +16,9 @@ import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, scree
 const STUDY = 'neurorater-demo'
 const MODEL = 'e2e-vlm-t0'
 const GRADER = 'e2e-stop-grader-v1'
+/** The demo's specs (cases/src/demo/specs/), which first start binds. */
+const DEMO_GRADER = 'demo-grader-local-v1'
+const DEMO_MODEL = 'demo-vlm-local'
 /** A run's whole length; the metrics' second computation measures the demo's ~300 responses in
  * minutes on a busy two-core machine. */
 const RUN_TIMEOUT_MS = 900_000
@@ -107,6 +111,24 @@ function spec(name, model, prompt) {
   ].join('\n')
 }
 
+/** Pastes `text` into the "Add a spec" form of `textarea` and presses `add`. The form is folded
+ * while the page lists specs (the demo's, from first start): it is unfolded by its summary, as the
+ * lead would, after the paste (a page re-rendered by the paste may fold it again), and WebKit
+ * lays out a folded form's content, so only the details' state tells whether it is open. */
+async function addSpec(textarea, text, add) {
+  await paste(textarea, text)
+  const unfolded = () => browser.execute((el) => el.closest('details').open, textarea)
+  if (!(await unfolded())) {
+    await browser.execute((el) => el.closest('details').querySelector('summary').scrollIntoView(), textarea)
+    const summary = await browser.execute((el) => el.closest('details').querySelector('summary'), textarea)
+    await (await browser.$(summary)).click()
+  }
+  assert.ok(await unfolded(), 'the form to add a spec did not open')
+  const button = await $(testid(add))
+  await button.scrollIntoView({ block: 'center' })
+  await button.click()
+}
+
 /** "12 / 96 stored" (or measured) in a progress line, as numbers. */
 async function progressOf(id, verb = 'stored') {
   const text = await $(testid(id)).getText().catch(() => '')
@@ -156,11 +178,28 @@ test('the lead opens the workbench', async () => {
   await $(testid('workbench-view')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
 })
 
+test('the demo study ships a grader spec and a model spec, listed from first start', async () => {
+  const grader = await $(`${testid('workbench-version')}[data-name="${DEMO_GRADER}"]`)
+  await grader.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the demo grader spec is not listed' })
+  await shot('demo-graders')
+  await $(testid('workbench-page-models')).click()
+  await $(testid('models-view')).waitForDisplayed({ timeout: LOAD_TIMEOUT_MS })
+  const model = await $(`${testid('models-spec')}[data-name="${DEMO_MODEL}"]`)
+  await model.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the demo model spec is not listed' })
+  assert.equal(await model.getAttribute('data-stored'), '0')
+  await shot('demo-models')
+  // Bound as a first `neurorater grade/respond --spec` run binds them: kind, hash, audit entry.
+  assert.equal(count(`SELECT count(*) AS n FROM run_specs WHERE name IN ('${DEMO_GRADER}', '${DEMO_MODEL}')`), 2)
+  assert.equal(
+    count(`SELECT count(*) AS n FROM audit_log WHERE action = 'bind run spec' AND entity IN ('run_spec:${DEMO_GRADER}', 'run_spec:${DEMO_MODEL}')`),
+    2,
+  )
+})
+
 test('a model run of k = 2 shows progress, keeps what arrived before Stop, and the next run sends only what is missing', async () => {
   await $(testid('workbench-page-models')).click()
   await $(testid('models-view')).waitForDisplayed({ timeout: LOAD_TIMEOUT_MS })
-  await paste(await $(testid('models-spec-text')), spec(MODEL, 'e2e-vlm'))
-  await $(testid('models-add-spec')).click()
+  await addSpec(await $(testid('models-spec-text')), spec(MODEL, 'e2e-vlm'), 'models-add-spec')
   const listed = await $(`${testid('models-spec')}[data-name="${MODEL}"]`)
   await listed.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the added model spec is not listed' })
   assert.equal(await listed.getAttribute('data-stored'), '0')
@@ -215,8 +254,11 @@ test('a model run of k = 2 shows progress, keeps what arrived before Stop, and t
 test('Stop in the middle of a grader run keeps the scores that arrived; the next run grades only the rest', async () => {
   await $(testid('workbench-page-graders')).click()
   await $(testid('workbench-view')).waitForDisplayed({ timeout: LOAD_TIMEOUT_MS })
-  await paste(await $(testid('workbench-spec-text')), spec(GRADER, 'e2e-judge', 'Grade {{answer}} on {{rubric}} with {{taxonomy}}'))
-  await $(testid('workbench-add-spec')).click()
+  await addSpec(
+    await $(testid('workbench-spec-text')),
+    spec(GRADER, 'e2e-judge', 'Grade {{answer}} on {{rubric}} with {{taxonomy}}'),
+    'workbench-add-spec',
+  )
   const version = await $(`${testid('workbench-version')}[data-name="${GRADER}"]`)
   await version.waitForExist({ timeout: LOAD_TIMEOUT_MS })
   await browser.waitUntil(async () => /\bactive\b/.test(await version.getAttribute('class')), {
@@ -252,6 +294,9 @@ test('the automatic metrics are computed from the app, stopped, carried on, and 
      JOIN studies s ON c.study = s.id WHERE s.study_id = '${STUDY}'`,
   )
   const measuredBefore = count('SELECT count(*) AS n FROM text_metrics')
+  const BATCHES_AUDITED = `SELECT count(*) AS n FROM audit_log WHERE action = 'compute text metrics'`
+  const batchesBefore = count(BATCHES_AUDITED)
+  const appBatchesBefore = count(`${BATCHES_AUDITED} AND actor = 'neurorater-app metrics'`)
   await $(testid('metrics-compute')).click()
   const first = await stopAfter('metrics-progress', 'metrics-stop', 1, 'measured')
   assert.ok(first.total > 0 && first.total <= measurable, first.text)
@@ -266,6 +311,10 @@ test('the automatic metrics are computed from the app, stopped, carried on, and 
   const done = await finished('metrics-outcome')
   assert.match(done, new RegExp(`^Done: ${left} responses? measured with all-MiniLM-L6-v2@[0-9a-f]{16}\\.`), done)
   assert.equal(count('SELECT count(*) AS n FROM text_metrics'), measuredBefore + first.total)
+  // Every batch the app stored is audited as the app's, not as the CLI's.
+  const batchesAfter = count(BATCHES_AUDITED)
+  assert.ok(batchesAfter > batchesBefore, 'the stored batches are audited')
+  assert.equal(count(`${BATCHES_AUDITED} AND actor = 'neurorater-app metrics'`) - appBatchesBefore, batchesAfter - batchesBefore)
   await shot('metrics-done')
 
   // The report the app builds carries the section, filled from what was stored.

@@ -24,13 +24,15 @@ pub struct Summary {
     pub cancelled: bool,
 }
 
-/// Computes what [`text_metrics::to_compute`] lists, checking `cancel` between batches.
+/// Computes what [`text_metrics::to_compute`] lists, checking `cancel` between batches. Each
+/// stored batch's audit entry names `actor`: the front end computing them.
 pub fn compute_study(
     store: &mut Store,
     study_id: &str,
     model: &MiniLm,
     progress: &dyn Progress,
     cancel: &AtomicBool,
+    actor: &str,
 ) -> Result<Summary> {
     let pairs = text_metrics::to_compute(store, study_id, model.identity())?;
     progress.phase("text metrics", pairs.len() as u64);
@@ -83,7 +85,7 @@ pub fn compute_study(
             .chain(batch.iter().map(|p| &references[&p.reference_sha256()]))
             .map(|m| m.sentence.clone())
             .collect();
-        text_metrics::save(store, model.identity(), &results, &embeddings)?;
+        text_metrics::save(store, model.identity(), &results, &embeddings, actor)?;
         computed += batch.len();
         progress.advance(computed as u64);
     }

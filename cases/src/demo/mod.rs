@@ -29,13 +29,17 @@ pub struct DemoSummary {
     pub grader_scores: usize,
 }
 
+/// The demo's grader spec, for a vLLM server at its default address (no key).
+pub const DEMO_GRADER_SPEC: &str = include_str!("specs/grader.toml");
+/// Where the bundle holds [`DEMO_GRADER_SPEC`], relative to its root.
+pub const DEMO_GRADER_SPEC_FILE: &str = "specs/grader.toml";
+/// The demo's model spec, for the same server.
+pub const DEMO_MODEL_SPEC: &str = include_str!("specs/model.toml");
+/// Where the bundle holds [`DEMO_MODEL_SPEC`], relative to its root.
+pub const DEMO_MODEL_SPEC_FILE: &str = "specs/model.toml";
+
 /// Writes the demo study bundle into `out` (created if missing; existing demo files are
 /// overwritten). Two calls produce byte-identical trees.
-/// The demo's grader spec (`specs/grader.toml` in the bundle).
-pub const DEMO_GRADER_SPEC: &str = include_str!("specs/grader.toml");
-/// The demo's model spec (`specs/model.toml` in the bundle).
-pub const DEMO_MODEL_SPEC: &str = include_str!("specs/model.toml");
-
 pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<DemoSummary> {
     let cases = catalogue::cases();
     let series_total: usize = cases.iter().map(|c| c.series.len()).sum();
@@ -117,8 +121,8 @@ pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<D
     write_text(&out.join("NOTICE"), &notice())?;
     // Run specs for a model server on this machine, so that `grade` and `respond` can be tried
     // on the demo as they are (docs/runs.md); import ignores the folder.
-    write_text(&out.join("specs/grader.toml"), DEMO_GRADER_SPEC)?;
-    write_text(&out.join("specs/model.toml"), DEMO_MODEL_SPEC)?;
+    write_text(&out.join(DEMO_GRADER_SPEC_FILE), DEMO_GRADER_SPEC)?;
+    write_text(&out.join(DEMO_MODEL_SPEC_FILE), DEMO_MODEL_SPEC)?;
     progress.advance(1);
     Ok(summary)
 }

@@ -14,6 +14,10 @@ use tauri::{AppHandle, Runtime, State};
 /// The event the metrics panel follows: after the model loads and after every stored batch.
 pub const METRICS_EVENT: &str = "metrics-progress";
 
+/// Who the audit log names for the metrics computed here: the app, as `neurorater metrics` names
+/// the CLI, so that the log tells which front end measured a batch.
+const AUDIT_ACTOR: &str = "neurorater-app metrics";
+
 /// The computation in progress, if any: one at a time, stopped through this.
 pub struct ActiveMetrics(LongWork);
 
@@ -79,6 +83,7 @@ pub async fn metrics_compute<R: Runtime>(
             &model,
             &progress,
             stop.flag(),
+            AUDIT_ACTOR,
         )?;
         Ok::<_, textmetrics::Error>(MetricsOutcome {
             model: model.identity().to_owned(),
