@@ -11,9 +11,9 @@
 //! t(cases − 1), against the analytic true r.
 
 use calibration::bootstrap::{cluster_bootstrap, BootstrapConfig, NoProgress};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use calibration::input::{CalibrationInput, ItemInfo, LongTable, ReportOptions, ScoreRow};
 use calibration::report::build_report;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 struct Lcg(u64);
 
