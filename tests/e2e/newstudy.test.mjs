@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,14 +38,9 @@ const listing = () => readdirSync(studies).sort()
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-newstudy-e2e-'))
-  execFileSync(
-    'cargo',
-    ['build', '-p', 'neurorater-tests', '--example', 'pacs_export', '--manifest-path', join(ROOT, 'Cargo.toml')],
-    { stdio: 'inherit', env: { ...process.env, CARGO_TARGET_DIR: TARGET } },
-  )
-  exported = JSON.parse(
-    execFileSync(join(TARGET, 'debug', 'examples', 'pacs_export'), [join(work, 'export')], { encoding: 'utf8' }),
-  )
+  const pacsExport = join(TARGET, 'debug', 'examples', 'pacs_export')
+  assert.ok(existsSync(pacsExport), `scripts/e2e.sh builds the PACS export writer beside the app: no ${pacsExport}`)
+  exported = JSON.parse(execFileSync(pacsExport, [join(work, 'export')], { encoding: 'utf8' }))
   predictions = join(work, 'predictions.csv')
   writeFileSync(
     predictions,

@@ -39,11 +39,9 @@ const cli = (...args) => execFileSync(CLI, args, { encoding: 'utf8' })
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-phi-e2e-'))
   db = join(work, 'phi.sqlite')
-  execFileSync(
-    'cargo',
-    ['build', '-p', 'neurorater-cli', '-p', 'neurorater-tests', '--example', 'phi_bundle', '--manifest-path', join(ROOT, 'Cargo.toml')],
-    { stdio: 'inherit', env: { ...process.env, CARGO_TARGET_DIR: TARGET } },
-  )
+  for (const built of [CLI, PHI_BUNDLE]) {
+    assert.ok(existsSync(built), `scripts/e2e.sh builds the CLI and the PHI bundle writer beside the app: no ${built}`)
+  }
   ;({ bundle, markers } = JSON.parse(execFileSync(PHI_BUNDLE, [join(work, 'bundle')], { encoding: 'utf8' })))
   assert.ok(markers.length > 60, `only ${markers.length} markers planted`)
   // The control: the files the app is given do carry the markers.
