@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
-import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, screenshots, testid } from './support.mjs'
+import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, addSpec, invoke, openSession, screenshots, testid } from './support.mjs'
 
 const STUDY = 'neurorater-demo'
 const MODEL = 'e2e-vlm-t0'
@@ -84,18 +84,6 @@ after(async () => {
   server?.close()
 })
 
-/** Sets a textarea at once, as a paste would (setValue types key by key). */
-async function paste(element, value) {
-  await browser.execute(
-    (el, v) => {
-      el.value = v
-      el.dispatchEvent(new Event('input', { bubbles: true }))
-    },
-    element,
-    value,
-  )
-}
-
 function spec(name, model, prompt) {
   return [
     `name = "${name}"`,
@@ -109,24 +97,6 @@ function spec(name, model, prompt) {
     'price_per_output_token = 0.000002',
     ...(prompt ? [`prompt = """${prompt}"""`] : []),
   ].join('\n')
-}
-
-/** Pastes `text` into the "Add a spec" form of `textarea` and presses `add`. The form is folded
- * while the page lists specs (the demo's, from first start): it is unfolded by its summary, as the
- * lead would, after the paste (a page re-rendered by the paste may fold it again), and WebKit
- * lays out a folded form's content, so only the details' state tells whether it is open. */
-async function addSpec(textarea, text, add) {
-  await paste(textarea, text)
-  const unfolded = () => browser.execute((el) => el.closest('details').open, textarea)
-  if (!(await unfolded())) {
-    await browser.execute((el) => el.closest('details').querySelector('summary').scrollIntoView(), textarea)
-    const summary = await browser.execute((el) => el.closest('details').querySelector('summary'), textarea)
-    await (await browser.$(summary)).click()
-  }
-  assert.ok(await unfolded(), 'the form to add a spec did not open')
-  const button = await $(testid(add))
-  await button.scrollIntoView({ block: 'center' })
-  await button.click()
 }
 
 /** "12 / 96 stored" (or measured) in a progress line, as numbers. */
@@ -199,7 +169,7 @@ test('the demo study ships a grader spec and a model spec, listed from first sta
 test('a model run of k = 2 shows progress, keeps what arrived before Stop, and the next run sends only what is missing', async () => {
   await $(testid('workbench-page-models')).click()
   await $(testid('models-view')).waitForDisplayed({ timeout: LOAD_TIMEOUT_MS })
-  await addSpec(await $(testid('models-spec-text')), spec(MODEL, 'e2e-vlm'), 'models-add-spec')
+  await addSpec(browser, await $(testid('models-spec-text')), spec(MODEL, 'e2e-vlm'), 'models-add-spec')
   const listed = await $(`${testid('models-spec')}[data-name="${MODEL}"]`)
   await listed.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the added model spec is not listed' })
   assert.equal(await listed.getAttribute('data-stored'), '0')
@@ -255,6 +225,7 @@ test('Stop in the middle of a grader run keeps the scores that arrived; the next
   await $(testid('workbench-page-graders')).click()
   await $(testid('workbench-view')).waitForDisplayed({ timeout: LOAD_TIMEOUT_MS })
   await addSpec(
+    browser,
     await $(testid('workbench-spec-text')),
     spec(GRADER, 'e2e-judge', 'Grade {{answer}} on {{rubric}} with {{taxonomy}}'),
     'workbench-add-spec',

@@ -63,3 +63,33 @@ export function invoke(browser, command, args) {
     args,
   )
 }
+
+/** Sets a textarea at once, as a paste would (setValue types key by key). */
+async function paste(browser, element, value) {
+  await browser.execute(
+    (el, v) => {
+      el.value = v
+      el.dispatchEvent(new Event('input', { bubbles: true }))
+    },
+    element,
+    value,
+  )
+}
+
+/** Pastes `text` into the "Add a spec" form of `textarea` and presses `add`. The form is folded
+ * while the page lists specs (the demo's, from first start): it is unfolded by its summary, as the
+ * lead would, after the paste (a page re-rendered by the paste may fold it again), and WebKit
+ * lays out a folded form's content, so only the details' state tells whether it is open. */
+export async function addSpec(browser, textarea, text, add) {
+  await paste(browser, textarea, text)
+  const unfolded = () => browser.execute((el) => el.closest('details').open, textarea)
+  if (!(await unfolded())) {
+    await browser.execute((el) => el.closest('details').querySelector('summary').scrollIntoView(), textarea)
+    const summary = await browser.execute((el) => el.closest('details').querySelector('summary'), textarea)
+    await (await browser.$(summary)).click()
+  }
+  assert.ok(await unfolded(), 'the form to add a spec did not open')
+  const button = await browser.$(testid(add))
+  await button.scrollIntoView({ block: 'center' })
+  await button.click()
+}

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, screenshots, testid } from './support.mjs'
+import { FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, addSpec, invoke, openSession, screenshots, testid } from './support.mjs'
 
 const GRADER = 'e2e-grader-v1'
 const RUN_TIMEOUT_MS = 240_000
@@ -97,23 +97,13 @@ test('the lead runs a grader version, sees development agreement, opens a disagr
   const text = await browser.$(testid('workbench-spec-text'))
   await text.waitForExist({ timeout: LOAD_TIMEOUT_MS })
   // The form is folded when the study already has a spec (runs.test.mjs ran first on this
-  // database): once the list has loaded, unfold it by its summary as the lead would. WebKit lays
-  // out a folded details' content, so the button's visibility cannot tell; its parent's state can.
+  // database): wait for the list, so that addSpec meets the form as the lead would.
   await browser.waitUntil(
     async () =>
       (await browser.$$(testid('workbench-version'))).length > 0 || (await browser.$('p*=No grader spec yet').isExisting()),
     { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the list of grader specs never loaded' },
   )
-  const unfolded = () => browser.execute((el) => el.closest('details').open, text)
-  if (!(await unfolded())) await browser.$(testid('workbench-add-spec-form')).click()
-  assert.ok(await unfolded(), 'the form to add a spec did not open')
-  // setValue types key by key; the spec is set at once as a paste would.
-  await browser.execute((el, value) => {
-    el.value = value
-    el.dispatchEvent(new Event('input', { bubbles: true }))
-  }, text, spec)
-  await browser.$(testid('workbench-add-spec')).scrollIntoView()
-  await browser.$(testid('workbench-add-spec')).click()
+  await addSpec(browser, text, spec, 'workbench-add-spec')
   await browser.waitUntil(async () => (await browser.$(`${testid('workbench-version')}[data-name="${GRADER}"]`).isExisting()), {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the added spec is not listed',

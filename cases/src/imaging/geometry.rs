@@ -122,16 +122,19 @@ pub fn nifti_geometry(path: &Path) -> Result<SeriesGeometry, ImagingError> {
     })
 }
 
+/// An empty list where key images were expected, for their geometry and for their pixels alike.
+pub(super) fn no_key_images() -> ImagingError {
+    ImagingError::new(
+        Path::new(""),
+        ImagingErrorKind::InvalidRequest,
+        "no key images given",
+    )
+}
+
 /// The geometry of PNG/JPEG key images from the first image's size: the grid
 /// [`super::load_key_images`] stacks them into (it refuses images of another size).
 pub fn key_images_geometry(paths: &[PathBuf]) -> Result<SeriesGeometry, ImagingError> {
-    let first = paths.first().ok_or_else(|| {
-        ImagingError::new(
-            Path::new(""),
-            ImagingErrorKind::InvalidRequest,
-            "no key images given",
-        )
-    })?;
+    let first = paths.first().ok_or_else(no_key_images)?;
     let (width, height) = image::image_dimensions(first).map_err(|e| {
         ImagingError::new(
             first,

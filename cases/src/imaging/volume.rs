@@ -165,11 +165,7 @@ pub fn load_key_images(paths: &[PathBuf]) -> Result<Volume, ImagingError> {
         .map(|p| raster::open(p).map(|i| (p, i)))
         .collect::<Result<Vec<_>, _>>()?;
     let Some((first_path, first)) = images.first() else {
-        return Err(ImagingError::new(
-            Path::new(""),
-            ImagingErrorKind::InvalidRequest,
-            "no key images given",
-        ));
+        return Err(super::geometry::no_key_images());
     };
     let (width, height) = (first.width(), first.height());
     let colour = images.iter().any(|(_, i)| i.color().has_color());
