@@ -737,6 +737,17 @@ fn dimension(h: &mut String, d: &DimensionReport, report: &Report) {
         h.push_str("</tr>");
     }
     h.push_str("</table>");
+    h.push_str("<table><tr><th>Delete-one-case jackknife on Fisher's z (the verdict's interval)</th><th>estimate</th><th>95 %</th><th>SE of z</th><th>t df</th><th>cases</th></tr><tr><td>Pearson r</td>");
+    h.push_str(&estimate_cells(&m.pearson_case_jackknife, 5, |j| {
+        vec![
+            num(j.estimate, 3),
+            format!("{} to {}", num(j.low, 3), num(j.high, 3)),
+            num(j.standard_error_z, 4),
+            j.degrees_of_freedom.to_string(),
+            j.cases.to_string(),
+        ]
+    }));
+    h.push_str("</tr></table>");
 }
 
 fn human_table(h: &mut String, s: &Section) {

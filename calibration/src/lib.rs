@@ -20,6 +20,7 @@
 //! - [`kappa::cohen_kappa`], [`kappa::fleiss_kappa`];
 //!   [`krippendorff::krippendorff_alpha`];
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
+//!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
@@ -44,6 +45,7 @@ pub mod html;
 pub mod icc;
 pub mod input;
 pub mod intra_rater;
+pub mod jackknife;
 pub mod kappa;
 pub mod krippendorff;
 pub mod missed_findings;

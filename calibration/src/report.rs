@@ -14,6 +14,7 @@ use crate::estimate::Estimate;
 use crate::icc::{icc, Icc, MeanSquares};
 use crate::input::{default_bucket, CalibrationInput, ItemErrors, ReportOptions};
 use crate::intra_rater::{intra_rater_report, IntraRaterReport};
+use crate::jackknife::{case_jackknife_fisher, FisherJackknife};
 use crate::kappa::{cohen_kappa, fleiss_kappa, Categories, CohenKappa, FleissKappa, KappaValue};
 use crate::krippendorff::{krippendorff_alpha, KrippendorffAlpha};
 use crate::missed_findings::{missed_findings_report, MissedFindingsReport};
@@ -125,11 +126,13 @@ pub struct Verdict {
     pub pearson: Estimate<Pearson>,
     /// r ≥ bar.
     pub meets_bar: bool,
-    /// The verdict's 95 % interval, from resampling cases (`method`); `None` when fewer than
-    /// two cases carry the comparison.
+    /// The verdict's 95 % interval, from resampling cases (`method`): the delete-one-case
+    /// jackknife on Fisher's z (see [`crate::jackknife`]), or the case bootstrap where the
+    /// jackknife is undefined; `None` when fewer than two cases carry the comparison.
     pub low: Option<f64>,
     pub high: Option<f64>,
-    /// How `low` and `high` were made, e.g. `case bootstrap BCa (2000 resamples of 12 cases)`.
+    /// How `low` and `high` were made, e.g. `delete-one-case jackknife on Fisher's z, t(11), 12
+    /// cases`.
     pub method: String,
     /// Items and cases the statistic is computed on.
     pub n_items: usize,
@@ -150,17 +153,29 @@ pub struct Verdict {
     pub summary: String,
 }
 
-/// A 95 % case-bootstrap interval as the report quotes it: BCa where defined, else percentile.
+/// A 95 % interval from resampling cases, as the report quotes it. A correlation's interval is
+/// the delete-one-case jackknife on Fisher's z where defined ([`crate::jackknife`]); every other
+/// figure's (differences, means) is the case bootstrap's, BCa where defined, else percentile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseInterval {
     pub estimate: f64,
     pub low: f64,
     pub high: f64,
-    /// `case bootstrap BCa` or `case bootstrap percentile` (BCa undefined on these data).
+    /// `case bootstrap BCa`, `case bootstrap percentile` (BCa undefined on these data) or
+    /// `delete-one-case jackknife on Fisher's z, t(G − 1)` with G the cases.
     pub method: String,
+    /// Bootstrap resamples, or the jackknife's replicates (one per case left out).
     pub resamples: usize,
     /// Cases resampled.
     pub cases: usize,
+    #[serde(skip)]
+    resampling: Resampling,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Resampling {
+    Bootstrap,
+    Jackknife,
 }
 
 impl CaseInterval {
@@ -180,15 +195,45 @@ impl CaseInterval {
             method: method.to_string(),
             resamples: b.resamples,
             cases: b.clusters,
+            resampling: Resampling::Bootstrap,
         }
     }
 
-    /// E.g. `case bootstrap BCa (2000 resamples of 12 cases)`.
+    pub(crate) fn from_jackknife(j: &FisherJackknife) -> CaseInterval {
+        CaseInterval {
+            estimate: j.estimate,
+            low: j.low,
+            high: j.high,
+            method: format!(
+                "delete-one-case jackknife on Fisher's z, t({})",
+                j.degrees_of_freedom
+            ),
+            resamples: j.cases,
+            cases: j.cases,
+            resampling: Resampling::Jackknife,
+        }
+    }
+
+    /// A correlation's interval: the jackknife's where defined, else the bootstrap's.
+    fn of_correlation(
+        jackknife: Option<&FisherJackknife>,
+        bootstrap: Option<&BootstrapInterval>,
+    ) -> Option<CaseInterval> {
+        jackknife
+            .map(CaseInterval::from_jackknife)
+            .or_else(|| bootstrap.map(CaseInterval::from_bootstrap))
+    }
+
+    /// E.g. `case bootstrap BCa (2000 resamples of 12 cases)` or `delete-one-case jackknife on
+    /// Fisher's z, t(11), 12 cases`.
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({} resamples of {} cases)",
-            self.method, self.resamples, self.cases
-        )
+        match self.resampling {
+            Resampling::Bootstrap => format!(
+                "{} ({} resamples of {} cases)",
+                self.method, self.resamples, self.cases
+            ),
+            Resampling::Jackknife => format!("{}, {} cases", self.method, self.cases),
+        }
     }
 }
 
@@ -302,6 +347,8 @@ pub struct VsHumanMean {
     /// ICC with the grader as one more rater (items scored by the grader and the whole panel).
     pub icc: Icc,
     pub bootstrap: BootstrapBlock,
+    /// r's delete-one-case jackknife interval on Fisher's z: the verdict's interval.
+    pub pearson_case_jackknife: Estimate<FisherJackknife>,
     pub precision: Option<PrecisionGuidance>,
     /// The paired scores, for plots: (grader, clinicians' mean).
     pub pairs: Vec<[f64; 2]>,
@@ -1172,7 +1219,7 @@ fn grader_agreement(
 
     // The like-for-like sums are resampled in every section, subgroups included, so that each
     // degradation row carries its interval.
-    let (bootstrap, loo_intervals) = bootstrap_block(
+    let (bootstrap, pearson_case_jackknife, loo_intervals) = bootstrap_block(
         &paired,
         &with_grader,
         &loo_rows,
@@ -1205,6 +1252,7 @@ fn grader_agreement(
         cohen_kappa: cohen_kappa(&g, &consensus, categories),
         icc: icc(&with_grader),
         bootstrap,
+        pearson_case_jackknife,
         precision,
         pearson: pearson_estimate,
         pairs: g.iter().zip(&h).map(|(a, b)| [*a, *b]).collect(),
@@ -1282,11 +1330,34 @@ impl LooIncluded {
 }
 
 /// Case-bootstrap intervals of the leave-one-rater-out averages (grader side, clinician side,
-/// grader − clinician), for r and for the mean absolute difference.
+/// grader − clinician), for r and for the mean absolute difference; and the jackknife intervals
+/// of the two r sides, which are what the report quotes for them (a correlation's interval).
 #[derive(Default)]
 struct LooIntervals {
     r: [Option<BootstrapInterval>; 3],
+    r_sides_jackknife: [Option<FisherJackknife>; 2],
     mad: [Option<BootstrapInterval>; 3],
+}
+
+impl LooIntervals {
+    /// The quoted intervals of r: each side's correlation interval, and the difference's
+    /// bootstrap interval.
+    fn r_quoted(&self) -> [Option<CaseInterval>; 3] {
+        let side = |i: usize| {
+            CaseInterval::of_correlation(self.r_sides_jackknife[i].as_ref(), self.r[i].as_ref())
+        };
+        [
+            side(0),
+            side(1),
+            self.r[2].as_ref().map(CaseInterval::from_bootstrap),
+        ]
+    }
+
+    fn mad_quoted(&self) -> [Option<CaseInterval>; 3] {
+        self.mad
+            .each_ref()
+            .map(|b| b.as_ref().map(CaseInterval::from_bootstrap))
+    }
 }
 
 fn like_for_like(
@@ -1302,7 +1373,7 @@ fn like_for_like(
         .map(|&i| cases[i])
         .collect::<BTreeSet<_>>()
         .len();
-    let [Some(grader), Some(human), Some(difference)] = &intervals.r else {
+    let [Some(grader), Some(human), Some(difference)] = intervals.r_quoted() else {
         let reason = if loo_rows.len() < 2 {
             "needs at least two clinicians (one held out, one to compare with)".to_string()
         } else {
@@ -1310,8 +1381,6 @@ fn like_for_like(
         };
         return Estimate::not_estimable(items.len(), reason);
     };
-    let human = CaseInterval::from_bootstrap(human);
-    let difference = CaseInterval::from_bootstrap(difference);
     Estimate::Value(Ceiling {
         statistic:
             "Pearson r with the mean of the other clinicians, averaged over held-out clinicians"
@@ -1323,7 +1392,7 @@ fn like_for_like(
         n_items: items.len(),
         n_cases,
         held_out_clinicians: LooIncluded::of(loo).r.len(),
-        grader: CaseInterval::from_bootstrap(grader),
+        grader,
         non_inferior: difference.low > -margin,
         equivalent: difference.low > -margin && difference.high < margin,
         margin,
@@ -1352,25 +1421,22 @@ fn degradation(
     let row = |statistic: &str,
                (gh, n1): (Estimate<f64>, usize),
                (hh, n2): (Estimate<f64>, usize),
-               bootstrapped: Option<&[Option<BootstrapInterval>; 3]>| {
+               intervals: Option<[Option<CaseInterval>; 3]>| {
         let difference = match (gh.value(), hh.value()) {
             (Some(a), Some(b)) => Estimate::Value(a - b),
             _ => Estimate::not_estimable(n1.min(n2), "one side is not estimable"),
         };
-        let interval = |i: usize| {
-            bootstrapped
-                .and_then(|b| b[i].as_ref())
-                .map(CaseInterval::from_bootstrap)
-        };
+        let [grader_human_interval, human_human_interval, difference_interval] =
+            intervals.unwrap_or_default();
         DegradationRow {
             statistic: statistic.to_string(),
             grader_human: gh,
             human_human: hh,
             difference,
             comparisons: n1.min(n2),
-            grader_human_interval: interval(0),
-            human_human_interval: interval(1),
-            difference_interval: interval(2),
+            grader_human_interval,
+            human_human_interval,
+            difference_interval,
         }
     };
     let k = humans.n_raters();
@@ -1407,7 +1473,7 @@ fn degradation(
                     .map(|&j| loo[j].held_out_vs_rest.pearson.value().map(|p| p.r)),
                 "r",
             ),
-            Some(&intervals.r),
+            Some(intervals.r_quoted()),
         ),
         row(
             "mean_absolute_difference_vs_mean_of_others",
@@ -1431,7 +1497,7 @@ fn degradation(
                 }),
                 "difference",
             ),
-            Some(&intervals.mad),
+            Some(intervals.mad_quoted()),
         ),
         row(
             "quadratic_kappa_pairwise",
@@ -1534,7 +1600,7 @@ fn bootstrap_block(
     cases: &[&str],
     options: &ReportOptions,
     progress: &dyn Progress,
-) -> (BootstrapBlock, LooIntervals) {
+) -> (BootstrapBlock, Estimate<FisherJackknife>, LooIntervals) {
     let k = with_grader.n_raters();
     let loo_start = 6 + 4 + k;
     let width = loo_start + LOO_SUMS * loo_rows.len();
@@ -1648,6 +1714,14 @@ fn bootstrap_block(
         out.extend(sides(s, &loo_mad, &included.mad));
         out
     };
+    // The intervals quoted for the correlations (see `crate::jackknife`); the bootstrap below
+    // still gives every figure's, these included, beside them.
+    let pearson_case_jackknife = match case_jackknife_fisher(&sums, |s| r_from_sums(&s[..6])) {
+        Ok(interval) => Estimate::Value(interval),
+        Err(reason) => Estimate::not_estimable(index.len(), format!("pearson r: {reason}")),
+    };
+    let r_sides_jackknife = [0, 1]
+        .map(|side| case_jackknife_fisher(&sums, |s| sides(s, &loo_r, &included.r)[side]).ok());
     let config = BootstrapConfig {
         resamples: options.bootstrap_resamples,
         seed: options.seed,
@@ -1674,9 +1748,10 @@ fn bootstrap_block(
     let rest: Vec<Option<BootstrapInterval>> = intervals.collect();
     let loo_intervals = LooIntervals {
         r: [rest[0].clone(), rest[1].clone(), rest[2].clone()],
+        r_sides_jackknife,
         mad: [rest[3].clone(), rest[4].clone(), rest[5].clone()],
     };
-    (block, loo_intervals)
+    (block, pearson_case_jackknife, loo_intervals)
 }
 
 fn drift_entry(
@@ -1725,11 +1800,10 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             Estimate::not_estimable(0, "the grader scored no item of this dimension")
         });
     let interval = grader.and_then(|g| {
-        g.vs_human_mean
-            .bootstrap
-            .pearson_r
-            .value()
-            .map(CaseInterval::from_bootstrap)
+        CaseInterval::of_correlation(
+            g.vs_human_mean.pearson_case_jackknife.value(),
+            g.vs_human_mean.bootstrap.pearson_r.value(),
+        )
     });
     let ceiling = grader.map_or_else(
         || Estimate::not_estimable(0, "the grader scored no item of this dimension"),
@@ -1740,14 +1814,14 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     let method = match (&interval, grader) {
         (Some(i), _) => i.describe(),
         (None, Some(g)) => format!(
-            "no case-bootstrap interval: {}",
+            "no interval from resampling cases: {}",
             g.vs_human_mean
                 .bootstrap
                 .pearson_r
                 .reason()
                 .unwrap_or("not estimable")
         ),
-        (None, None) => "no case-bootstrap interval: the grader scored no item".to_string(),
+        (None, None) => "no interval from resampling cases: the grader scored no item".to_string(),
     };
     let human_icc2 = dimension
         .overall
@@ -1769,7 +1843,7 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             );
             words.push_str(&match &interval {
                 Some(i) => format!(
-                    " (95 % interval {:.2}–{:.2}, {}: tasks of one case share their errors). ",
+                    " (95 % interval {:.2}–{:.2}, {}, which leaves out whole cases: tasks of one case share their errors). ",
                     i.low, i.high, i.method
                 ),
                 None => format!(" ({method}). "),

@@ -233,12 +233,26 @@ fn every_subgroups_degradation_rows_and_intervals_match_the_reference() {
                 (&row.human_human_interval, "human"),
                 (&row.difference_interval, "difference"),
             ] {
-                let reference = &e["intervals"][format!("{name}_{side}")];
+                // The r row's sides are correlations: quoted with the jackknife on Fisher's z.
+                // The differences and the mean absolute differences: the case bootstrap.
+                let correlation_side = name == "r" && side != "difference";
+                let reference = if correlation_side {
+                    &e["jackknife_fisher"][format!("r_{side}")]
+                } else {
+                    &e["intervals"][format!("{name}_{side}")]
+                };
                 match interval {
                     None => assert!(reference.is_null(), "{at} {side}: interval missing"),
                     Some(got) => {
                         close(got.estimate, f(&reference["estimate"]), 1e-12, &at);
-                        let (low, high) = if got.method.ends_with("BCa") {
+                        let (low, high) = if correlation_side {
+                            assert!(
+                                got.method.starts_with("delete-one-case jackknife"),
+                                "{at} {side}: {}",
+                                got.method
+                            );
+                            ("low", "high")
+                        } else if got.method.ends_with("BCa") {
                             ("bca_low", "bca_high")
                         } else {
                             ("percentile_low", "percentile_high")

@@ -1,4 +1,5 @@
-//! The verdict: its case-bootstrap interval, the like-for-like ceiling, the calibration line and
+//! The verdict: its interval (the delete-one-case jackknife on Fisher's z, the case bootstrap beside
+//! it), the like-for-like ceiling, the calibration line and
 //! proportional bias, against scipy/numpy on a clustered study (`data/verdict_reference.json`,
 //! made by `scripts/reference/calibration/make_verdict_reference.py`, which mirrors the report's
 //! resample indices and recomputes every statistic on the resampled items themselves), and
@@ -121,8 +122,24 @@ fn matches_reference(actual: &BootstrapInterval, expected: &Value, what: &str) {
     );
 }
 
+#[track_caller]
+fn matches_jackknife(low: f64, high: f64, expected: &Value, what: &str) {
+    close(
+        low,
+        f(&expected["low"]),
+        DISTRIBUTION,
+        &format!("{what} jackknife low"),
+    );
+    close(
+        high,
+        f(&expected["high"]),
+        DISTRIBUTION,
+        &format!("{what} jackknife high"),
+    );
+}
+
 #[test]
-fn verdict_interval_is_the_case_bootstrap_of_numpy_on_the_same_resamples() {
+fn verdict_interval_is_the_case_jackknife_on_fishers_z_as_scipy_computes_it() {
     let reference = reference();
     let expected = &reference["expected"];
     let report = reference_report(&reference);
@@ -135,22 +152,36 @@ fn verdict_interval_is_the_case_bootstrap_of_numpy_on_the_same_resamples() {
         "pearson r",
     );
 
-    // The verdict quotes BCa (defined here) and says so.
-    close(
+    // The verdict quotes the jackknife on Fisher's z (defined here) and says so; the bootstrap
+    // above stays beside it in the report.
+    let jackknife = &expected["jackknife_fisher"]["pearson_r"];
+    matches_jackknife(
         verdict.low.expect("low"),
-        f(&intervals["pearson_r"]["bca_low"]),
-        DISTRIBUTION,
-        "verdict low",
+        verdict.high.expect("high"),
+        jackknife,
+        "verdict",
+    );
+    let quoted = overall_grader(&report)
+        .vs_human_mean
+        .pearson_case_jackknife
+        .value()
+        .expect("jackknife interval");
+    close(
+        quoted.standard_error_z,
+        f(&jackknife["standard_error_z"]),
+        SCIPY_EXACT,
+        "jackknife SE of z",
     );
     close(
-        verdict.high.expect("high"),
-        f(&intervals["pearson_r"]["bca_high"]),
-        DISTRIBUTION,
-        "verdict high",
+        quoted.bias_corrected,
+        f(&jackknife["bias_corrected"]),
+        SCIPY_EXACT,
+        "jackknife's bias-corrected r",
     );
+    assert_eq!(quoted.degrees_of_freedom, 13);
     assert_eq!(
         verdict.method,
-        "case bootstrap BCa (500 resamples of 14 cases)"
+        "delete-one-case jackknife on Fisher's z, t(13), 14 cases"
     );
     assert_eq!(
         verdict.n_items,
@@ -171,7 +202,7 @@ fn verdict_interval_is_the_case_bootstrap_of_numpy_on_the_same_resamples() {
         verdict.low.unwrap() >= verdict.bar_pearson_r
     );
     assert!(
-        verdict.summary.contains("case bootstrap BCa"),
+        verdict.summary.contains("jackknife on Fisher's z, t(13)"),
         "{}",
         verdict.summary
     );
@@ -223,22 +254,39 @@ fn ceiling_is_the_held_out_clinician_against_the_same_mean_on_the_same_items() {
     ] {
         close(actual, f(&intervals[key]["estimate"]), SCIPY_EXACT, key);
     }
-    for (interval, key) in [
-        ((ceiling.low, ceiling.high), "loo_r_human"),
-        ((ceiling.grader.low, ceiling.grader.high), "loo_r_grader"),
-        (
-            (ceiling.difference.low, ceiling.difference.high),
-            "loo_r_difference",
-        ),
-    ] {
-        close(interval.0, f(&intervals[key]["bca_low"]), DISTRIBUTION, key);
-        close(
-            interval.1,
-            f(&intervals[key]["bca_high"]),
-            DISTRIBUTION,
-            key,
-        );
-    }
+    // Each side is a correlation: quoted with the jackknife on Fisher's z, like the verdict's r.
+    let jackknife = &expected["jackknife_fisher"];
+    matches_jackknife(
+        ceiling.low,
+        ceiling.high,
+        &jackknife["loo_r_human"],
+        "held out",
+    );
+    matches_jackknife(
+        ceiling.grader.low,
+        ceiling.grader.high,
+        &jackknife["loo_r_grader"],
+        "grader",
+    );
+    assert_eq!(
+        ceiling.method,
+        "delete-one-case jackknife on Fisher's z, t(13), 14 cases"
+    );
+    // Their difference, which the equivalence and non-inferiority tests read, is the case
+    // bootstrap's: both sides from the same resamples.
+    close(
+        ceiling.difference.low,
+        f(&intervals["loo_r_difference"]["bca_low"]),
+        DISTRIBUTION,
+        "difference",
+    );
+    close(
+        ceiling.difference.high,
+        f(&intervals["loo_r_difference"]["bca_high"]),
+        DISTRIBUTION,
+        "difference",
+    );
+    assert_eq!(ceiling.difference.method, "case bootstrap BCa");
     // The degradation table carries the same intervals, and the mean absolute difference's.
     let rows = &grading.degradation;
     let r_row = rows
@@ -254,6 +302,11 @@ fn ceiling_is_the_held_out_clinician_against_the_same_mean_on_the_same_items() {
     assert_eq!(
         r_row.difference_interval.as_ref(),
         Some(&ceiling.difference)
+    );
+    assert_eq!(r_row.grader_human_interval.as_ref(), Some(&ceiling.grader));
+    assert_eq!(
+        r_row.human_human_interval.as_ref().map(|i| (i.low, i.high)),
+        Some((ceiling.low, ceiling.high))
     );
     let mad = rows
         .iter()
@@ -495,7 +548,9 @@ fn without_enough_cases_the_verdict_says_why_it_has_no_interval() {
     assert_eq!((verdict.low, verdict.high), (None, None));
     assert!(!verdict.lower_bound_meets_bar);
     assert!(
-        verdict.method.starts_with("no case-bootstrap interval"),
+        verdict
+            .method
+            .starts_with("no interval from resampling cases"),
         "{}",
         verdict.method
     );

@@ -100,6 +100,14 @@ test('the calibration view shows the report neurorater calibrate prints for the 
     await browser.$('[data-testid="bootstrap-interval"]').getText(),
     `percentile ${fixed(boot.percentile_low)} to ${fixed(boot.percentile_high)}`,
   )
+  // The verdict's interval is the case jackknife on Fisher's z, shown beside the bootstrap.
+  const jackknife = cli.dimensions[0].overall.grader.vs_human_mean.pearson_case_jackknife
+  assert.equal(cli.verdict.low, jackknife.low, 'the verdict quotes the jackknife interval')
+  assert.match(cli.verdict.method, /^delete-one-case jackknife on Fisher's z, t\(\d+\), \d+ cases$/)
+  assert.equal(
+    await browser.$('[data-testid="jackknife-interval"]').getText(),
+    `${fixed(jackknife.low)} to ${fixed(jackknife.high)}`,
+  )
   const standing = await browser.$('[data-testid="verdict"]').getAttribute('data-standing')
   const expected = cli.verdict.lower_bound_meets_bar ? 'pass' : cli.verdict.meets_bar ? 'partial' : 'fail'
   assert.equal(standing, expected)

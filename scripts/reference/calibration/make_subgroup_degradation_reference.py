@@ -23,7 +23,9 @@ constant within a case). For each subgroup (and the dimension as a whole), on it
 - case-bootstrap intervals of the r and mean-absolute-difference rows (each side and the
   difference): the report's resample indices mirrored by case_bootstrap.py, cases numbered in
   order of first appearance among the section's items sorted by id, every figure recomputed on
-  the resampled items, the included held-out clinicians fixed from the section's own data.
+  the resampled items, the included held-out clinicians fixed from the section's own data;
+- the r row's sides as the report quotes them (correlations): the delete-one-case jackknife on
+  Fisher's z (case_bootstrap.jackknife_fisher), each side recomputed on the items without each case.
 """
 
 import json
@@ -118,6 +120,11 @@ def section(items, labels):
     intervals = case_bootstrap.intervals(
         cases, by_case, lambda drawn: averaged(drawn, included_r, included_mad),
         BOOT_SEED, RESAMPLES)
+    without = [averaged([it for d in cases if d != c for it in by_case[d]], included_r, included_mad)
+               for c in cases]
+    jackknife = {f"r_{side}": case_bootstrap.jackknife_fisher(figures[f"r_{side}"],
+                                                             [w[f"r_{side}"] for w in without])
+                 for side in ["grader", "human"]}
     return {
         "n_items": len(items),
         "n_cases": len(cases),
@@ -133,6 +140,7 @@ def section(items, labels):
                         "kappa_human": kappa["human"], "kappa_difference": kappa["difference"],
                         "kappa_comparisons": min(len(grader_kappas), len(human_kappas))},
         "intervals": intervals,
+        "jackknife_fisher": jackknife,
     }
 
 

@@ -26,7 +26,11 @@ Expected values, computed here without the report's per-case sums:
   themselves; percentile with numpy.quantile (linear), BCa by Efron's formula (bias correction
   from the share of replicates below the estimate, ties within 1e-9 relative counted half;
   acceleration from the leave-one-case-out jackknife recomputed on the items) with
-  scipy.stats.norm.
+  scipy.stats.norm;
+- the correlations' quoted intervals (the verdict's r, each like-for-like side): the
+  delete-one-case jackknife on Fisher's z, every statistic recomputed on the items without the
+  case, variance (G-1)/G * sum((z_g - mean z)^2), interval tanh(atanh(r) -+ t * se) with
+  scipy.stats.t.ppf(0.975, G - 1) (Wolter 2007, ch. 4; Efron & Tibshirani 1993, ch. 11).
 """
 
 import json
@@ -36,7 +40,7 @@ from importlib.metadata import version
 import numpy as np
 from scipy import stats
 
-from case_bootstrap import bca, generator_for
+from case_bootstrap import bca, generator_for, jackknife_fisher
 
 SEED = 20261123
 BOOT_SEED = 7
@@ -181,6 +185,9 @@ def main():
     ceiling_items = {it["item"] for it in items for j in RATERS
                      if "grader" in it["scores"] and j in it["scores"]
                      and any(r in it["scores"] for r in RATERS if r != j)}
+    quoted = {name: jackknife_fisher(full[name], [v[name] for v in jackknife])
+              for name in ["pearson_r", "loo_r_grader", "loo_r_human"]}
+
     document = {
         "origin": f"scripts/reference/calibration/make_verdict_reference.py (seed {SEED})",
         "licence": "generated data, MIT like the repository",
@@ -204,6 +211,7 @@ def main():
             "ceiling_n_cases": len({i.split("/")[0] for i in ceiling_items}),
             "held_out_included_r": included_r,
             "intervals": intervals,
+            "jackknife_fisher": quoted,
         },
     }
     json.dump(document, sys.stdout, indent=1)

@@ -45,6 +45,8 @@ export interface GraderAgreement {
     n: number; pearson: Est<Pearson>; spearman: Est<Spearman>; kendall_tau_b: Est<KendallTauB>
     bland_altman: Est<BlandAltman>; cohen_kappa: CohenKappa; icc: Icc
     bootstrap: { pearson_r: Est<BootstrapInterval>; bias: Est<BootstrapInterval>; ICC2: Est<BootstrapInterval> }
+    /** r's delete-one-case jackknife interval on Fisher's z: the verdict's interval. */
+    pearson_case_jackknife: Est<FisherJackknife>
     precision: Precision | null
   }
   vs_each_rater: { rater: string; n: number; pearson: Est<Pearson>; bland_altman: Est<BlandAltman>; cohen_kappa: CohenKappa }[]
@@ -101,6 +103,7 @@ export interface GroupSection {
   /** `better`, `worse`, `no difference shown` or `not tested`. */
   compared_with_rest: string
 }
+export interface FisherJackknife { estimate: number; bias_corrected: number; low: number; high: number; standard_error_z: number; degrees_of_freedom: number; cases: number }
 export interface CaseInterval { estimate: number; low: number; high: number; method: string; resamples: number; cases: number }
 export interface Ceiling {
   statistic: string; value: number; low: number; high: number; method: string
