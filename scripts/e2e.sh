@@ -17,14 +17,8 @@ for tool in xvfb-run /usr/bin/WebKitWebDriver node npm cargo; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see docs/app.md, 'Set-up')" >&2; exit 2; }
 done
 
-echo "e2e: building the UI"
-(cd "$ROOT/ui" && { [ -d node_modules ] || npm install --no-audit --no-fund; } && npm run build)
-echo "e2e: building the app, the CLI the tests compare with and the tests' data writers (debug)"
-# One invocation: the features resolve once, as for the workspace's tests, so nothing already
-# built is built again for another feature set (a test file building its own example alone did,
-# twice, for 1.5 minutes each).
-cargo build -p neurorater-app -p neurorater-cli -p neurorater-tests --bins \
-  --example pacs_export --example phi_bundle --manifest-path "$ROOT/Cargo.toml"
+echo "e2e: building the UI, the app, the CLI the tests compare with and the tests' data writers (debug)"
+bash "$ROOT/scripts/build-app.sh"
 if ! command -v tauri-driver >/dev/null; then
   echo "e2e: installing tauri-driver"
   cargo install tauri-driver --locked
