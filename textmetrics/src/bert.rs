@@ -112,7 +112,9 @@ impl Layer {
         let k = self.split_heads(&self.key.forward(xs)?)?;
         let v = self.split_heads(&self.value.forward(xs)?)?;
         let scores = (q.matmul(&k.t()?)? / (self.head_size as f64).sqrt())?.broadcast_add(mask)?;
-        let context = candle_nn::ops::softmax(&scores, D::Minus1)?
+        // The fused kernel (one pass per row, rows spread over the cores) rather than the generic
+        // softmax's separate max, exp, sum and divide over the whole tensor: the same arithmetic.
+        let context = candle_nn::ops::softmax_last_dim(&scores)?
             .matmul(&v)?
             .transpose(1, 2)?
             .contiguous()?
