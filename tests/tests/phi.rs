@@ -55,21 +55,32 @@ fn rate(store: &mut Store) {
         .unwrap();
 }
 
-/// Whether `needle` is in `haystack`. A UID marker followed by another digit does not count: the
-/// package's replacement UIDs (`2.25.` and 39 random-looking digits) begin with a short marker's
-/// digits once in a while.
-fn contains(haystack: &[u8], needle: &str) -> bool {
+/// Where `needle` is in `haystack`, if anywhere. The package's replacement UIDs (`2.25.` and 39
+/// random-looking digits) hold any short run of digits once in a while, so a run of digits inside
+/// a longer number does not count: a UID marker followed by another digit, and a marker made of
+/// digits alone (a planted date) preceded by one. A leaked value stands on its own: after a
+/// delimiter in text, after its length field in DICOM. (A planted date once turned up inside a
+/// replacement UID and failed CI, 2026-11-26.)
+fn find(haystack: &[u8], needle: &str) -> Option<usize> {
     let uid = needle.starts_with("2.25.");
+    let digits = needle.bytes().all(|b| b.is_ascii_digit());
     haystack
         .windows(needle.len())
         .enumerate()
-        .any(|(at, window)| {
-            window == needle.as_bytes()
-                && !(uid
-                    && haystack
-                        .get(at + needle.len())
-                        .is_some_and(u8::is_ascii_digit))
+        .find(|(at, window)| {
+            let digit_after = haystack
+                .get(at + needle.len())
+                .is_some_and(u8::is_ascii_digit);
+            let digit_before = at
+                .checked_sub(1)
+                .is_some_and(|b| haystack[b].is_ascii_digit());
+            *window == needle.as_bytes() && !(uid && digit_after) && !(digits && digit_before)
         })
+        .map(|(at, _)| at)
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    find(haystack, needle).is_some()
 }
 
 fn gunzip(bytes: &[u8]) -> Vec<u8> {
@@ -214,7 +225,14 @@ fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
 
     for (name, bytes) in &outputs {
         for marker in &markers {
-            assert!(!contains(bytes, marker), "{marker} leaked into {name}");
+            if let Some(at) = find(bytes, marker) {
+                let around =
+                    &bytes[at.saturating_sub(40)..(at + marker.len() + 40).min(bytes.len())];
+                panic!(
+                    "{marker} leaked into {name} at byte {at}: {:?}",
+                    String::from_utf8_lossy(around)
+                );
+            }
         }
     }
 }
