@@ -52,11 +52,11 @@ pub struct FisherJackknife {
 }
 
 impl FisherJackknife {
-    /// E.g. `delete-one-case jackknife on Fisher's z, t(11), 12 cases`.
-    pub fn describe(&self) -> String {
+    /// The method as the report names it, e.g. `delete-one-case jackknife on Fisher's z, t(11)`.
+    pub fn method(&self) -> String {
         format!(
-            "delete-one-case jackknife on Fisher's z, t({}), {} cases",
-            self.degrees_of_freedom, self.cases
+            "delete-one-case jackknife on Fisher's z, t({})",
+            self.degrees_of_freedom
         )
     }
 }

@@ -204,10 +204,7 @@ impl CaseInterval {
             estimate: j.estimate,
             low: j.low,
             high: j.high,
-            method: format!(
-                "delete-one-case jackknife on Fisher's z, t({})",
-                j.degrees_of_freedom
-            ),
+            method: j.method(),
             resamples: j.cases,
             cases: j.cases,
             resampling: Resampling::Jackknife,
