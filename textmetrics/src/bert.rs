@@ -5,8 +5,9 @@
 //! is kept: candle-transformers carries every model candle supports and took longer to build
 //! cold than the rest of this crate's dependencies together, for the 150 lines used here.
 
-use candle_core::{DType, Module, Result, Tensor, D};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use crate::kernels::{BiasThenActivation, MaskedSoftmax};
+use candle_core::{Module, Result, Tensor, D};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
 /// The fields of Hugging Face's `config.json` the encoder needs; the rest are ignored.
@@ -65,13 +66,13 @@ impl Embeddings {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_out: Linear,
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    out: Linear,
+    intermediate: Dense,
+    out: Dense,
     out_norm: LayerNorm,
     heads: usize,
     head_size: usize,
@@ -82,17 +83,22 @@ impl Layer {
         let h = c.hidden_size;
         let attention = vb.pp("attention");
         Ok(Layer {
-            query: linear(h, h, attention.pp("self").pp("query"))?,
-            key: linear(h, h, attention.pp("self").pp("key"))?,
-            value: linear(h, h, attention.pp("self").pp("value"))?,
-            attention_out: linear(h, h, attention.pp("output").pp("dense"))?,
+            query: Dense::load(h, h, false, attention.pp("self").pp("query"))?,
+            key: Dense::load(h, h, false, attention.pp("self").pp("key"))?,
+            value: Dense::load(h, h, false, attention.pp("self").pp("value"))?,
+            attention_out: Dense::load(h, h, false, attention.pp("output").pp("dense"))?,
             attention_norm: layer_norm(
                 h,
                 c.layer_norm_eps,
                 attention.pp("output").pp("LayerNorm"),
             )?,
-            intermediate: linear(h, c.intermediate_size, vb.pp("intermediate").pp("dense"))?,
-            out: linear(c.intermediate_size, h, vb.pp("output").pp("dense"))?,
+            intermediate: Dense::load(
+                h,
+                c.intermediate_size,
+                true,
+                vb.pp("intermediate").pp("dense"),
+            )?,
+            out: Dense::load(c.intermediate_size, h, false, vb.pp("output").pp("dense"))?,
             out_norm: layer_norm(h, c.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
             heads: c.num_attention_heads,
             head_size: h / c.num_attention_heads,
@@ -107,14 +113,18 @@ impl Layer {
             .contiguous()
     }
 
-    fn forward(&self, xs: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// `mask`: (texts, tokens), 0 for a real token and the most negative f32 for padding.
+    fn forward(&self, xs: &Tensor, mask: &[f32]) -> Result<Tensor> {
         let q = self.split_heads(&self.query.forward(xs)?)?;
         let k = self.split_heads(&self.key.forward(xs)?)?;
         let v = self.split_heads(&self.value.forward(xs)?)?;
-        let scores = (q.matmul(&k.t()?)? / (self.head_size as f64).sqrt())?.broadcast_add(mask)?;
-        // The fused kernel (one pass per row, rows spread over the cores) rather than the generic
-        // softmax's separate max, exp, sum and divide over the whole tensor: the same arithmetic.
-        let context = candle_nn::ops::softmax_last_dim(&scores)?
+        let weights = q.matmul(&k.t()?)?;
+        weights.inplace_op1(&MaskedSoftmax {
+            scale: 1.0 / (self.head_size as f32).sqrt(),
+            mask: mask.to_vec(),
+            rows_per_text: self.heads * xs.dim(1)?,
+        })?;
+        let context = weights
             .matmul(&v)?
             .transpose(1, 2)?
             .contiguous()?
@@ -122,9 +132,38 @@ impl Layer {
         let attended = self
             .attention_norm
             .forward(&(self.attention_out.forward(&context)? + xs)?)?;
-        let inner = self.intermediate.forward(&attended)?.gelu_erf()?;
+        let inner = self.intermediate.forward(&attended)?;
         self.out_norm
             .forward(&(self.out.forward(&inner)? + &attended)?)
+    }
+}
+
+/// A linear layer over every token of the batch as one matrix product, (texts · tokens, in) ×
+/// (in, out) — candle's `Linear` on a 3-D input multiplies text by text, each product only a
+/// text's tokens tall — with the bias (and GELU) added in place by one kernel.
+struct Dense {
+    weight: Tensor,
+    bias: BiasThenActivation,
+}
+
+impl Dense {
+    fn load(input: usize, output: usize, gelu: bool, vb: VarBuilder) -> Result<Self> {
+        Ok(Dense {
+            weight: vb.get((output, input), "weight")?,
+            bias: BiasThenActivation {
+                bias: vb.get(output, "bias")?.to_vec1::<f32>()?,
+                gelu,
+            },
+        })
+    }
+
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (texts, tokens, width) = xs.dims3()?;
+        let out = xs
+            .reshape((texts * tokens, width))?
+            .matmul(&self.weight.t()?)?;
+        out.inplace_op1(&self.bias)?;
+        out.reshape((texts, tokens, self.bias.bias.len()))
     }
 }
 
@@ -149,11 +188,12 @@ impl BertEncoder {
     /// real token and 0 for padding, which then receives no attention.
     pub fn forward(&self, ids: &Tensor, token_types: &Tensor, mask: &Tensor) -> Result<Tensor> {
         // Padding gets the most negative f32 before the softmax, as transformers does.
-        let mask = mask
-            .to_dtype(DType::F32)?
-            .unsqueeze(1)?
-            .unsqueeze(1)?
-            .affine(-(f32::MIN as f64), f32::MIN as f64)?;
+        let mask: Vec<f32> = mask
+            .flatten_all()?
+            .to_vec1::<u32>()?
+            .into_iter()
+            .map(|real| if real == 1 { 0.0 } else { f32::MIN })
+            .collect();
         let mut xs = self.embeddings.forward(ids, token_types)?;
         for layer in &self.layers {
             xs = layer.forward(&xs, &mask)?;

@@ -16,6 +16,7 @@ mod bert;
 pub mod bertscore;
 pub mod compute;
 pub mod error;
+mod kernels;
 pub mod minilm;
 pub mod rouge;
 pub mod weights;
