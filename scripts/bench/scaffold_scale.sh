@@ -45,6 +45,8 @@ measure() { # NAME COMMAND...: wall seconds and peak resident memory, then files
 # any scaffold that writes de-identified copies.
 measure cp-r cp -r "$work/export" "$work/plain-copy"
 rm -rf "$work/plain-copy"
+# The copy's dirty pages written out first, so the scaffold does not pay for them.
+sync
 measure scaffold "$target/debug/neurorater" scaffold "$work/export" --out "$work/bundle"
 measure import "$target/debug/neurorater" import "$work/bundle" --db "$work/study.sqlite"
 measure pydicom python3 "$here/scripts/bench/pydicom_walk_group.py" "$work/export"
