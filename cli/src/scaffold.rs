@@ -122,6 +122,14 @@ pub fn run(args: &ScaffoldArgs) -> Result<(), Failure> {
         series += case.series.len();
         files += case.series.iter().map(|s| s.files).sum::<usize>();
     }
+    // The scan (finding files, reading headers, grouping) apart from the writing: the figures
+    // docs/performance.md compares.
+    let took: Vec<String> = bar
+        .phase_times()
+        .iter()
+        .map(|(phase, time)| format!("{phase} {:.2} s", time.as_secs_f64()))
+        .collect();
+    println!("took: {}", took.join(", "));
     println!(
         "scaffolded {} files into {}: {} cases, {} series, {} image files, {} responses; {} \
          skipped. The key (original study → case id) is {}: keep it apart from the bundle",

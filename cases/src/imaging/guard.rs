@@ -4,7 +4,7 @@
 //! only tags and lengths, allocates nothing per element, and refuses both.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use dicom_core::dictionary::{DataDictionary, DataDictionaryEntry, VirtualVr};
@@ -45,22 +45,49 @@ enum Frame {
     Fragments,
 }
 
-enum Input {
+enum Input<'a> {
     /// Plain files: lengths are checked against the bytes left before skipping.
     File(BufReader<File>),
+    /// A file's first bytes, already read; lengths are checked against the whole file's.
+    Memory(Cursor<&'a [u8]>),
     /// Deflated transfer syntax: the length is unknown, a short stream shows when skipping.
     Stream(Box<dyn Read>),
 }
 
-struct Walk {
-    input: Input,
+struct Walk<'a> {
+    input: Input<'a>,
     pos: u64,
     len: Option<u64>,
 }
 
+/// Where the top-level PixelData element starts in a file that is not deflated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PixelDataAt {
+    /// The byte its tag starts at.
+    pub offset: u64,
+    /// The file ends with this element and no top-level element before it has a larger tag:
+    /// the file is exactly what dicom-rs reads with `read_until(PixelData)`, then this element.
+    /// Known from a whole walk only; a header-only walk says `false`.
+    pub closes_file: bool,
+}
+
+/// What a header-only walk over a file's first bytes found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeaderEnd {
+    /// The header ends where PixelData starts, at this byte; what follows PixelData (beyond
+    /// these bytes) is not known.
+    PixelDataAt(u64),
+    /// The bytes were the whole file and hold no PixelData.
+    NoPixelData,
+}
+
 /// Checks the element structure of the DICOM file at `path` (the part before PixelData when
-/// `header_only`). Files without the "DICM" magic are left to dicom-rs to refuse.
-pub(crate) fn check_dicom_structure(path: &Path, header_only: bool) -> Result<(), ImagingError> {
+/// `header_only`), and says where PixelData starts when the file is not deflated. Files without
+/// the "DICM" magic are left to dicom-rs to refuse.
+pub(crate) fn check_dicom_structure(
+    path: &Path,
+    header_only: bool,
+) -> Result<Option<PixelDataAt>, ImagingError> {
     let fail = |kind, reason: String| ImagingError::new(path, kind, reason);
     let io = |e: std::io::Error| fail(ImagingErrorKind::Io, format!("cannot read: {e}"));
     let mut file = BufReader::new(File::open(path).map_err(io)?);
@@ -70,7 +97,7 @@ pub(crate) fn check_dicom_structure(path: &Path, header_only: bool) -> Result<()
     let start = match read {
         n if n >= 132 && &head[128..132] == b"DICM" => 132,
         n if n >= 4 && &head[0..4] == b"DICM" => 4,
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     file.seek_relative(start as i64 - read as i64).map_err(io)?;
     let mut walk = Walk {
@@ -98,10 +125,65 @@ pub(crate) fn check_dicom_structure(path: &Path, header_only: bool) -> Result<()
         },
         input => Walk { input, ..walk },
     };
-    walk.dataset(encoding, header_only)
+    let pixel_data = walk
+        .dataset(encoding, header_only)
         .map_err(|(kind, reason)| {
             ImagingError::new(path, kind, reason).with_transfer_syntax(&transfer_syntax)
-        })
+        })?;
+    Ok(pixel_data.filter(|_| !deflated))
+}
+
+/// [`check_dicom_structure`] of a Part 10 file from `head`, its first bytes (read once for this
+/// walk and for dicom-rs), `file_len` long in all: the header walked, and PixelData's declared
+/// length checked against the file's. `Ok(None)` when those bytes do not settle it (the header
+/// or the pixel data's fragments go on past them, or the data set is deflated): check the file
+/// itself then, which also gives the error to show.
+pub(crate) fn check_dicom_header_bytes(
+    path: &Path,
+    head: &[u8],
+    file_len: u64,
+) -> Result<Option<HeaderEnd>, ImagingError> {
+    let whole = head.len() as u64 == file_len;
+    let start = if head.get(128..132) == Some(b"DICM") {
+        132
+    } else if head.starts_with(b"DICM") {
+        4
+    } else {
+        return Ok(None);
+    };
+    let mut walk = Walk {
+        input: Input::Memory(Cursor::new(head)),
+        pos: 0,
+        len: Some(file_len),
+    };
+    if walk.skip(start, "the preamble").is_err() {
+        return Ok(None);
+    }
+    let transfer_syntax = match walk.file_meta() {
+        Ok(ts) => ts,
+        Err(reason) if whole => {
+            return Err(ImagingError::new(
+                path,
+                ImagingErrorKind::InvalidHeader,
+                reason,
+            ))
+        }
+        Err(_) => return Ok(None),
+    };
+    let encoding = match transfer_syntax.as_str() {
+        "1.2.840.10008.1.2" => Encoding::ImplicitLittle,
+        "1.2.840.10008.1.2.2" => Encoding::ExplicitBig,
+        "1.2.840.10008.1.2.1.99" | "1.2.840.10008.1.2.8.1" => return Ok(None),
+        _ => Encoding::ExplicitLittle,
+    };
+    match walk.dataset(encoding, false) {
+        Ok(Some(pixel_data)) => Ok(Some(HeaderEnd::PixelDataAt(pixel_data.offset))),
+        Ok(None) if whole => Ok(Some(HeaderEnd::NoPixelData)),
+        Err((kind, reason)) if whole => {
+            Err(ImagingError::new(path, kind, reason).with_transfer_syntax(&transfer_syntax))
+        }
+        Ok(None) | Err(_) => Ok(None),
+    }
 }
 
 type WalkError = (ImagingErrorKind, String);
@@ -127,11 +209,12 @@ fn read_up_to(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
-impl Walk {
+impl Walk<'_> {
     /// Fills `buf`; `Ok(false)` when the input ends before its first byte.
     fn read(&mut self, buf: &mut [u8], what: &str) -> Result<bool, WalkError> {
         let reader: &mut dyn Read = match &mut self.input {
             Input::File(file) => file,
+            Input::Memory(bytes) => bytes,
             Input::Stream(stream) => stream,
         };
         let n = read_up_to(reader, buf)
@@ -153,7 +236,8 @@ impl Walk {
         }
     }
 
-    fn skip(&mut self, n: u64, what: &str) -> Result<(), WalkError> {
+    /// Skips `n` bytes of `what` (formatted only for an error: this runs for every element).
+    fn skip(&mut self, n: u64, what: impl std::fmt::Display) -> Result<(), WalkError> {
         if n > MAX_DECODED_BYTES {
             return Err((
                 ImagingErrorKind::TooLarge,
@@ -176,12 +260,18 @@ impl Walk {
                 .seek_relative(n as i64)
                 .map(|()| n)
                 .map_err(|e| (ImagingErrorKind::Io, format!("cannot read: {e}")))?,
+            // Past the end of the bytes read is past what this walk can judge: the next read
+            // finds nothing, and the caller checks the file itself.
+            Input::Memory(bytes) => bytes
+                .seek(SeekFrom::Current(n as i64))
+                .map(|_| n)
+                .map_err(|e| (ImagingErrorKind::Io, format!("cannot read: {e}")))?,
             Input::Stream(stream) => std::io::copy(&mut stream.take(n), &mut std::io::sink())
                 .map_err(|e| (ImagingErrorKind::Decode, format!("cannot inflate: {e}")))?,
         };
         self.pos += skipped;
         if skipped < n {
-            return Err(truncated(what));
+            return Err(truncated(&what.to_string()));
         }
         Ok(())
     }
@@ -206,9 +296,16 @@ impl Walk {
             }
             if group_end.is_none() && u16::from_le_bytes([tag[0], tag[1]]) != 0x0002 {
                 // The dataset (or its deflated stream) starts with this tag: step back to it.
-                if let Input::File(file) = &mut self.input {
-                    file.seek_relative(-4)
-                        .map_err(|e| format!("cannot read: {e}"))?;
+                match &mut self.input {
+                    Input::File(file) => file
+                        .seek_relative(-4)
+                        .map_err(|e| format!("cannot read: {e}"))?,
+                    Input::Memory(bytes) => {
+                        bytes
+                            .seek(SeekFrom::Current(-4))
+                            .map_err(|e| format!("cannot read: {e}"))?;
+                    }
+                    Input::Stream(_) => {}
                 }
                 self.pos -= 4;
                 return Ok(transfer_syntax);
@@ -286,7 +383,7 @@ fn is_sequence_in_dictionary(tag: Tag) -> bool {
         .is_some_and(|entry| entry.vr() == VirtualVr::Exact(VR::SQ))
 }
 
-impl Walk {
+impl Walk<'_> {
     fn tag_and_length(
         &mut self,
         encoding: Encoding,
@@ -344,9 +441,18 @@ impl Walk {
         Ok(Some((tag, vr, len)))
     }
 
-    fn dataset(&mut self, encoding: Encoding, header_only: bool) -> Result<(), WalkError> {
+    /// Walks the data set; returns where its top-level PixelData starts (the walk stops there
+    /// when `header_only`).
+    fn dataset(
+        &mut self,
+        encoding: Encoding,
+        header_only: bool,
+    ) -> Result<Option<PixelDataAt>, WalkError> {
         let mut stack: Vec<Frame> = Vec::new();
         let mut depth = 0usize;
+        let mut pixel_data: Option<PixelDataAt> = None;
+        // dicom-rs's read_until(PixelData) stops at the first top-level tag at or past it.
+        let mut larger_tag_first = false;
         loop {
             // Close the defined-length items and sequences that end here.
             while let Some(end) = stack.last().and_then(|frame| match frame {
@@ -377,9 +483,10 @@ impl Walk {
                     _ => None,
                 })
                 .unwrap_or(encoding);
+            let element_start = self.pos;
             let Some((tag, vr, len)) = self.tag_and_length(current)? else {
                 return if stack.is_empty() {
-                    Ok(())
+                    Ok(pixel_data)
                 } else {
                     Err(truncated("a sequence"))
                 };
@@ -416,8 +523,21 @@ impl Walk {
                 }
                 continue;
             }
-            if header_only && stack.is_empty() && tag == PIXEL_DATA {
-                return Ok(());
+            if stack.is_empty() {
+                match pixel_data.as_mut() {
+                    None if tag == PIXEL_DATA => {
+                        let found = PixelDataAt {
+                            offset: element_start,
+                            closes_file: !header_only && !larger_tag_first,
+                        };
+                        if header_only {
+                            return Ok(Some(found));
+                        }
+                        pixel_data = Some(found);
+                    }
+                    None => larger_tag_first |= tag > PIXEL_DATA,
+                    Some(found) => found.closes_file = false,
+                }
             }
             // As dicom-rs decides (dicom-parser's DataSetReader): PixelData of undefined length
             // holds fragments whatever its VR; any other element of undefined length is a
@@ -453,7 +573,7 @@ impl Walk {
             } else if fragments {
                 stack.push(Frame::Fragments);
             } else {
-                self.skip(u64::from(len), &format!("element {tag}"))?;
+                self.skip(u64::from(len), format_args!("element {tag}"))?;
             }
         }
     }

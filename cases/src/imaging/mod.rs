@@ -41,7 +41,7 @@ pub use decoded::Rescale;
 pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
 pub use error::{ImagingError, ImagingErrorKind};
 pub use geometry::{dicom_series_geometry, key_images_geometry, nifti_geometry, SeriesGeometry};
-pub(crate) use guard::check_dicom_structure;
+pub(crate) use guard::{check_dicom_header_bytes, check_dicom_structure, HeaderEnd, PixelDataAt};
 pub(crate) use meta::{dicom_meta_of, text as dicom_text};
 pub use meta::{order_series, read_dicom_meta, DicomMeta};
 pub use render::{probe, render, render_png, ParsedDicom, Probe, RenderOptions};

@@ -136,8 +136,6 @@ pub fn scaffold(
         None => Vec::new(),
     };
     let target = Target::prepare(sources, out)?;
-    let staging = target.partial.join("staging");
-    create_dir(&staging)?;
     // UIDs become digests salted per run: stable inside this bundle, unlinkable to any other.
     let salt = uuid::Uuid::new_v4().to_string();
 
@@ -146,17 +144,17 @@ pub fn scaffold(
     if cancel.load(Ordering::Relaxed) {
         return Ok(Outcome::Cancelled);
     }
-    progress.phase("reading files", files.len() as u64);
+    // The scan reads headers only: grouping, ordering and labelling need nothing more, and the
+    // copies are written once it is known which files the bundle holds.
+    progress.phase("reading headers", files.len() as u64);
     let done = AtomicU64::new(0);
     let found: Vec<Found> = files
         .par_iter()
-        .enumerate()
-        .map(|(index, path)| {
+        .map(|path| {
             if cancel.load(Ordering::Relaxed) {
                 return Found::Cancelled;
             }
-            let staged = staging.join(format!("{index}.dcm"));
-            let found = read_one(path, &staged, &salt, options.dates);
+            let found = read_one(path);
             progress.advance(done.fetch_add(1, Ordering::Relaxed) + 1);
             found
         })
@@ -211,22 +209,35 @@ pub fn scaffold(
         None => (BTreeMap::new(), Vec::new()),
     };
 
-    progress.phase("writing the bundle", planned.len() as u64);
+    let images: usize = planned
+        .iter()
+        .flat_map(|case| &case.series)
+        .map(|series| match &series.images {
+            SeriesImages::Dicom(instances) => instances.len(),
+            SeriesImages::Nifti(_) => 1,
+        })
+        .sum();
+    progress.phase("writing the bundle", images as u64);
     let cases_dir = target.partial.join(CASES_DIR);
     create_dir(&cases_dir)?;
+    let copies = Copies {
+        salt: &salt,
+        dates: options.dates,
+        progress,
+        done: AtomicU64::new(0),
+        cancel,
+    };
     let mut key_rows = Vec::new();
-    let each_case = planned.into_iter().zip(&ids).zip(series_ids).enumerate();
-    for (number, ((case, id), series_ids)) in each_case {
-        if cancel.load(Ordering::Relaxed) {
-            return Ok(Outcome::Cancelled);
-        }
+    for ((case, id), series_ids) in planned.into_iter().zip(&ids).zip(series_ids) {
         let case_tasks = tasks.remove(id).unwrap_or_default();
-        let (case_report, key) = write_case(&cases_dir, id, case, series_ids, case_tasks)?;
+        let Some((case_report, key)) =
+            write_case(&cases_dir, id, case, series_ids, case_tasks, &copies)?
+        else {
+            return Ok(Outcome::Cancelled);
+        };
         report.cases.push(case_report);
         key_rows.push(key);
-        progress.advance(number as u64 + 1);
     }
-    std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
 
     let study_id = options
         .study_id
@@ -258,7 +269,7 @@ enum Found {
     Cancelled,
 }
 
-fn read_one(path: &Path, staged: &Path, salt: &str, dates: Dates) -> Found {
+fn read_one(path: &Path) -> Found {
     let skipped = |reason: String| {
         Found::Skipped(Skipped {
             path: path.to_path_buf(),
@@ -271,11 +282,15 @@ fn read_one(path: &Path, staged: &Path, salt: &str, dates: Dates) -> Found {
             image.display()
         ));
     }
-    match scan::classify(path) {
+    let head = match scan::Head::read(path) {
+        Ok(head) => head,
+        Err(e) => return skipped(format!("cannot be read: {e}")),
+    };
+    match scan::classify(path, &head.bytes) {
         Err(e) => skipped(format!("cannot be read: {e}")),
         Ok(Kind::NotAnImage(reason)) => skipped(reason),
         Ok(Kind::Nifti) => Found::Nifti(path.to_path_buf()),
-        Ok(Kind::Dicom { part10 }) => match scan::read_dicom(path, part10, staged, salt, dates) {
+        Ok(Kind::Dicom { part10 }) => match scan::read_dicom(path, part10, &head) {
             Ok(DicomRead::Image(instance)) => Found::Dicom(instance),
             Ok(DicomRead::Directory(listed)) => Found::Directory(path.to_path_buf(), listed),
             Ok(DicomRead::NotAnImage(reason)) | Err(reason) => skipped(reason),
@@ -309,8 +324,8 @@ struct PlannedSeries {
 }
 
 enum SeriesImages {
-    /// Staged de-identified copies, in display order.
-    Dicom(Vec<PathBuf>),
+    /// The instances, in display order.
+    Dicom(Vec<Instance>),
     Nifti(PathBuf),
 }
 
@@ -325,7 +340,6 @@ fn plan_dicom_cases(instances: Vec<Instance>, report: &mut Report) -> Vec<Planne
                 path: instance.source.clone(),
                 reason: "a copy of an instance already read (same SOPInstanceUID)".into(),
             });
-            discard(&instance.staged);
             continue;
         }
         studies
@@ -374,7 +388,6 @@ fn plan_dicom_cases(instances: Vec<Instance>, report: &mut Report) -> Vec<Planne
                     "{shown} ({} files, e.g. {example}): a localizer, left out",
                     instances.len()
                 ));
-                instances.iter().for_each(|i| discard(&i.staged));
                 continue;
             }
             let planes = split_by_orientation(instances);
@@ -463,7 +476,7 @@ fn plan_dicom_series(mut instances: Vec<Instance>) -> PlannedSeries {
                 instance_number: i.meta.instance_number,
             })
             .collect(),
-        images: SeriesImages::Dicom(ordered.into_iter().map(|i| i.staged).collect()),
+        images: SeriesImages::Dicom(ordered),
     }
 }
 
@@ -612,14 +625,53 @@ fn resolve_responses(
 /// level and prompt are a curator's to set).
 const TASK_PROMPT_PLACEHOLDER: &str = "(prompt to be completed)";
 
-/// Moves or writes the case's images, writes `case.json`; returns the report line and the key row.
+/// What writing the de-identified copies needs, and where it reports.
+struct Copies<'a> {
+    salt: &'a str,
+    dates: Dates,
+    progress: &'a dyn Progress,
+    /// Images written so far, over all cases.
+    done: AtomicU64,
+    cancel: &'a AtomicBool,
+}
+
+impl Copies<'_> {
+    fn advance(&self) {
+        self.progress
+            .advance(self.done.fetch_add(1, Ordering::Relaxed) + 1);
+    }
+
+    /// Writes a series' de-identified copies into `folder` as `0001.dcm`…, in display order,
+    /// several at once; `Ok(false)` when cancelled.
+    fn write_series(&self, folder: &Path, instances: &[Instance]) -> Result<bool> {
+        let digits = instances.len().to_string().len().max(4);
+        instances
+            .par_iter()
+            .enumerate()
+            .try_for_each(|(index, instance)| -> Result<()> {
+                if self.cancel.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let target = folder.join(format!("{:0digits$}.dcm", index + 1));
+                scan::write_deidentified(instance, &target, self.salt, self.dates)
+                    .map_err(|reason| io(&instance.source, std::io::Error::other(reason)))?;
+                self.advance();
+                Ok(())
+            })?;
+        Ok(!self.cancel.load(Ordering::Relaxed))
+    }
+}
+
+/// Writes the case's images and `case.json`; returns the report line and the key row, or
+/// `None` when cancelled.
 fn write_case(
     cases_dir: &Path,
     id: &str,
     case: PlannedCase,
     series_ids: Vec<String>,
     tasks: Vec<TaskSpec>,
-) -> Result<(CaseReport, [String; 4])> {
+    copies: &Copies,
+) -> Result<Option<(CaseReport, [String; 4])>> {
     let case_dir = cases_dir.join(id);
     create_dir(&case_dir)?;
     let mut specs = Vec::new();
@@ -629,18 +681,20 @@ fn write_case(
         burned_in |= series.burned_in;
 
         let (kind, path, files) = match series.images {
-            SeriesImages::Dicom(staged) => {
+            SeriesImages::Dicom(instances) => {
                 let folder = case_dir.join(&series_id);
                 create_dir(&folder)?;
-                let digits = staged.len().to_string().len().max(4);
-                for (index, file) in staged.iter().enumerate() {
-                    let target = folder.join(format!("{:0digits$}.dcm", index + 1));
-                    std::fs::rename(file, &target).map_err(|e| io(&target, e))?;
+                if !copies.write_series(&folder, &instances)? {
+                    return Ok(None);
                 }
-                (SeriesKind::Dicom, series_id.clone(), staged.len())
+                (SeriesKind::Dicom, series_id.clone(), instances.len())
             }
             SeriesImages::Nifti(source) => {
+                if copies.cancel.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
                 let name = nifti::write_copy(&source, &case_dir, &series_id)?;
+                copies.advance();
                 (SeriesKind::Nifti, name, 1)
             }
         };
@@ -688,14 +742,14 @@ fn write_case(
         to_complete: to_complete.clone(),
     };
     write_json(&case_dir.join(CASE_FILE), &case_file)?;
-    Ok((
+    Ok(Some((
         CaseReport {
             id: id.to_owned(),
             series: series_reports,
             to_complete,
         },
         [id.to_owned(), case.study_uid, case.accession, case.source],
-    ))
+    )))
 }
 
 fn study_file(id: &str, cases: usize) -> StudyFile {
@@ -861,11 +915,6 @@ fn write_key(path: &Path, rows: &[[String; 4]]) -> Result<()> {
         .try_for_each(|row| writer.write_record(row))
         .and_then(|()| writer.flush().map_err(csv::Error::from))
         .map_err(|e| io(path, std::io::Error::other(e)))
-}
-
-fn discard(staged: &Path) {
-    // Only space is at stake: the staging folder goes as a whole at the end.
-    let _ = std::fs::remove_file(staged);
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {

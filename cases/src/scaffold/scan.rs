@@ -1,14 +1,14 @@
 //! Finding the images in what a PACS, a CD or a research archive exported: every file under the
-//! sources, recognised by its content (never its name), and the DICOM files read once, their
-//! facts kept and a de-identified copy written.
+//! sources, recognised by its content (never its name), and the DICOM headers read, their facts
+//! kept; the de-identified copies are written once the images are grouped and ordered.
 
 use super::label::Acquisition;
-use crate::imaging::{self, DicomMeta};
+use crate::imaging::{self, DicomMeta, HeaderEnd, PixelDataAt};
 use crate::package::{date_shift, deid};
 use dicom_dictionary_std::tags;
 use dicom_encoding::transfer_syntax::TransferSyntaxIndex;
 use dicom_object::{FileDicomObject, FileMetaTableBuilder, InMemDicomObject, OpenFileOptions};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -53,18 +53,38 @@ pub(super) enum Kind {
 const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
 /// sizeof_hdr and magic decide NIfTI; 352 bytes hold both for NIfTI-1 and NIfTI-2.
 const HEAD_BYTES: usize = 352;
+/// A scanner's header, vendor private groups included, fits in this with room to spare; a
+/// longer one is read from the file again.
+const HEADER_BYTES_READ: u64 = 32 * 1024;
 
-pub(super) fn classify(path: &Path) -> std::io::Result<Kind> {
-    let mut file = std::fs::File::open(path)?;
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head)?;
+/// A file's first bytes, read once: what the file is and, for most DICOM files, its whole header.
+pub(super) struct Head {
+    pub bytes: Vec<u8>,
+    pub file_len: u64,
+}
+
+impl Head {
+    pub(super) fn read(path: &Path) -> std::io::Result<Head> {
+        let mut file = std::fs::File::open(path)?;
+        let file_len = file.metadata()?.len();
+        let mut bytes = Vec::with_capacity(file_len.min(HEADER_BYTES_READ) as usize);
+        (&mut file)
+            .take(HEADER_BYTES_READ)
+            .read_to_end(&mut bytes)?;
+        Ok(Head { bytes, file_len })
+    }
+}
+
+/// What the file at `path` is, from `head`, its first bytes.
+pub(super) fn classify(path: &Path, head: &[u8]) -> std::io::Result<Kind> {
+    let head = &head[..head.len().min(HEAD_BYTES)];
     if head.is_empty() {
         return Ok(Kind::NotAnImage("an empty file".into()));
     }
     if head.len() >= 132 && &head[128..132] == b"DICM" || head.starts_with(b"DICM") {
         return Ok(Kind::Dicom { part10: true });
     }
-    if is_nifti_header(&head) {
+    if is_nifti_header(head) {
         return Ok(Kind::Nifti);
     }
     if head.starts_with(&GZIP_MAGIC) {
@@ -80,10 +100,10 @@ pub(super) fn classify(path: &Path) -> std::io::Result<Kind> {
             Kind::NotAnImage("a gzip archive that holds no NIfTI image".into())
         });
     }
-    if is_plausible_implicit_vr(&head) {
+    if is_plausible_implicit_vr(head) {
         return Ok(Kind::Dicom { part10: false });
     }
-    Ok(Kind::NotAnImage(describe_other(&head)))
+    Ok(Kind::NotAnImage(describe_other(head)))
 }
 
 fn is_nifti_header(head: &[u8]) -> bool {
@@ -156,8 +176,8 @@ fn describe_other(head: &[u8]) -> String {
 #[derive(Debug, Clone)]
 pub(super) struct Instance {
     pub source: PathBuf,
-    /// The de-identified copy, in the staging folder.
-    pub staged: PathBuf,
+    /// A Part 10 file (else a bare implicit-VR data set).
+    pub part10: bool,
     pub study_uid: String,
     pub accession: Option<String>,
     pub meta: DicomMeta,
@@ -170,7 +190,7 @@ pub(super) struct Instance {
     pub sex: Option<String>,
 }
 
-/// What reading one DICOM file gave.
+/// What reading one DICOM file's header gave.
 pub(super) enum DicomRead {
     Image(Box<Instance>),
     /// A DICOMDIR: the files it lists, as paths relative to its folder.
@@ -185,28 +205,18 @@ const DICOMDIR_CLASS: &str = "1.2.840.10008.1.3.10";
 const SECONDARY_CAPTURE_PREFIX: &str = "1.2.840.10008.5.1.4.1.1.7";
 const IMPLICIT_VR_LE: &str = "1.2.840.10008.1.2";
 
-/// Reads the DICOM file at `path`, and when it is an image of a kind a study can hold, writes
-/// its de-identified copy to `staged` (UIDs replaced under `salt`).
-pub(super) fn read_dicom(
-    path: &Path,
-    part10: bool,
-    staged: &Path,
-    salt: &str,
-    dates: super::Dates,
-) -> Result<DicomRead, String> {
-    let mut file = if part10 {
-        imaging::check_dicom_structure(path, false).map_err(|e| e.reason)?;
-        OpenFileOptions::new()
-            .open_file(path)
-            .map_err(|e| format!("not readable as DICOM: {e}"))?
+/// A DICOM file read by dicom-rs; its PixelData is left out when it was read as a header.
+type DicomFile = FileDicomObject<InMemDicomObject>;
+
+/// Reads the header of the DICOM file at `path` (stopping before the pixel data, as the scan
+/// needs nothing more), from `head` when it holds the whole header.
+pub(super) fn read_dicom(path: &Path, part10: bool, head: &Head) -> Result<DicomRead, String> {
+    let (file, has_pixel_data) = if part10 {
+        part10_header(path, head)?
     } else {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
-        let ts = dicom_transfer_syntax_registry::TransferSyntaxRegistry
-            .get(IMPLICIT_VR_LE)
-            .ok_or("implicit VR little endian is not registered")?;
-        let object = InMemDicomObject::read_dataset_with_ts(&bytes[..], ts)
-            .map_err(|e| format!("not readable as implicit VR DICOM: {e}"))?;
-        with_file_meta(object)?
+        let file = bare_data_set(path)?;
+        let has_pixel_data = file.get(tags::PIXEL_DATA).is_some();
+        (file, has_pixel_data)
     };
     let class = file
         .meta()
@@ -215,7 +225,7 @@ pub(super) fn read_dicom(
     if class == DICOMDIR_CLASS {
         return Ok(DicomRead::Directory(directory_records(&file)));
     }
-    if file.get(tags::PIXEL_DATA).is_none() {
+    if !has_pixel_data {
         let class = imaging::dicom_text(&file, tags::SOP_CLASS_UID).unwrap_or_default();
         return Ok(DicomRead::NotAnImage(format!(
             "DICOM without pixel data (SOP class {class}: a report, presentation state or key \
@@ -261,7 +271,7 @@ pub(super) fn read_dicom(
         || text(tags::SOP_CLASS_UID).is_some_and(|c| c.starts_with(SECONDARY_CAPTURE_PREFIX));
     let instance = Instance {
         source: path.to_path_buf(),
-        staged: staged.to_path_buf(),
+        part10,
         accession: text(tags::ACCESSION_NUMBER),
         series_number: text(tags::SERIES_NUMBER).and_then(|v| v.parse().ok()),
         acquisition: Acquisition {
@@ -284,6 +294,77 @@ pub(super) fn read_dicom(
         study_uid,
         meta,
     };
+    Ok(DicomRead::Image(Box::new(instance)))
+}
+
+/// The header of a Part 10 file and whether PixelData follows it: parsed from the bytes the
+/// structure guard walked when `head` holds the whole header, else the file read whole.
+fn part10_header(path: &Path, head: &Head) -> Result<(DicomFile, bool), String> {
+    let parse = |bytes: &[u8]| {
+        OpenFileOptions::new()
+            .read_until(tags::PIXEL_DATA)
+            .from_reader(bytes)
+            .map_err(|e| format!("not readable as DICOM: {e}"))
+    };
+    match imaging::check_dicom_header_bytes(path, &head.bytes, head.file_len)
+        .map_err(|e| e.reason)?
+    {
+        Some(HeaderEnd::PixelDataAt(offset)) => Ok((parse(&head.bytes[..offset as usize])?, true)),
+        Some(HeaderEnd::NoPixelData) => Ok((parse(&head.bytes)?, false)),
+        None => {
+            imaging::check_dicom_structure(path, false).map_err(|e| e.reason)?;
+            let file = OpenFileOptions::new()
+                .open_file(path)
+                .map_err(|e| format!("not readable as DICOM: {e}"))?;
+            let has_pixel_data = file.get(tags::PIXEL_DATA).is_some();
+            Ok((file, has_pixel_data))
+        }
+    }
+}
+
+/// A bare implicit-VR data set, read whole, as a Part 10 file.
+fn bare_data_set(path: &Path) -> Result<DicomFile, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let ts = dicom_transfer_syntax_registry::TransferSyntaxRegistry
+        .get(IMPLICIT_VR_LE)
+        .ok_or("implicit VR little endian is not registered")?;
+    let object = InMemDicomObject::read_dataset_with_ts(&bytes[..], ts)
+        .map_err(|e| format!("not readable as implicit VR DICOM: {e}"))?;
+    with_file_meta(object)
+}
+
+/// Writes the de-identified copy of `instance` to `target` (UIDs replaced under `salt`). The
+/// header goes through [`deid::deidentify`]; when the file ends with its pixel data, those
+/// bytes are copied through as they are (the kernel copies them, nothing decodes them), else
+/// the whole file is read and written again.
+pub(super) fn write_deidentified(
+    instance: &Instance,
+    target: &Path,
+    salt: &str,
+    dates: super::Dates,
+) -> Result<(), String> {
+    let path = &instance.source;
+    let unreadable = |e: dicom_object::ReadError| format!("not readable as DICOM: {e}");
+    let (mut file, pixel_data_at) = if instance.part10 {
+        match imaging::check_dicom_structure(path, false).map_err(|e| e.reason)? {
+            Some(PixelDataAt {
+                offset,
+                closes_file: true,
+            }) => {
+                let header = OpenFileOptions::new()
+                    .read_until(tags::PIXEL_DATA)
+                    .open_file(path)
+                    .map_err(unreadable)?;
+                (header, Some(offset))
+            }
+            _ => (
+                OpenFileOptions::new().open_file(path).map_err(unreadable)?,
+                None,
+            ),
+        }
+    } else {
+        (bare_data_set(path)?, None)
+    };
     let dates = match dates {
         super::Dates::Remove => deid::Dates::Remove,
         super::Dates::ShiftPerPatient => deid::Dates::Shift {
@@ -291,9 +372,19 @@ pub(super) fn read_dicom(
         },
     };
     deid::deidentify(&mut file, salt, dates);
-    file.write_to_file(staged)
-        .map_err(|e| format!("writing the de-identified copy {}: {e}", staged.display()))?;
-    Ok(DicomRead::Image(Box::new(instance)))
+    let failed = |e: &dyn std::fmt::Display| {
+        format!("writing the de-identified copy {}: {e}", target.display())
+    };
+    let mut copy = std::fs::File::create(target).map_err(|e| failed(&e))?;
+    file.write_all(&mut copy).map_err(|e| failed(&e))?;
+    if let Some(offset) = pixel_data_at {
+        let mut source = std::fs::File::open(path).map_err(|e| failed(&e))?;
+        source
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| std::io::copy(&mut source, &mut copy))
+            .map_err(|e| failed(&e))?;
+    }
+    Ok(())
 }
 
 /// Who the patient is within this export, for one date offset per patient: PatientID, else name
@@ -390,6 +481,131 @@ mod tests {
         assert_eq!(years_between("1980", "20240615"), None);
     }
 
+    /// An MR slice naming its patient, with 4×4 16-bit pixels, then `trailing` top-level
+    /// elements after its pixel data.
+    fn mr_slice(path: &Path, trailing: &[dicom_core::DataElement<InMemDicomObject>]) {
+        use dicom_core::{DataElement, PrimitiveValue, VR};
+        let text = |tag, vr, value: &str| DataElement::new(tag, vr, PrimitiveValue::from(value));
+        let mut object = InMemDicomObject::from_element_iter([
+            text(tags::SOP_CLASS_UID, VR::UI, "1.2.840.10008.5.1.4.1.1.4"),
+            text(tags::SOP_INSTANCE_UID, VR::UI, "1.2.3.4.5"),
+            text(tags::STUDY_DATE, VR::DA, "20240115"),
+            text(tags::MODALITY, VR::CS, "MR"),
+            text(tags::PATIENT_NAME, VR::PN, "Doe^Jane"),
+            text(tags::PATIENT_ID, VR::LO, "MRN-4711"),
+            text(tags::STUDY_INSTANCE_UID, VR::UI, "1.2.3.4"),
+            text(tags::SERIES_INSTANCE_UID, VR::UI, "1.2.3.4.1"),
+            text(tags::SERIES_DESCRIPTION, VR::LO, "AX FLAIR"),
+            DataElement::new(tags::ROWS, VR::US, PrimitiveValue::from(4_u16)),
+            DataElement::new(tags::COLUMNS, VR::US, PrimitiveValue::from(4_u16)),
+            DataElement::new(tags::BITS_ALLOCATED, VR::US, PrimitiveValue::from(16_u16)),
+            DataElement::new(
+                tags::PIXEL_DATA,
+                VR::OW,
+                PrimitiveValue::U16((0..16_u16).map(|v| v * 97).collect()),
+            ),
+        ]);
+        for element in trailing {
+            object.put(element.clone());
+        }
+        object
+            .with_meta(
+                FileMetaTableBuilder::new()
+                    .transfer_syntax("1.2.840.10008.1.2.1")
+                    .media_storage_sop_class_uid("1.2.840.10008.5.1.4.1.1.4")
+                    .media_storage_sop_instance_uid("1.2.3.4.5"),
+            )
+            .expect("file meta")
+            .write_to_file(path)
+            .expect("write the slice");
+    }
+
+    /// The copy as the rule has it: the whole file read, de-identified, written again.
+    fn reference_copy(path: &Path, salt: &str) -> Vec<u8> {
+        let mut file = OpenFileOptions::new().open_file(path).expect("read");
+        deid::deidentify(&mut file, salt, deid::Dates::Remove);
+        let mut bytes = Vec::new();
+        file.write_all(&mut bytes).expect("write");
+        bytes
+    }
+
+    #[test]
+    fn the_copy_with_pixels_copied_through_is_the_copy_the_rule_writes() {
+        use dicom_core::{DataElement, PrimitiveValue, VR};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let padding = DataElement::new(
+            dicom_core::Tag(0xFFFC, 0xFFFC),
+            VR::OB,
+            PrimitiveValue::from(vec![0_u8; 8]),
+        );
+        for (name, trailing) in [("plain.dcm", vec![]), ("padded.dcm", vec![padding])] {
+            let source = dir.path().join(name);
+            mr_slice(&source, &trailing);
+            let pixel_data = imaging::check_dicom_structure(&source, false)
+                .expect("well formed")
+                .expect("pixel data");
+            // The fast path for the plain file, the whole-file path when something follows.
+            assert_eq!(pixel_data.closes_file, trailing.is_empty(), "{name}");
+            let head = Head::read(&source).expect("read");
+            let Ok(DicomRead::Image(instance)) = read_dicom(&source, true, &head) else {
+                panic!("{name}: not read as an image");
+            };
+            assert_eq!(instance.study_uid, "1.2.3.4");
+            let copy = dir.path().join(format!("copy-{name}"));
+            write_deidentified(&instance, &copy, "salt", super::super::Dates::Remove)
+                .expect("write the copy");
+            let written = std::fs::read(&copy).expect("read the copy");
+            assert_eq!(written, reference_copy(&source, "salt"), "{name}");
+            let contains = |needle: &[u8]| written.windows(needle.len()).any(|w| w == needle);
+            for identifying in [&b"Doe^Jane"[..], b"MRN-4711", b"20240115"] {
+                assert!(
+                    !contains(identifying),
+                    "{name}: {identifying:?} left in the copy"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_read_from_the_first_bytes_is_the_header_read_from_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let source = dir.path().join("slice.dcm");
+        mr_slice(&source, &[]);
+        let head = Head::read(&source).expect("read");
+        let pixel_data = imaging::check_dicom_structure(&source, true)
+            .expect("well formed")
+            .expect("pixel data");
+        // The whole file fits the bytes read, and a shortened view of them settles nothing
+        // beyond where they end.
+        let settled = |bytes: &[u8]| {
+            imaging::check_dicom_header_bytes(&source, bytes, head.file_len).expect("well formed")
+        };
+        assert_eq!(
+            settled(&head.bytes),
+            Some(HeaderEnd::PixelDataAt(pixel_data.offset))
+        );
+        assert_eq!(
+            settled(&head.bytes[..pixel_data.offset as usize - 20]),
+            None
+        );
+        let (from_bytes, has_pixel_data) = part10_header(&source, &head).expect("parse");
+        assert!(has_pixel_data);
+        let from_file = OpenFileOptions::new()
+            .read_until(tags::PIXEL_DATA)
+            .open_file(&source)
+            .expect("read");
+        let encode = |file: &DicomFile| {
+            let mut bytes = Vec::new();
+            file.write_all(&mut bytes).expect("write");
+            bytes
+        };
+        assert_eq!(encode(&from_bytes), encode(&from_file));
+    }
+
+    fn kind_of(path: &Path) -> std::io::Result<Kind> {
+        classify(path, &Head::read(path)?.bytes)
+    }
+
     #[test]
     fn content_not_name_decides_what_a_file_is() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -402,7 +618,7 @@ mod tests {
         part10.extend_from_slice(b"DICM");
         part10.extend_from_slice(&[2, 0, 0, 0]);
         assert_eq!(
-            classify(&write("IM0001.txt", &part10)).expect("read"),
+            kind_of(&write("IM0001.txt", &part10)).expect("read"),
             Kind::Dicom { part10: true }
         );
         // (0008,0005) CS "ISO_IR 100", then (0008,0016) UI: a bare implicit-VR data set.
@@ -411,14 +627,14 @@ mod tests {
         bare.extend_from_slice(&[0x08, 0, 0x16, 0, 4, 0, 0, 0]);
         bare.extend_from_slice(b"1.2\0");
         assert_eq!(
-            classify(&write("noext", &bare)).expect("read"),
+            kind_of(&write("noext", &bare)).expect("read"),
             Kind::Dicom { part10: false }
         );
         let mut nifti = vec![0u8; 352];
         nifti[..4].copy_from_slice(&348i32.to_le_bytes());
         nifti[344..348].copy_from_slice(b"n+1\0");
         assert_eq!(
-            classify(&write("scan.dat", &nifti)).expect("read"),
+            kind_of(&write("scan.dat", &nifti)).expect("read"),
             Kind::Nifti
         );
         for (name, bytes, reason) in [
@@ -427,7 +643,7 @@ mod tests {
             ("thumb.dcm", &b"\x89PNG\r\n\x1a\n...."[..], "a PNG picture"),
             ("blob", &[0u8, 1, 2, 3, 0xFE, 0xFF][..], "neither DICOM"),
         ] {
-            match classify(&write(name, bytes)).expect("read") {
+            match kind_of(&write(name, bytes)).expect("read") {
                 Kind::NotAnImage(why) => assert!(why.starts_with(reason), "{name}: {why}"),
                 other => panic!("{name}: {other:?}"),
             }
