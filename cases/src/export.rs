@@ -7,6 +7,7 @@
 //! also carry their own stable ids (`rating_id`, `label_id`) and `read_no` (1 first read, 2 a
 //! repeat read by the same rater). Exports are for analysts, not raters: model names are in.
 
+use crate::model::Turn;
 use crate::store::Store;
 use crate::{Error, Result};
 use serde_json::{Map, Value};
@@ -126,7 +127,8 @@ fn ratings(store: &Store) -> Result<Rows> {
 fn errors(store: &Store) -> Result<Rows> {
     let sql = format!(
         "SELECT {RESPONSE_KEY_SQL}, ra.name, e.id, e.category, e.severity, e.span_start,
-                e.span_end, e.mark_json, e.comment, r.rationale, g.id, g.read_no
+                e.span_end, e.mark_json, e.comment, r.rationale, g.id, g.read_no, e.span_text,
+                e.span_turn, r.answer, r.turns_json
          FROM error_labels e JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
          JOIN responses r ON g.response = r.id JOIN tasks t ON r.task = t.id
          JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
@@ -142,6 +144,10 @@ fn errors(store: &Store) -> Result<Rows> {
         map.insert("severity".into(), row.get::<_, i64>(8)?.into());
         map.insert("span_start".into(), row.get::<_, Option<i64>>(9)?.into());
         map.insert("span_end".into(), row.get::<_, Option<i64>>(10)?.into());
+        let text = row.get::<_, Option<String>>(16)?;
+        let turn = row.get::<_, Option<u32>>(17)?;
+        map.insert("text".into(), text.clone().into());
+        map.insert("turn".into(), turn.into());
         map.insert(
             "mark".into(),
             row.get::<_, Option<String>>(11)?
@@ -152,10 +158,18 @@ fn errors(store: &Store) -> Result<Rows> {
         let span = row
             .get::<_, Option<u32>>(9)?
             .zip(row.get::<_, Option<u32>>(10)?);
-        let rationale = row.get::<_, Option<String>>(13)?;
+        let quoted = match (text.as_deref(), turn) {
+            (Some("answer"), _) => Some(row.get::<_, String>(18)?),
+            (Some("turn"), Some(turn)) => row
+                .get::<_, Option<String>>(19)?
+                .and_then(|t| serde_json::from_str::<Vec<Turn>>(&t).ok())
+                .and_then(|turns| turns.into_iter().nth(turn as usize))
+                .map(|t| t.content),
+            _ => row.get::<_, Option<String>>(13)?,
+        };
         map.insert(
             "quote".into(),
-            span.zip(rationale)
+            span.zip(quoted)
                 .and_then(|((start, end), text)| utf16_slice(&text, start, end))
                 .into(),
         );
@@ -175,6 +189,8 @@ fn errors(store: &Store) -> Result<Rows> {
             "quote",
             "mark",
             "comment",
+            "text",
+            "turn",
         ]
         .map(String::from),
     );

@@ -6,7 +6,7 @@ mod rating_support;
 
 use calibration::bootstrap::NoProgress;
 use calibration::input::ReportOptions;
-use cases::rating::{PlanSpec, RaterRole, RatingEdit, DEMO_STUDY_ID};
+use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
 use rating_support::demo_store;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -318,4 +318,127 @@ fn a_kept_report_is_shown_again_until_a_rating_changes() {
         .unwrap()
         .expect("the rebuilt report is kept");
     assert!(std::sync::Arc::ptr_eq(&rebuilt, &kept));
+}
+
+/// An anchoring label (R4) in a consultation points at the turn where the model should have
+/// changed its mind; the report's errors per model count them, checked against a count made here
+/// from the stored labels alone.
+#[test]
+fn anchoring_labels_on_turns_are_counted_per_model() {
+    let (_dir, mut store) = demo_store();
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    let plan = PlanSpec {
+        study_id: DEMO_STUDY_ID.into(),
+        name: "consultations".into(),
+        seed: 11,
+        raters: vec![rater],
+        overlap_share: 0.0,
+        responses_per_rater: None,
+        repeat_share: 0.0,
+        repeat_after_days: 0,
+    };
+    store.create_assignment_plan(rater, &plan).unwrap();
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let mut consultations = 0;
+    for (index, entry) in queue.iter().enumerate() {
+        let item = store.reading_item(rater, entry.assignment).unwrap();
+        let score = 3.0;
+        let edit = RatingEdit {
+            overall: Some(score),
+            dimensions: item
+                .rubric
+                .dimensions
+                .iter()
+                .map(|d| (d.id.clone(), d.scale.min))
+                .collect(),
+            correctness: Some(cases::rating::Correctness::Partly),
+            confidence: Some(3),
+            comment: String::new(),
+            seconds_on_task: 30.0,
+        };
+        store.save_rating(rater, entry.assignment, &edit).unwrap();
+        let turns = item.response.turns.clone().unwrap_or_default();
+        // Every other consultation anchors, labelled on its last assistant turn; a P3 on the
+        // answer of every response is a label of another category, which must not count.
+        if let Some(last) = turns.iter().rposition(|t| t.role == "assistant") {
+            consultations += 1;
+            if index % 2 == 0 {
+                let units = turns[last].content.encode_utf16().count() as u32;
+                store
+                    .add_error_label(
+                        rater,
+                        entry.assignment,
+                        &LabelEdit {
+                            category: "R4".into(),
+                            severity: 2,
+                            span: Some([0, units.min(12)]),
+                            text: SpanText::Turn,
+                            turn: Some(last as u32),
+                            mark: None,
+                            comment: "kept the first impression".into(),
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+        store
+            .add_error_label(
+                rater,
+                entry.assignment,
+                &LabelEdit {
+                    category: "P3".into(),
+                    severity: 1,
+                    span: Some([0, 1]),
+                    text: SpanText::Answer,
+                    turn: None,
+                    mark: None,
+                    comment: String::new(),
+                },
+            )
+            .unwrap();
+        store.submit_rating(rater, entry.assignment).unwrap();
+    }
+    assert!(consultations > 2, "the demo has level-3 consultations");
+
+    // Independently: per model, the responses with an R4 label on a turn, from the table.
+    let mut expected: BTreeMap<String, usize> = BTreeMap::new();
+    let mut stmt = store
+        .read()
+        .prepare(
+            "SELECT r.model, count(DISTINCT r.id) FROM error_labels e
+             JOIN ratings g ON e.rating = g.id JOIN responses r ON g.response = r.id
+             WHERE e.category = 'R4' AND e.span_text = 'turn' AND e.span_turn IS NOT NULL
+             GROUP BY r.model",
+        )
+        .unwrap();
+    for row in stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap()
+    {
+        let (model, count) = row.unwrap();
+        expected.insert(model, count as usize);
+    }
+    drop(stmt);
+    assert!(!expected.is_empty());
+
+    let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, Some("demo-grader-v1")).unwrap();
+    let options = ReportOptions {
+        scale: Some(data.scale),
+        bootstrap_resamples: 50,
+        ..ReportOptions::default()
+    };
+    let report = calibration::report::build_report(&data.input, &options, &NoProgress).unwrap();
+    let distribution = report.error_distribution.expect("errors were labelled");
+    let counted: BTreeMap<String, usize> = distribution
+        .by_model
+        .iter()
+        .filter_map(|m| {
+            let r4 = m.by_category.iter().find(|c| c.name == "R4")?;
+            (r4.share.count > 0).then(|| (m.model.clone(), r4.share.count))
+        })
+        .collect();
+    assert_eq!(counted, expected);
 }

@@ -225,8 +225,8 @@ fn the_browser_lists_development_items_by_gap_and_opens_test_items_after_confirm
     store
         .read()
         .execute(
-            "INSERT INTO error_labels (rating, category, severity, span_start, span_end, comment)
-             VALUES (?1, 'R2', 2, 0, 4, 'wrong territory')",
+            "INSERT INTO error_labels (rating, category, severity, span_start, span_end,
+                 span_text, comment) VALUES (?1, 'R2', 2, 0, 4, 'rationale', 'wrong territory')",
             [rating],
         )
         .unwrap();

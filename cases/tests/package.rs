@@ -8,7 +8,7 @@ use cases::package::{
     Conflict, MergeReport, RaterPackageExport,
 };
 use cases::progress::NoProgress;
-use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, DEMO_STUDY_ID};
+use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
 use cases::store::Store;
 use cases::Error;
 use rusqlite::types::ValueRef;
@@ -209,6 +209,8 @@ fn rate_remotely(remote: &mut Store) -> Vec<i64> {
                     category: "P3".into(),
                     severity: 2,
                     span: Some([0, 4]),
+                    text: SpanText::Rationale,
+                    turn: None,
                     mark: None,
                     comment: "not there".into(),
                 },
@@ -223,6 +225,8 @@ fn rate_remotely(remote: &mut Store) -> Vec<i64> {
                 category: "P1".into(),
                 severity: 3,
                 span: None,
+                text: SpanText::Rationale,
+                turn: None,
                 mark: Some(Mark {
                     series_id: item.series[0].series_id.clone(),
                     kind: MarkKind::Point,
@@ -802,4 +806,129 @@ fn a_cancelled_import_export_or_merge_writes_nothing() {
         merge(&mut lead, &results).added > 0,
         "the same merge, not cancelled, adds"
     );
+}
+
+/// A label in a turn of a consultation and one in the answer, made at the remote site, reach the
+/// lead with the text and turn they lie in; a package naming a turn the response lacks is refused
+/// as the app refuses it, and nothing is written.
+#[test]
+fn labels_in_a_turn_and_in_the_answer_travel_with_their_text_and_a_missing_turn_is_refused() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    let rater = rater_id(&remote, RATER);
+    let queue = remote.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let (assignment, item) = queue
+        .iter()
+        .find_map(|q| {
+            let item = remote.reading_item(rater, q.assignment).ok()?;
+            item.response
+                .turns
+                .is_some()
+                .then_some((q.assignment, item))
+        })
+        .expect("a consultation (level 3) in the remote rater's queue");
+    let turns = item.response.turns.clone().unwrap();
+    let last = turns.iter().rposition(|t| t.role == "assistant").unwrap();
+    remote
+        .save_rating(
+            rater,
+            assignment,
+            &RatingEdit {
+                overall: Some(item.rubric.overall.min),
+                dimensions: BTreeMap::new(),
+                correctness: None,
+                confidence: None,
+                comment: "anchored".into(),
+                seconds_on_task: 12.0,
+            },
+        )
+        .unwrap();
+    let labels = [
+        LabelEdit {
+            category: "R4".into(),
+            severity: 3,
+            span: Some([2, 9]),
+            text: SpanText::Turn,
+            turn: Some(last as u32),
+            mark: None,
+            comment: "kept the first impression".into(),
+        },
+        LabelEdit {
+            category: "P3".into(),
+            severity: 1,
+            span: Some([0, 3]),
+            text: SpanText::Answer,
+            turn: None,
+            mark: None,
+            comment: String::new(),
+        },
+        // Travels without `text` and `turn`, as rationale labels always did.
+        LabelEdit {
+            category: "R1".into(),
+            severity: 2,
+            span: Some([0, 3]),
+            text: SpanText::Rationale,
+            turn: None,
+            mark: None,
+            comment: String::new(),
+        },
+    ];
+    for label in &labels {
+        remote.add_error_label(rater, assignment, label).unwrap();
+    }
+    let digest = tables_digest(&lead.store);
+
+    let results = export_results(&remote, &dir, "beyond-the-turns.tar");
+    let field = forge_labelled_rating(&results, |rating| {
+        rating["labels"][0]["turn"] = turns.len().into();
+        "labels[0].turn".to_owned()
+    });
+    let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+    assert_eq!(
+        refused_members(error),
+        vec![("ratings.jsonl".to_owned(), field)]
+    );
+    assert_eq!(tables_digest(&lead.store), digest);
+
+    let results = export_results(&remote, &dir, "turns.tar");
+    let ratings = String::from_utf8(members(&results)["ratings.jsonl"].clone()).unwrap();
+    assert!(
+        ratings.contains(&format!(r#""text":"turn","turn":{last}"#)),
+        "{ratings}"
+    );
+    assert_eq!(merge(&mut lead, &results).added, 1);
+    /// A stored label: category, the text and turn its span lies in, and the span.
+    type Placed = (String, Option<String>, Option<u32>, [u32; 2]);
+    let stored: Vec<Placed> = lead
+        .store
+        .read()
+        .prepare(
+            "SELECT e.category, e.span_text, e.span_turn, e.span_start, e.span_end
+             FROM error_labels e JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
+             WHERE ra.name = ?1 ORDER BY e.id",
+        )
+        .unwrap()
+        .query_map([RATER], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, [r.get(3)?, r.get(4)?]))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        stored,
+        vec![
+            (
+                "R4".to_owned(),
+                Some("turn".to_owned()),
+                Some(last as u32),
+                [2, 9]
+            ),
+            ("P3".to_owned(), Some("answer".to_owned()), None, [0, 3]),
+            ("R1".to_owned(), Some("rationale".to_owned()), None, [0, 3]),
+        ]
+    );
+    // The merged rating is what its audit entry (the rating as it travelled) says.
+    let fold = cases::rating::ratings_against_audit(&lead.store).unwrap();
+    assert!(fold.unaccounted.is_empty(), "{:?}", fold.unaccounted);
 }

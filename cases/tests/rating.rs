@@ -6,7 +6,9 @@ mod rating_support;
 
 use cases::app::{catalog, reading, LeadSession, Session};
 use cases::model::Taxonomy;
-use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
+use cases::rating::{
+    LabelEdit, PlanSpec, RaterRole, RatingEdit, RatingError, SpanText, DEMO_STUDY_ID,
+};
 use cases::store::audit::{self, Verdict};
 use cases::store::Store;
 use cases::Error;
@@ -357,6 +359,8 @@ fn text_label(category: &str, span: [u32; 2], comment: &str) -> LabelEdit {
         category: category.into(),
         severity: 2,
         span: Some(span),
+        text: SpanText::Rationale,
+        turn: None,
         mark: None,
         comment: comment.into(),
     }
@@ -586,6 +590,8 @@ fn scores_labels_and_spans_are_checked_against_the_rubric_taxonomy_and_text() {
         category: "P1".into(),
         severity: 3,
         span: None,
+        text: SpanText::Rationale,
+        turn: None,
         mark: None,
         comment: "left frontal lesion not reported".into(),
     };
@@ -955,6 +961,8 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
         "rating.labels[].category",
         "rating.labels[].severity",
         "rating.labels[].span",
+        "rating.labels[].text",
+        "rating.labels[].turn",
         "rating.labels[].mark",
         "rating.labels[].mark.series_id",
         "rating.labels[].mark.kind",
@@ -1289,5 +1297,150 @@ fn an_edit_queued_before_the_reader_changed_is_refused_unwritten_then_written_as
     assert_eq!(
         stored_comment(&store, item),
         Some(("Dr Ada".into(), "queued".into()))
+    );
+}
+
+/// Labels in the answer, the rationale and a turn of a consultation: each is checked against its
+/// own text, stored with it, shown back in it, and exported with `text`, `turn` and a quote cut
+/// from that text; a label made before the migration reads as a rationale label.
+#[test]
+fn labels_in_each_text_of_a_consultation_are_checked_stored_and_exported_with_their_text() {
+    let (_dir, mut store) = demo_store();
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    store
+        .create_assignment_plan(rater, &spec("all", 3, vec![rater], 0.0, 0.0))
+        .unwrap();
+    let (assignment, item) = store
+        .reading_queue(rater, DEMO_STUDY_ID)
+        .unwrap()
+        .iter()
+        .find_map(|q| {
+            let item = store.reading_item(rater, q.assignment).ok()?;
+            (item.response.turns.is_some() && item.response.rationale.is_some())
+                .then_some((q.assignment, item))
+        })
+        .expect("a consultation with a rationale in the demo");
+    let turns = item.response.turns.clone().unwrap();
+    let turn = turns.iter().rposition(|t| t.role == "assistant").unwrap() as u32;
+    let turn_text = turns[turn as usize].content.clone();
+    let units = |text: &str| text.encode_utf16().count() as u32;
+    let in_text = |category: &str, text: SpanText, turn: Option<u32>, span: [u32; 2]| LabelEdit {
+        text,
+        turn,
+        ..text_label(category, span, "")
+    };
+
+    // Each text's own length bounds a span in it.
+    let refused = |label: LabelEdit, store: &mut Store| match store
+        .add_error_label(rater, assignment, &label)
+    {
+        Err(Error::Rating(RatingError::Invalid { field, .. })) => field,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let answer_units = units(&item.response.answer);
+    assert_eq!(
+        refused(
+            in_text("P3", SpanText::Answer, None, [0, answer_units + 1]),
+            &mut store
+        ),
+        "span"
+    );
+    assert_eq!(
+        refused(
+            in_text("R4", SpanText::Turn, Some(turns.len() as u32), [0, 1]),
+            &mut store
+        ),
+        "turn"
+    );
+    assert_eq!(
+        refused(in_text("R4", SpanText::Turn, None, [0, 1]), &mut store),
+        "turn"
+    );
+    assert_eq!(
+        refused(
+            in_text("R4", SpanText::Turn, Some(turn), [0, units(&turn_text) + 1]),
+            &mut store
+        ),
+        "span"
+    );
+
+    let labels = [
+        in_text("R4", SpanText::Turn, Some(turn), [0, units(&turn_text)]),
+        in_text("P3", SpanText::Answer, None, [0, answer_units]),
+        in_text("R1", SpanText::Rationale, None, [0, 3]),
+    ];
+    for label in &labels {
+        store.add_error_label(rater, assignment, label).unwrap();
+    }
+    let shown = store
+        .reading_item(rater, assignment)
+        .unwrap()
+        .rating
+        .unwrap()
+        .labels;
+    assert_eq!(
+        shown
+            .iter()
+            .map(|l| (l.category.as_str(), l.text, l.turn, l.span))
+            .collect::<Vec<_>>(),
+        labels
+            .iter()
+            .map(|l| (l.category.as_str(), l.text, l.turn, l.span))
+            .collect::<Vec<_>>()
+    );
+
+    use cases::export::{export, Format, What};
+    let errors: Vec<serde_json::Value> = export(&store, What::Errors, Format::Jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rationale = item.response.rationale.as_deref().unwrap();
+    let utf16 = |text: &str, [start, end]: [u32; 2]| {
+        String::from_utf16(&text.encode_utf16().collect::<Vec<_>>()[start as usize..end as usize])
+            .unwrap()
+    };
+    assert_eq!(
+        errors
+            .iter()
+            .map(|e| (
+                e["category"].clone(),
+                e["text"].clone(),
+                e["turn"].clone(),
+                e["quote"].clone()
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            (
+                "R4".into(),
+                "turn".into(),
+                turn.into(),
+                turn_text.clone().into()
+            ),
+            (
+                "P3".into(),
+                "answer".into(),
+                serde_json::Value::Null,
+                item.response.answer.clone().into()
+            ),
+            (
+                "R1".into(),
+                "rationale".into(),
+                serde_json::Value::Null,
+                utf16(rationale, [0, 3]).into()
+            ),
+        ]
+    );
+    let csv = export(&store, What::Errors, Format::Csv).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",quote,mark,comment,text,turn"),
+        "the new columns come last: {}",
+        csv.lines().next().unwrap()
     );
 }

@@ -7,7 +7,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
-use cases::rating::{LabelEdit, RaterRole, RatingEdit, DEMO_STUDY_ID};
+use cases::rating::{LabelEdit, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
 use cases::store::audit::{self, Verdict};
 use cases::store::Store;
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +44,8 @@ fn label(n: u64) -> LabelEdit {
         category: "R1".into(),
         severity: 2,
         span: Some([0, 5]),
+        text: SpanText::Rationale,
+        turn: None,
         mark: None,
         comment: format!("label {n}"),
     }

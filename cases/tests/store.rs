@@ -207,7 +207,9 @@ fn ratings_and_their_labels_survive_the_migration_to_repeat_reads() {
          INSERT INTO ratings (id, response, rater, overall, status, updated_at)
              VALUES (7, 1, 1, 4.0, 'submitted', '2026-01-01');
          INSERT INTO error_labels (rating, category, severity, span_start, span_end)
-             VALUES (7, 'R1', 2, 0, 3);",
+             VALUES (7, 'R1', 2, 0, 3);
+         INSERT INTO error_labels (rating, category, severity, mark_json)
+             VALUES (7, 'P1', 3, '{}');",
     )
     .unwrap();
     tx.commit().unwrap();
@@ -230,7 +232,34 @@ fn ratings_and_their_labels_survive_the_migration_to_repeat_reads() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(labels, 1);
+    assert_eq!(labels, 2);
+    // Labels made before answers and turns could be labelled lie in the rationale; a mark-only
+    // label lies in no text.
+    let places: Vec<(String, Option<String>, Option<i64>)> = conn
+        .prepare("SELECT category, span_text, span_turn FROM error_labels ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        places,
+        [
+            ("R1".to_owned(), Some("rationale".to_owned()), None),
+            ("P1".to_owned(), None, None)
+        ]
+    );
+    // The table keeps a text with its span, and a turn with a turn label only.
+    for (text, turn) in [("'turn'", "NULL"), ("'answer'", "2"), ("NULL", "NULL")] {
+        let insert = format!(
+            "INSERT INTO error_labels (rating, category, severity, span_start, span_end, span_text,
+                 span_turn) VALUES (7, 'R4', 2, 0, 1, {text}, {turn})"
+        );
+        assert!(
+            conn.execute(&insert, []).is_err(),
+            "{text} {turn} was stored"
+        );
+    }
     let foreign_keys: i64 = conn
         .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
         .unwrap();

@@ -216,8 +216,8 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
              INSERT INTO ratings (response, rater, overall, dimensions_json, correctness, status, updated_at)
                SELECT id, 1, 2, '{\"diagnosis\": 1}', 'incorrect', 'submitted', '2026-11-21T10:00:00Z'
                FROM responses WHERE model = 'vlm-a' AND sample = 1;
-             INSERT INTO error_labels (rating, category, severity, span_start, span_end)
-               VALUES (1, 'P4', 2, 15, 33);",
+             INSERT INTO error_labels (rating, category, severity, span_start, span_end, span_text)
+               VALUES (1, 'P4', 2, 15, 33, 'rationale');",
         )
         .unwrap();
     }
@@ -591,8 +591,8 @@ fn audit_verify_finds_ratings_changed_without_an_audit_entry() {
     let (changed, labelled, deleted) = (id_of("vlm-a", 0), id_of("vlm-a", 1), id_of("vlm-b", 0));
     conn.execute_batch(&format!(
         "UPDATE ratings SET overall = 5 WHERE id = {changed};
-         INSERT INTO error_labels (rating, category, severity, span_start, span_end)
-             VALUES ({labelled}, 'P4', 2, 0, 5);
+         INSERT INTO error_labels (rating, category, severity, span_start, span_end, span_text)
+             VALUES ({labelled}, 'P4', 2, 0, 5, 'rationale');
          DELETE FROM ratings WHERE id = {deleted};"
     ))
     .unwrap();

@@ -144,20 +144,20 @@ test('a new rater opens the first response of their queue', async () => {
   await shot('2-reading')
 })
 
-test('e with a selection outside the rationale says why, and the keys typed next score nothing', async () => {
+test('e with a selection outside the model’s texts says why, and the keys typed next score nothing', async () => {
   const before = await rubricValues()
-  // Select the model's answer (not the rationale), as a mouse would, then type as for a label.
+  // Select the task's question (not a text of the model's), as a mouse would, then type as for a label.
   await browser.execute(() => {
-    const answer = document.querySelector('[data-testid="answer"]')
+    const prompt = document.querySelector('.reading .prompt')
     const range = document.createRange()
-    range.selectNodeContents(answer)
+    range.selectNodeContents(prompt)
     window.getSelection().removeAllRanges()
     window.getSelection().addRange(range)
   })
   await browser.keys('e')
   const refusal = await $(testid('label-refusal'))
   await refusal.waitForDisplayed({ timeout: 5_000 })
-  assert.match(await refusal.getText(), /outside the rationale/)
+  assert.match(await refusal.getText(), /outside the model’s texts/)
   await browser.keys(['r', '1'])
   await browser.keys('Enter')
   await browser.keys('2')

@@ -647,8 +647,12 @@ export type ErrorLabelView_Deserialize = {
 	id: number,
 	category: string,
 	severity: number,
-	/**  [start, end) in UTF-16 code units of the rationale. */
+	/**  [start, end) in UTF-16 code units of the text `text` names. */
 	span?: [number, number] | null,
+	/**  The text the span lies in (the rationale for a label without a span). */
+	text: SpanText,
+	/**  With `text: turn`, the turn's index in the response's turns. */
+	turn?: number | null,
 	mark?: Mark | null,
 	comment: string,
 };
@@ -657,8 +661,12 @@ export type ErrorLabelView_Serialize = {
 	id: number,
 	category: string,
 	severity: number,
-	/**  [start, end) in UTF-16 code units of the rationale. */
+	/**  [start, end) in UTF-16 code units of the text `text` names. */
 	span: [number, number] | null,
+	/**  The text the span lies in (the rationale for a label without a span). */
+	text: SpanText,
+	/**  With `text: turn`, the turn's index in the response's turns. */
+	turn: number | null,
 	mark: Mark | null,
 	comment: string,
 };
@@ -825,8 +833,15 @@ export type LabelEdit_Deserialize = {
 	category: string,
 	/**  1 minor, 2 moderate, 3 major. */
 	severity: number,
-	/**  [start, end) in UTF-16 code units of the rationale (JavaScript string indices). */
+	/**  [start, end) in UTF-16 code units (JavaScript string indices) of the text `text` names. */
 	span?: [number, number] | null,
+	/**
+	 *  The text the span lies in; a span sent without it lies in the rationale, as every span
+	 *  did before answers and turns could be labelled.
+	 */
+	text?: SpanText,
+	/**  With `text: turn`, the turn's index in the response's `turns` (0-based). */
+	turn?: number | null,
 	mark?: Mark | null,
 	comment?: string,
 };
@@ -835,8 +850,15 @@ export type LabelEdit_Serialize = {
 	category: string,
 	/**  1 minor, 2 moderate, 3 major. */
 	severity: number,
-	/**  [start, end) in UTF-16 code units of the rationale (JavaScript string indices). */
+	/**  [start, end) in UTF-16 code units (JavaScript string indices) of the text `text` names. */
 	span: [number, number] | null,
+	/**
+	 *  The text the span lies in; a span sent without it lies in the rationale, as every span
+	 *  did before answers and turns could be labelled.
+	 */
+	text: SpanText,
+	/**  With `text: turn`, the turn's index in the response's `turns` (0-based). */
+	turn: number | null,
 	mark: Mark | null,
 	comment: string,
 };
@@ -1391,6 +1413,12 @@ export type SliceRef = {
 	series: string,
 	slice: number,
 };
+
+/**
+ *  Which of the texts a rater reads a label's span lies in: the answer, the rationale, or one
+ *  turn of a consultation (the label then names the turn).
+ */
+export type SpanText = "answer" | "rationale" | "turn";
 
 export type Spec = Spec_Serialize | Spec_Deserialize;
 

@@ -134,13 +134,20 @@ export interface TaxonomyCategory {
 
 export type Correctness = 'correct' | 'partly' | 'incorrect'
 
+/** Which text a label's span lies in: the answer, the rationale, or one turn of a consultation. */
+export type SpanText = 'answer' | 'rationale' | 'turn'
+
 export interface ErrorLabelView {
   id: number
   category: string
   /** 1 minor, 2 moderate, 3 major. */
   severity: number
-  /** [start, end) in UTF-16 code units of the rationale (what JS string indices are). */
+  /** [start, end) in UTF-16 code units of the text `text` names (what JS string indices are). */
   span: [number, number] | null
+  /** The text the span lies in ('rationale' for a label without a span). */
+  text: SpanText
+  /** With text 'turn', the turn's index in the response's turns. */
+  turn: number | null
   mark: Mark | null
   comment: string
 }
@@ -192,6 +199,8 @@ export interface LabelEdit {
   category: string
   severity: number
   span: [number, number] | null
+  text: SpanText
+  turn: number | null
   mark: Mark | null
   comment: string
 }

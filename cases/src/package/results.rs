@@ -19,7 +19,7 @@ use crate::rating::rules;
 use crate::rating::table::{self, ReadKey, WholeRating};
 use crate::rating::{
     stored_rating, Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView,
-    ResponseContext,
+    ResponseContext, SpanText,
 };
 use crate::store::audit::Entry;
 use crate::store::Store;
@@ -41,6 +41,11 @@ pub(crate) struct ResultLabel {
     pub category: String,
     pub severity: u8,
     pub span: Option<[u32; 2]>,
+    /// Left out for the rationale, so a package without answer or turn labels reads as before.
+    #[serde(default, skip_serializing_if = "SpanText::is_rationale")]
+    pub text: SpanText,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
     pub mark: Option<Mark>,
     pub comment: String,
 }
@@ -68,6 +73,8 @@ impl ResultLabel {
             category: self.category.clone(),
             severity: self.severity,
             span: self.span,
+            text: self.text,
+            turn: self.turn,
             mark: self.mark.clone(),
             comment: self.comment.clone(),
         }
@@ -110,6 +117,8 @@ impl ResultRating {
                     category,
                     severity,
                     span,
+                    text,
+                    turn,
                     mark,
                     comment,
                 } = label;
@@ -117,6 +126,8 @@ impl ResultRating {
                     category,
                     severity,
                     span,
+                    text,
+                    turn,
                     mark,
                     comment,
                 }

@@ -44,13 +44,40 @@ pub struct LabelEdit {
     pub category: String,
     /// 1 minor, 2 moderate, 3 major.
     pub severity: u8,
-    /// [start, end) in UTF-16 code units of the rationale (JavaScript string indices).
+    /// [start, end) in UTF-16 code units (JavaScript string indices) of the text `text` names.
     #[serde(default)]
     pub span: Option<[u32; 2]>,
+    /// The text the span lies in; a span sent without it lies in the rationale, as every span
+    /// did before answers and turns could be labelled.
+    #[serde(default)]
+    pub text: SpanText,
+    /// With `text: turn`, the turn's index in the response's `turns` (0-based).
+    #[serde(default)]
+    pub turn: Option<u32>,
     #[serde(default)]
     pub mark: Option<Mark>,
     #[serde(default)]
     pub comment: String,
+}
+
+/// Which of the texts a rater reads a label's span lies in: the answer, the rationale, or one
+/// turn of a consultation (the label then names the turn).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum SpanText {
+    Answer,
+    #[default]
+    Rationale,
+    Turn,
+}
+
+impl SpanText {
+    /// Whether this is the default, so a rationale label travels as it did before (a package
+    /// field left out).
+    pub(crate) fn is_rationale(&self) -> bool {
+        *self == SpanText::Rationale
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -154,10 +154,27 @@ pub fn ratings_against_audit(store: &Store) -> Result<FoldCheck> {
 
 /// The first compared field the entry carries whose value differs from the table's.
 fn first_difference(state: &Value, now: &Value) -> Option<&'static str> {
+    let state = with_label_defaults(state);
     COMPARED
         .into_iter()
         .filter(|field| state.get(field).is_some())
         .find(|field| !same(&state[field], &now[field]))
+}
+
+/// The entry's labels with the fields labels gained later, as an entry without them means them:
+/// a label audited before answers and turns could be labelled lies in the rationale, and a
+/// results package leaves `text` and `turn` out for a rationale span.
+fn with_label_defaults(state: &Value) -> Value {
+    let mut state = state.clone();
+    if let Some(labels) = state.get_mut("labels").and_then(Value::as_array_mut) {
+        for label in labels.iter_mut().filter_map(Value::as_object_mut) {
+            label
+                .entry("text")
+                .or_insert_with(|| Value::from("rationale"));
+            label.entry("turn").or_insert(Value::Null);
+        }
+    }
+    state
 }
 
 /// Equal as data: numbers by value (`2` and `2.0`), label ids ignored (a merge re-creates them).

@@ -16,7 +16,7 @@ pub(crate) mod rules;
 pub(crate) mod table;
 
 pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
-pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit};
+pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
 pub use raters::{Rater, RaterRole};
 pub(crate) use reading::stored_rating;
@@ -26,7 +26,7 @@ pub use reading::{
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,
 };
 
-use crate::model::{Rubric, Taxonomy};
+use crate::model::{Rubric, Taxonomy, Turn};
 use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};
@@ -144,11 +144,13 @@ pub(crate) fn assignment_not_found(assignment: i64) -> Error {
 }
 
 /// What validating an edit of a response's rating needs: the study's rubric and taxonomy, the
-/// rationale labels point into and the case's series marks may be drawn on.
+/// texts labels point into and the case's series marks may be drawn on.
 pub(crate) struct ResponseContext {
     pub rubric: Rubric,
     pub taxonomy: Taxonomy,
+    pub answer: String,
     pub rationale: Option<String>,
+    pub turns: Vec<Turn>,
     pub series_ids: Vec<String>,
     /// The case's key, to load a series' geometry for a mark.
     pub case_key: i64,
@@ -158,7 +160,9 @@ impl ResponseContext {
     pub(crate) fn labels(&self) -> rules::LabelContext<'_> {
         rules::LabelContext {
             taxonomy: &self.taxonomy,
+            answer: &self.answer,
             rationale: self.rationale.as_deref(),
+            turns: &self.turns,
             series_ids: &self.series_ids,
         }
     }
@@ -170,10 +174,19 @@ pub(crate) fn response_context(
     response: i64,
 ) -> Result<ResponseContext> {
     let fail = |e| Error::database(path, "reading the study's rubric and taxonomy", e);
-    type Row = (String, String, String, Option<String>, i64);
-    let (study_id, rubric_json, taxonomy_json, rationale, case_ref): Row = conn
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        i64,
+    );
+    let (study_id, rubric_json, taxonomy_json, answer, rationale, turns_json, case_ref): Row = conn
         .query_row(
-            "SELECT st.study_id, st.rubric_json, st.taxonomy_json, r.rationale, c.id
+            "SELECT st.study_id, st.rubric_json, st.taxonomy_json, r.answer, r.rationale,
+                    r.turns_json, c.id
              FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id WHERE r.id = ?1",
             [response],
@@ -184,6 +197,8 @@ pub(crate) fn response_context(
                     row.get(2)?,
                     row.get(3)?,
                     row.get(4)?,
+                    row.get(5)?,
+                    row.get(6)?,
                 ))
             },
         )
@@ -198,7 +213,16 @@ pub(crate) fn response_context(
     Ok(ResponseContext {
         rubric: crate::store::stored_rubric(&study_id, &rubric_json)?,
         taxonomy: crate::store::stored_taxonomy(&study_id, &taxonomy_json)?,
+        answer,
         rationale,
+        turns: turns_json
+            .map(|t| {
+                serde_json::from_str(&t).map_err(|e| Error::Corrupt {
+                    what: format!("the turns of response {response}: {e}"),
+                })
+            })
+            .transpose()?
+            .unwrap_or_default(),
         series_ids,
         case_key: case_ref,
     })

@@ -4,7 +4,7 @@
 //! model name, sample number, response key, grader output, `extra_json` (the demo's planted
 //! errors live there) or other raters' ratings. Tests check the serialised JSON.
 
-use super::{assignment_not_found, own_assignment, refused, Correctness, RatingStatus};
+use super::{assignment_not_found, own_assignment, refused, Correctness, RatingStatus, SpanText};
 use crate::model::{Anchor, Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Turn};
 use crate::store::audit::Entry;
 use crate::store::Store;
@@ -87,8 +87,12 @@ pub struct ErrorLabelView {
     pub id: i64,
     pub category: String,
     pub severity: u8,
-    /// [start, end) in UTF-16 code units of the rationale.
+    /// [start, end) in UTF-16 code units of the text `text` names.
     pub span: Option<[u32; 2]>,
+    /// The text the span lies in (the rationale for a label without a span).
+    pub text: SpanText,
+    /// With `text: turn`, the turn's index in the response's turns.
+    pub turn: Option<u32>,
     pub mark: Option<crate::marks::Mark>,
     pub comment: String,
 }
@@ -566,7 +570,8 @@ pub(crate) fn stored_rating(
 
 fn labels_of(conn: &Connection, rating: i64) -> rusqlite::Result<Vec<ErrorLabelView>> {
     conn.prepare(
-        "SELECT id, category, severity, span_start, span_end, mark_json, comment
+        "SELECT id, category, severity, span_start, span_end, mark_json, comment, span_text,
+                span_turn
          FROM error_labels WHERE rating = ?1 ORDER BY id",
     )?
     .query_map([rating], label_from_row)?
@@ -582,6 +587,19 @@ fn label_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ErrorLabelView> {
         category: r.get(1)?,
         severity: r.get(2)?,
         span: start.zip(end).map(|(s, e)| [s, e]),
+        text: r
+            .get::<_, Option<String>>(7)?
+            .map(|t| serde_json::from_value(serde_json::Value::String(t)))
+            .transpose()
+            .map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    7,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?
+            .unwrap_or_default(),
+        turn: r.get(8)?,
         mark: mark
             .map(|m| serde_json::from_str(&m))
             .transpose()

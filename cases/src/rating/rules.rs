@@ -2,12 +2,12 @@
 //! a whole rating merged from another site's results package. Written once so that what the app
 //! refuses a merge cannot store.
 //!
-//! Pure: the functions read the study's rubric and taxonomy, the response's rationale and the
-//! case's series ids (a [`ResponseContext`]), never the database. That a mark lies inside its
-//! series' volume needs the images' geometry and is checked by the caller.
+//! Pure: the functions read the study's rubric and taxonomy, the response's texts (answer,
+//! rationale, turns) and the case's series ids (a [`ResponseContext`]), never the database. That
+//! a mark lies inside its series' volume needs the images' geometry and is checked by the caller.
 
-use super::edits::{LabelEdit, RatingEdit};
-use crate::model::{Anchor, Rubric, Taxonomy};
+use super::edits::{LabelEdit, RatingEdit, SpanText};
+use crate::model::{Anchor, Rubric, Taxonomy, Turn};
 
 /// A clinician's comment longer than this is a paste accident, not a comment.
 pub(crate) const MAX_COMMENT_CHARS: usize = 20_000;
@@ -93,16 +93,57 @@ fn comment_violation(field: &str, comment: &str) -> Option<Violation> {
     })
 }
 
-/// What a label is checked against: the study's taxonomy, the rationale spans point into and the
-/// case's series marks may be drawn on. Borrowed, so the desktop store's `ResponseContext` and
-/// the team server's stored item both lend theirs.
+/// What a label is checked against: the study's taxonomy, the texts spans point into (the
+/// answer, the rationale, the consultation's turns) and the case's series marks may be drawn on.
+/// Borrowed, so the desktop store's `ResponseContext` and the team server's stored item both
+/// lend theirs.
 pub(crate) struct LabelContext<'a> {
     pub taxonomy: &'a Taxonomy,
+    pub answer: &'a str,
     pub rationale: Option<&'a str>,
+    pub turns: &'a [Turn],
     pub series_ids: &'a [String],
 }
 
-/// Every rule `label` breaks against the taxonomy, the rationale and the case's series. An
+impl LabelContext<'_> {
+    /// The text a span in `text` (and `turn`) lies in, with its name for a message; or why
+    /// there is none.
+    fn text(&self, text: SpanText, turn: Option<u32>) -> Result<(&str, String), Violation> {
+        match (text, turn) {
+            (SpanText::Answer, None) => Ok((self.answer, "the answer".into())),
+            (SpanText::Rationale, None) => self
+                .rationale
+                .map(|r| (r, "the rationale".into()))
+                .ok_or_else(|| {
+                    violation("span", "this response has no rationale to select a span in")
+                }),
+            (SpanText::Turn, Some(index)) => self
+                .turns
+                .get(index as usize)
+                .map(|t| (t.content.as_str(), format!("turn index {index}")))
+                .ok_or_else(|| {
+                    violation(
+                        "turn",
+                        format!(
+                            "this response has {} turn(s) (0 to {}), not a turn {index}",
+                            self.turns.len(),
+                            self.turns.len() as i64 - 1
+                        ),
+                    )
+                }),
+            (SpanText::Turn, None) => Err(violation(
+                "turn",
+                "a span in a turn names the turn (its index in the response's turns)",
+            )),
+            (_, Some(_)) => Err(violation(
+                "turn",
+                "only a span in a turn (text \"turn\") names a turn",
+            )),
+        }
+    }
+}
+
+/// Every rule `label` breaks against the taxonomy, the response's texts and the case's series. An
 /// unknown category stops there: the other rules depend on it.
 pub(crate) fn label_violations(context: &LabelContext<'_>, label: &LabelEdit) -> Vec<Violation> {
     let Some(category) = context
@@ -127,8 +168,16 @@ pub(crate) fn label_violations(context: &LabelContext<'_>, label: &LabelEdit) ->
         ));
     }
     found.extend(comment_violation("comment", &label.comment));
-    if let Some(span) = label.span {
-        found.extend(span_violation(context.rationale, span));
+    match label.span {
+        Some(span) => match context.text(label.text, label.turn) {
+            Ok((text, name)) => found.extend(span_violation(text, &name, span)),
+            Err(v) => found.push(v),
+        },
+        None if !label.text.is_rationale() || label.turn.is_some() => found.push(violation(
+            "text",
+            "names the text a span lies in, and this label has no span",
+        )),
+        None => {}
     }
     if let Some(mark) = &label.mark {
         if let Err(message) = mark.check_shape() {
@@ -153,12 +202,12 @@ pub(crate) fn label_violations(context: &LabelContext<'_>, label: &LabelEdit) ->
         Anchor::Text => (
             "span",
             label.span.is_some(),
-            "is pointed at in the text: select a span of the rationale",
+            "is pointed at in the text: select a span of the answer, the rationale or a turn",
         ),
         _ => (
             "span",
             label.span.is_some() || label.mark.is_some(),
-            "needs a span of the rationale or a mark on the image",
+            "needs a span of a text or a mark on the image",
         ),
     };
     if !anchored {
@@ -170,22 +219,16 @@ pub(crate) fn label_violations(context: &LabelContext<'_>, label: &LabelEdit) ->
     found
 }
 
-/// A span is `[start, end)` in UTF-16 code units (JavaScript string indices) of the rationale.
-fn span_violation(rationale: Option<&str>, [start, end]: [u32; 2]) -> Option<Violation> {
-    let Some(rationale) = rationale else {
-        return Some(violation(
-            "span",
-            "this response has no rationale to select a span in",
-        ));
-    };
-    let units: Vec<u16> = rationale.encode_utf16().collect();
+/// A span is `[start, end)` in UTF-16 code units (JavaScript string indices) of its text, which
+/// `name` names in the message.
+fn span_violation(text: &str, name: &str, [start, end]: [u32; 2]) -> Option<Violation> {
+    let units: Vec<u16> = text.encode_utf16().collect();
     let (start, end) = (start as usize, end as usize);
     if start >= end || end > units.len() {
         return Some(violation(
             "span",
             format!(
-                "[{start}, {end}) is not a non-empty range within the rationale's {} UTF-16 code \
-                 units",
+                "[{start}, {end}) is not a non-empty range within {name}'s {} UTF-16 code units",
                 units.len()
             ),
         ));
@@ -245,7 +288,9 @@ mod tests {
 
     struct Owned {
         taxonomy: Taxonomy,
+        answer: String,
         rationale: Option<String>,
+        turns: Vec<Turn>,
         series_ids: Vec<String>,
     }
 
@@ -253,7 +298,9 @@ mod tests {
         fn labels(&self) -> LabelContext<'_> {
             LabelContext {
                 taxonomy: &self.taxonomy,
+                answer: &self.answer,
                 rationale: self.rationale.as_deref(),
+                turns: &self.turns,
                 series_ids: &self.series_ids,
             }
         }
@@ -276,8 +323,21 @@ mod tests {
                     category("E", Anchor::TextImage),
                 ],
             },
+            // Two units: a span [0, 3) of the rationale lies past the answer's end.
+            answer: "MS".into(),
             // "a", U+1F9E0 (two UTF-16 units: 1 and 2), "b": four units.
             rationale: Some("a\u{1F9E0}b".into()),
+            // Turn 0 is one unit; turn 1 seven ("é" is one).
+            turns: vec![
+                Turn {
+                    role: "user".into(),
+                    content: "?".into(),
+                },
+                Turn {
+                    role: "assistant".into(),
+                    content: "still é".into(),
+                },
+            ],
             series_ids: vec!["t1".into()],
         }
     }
@@ -298,6 +358,8 @@ mod tests {
             category: category.into(),
             severity: 2,
             span,
+            text: SpanText::Rationale,
+            turn: None,
             mark,
             comment: String::new(),
         }
@@ -492,6 +554,64 @@ mod tests {
                 &[],
             ),
             ("either, with nothing", label("E", None, None), &["span"]),
+            (
+                "a span of the answer",
+                with(
+                    |l| l.text = SpanText::Answer,
+                    label("T", Some([0, 2]), None),
+                ),
+                &[],
+            ),
+            (
+                "past the answer's end, within the rationale's",
+                with(
+                    |l| l.text = SpanText::Answer,
+                    label("T", Some([0, 3]), None),
+                ),
+                &["span"],
+            ),
+            (
+                "a span of a turn",
+                with(
+                    |l| (l.text, l.turn) = (SpanText::Turn, Some(1)),
+                    label("T", Some([0, 7]), None),
+                ),
+                &[],
+            ),
+            (
+                "past that turn's end",
+                with(
+                    |l| (l.text, l.turn) = (SpanText::Turn, Some(0)),
+                    label("T", Some([0, 2]), None),
+                ),
+                &["span"],
+            ),
+            (
+                "a turn the response does not have",
+                with(
+                    |l| (l.text, l.turn) = (SpanText::Turn, Some(2)),
+                    label("T", Some([0, 1]), None),
+                ),
+                &["turn"],
+            ),
+            (
+                "a turn label without its turn",
+                with(|l| l.text = SpanText::Turn, label("T", Some([0, 1]), None)),
+                &["turn"],
+            ),
+            (
+                "a turn named for the rationale",
+                with(|l| l.turn = Some(1), label("T", Some([0, 1]), None)),
+                &["turn"],
+            ),
+            (
+                "a text named without a span",
+                with(
+                    |l| (l.text, l.turn) = (SpanText::Turn, Some(1)),
+                    label("I", None, Some(point("t1"))),
+                ),
+                &["text"],
+            ),
         ];
         for (name, label, expected) in cases {
             assert_eq!(

@@ -159,6 +159,11 @@ pub(crate) fn replace_whole(
     Ok(())
 }
 
+/// The text a label's span lies in, as stored: none without a span (the table's checks).
+fn span_text(label: &LabelEdit) -> Option<String> {
+    label.span.map(|_| enum_text(&label.text))
+}
+
 fn mark_json(label: &LabelEdit) -> Option<String> {
     label
         .mark
@@ -173,14 +178,16 @@ pub(crate) fn insert_label(
     label: &LabelEdit,
 ) -> rusqlite::Result<i64> {
     conn.execute(
-        "INSERT INTO error_labels (rating, category, severity, span_start, span_end, mark_json,
-             comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO error_labels (rating, category, severity, span_start, span_end, span_text,
+             span_turn, mark_json, comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             rating,
             label.category,
             label.severity,
             label.span.map(|s| s[0]),
             label.span.map(|s| s[1]),
+            span_text(label),
+            label.turn,
             mark_json(label),
             label.comment
         ],
@@ -191,12 +198,14 @@ pub(crate) fn insert_label(
 pub(crate) fn update_label(conn: &Connection, id: i64, label: &LabelEdit) -> rusqlite::Result<()> {
     conn.execute(
         "UPDATE error_labels SET category = ?1, severity = ?2, span_start = ?3, span_end = ?4,
-             mark_json = ?5, comment = ?6 WHERE id = ?7",
+             span_text = ?5, span_turn = ?6, mark_json = ?7, comment = ?8 WHERE id = ?9",
         params![
             label.category,
             label.severity,
             label.span.map(|s| s[0]),
             label.span.map(|s| s[1]),
+            span_text(label),
+            label.turn,
             mark_json(label),
             label.comment,
             id

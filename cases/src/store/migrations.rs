@@ -453,6 +453,36 @@ CREATE TABLE series_geometry (
     voxel_to_patient BLOB NOT NULL CHECK (length(voxel_to_patient) = 96)
 ) STRICT;
 "#,
+    // 11: an error label's span says which text it lies in (issue 17): the answer, the rationale,
+    // or one turn of a consultation by its index in the response's `turns`. Labels made before
+    // lie in the rationale. SQLite cannot add a table constraint, so the table is rebuilt with
+    // the same rows; nothing references `error_labels`.
+    r#"
+CREATE TABLE error_labels_by_text (
+    id         INTEGER PRIMARY KEY,
+    rating     INTEGER NOT NULL REFERENCES ratings(id) ON DELETE CASCADE,
+    category   TEXT NOT NULL,
+    severity   INTEGER NOT NULL CHECK (severity BETWEEN 1 AND 3),
+    span_start INTEGER,
+    span_end   INTEGER,
+    span_text  TEXT CHECK (span_text IN ('answer', 'rationale', 'turn')),
+    span_turn  INTEGER CHECK (span_turn >= 0),
+    mark_json  TEXT,
+    comment    TEXT NOT NULL DEFAULT '',
+    CHECK ((span_start IS NULL) = (span_end IS NULL)),
+    CHECK ((span_start IS NULL) = (span_text IS NULL)),
+    CHECK ((span_text IS 'turn') = (span_turn IS NOT NULL)),
+    CHECK (span_start IS NOT NULL OR mark_json IS NOT NULL)
+) STRICT;
+INSERT INTO error_labels_by_text
+    (id, rating, category, severity, span_start, span_end, span_text, mark_json, comment)
+    SELECT id, rating, category, severity, span_start, span_end,
+           CASE WHEN span_start IS NULL THEN NULL ELSE 'rationale' END, mark_json, comment
+    FROM error_labels;
+DROP TABLE error_labels;
+ALTER TABLE error_labels_by_text RENAME TO error_labels;
+CREATE INDEX error_labels_by_rating ON error_labels(rating);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -534,7 +534,9 @@ fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Resul
     let series_ids: Vec<String> = item.series.iter().map(|s| s.series_id.clone()).collect();
     let context = LabelContext {
         taxonomy: &item.taxonomy,
+        answer: &item.response.answer,
         rationale: item.response.rationale.as_deref(),
+        turns: item.response.turns.as_deref().unwrap_or_default(),
         series_ids: &series_ids,
     };
     for (index, label) in state.labels.iter().enumerate() {
@@ -549,7 +551,7 @@ fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Resul
 mod tests {
     use super::*;
     use crate::model::{Anchor, Bucket, ErrorCategory, Scale};
-    use crate::rating::Correctness;
+    use crate::rating::{Correctness, SpanText};
 
     fn member(role: TeamRole, reveal_locked: bool) -> TeamMember {
         TeamMember {
@@ -727,6 +729,8 @@ mod tests {
             category: "NOPE".into(),
             severity: 1,
             span: Some([0, 3]),
+            text: SpanText::Rationale,
+            turn: None,
             mark: None,
             comment: String::new(),
         });
@@ -850,6 +854,8 @@ mod tests {
             category: "HAL".into(),
             severity: 1,
             span: Some([0, 99]),
+            text: SpanText::Rationale,
+            turn: None,
             mark: None,
             comment: String::new(),
         });

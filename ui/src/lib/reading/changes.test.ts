@@ -10,7 +10,7 @@ const rows: RubricRow[] = [
 ]
 const names: Record<string, string> = { P4: 'Mislocalisation' }
 const categoryName = (code: string) => names[code] ?? code
-const label = (uid: string, severity = 2): DraftLabel => ({ uid, category: 'P4', severity, span: [0, 4], mark: null, comment: '' })
+const label = (uid: string, severity = 2): DraftLabel => ({ uid, category: 'P4', severity, span: [0, 4], text: 'rationale', turn: null, mark: null, comment: '' })
 const draft = (patch: Partial<Draft>): Draft => ({ ...structuredClone(EMPTY_DRAFT), ...patch })
 
 describe('what an undo or a redo changed', () => {

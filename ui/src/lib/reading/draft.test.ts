@@ -13,7 +13,7 @@ const stored: RatingView = {
   updated_at: '2026-11-21T03:00:00Z',
   submitted_at: null,
   labels: [
-    { id: 9, category: 'P4', severity: 2, span: [3, 10], mark: null, comment: '' },
+    { id: 9, category: 'P4', severity: 2, span: [3, 10], text: 'turn', turn: 3, mark: null, comment: '' },
   ],
 }
 
@@ -36,7 +36,7 @@ describe('draftFromRating', () => {
     })
     expect(draft.labels).toHaveLength(1)
     expect(labelIds.get(draft.labels[0].uid)).toBe(9)
-    expect(labelEdit(draft.labels[0])).toEqual({ category: 'P4', severity: 2, span: [3, 10], mark: null, comment: '' })
+    expect(labelEdit(draft.labels[0])).toEqual({ category: 'P4', severity: 2, span: [3, 10], text: 'turn', turn: 3, mark: null, comment: '' })
   })
 })
 

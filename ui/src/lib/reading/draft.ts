@@ -2,7 +2,7 @@
 // from the backend's payloads. Labels carry a client id (`uid`) that survives undo and redo; the
 // backend's id arrives later, when the label's first write is acknowledged.
 
-import type { Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingView } from '../../ratingTypes'
+import type { Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingView, SpanText } from '../../ratingTypes'
 import type { Mark } from '../../types'
 
 export interface DraftLabel {
@@ -10,6 +10,9 @@ export interface DraftLabel {
   category: string
   severity: number
   span: [number, number] | null
+  /** The text the span lies in, and with 'turn' which turn. */
+  text: SpanText
+  turn: number | null
   mark: Mark | null
   comment: string
 }
@@ -47,7 +50,7 @@ export function draftFromRating(rating: RatingView | null): { draft: Draft; labe
   const labels = rating.labels.map((l: ErrorLabelView) => {
     const uid = `stored-${l.id}`
     labelIds.set(uid, l.id)
-    return { uid, category: l.category, severity: l.severity, span: l.span, mark: l.mark, comment: l.comment }
+    return { uid, category: l.category, severity: l.severity, span: l.span, text: l.text, turn: l.turn, mark: l.mark, comment: l.comment }
   })
   return {
     draft: {
@@ -74,7 +77,15 @@ export function ratingEdit(draft: Draft, secondsOnTask: number): RatingEdit {
 }
 
 export function labelEdit(label: DraftLabel): LabelEdit {
-  return { category: label.category, severity: label.severity, span: label.span, mark: label.mark, comment: label.comment }
+  return {
+    category: label.category,
+    severity: label.severity,
+    span: label.span,
+    text: label.text,
+    turn: label.turn,
+    mark: label.mark,
+    comment: label.comment,
+  }
 }
 
 export function sameRatingFields(a: Draft, b: Draft): boolean {

@@ -41,9 +41,9 @@ describe('keyAction', () => {
 })
 
 describe('a refused e', () => {
-  it('says why: nothing selected, or a selection outside the rationale', () => {
-    expect(labelTextRefusal('none')).toMatch(/^Nothing is selected to label: select words in the rationale/)
-    expect(labelTextRefusal('outside')).toMatch(/^The selection is outside the rationale/)
+  it('says why: nothing selected, or a selection outside the model’s texts', () => {
+    expect(labelTextRefusal('none')).toMatch(/^Nothing is selected to label: select words in the model’s answer, its rationale or a turn/)
+    expect(labelTextRefusal('outside')).toMatch(/^The selection is outside the model’s texts/)
   })
   it('holds the keys that would score the rubric, and only those', () => {
     expect(heldByRefusal({ kind: 'digit', digit: 1 })).toBe(true)

@@ -82,10 +82,10 @@ export function keyAction(input: KeyInput): KeyAction | null {
 /** Why `e` did nothing: there is no selection, or it lies outside the rationale (the only text a
  * label can point into). Shown beside the rationale instead of failing silently. */
 export function labelTextRefusal(selection: 'none' | 'outside'): string {
-  const how = 'select words in the rationale (under “The model’s answer”), then press e; i labels an image finding'
+  const how = 'select words in the model’s answer, its rationale or a turn of the consultation, then press e; i labels an image finding'
   return selection === 'none'
     ? `Nothing is selected to label: ${how}.`
-    : `The selection is outside the rationale, and labels point into the rationale only: ${how}.`
+    : `The selection is outside the model’s texts, and labels point into those only: ${how}.`
 }
 
 /**
