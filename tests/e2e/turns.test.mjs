@@ -20,6 +20,15 @@ before(async () => {
 })
 
 after(async () => {
+  // Leave reading mode, as rating.test.mjs does, so that the next file's app starts on the study.
+  const leave = await browser?.$(testid('leave-reading'))
+  if (await leave?.isExisting()) {
+    await leave.click()
+    await browser.waitUntil(async () => !(await leave.isExisting()), {
+      timeout: LOAD_TIMEOUT_MS,
+      timeoutMsg: 'leaving reading mode did not end the reader session',
+    })
+  }
   await browser?.deleteSession().catch(() => {})
 })
 
