@@ -20,13 +20,15 @@ before(async () => {
 })
 
 after(async () => {
-  // Leave reading mode, as rating.test.mjs does, so that the next file's app starts on the study.
-  const leave = await browser?.$(testid('leave-reading'))
-  if (await leave?.isExisting()) {
-    await leave.click()
-    await browser.waitUntil(async () => !(await leave.isExisting()), {
+  // Back on the study's case list out of reading mode, as scale.test.mjs ends: the next file's
+  // app starts where this one left (viewer.test.mjs waits for the case table).
+  if (browser) {
+    await $(testid('mode-cases')).click()
+    const leave = await $(testid('leave-reading'))
+    if (await leave.isExisting()) await leave.click()
+    await browser.waitUntil(async () => (await browser.$$('.case-row').length) > 0, {
       timeout: LOAD_TIMEOUT_MS,
-      timeoutMsg: 'leaving reading mode did not end the reader session',
+      timeoutMsg: 'the case list never came back after reading',
     })
   }
   await browser?.deleteSession().catch(() => {})
