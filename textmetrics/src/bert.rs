@@ -1,14 +1,30 @@
 //! The BERT encoder all-MiniLM-L6-v2 is: embeddings, then self-attention layers, no pooler.
 //!
-//! Adapted from candle-transformers 0.11.1 `models/bert.rs` (Copyright the candle authors, MIT OR
-//! Apache-2.0), itself a port of Hugging Face transformers' `modeling_bert.py`. Only the encoder
-//! is kept: candle-transformers carries every model candle supports and took longer to build
-//! cold than the rest of this crate's dependencies together, for the 150 lines used here.
+//! The arithmetic is Hugging Face transformers' `modeling_bert.py` (as candle-transformers 0.11.1
+//! `models/bert.rs` ports it, Copyright the candle authors, MIT OR Apache-2.0); the weights are
+//! read with candle, the forward pass is plain buffers, gemm's matrix products and the kernels of
+//! `kernels.rs`. Profiled against candle's tensors (docs/performance.md), what made this faster
+//! than sentence-transformers' torch on the same two cores:
+//! - **No padding.** The texts of a call are laid end to end, one row per real token: the linear
+//!   layers are per token, and each text's attention runs over its own tokens, so no padded row
+//!   is computed and no mask is needed (a masked key's weight is exactly 0 in f32 either way).
+//! - **One core per group of texts, through all layers.** The products of a group run
+//!   single-threaded, so no barrier is waited on between the 12 heads' small products, and the two
+//!   cores never share a cache line.
+//! - **Rows still in cache.** The feed-forward block runs [`ROWS_PER_BLOCK`] tokens at a time:
+//!   the 1,536-wide intermediate rows are made, activated and consumed while they are in L2, and
+//!   bias, residual and layer norm are applied to a product's rows right after it writes them.
+//! - **Buffers reused.** A [`Scratch`] holds every intermediate; nothing is allocated or zeroed per
+//!   layer.
 
-use crate::kernels::{BiasThenActivation, MaskedSoftmax};
-use candle_core::{Module, Result, Tensor, D};
-use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
+use crate::kernels::{self, Norm};
+use candle_core::Result;
+use candle_nn::VarBuilder;
 use serde::Deserialize;
+
+/// Tokens of the feed-forward block at a time: their intermediate rows (× 1,536 × 4 bytes ≈
+/// 786 KB) stay in the core's 2 MB L2 between the two products.
+const ROWS_PER_BLOCK: usize = 128;
 
 /// The fields of Hugging Face's `config.json` the encoder needs; the rest are ignored.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -31,144 +47,206 @@ pub enum HiddenAct {
     Gelu,
 }
 
-struct Embeddings {
-    words: Embedding,
-    positions: Embedding,
-    token_types: Embedding,
-    norm: LayerNorm,
+/// A linear layer's weight transposed to (inputs, outputs), row-major, the layout gemm reads
+/// without a stride, and its bias.
+struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
 }
 
-impl Embeddings {
-    fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
-        Ok(Embeddings {
-            words: embedding(c.vocab_size, c.hidden_size, vb.pp("word_embeddings"))?,
-            positions: embedding(
-                c.max_position_embeddings,
-                c.hidden_size,
-                vb.pp("position_embeddings"),
-            )?,
-            token_types: embedding(
-                c.type_vocab_size,
-                c.hidden_size,
-                vb.pp("token_type_embeddings"),
-            )?,
-            norm: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("LayerNorm"))?,
+impl Linear {
+    /// Loads one or more layers over the same input side by side, as one wider layer: the
+    /// query, key and value projections become one product.
+    fn load(input: usize, output: usize, vbs: &[VarBuilder]) -> Result<Self> {
+        let parts = vbs
+            .iter()
+            .map(|vb| {
+                Ok((
+                    vb.get((output, input), "weight")?.to_vec2::<f32>()?,
+                    vb.get(output, "bias")?.to_vec1::<f32>()?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let width = output * parts.len();
+        let mut weight = vec![0f32; input * width];
+        for (p, (rows, _)) in parts.iter().enumerate() {
+            for (o, row) in rows.iter().enumerate() {
+                for (i, w) in row.iter().enumerate() {
+                    weight[i * width + p * output + o] = *w;
+                }
+            }
+        }
+        Ok(Linear {
+            weight,
+            bias: parts.into_iter().flat_map(|(_, bias)| bias).collect(),
         })
     }
 
-    fn forward(&self, ids: &Tensor, token_types: &Tensor) -> Result<Tensor> {
-        let (_, length) = ids.dims2()?;
-        let positions = Tensor::arange(0u32, length as u32, ids.device())?;
-        let sum = (self.words.forward(ids)? + self.token_types.forward(token_types)?)?
-            .broadcast_add(&self.positions.forward(&positions)?)?;
-        self.norm.forward(&sum)
+    fn outputs(&self) -> usize {
+        self.bias.len()
+    }
+
+    /// `out` (rows, outputs) = `input` (rows, inputs) · weight, without the bias.
+    fn product(&self, input: &[f32], out: &mut [f32]) {
+        let inputs = self.weight.len() / self.outputs();
+        let rows = input.len() / inputs;
+        product(
+            out,
+            self.outputs(),
+            Matrix::rows(input, rows, inputs, inputs),
+            Matrix::rows(&self.weight, inputs, self.outputs(), self.outputs()),
+        );
     }
 }
 
+/// A read-only view of a matrix inside a buffer, with any strides.
+#[derive(Clone, Copy)]
+struct Matrix<'a> {
+    values: &'a [f32],
+    rows: usize,
+    columns: usize,
+    row_stride: usize,
+    column_stride: usize,
+}
+
+impl<'a> Matrix<'a> {
+    fn rows(values: &'a [f32], rows: usize, columns: usize, row_stride: usize) -> Self {
+        Matrix {
+            values,
+            rows,
+            columns,
+            row_stride,
+            column_stride: 1,
+        }
+    }
+
+    /// The transpose, without moving a value.
+    fn t(self) -> Self {
+        Matrix {
+            rows: self.columns,
+            columns: self.rows,
+            row_stride: self.column_stride,
+            column_stride: self.row_stride,
+            ..self
+        }
+    }
+
+    /// Whether every element the view names lies inside its buffer.
+    fn fits(&self, len: usize) -> bool {
+        self.rows == 0
+            || self.columns == 0
+            || (self.rows - 1) * self.row_stride + (self.columns - 1) * self.column_stride < len
+    }
+}
+
+/// `out` = `lhs` · `rhs`, overwritten, `out` row-major with row stride `out_stride`; one core.
+fn product(out: &mut [f32], out_stride: usize, lhs: Matrix, rhs: Matrix) {
+    assert_eq!(lhs.columns, rhs.rows, "inner dimensions of a product");
+    let target = Matrix::rows(out, lhs.rows, rhs.columns, out_stride);
+    assert!(
+        lhs.fits(lhs.values.len()) && rhs.fits(rhs.values.len()) && target.fits(out.len()),
+        "a product's view outside its buffer"
+    );
+    // SAFETY: the three views lie inside their buffers (checked above), `out` is borrowed
+    // mutably so it overlaps neither input, and gemm writes only the elements `out`'s view names.
+    unsafe {
+        gemm::gemm(
+            lhs.rows,
+            rhs.columns,
+            lhs.columns,
+            out.as_mut_ptr(),
+            1,
+            out_stride as isize,
+            false,
+            lhs.values.as_ptr(),
+            lhs.column_stride as isize,
+            lhs.row_stride as isize,
+            rhs.values.as_ptr(),
+            rhs.column_stride as isize,
+            rhs.row_stride as isize,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
+}
+
+fn norm(vb: VarBuilder, width: usize, eps: f64) -> Result<Norm> {
+    Ok(Norm {
+        gamma: vb.get(width, "weight")?.to_vec1()?,
+        beta: vb.get(width, "bias")?.to_vec1()?,
+        eps: eps as f32,
+    })
+}
+
 struct Layer {
-    query: Dense,
-    key: Dense,
-    value: Dense,
-    attention_out: Dense,
-    attention_norm: LayerNorm,
-    intermediate: Dense,
-    out: Dense,
-    out_norm: LayerNorm,
-    heads: usize,
-    head_size: usize,
+    /// Query, key and value projections side by side: (hidden, 3 · hidden).
+    query_key_value: Linear,
+    attention_out: Linear,
+    attention_norm: Norm,
+    intermediate: Linear,
+    out: Linear,
+    out_norm: Norm,
 }
 
 impl Layer {
     fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
         let h = c.hidden_size;
         let attention = vb.pp("attention");
+        let own = attention.pp("self");
         Ok(Layer {
-            query: Dense::load(h, h, false, attention.pp("self").pp("query"))?,
-            key: Dense::load(h, h, false, attention.pp("self").pp("key"))?,
-            value: Dense::load(h, h, false, attention.pp("self").pp("value"))?,
-            attention_out: Dense::load(h, h, false, attention.pp("output").pp("dense"))?,
-            attention_norm: layer_norm(
+            query_key_value: Linear::load(
                 h,
-                c.layer_norm_eps,
-                attention.pp("output").pp("LayerNorm"),
+                h,
+                &[own.pp("query"), own.pp("key"), own.pp("value")],
             )?,
-            intermediate: Dense::load(
+            attention_out: Linear::load(h, h, &[attention.pp("output").pp("dense")])?,
+            attention_norm: norm(attention.pp("output").pp("LayerNorm"), h, c.layer_norm_eps)?,
+            intermediate: Linear::load(
                 h,
                 c.intermediate_size,
-                true,
-                vb.pp("intermediate").pp("dense"),
+                &[vb.pp("intermediate").pp("dense")],
             )?,
-            out: Dense::load(c.intermediate_size, h, false, vb.pp("output").pp("dense"))?,
-            out_norm: layer_norm(h, c.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
-            heads: c.num_attention_heads,
-            head_size: h / c.num_attention_heads,
+            out: Linear::load(c.intermediate_size, h, &[vb.pp("output").pp("dense")])?,
+            out_norm: norm(vb.pp("output").pp("LayerNorm"), h, c.layer_norm_eps)?,
         })
-    }
-
-    /// (batch, tokens, hidden) → (batch, heads, tokens, head size).
-    fn split_heads(&self, xs: &Tensor) -> Result<Tensor> {
-        let (batch, tokens, _) = xs.dims3()?;
-        xs.reshape((batch, tokens, self.heads, self.head_size))?
-            .transpose(1, 2)?
-            .contiguous()
-    }
-
-    /// `mask`: (texts, tokens), 0 for a real token and the most negative f32 for padding.
-    fn forward(&self, xs: &Tensor, mask: &[f32]) -> Result<Tensor> {
-        let q = self.split_heads(&self.query.forward(xs)?)?;
-        let k = self.split_heads(&self.key.forward(xs)?)?;
-        let v = self.split_heads(&self.value.forward(xs)?)?;
-        let weights = q.matmul(&k.t()?)?;
-        weights.inplace_op1(&MaskedSoftmax {
-            scale: 1.0 / (self.head_size as f32).sqrt(),
-            mask: mask.to_vec(),
-            rows_per_text: self.heads * xs.dim(1)?,
-        })?;
-        let context = weights
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .flatten_from(D::Minus2)?;
-        let attended = self
-            .attention_norm
-            .forward(&(self.attention_out.forward(&context)? + xs)?)?;
-        let inner = self.intermediate.forward(&attended)?;
-        self.out_norm
-            .forward(&(self.out.forward(&inner)? + &attended)?)
     }
 }
 
-/// A linear layer over every token of the batch as one matrix product, (texts · tokens, in) ×
-/// (in, out) — candle's `Linear` on a 3-D input multiplies text by text, each product only a
-/// text's tokens tall — with the bias (and GELU) added in place by one kernel.
-struct Dense {
-    weight: Tensor,
-    bias: BiasThenActivation,
+/// Every intermediate of a forward pass, kept between calls on one core so that nothing is
+/// allocated per layer; [`BertEncoder::forward`] sizes it.
+#[derive(Default)]
+pub struct Scratch {
+    /// (tokens, 3 · hidden): each token's query, key and value.
+    query_key_value: Vec<f32>,
+    /// (tokens, hidden): the heads' outputs side by side.
+    context: Vec<f32>,
+    /// (longest text, longest text): one head's attention weights.
+    weights: Vec<f32>,
+    /// (ROWS_PER_BLOCK, hidden) and (ROWS_PER_BLOCK, intermediate).
+    attended: Vec<f32>,
+    intermediate: Vec<f32>,
 }
 
-impl Dense {
-    fn load(input: usize, output: usize, gelu: bool, vb: VarBuilder) -> Result<Self> {
-        Ok(Dense {
-            weight: vb.get((output, input), "weight")?,
-            bias: BiasThenActivation {
-                bias: vb.get(output, "bias")?.to_vec1::<f32>()?,
-                gelu,
-            },
-        })
+fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
     }
-
-    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        let (texts, tokens, width) = xs.dims3()?;
-        let out = xs
-            .reshape((texts * tokens, width))?
-            .matmul(&self.weight.t()?)?;
-        out.inplace_op1(&self.bias)?;
-        out.reshape((texts, tokens, self.bias.bias.len()))
-    }
+    &mut buffer[..len]
 }
 
 pub struct BertEncoder {
-    embeddings: Embeddings,
+    hidden: usize,
+    heads: usize,
+    max_positions: usize,
+    words: Vec<f32>,
+    positions: Vec<f32>,
+    /// The embedding of token type 0: every input here is a single segment.
+    token_type: Vec<f32>,
+    embedding_norm: Norm,
     layers: Vec<Layer>,
 }
 
@@ -176,28 +254,142 @@ impl BertEncoder {
     /// Loads the weights under `embeddings.` and `encoder.layer.N.` (sentence-transformers'
     /// export has no `bert.` prefix).
     pub fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
+        let h = c.hidden_size;
+        if c.num_attention_heads == 0 || !h.is_multiple_of(c.num_attention_heads) {
+            candle_core::bail!(
+                "hidden_size {h} is not a multiple of num_attention_heads {}",
+                c.num_attention_heads
+            );
+        }
+        let e = vb.pp("embeddings");
+        let table = |name: &str, rows: usize| -> Result<Vec<f32>> {
+            e.pp(name)
+                .get((rows, h), "weight")?
+                .flatten_all()?
+                .to_vec1()
+        };
         Ok(BertEncoder {
-            embeddings: Embeddings::load(vb.pp("embeddings"), c)?,
+            hidden: h,
+            heads: c.num_attention_heads,
+            max_positions: c.max_position_embeddings,
+            words: table("word_embeddings", c.vocab_size)?,
+            positions: table("position_embeddings", c.max_position_embeddings)?,
+            token_type: table("token_type_embeddings", c.type_vocab_size)?[..h].to_vec(),
+            embedding_norm: norm(e.pp("LayerNorm"), h, c.layer_norm_eps)?,
             layers: (0..c.num_hidden_layers)
                 .map(|i| Layer::load(vb.pp("encoder").pp(format!("layer.{i}")), c))
                 .collect::<Result<_>>()?,
         })
     }
 
-    /// The last hidden state (batch, tokens, hidden) of `ids` (batch, tokens); `mask` is 1 for a
-    /// real token and 0 for padding, which then receives no attention.
-    pub fn forward(&self, ids: &Tensor, token_types: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        // Padding gets the most negative f32 before the softmax, as transformers does.
-        let mask: Vec<f32> = mask
-            .flatten_all()?
-            .to_vec1::<u32>()?
-            .into_iter()
-            .map(|real| if real == 1 { 0.0 } else { f32::MIN })
-            .collect();
-        let mut xs = self.embeddings.forward(ids, token_types)?;
-        for layer in &self.layers {
-            xs = layer.forward(&xs, &mask)?;
+    /// The last hidden state of each text, (its tokens, hidden) row-major, on the calling core.
+    /// Token ids must come from the model's tokenizer: at most `max_position_embeddings` of them,
+    /// each below `vocab_size`.
+    pub fn forward(&self, texts: &[&[u32]], scratch: &mut Scratch) -> Result<Vec<Vec<f32>>> {
+        let h = self.hidden;
+        let tokens: usize = texts.iter().map(|t| t.len()).sum();
+        let longest = texts.iter().map(|t| t.len()).max().unwrap_or(0);
+        if longest > self.max_positions {
+            candle_core::bail!(
+                "a text of {longest} tokens: the model reads at most {}",
+                self.max_positions
+            );
         }
-        Ok(xs)
+        let vocabulary = self.words.len() / h;
+        let mut states = Vec::with_capacity(tokens * h);
+        for text in texts {
+            for (position, &id) in text.iter().enumerate() {
+                let id = id as usize;
+                if id >= vocabulary {
+                    candle_core::bail!("token id {id} is not in the model's {vocabulary} words");
+                }
+                let word = &self.words[id * h..(id + 1) * h];
+                let place = &self.positions[position * h..(position + 1) * h];
+                states.extend(
+                    word.iter()
+                        .zip(place)
+                        .zip(&self.token_type)
+                        .map(|((w, p), t)| w + p + t),
+                );
+            }
+        }
+        kernels::layer_norm(&mut states, &self.embedding_norm);
+        for layer in &self.layers {
+            self.attention(layer, texts, &states, scratch);
+            self.feed_forward(layer, &mut states, scratch);
+        }
+        let mut start = 0;
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let end = start + text.len() * h;
+                let state = states[start..end].to_vec();
+                start = end;
+                state
+            })
+            .collect())
+    }
+
+    /// Self-attention of each text over its own tokens, every head: the heads' outputs side by
+    /// side in `scratch.context`.
+    fn attention(&self, layer: &Layer, texts: &[&[u32]], states: &[f32], scratch: &mut Scratch) {
+        let h = self.hidden;
+        let head_size = h / self.heads;
+        let scale = 1.0 / (head_size as f32).sqrt();
+        let tokens = states.len() / h;
+        let qkv = sized(&mut scratch.query_key_value, tokens * 3 * h);
+        layer.query_key_value.product(states, qkv);
+        kernels::add_bias(qkv, &layer.query_key_value.bias);
+        let context = sized(&mut scratch.context, tokens * h);
+        let mut first = 0;
+        for text in texts {
+            let n = text.len();
+            let weights = sized(&mut scratch.weights, n * n);
+            let rows = &qkv[first * 3 * h..(first + n) * 3 * h];
+            for head in 0..self.heads {
+                let column = head * head_size;
+                let part =
+                    |offset: usize| Matrix::rows(&rows[offset + column..], n, head_size, 3 * h);
+                let (query, key, value) = (part(0), part(h), part(2 * h));
+                product(weights, n, query, key.t());
+                kernels::scaled_softmax(weights, n, scale);
+                product(
+                    &mut context[first * h + column..],
+                    h,
+                    Matrix::rows(weights, n, n, n),
+                    value,
+                );
+            }
+            first += n;
+        }
+    }
+
+    /// Attention output, add and norm, then the feed-forward block, add and norm, a block of
+    /// tokens at a time: `states` becomes the layer's output.
+    fn feed_forward(&self, layer: &Layer, states: &mut [f32], scratch: &mut Scratch) {
+        let h = self.hidden;
+        let wide = layer.intermediate.outputs();
+        let context = &scratch.context[..states.len()];
+        let attended = sized(&mut scratch.attended, ROWS_PER_BLOCK * h);
+        let intermediate = sized(&mut scratch.intermediate, ROWS_PER_BLOCK * wide);
+        for (block, context) in states
+            .chunks_mut(ROWS_PER_BLOCK * h)
+            .zip(context.chunks(ROWS_PER_BLOCK * h))
+        {
+            let rows = block.len() / h;
+            let attended = &mut attended[..rows * h];
+            let intermediate = &mut intermediate[..rows * wide];
+            layer.attention_out.product(context, attended);
+            kernels::residual_then_norm(
+                attended,
+                &layer.attention_out.bias,
+                block,
+                &layer.attention_norm,
+            );
+            layer.intermediate.product(attended, intermediate);
+            kernels::bias_then_gelu(intermediate, &layer.intermediate.bias);
+            layer.out.product(intermediate, block);
+            kernels::residual_then_norm(block, &layer.out.bias, attended, &layer.out_norm);
+        }
     }
 }

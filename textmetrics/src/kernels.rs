@@ -1,103 +1,82 @@
-//! The encoder's element-wise steps as in-place kernels over the matrix products' outputs.
+//! The encoder's element-wise steps, each one pass over a matrix product's rows in place.
 //!
 //! Profiled on all-MiniLM-L6-v2 (docs/performance.md, "Automatic text metrics"): once the matrix
 //! products ran on AVX-512, about half of the time went to candle's generic element-wise path: the
 //! exact GELU through a scalar `erf` call per value, the softmax through a scalar `exp`, and a new
-//! tensor allocated and zeroed for every bias, scale and mask step. Here each step is one pass over
-//! the product's own buffer, split across the cores, with `erf` and `exp` as branch-free
-//! polynomials the compiler vectorises for the CPU found at run time (pulp's dispatch: AVX-512,
-//! AVX2+FMA or SSE2).
+//! tensor allocated and zeroed for every bias, residual, scale and layer norm. Here each step runs
+//! over the rows a product has just written, while they are still in cache, with `erf` and `exp`
+//! as branch-free polynomials the compiler vectorises for the CPU found at run time (pulp's
+//! dispatch: AVX-512, AVX2+FMA or SSE2). The caller (`bert.rs`) splits the work across the cores.
 //!
 //! Accuracy: [`erf`] is within 4e-7 (3 f32 ulp at 1) and [`exp`] within 2 ulp of the exact functions over the ranges
 //! used (tests below); the model's outputs stay within the 1e-4 of the Python references
 //! (tests/reference.rs).
 
-use candle_core::{bail, CpuStorage, InplaceOp1, Layout, Result};
-use rayon::prelude::*;
-
-/// Values per task handed to a core: large enough that scheduling costs nothing beside the work.
-const CHUNK: usize = 16 * 1024;
-
-/// Adds a bias row to every row of a (rows, width) product and, for the intermediate layer,
-/// applies BERT's exact GELU, x · Φ(x) = x/2 · (1 + erf(x/√2)).
-pub struct BiasThenActivation {
-    pub bias: Vec<f32>,
-    pub gelu: bool,
+/// Adds `bias` to every row of a (rows, width) product and applies BERT's exact GELU,
+/// x · Φ(x) = x/2 · (1 + erf(x/√2)).
+pub fn bias_then_gelu(rows: &mut [f32], bias: &[f32]) {
+    pulp::Arch::new().dispatch(BiasGeluRows { rows, bias })
 }
 
-impl InplaceOp1 for BiasThenActivation {
-    fn name(&self) -> &'static str {
-        "bias-then-activation"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
-        let values = contiguous_f32(storage, layout)?;
-        let width = self.bias.len();
-        if width == 0 || values.len() % width != 0 {
-            bail!("{} values are not rows of {width}", values.len());
-        }
-        let rows_per_task = (CHUNK / width).max(1);
-        values
-            .par_chunks_mut(rows_per_task * width)
-            .for_each(|rows| {
-                pulp::Arch::new().dispatch(BiasRows {
-                    rows,
-                    bias: &self.bias,
-                    gelu: self.gelu,
-                })
-            });
-        Ok(())
-    }
+/// Adds `bias` to every row of a (rows, width) product.
+pub fn add_bias(rows: &mut [f32], bias: &[f32]) {
+    pulp::Arch::new().dispatch(BiasRows { rows, bias })
 }
 
-/// Self-attention's weights from the raw scores q·kᵀ, in place: scaled by `scale`, the padding's
-/// additive mask added (one value per key position and text), then a softmax over each row.
-pub struct MaskedSoftmax {
-    pub scale: f32,
-    /// (texts, keys): 0 for a real token, the most negative f32 for padding.
-    pub mask: Vec<f32>,
-    /// Rows (heads × queries) per text.
-    pub rows_per_text: usize,
+/// Self-attention's weights from the raw scores q·kᵀ of one text and head, in place: each row of
+/// `width` scores scaled by `scale`, then a softmax over the row. Padding never reaches here: a
+/// text attends over its own tokens only.
+pub fn scaled_softmax(rows: &mut [f32], width: usize, scale: f32) {
+    pulp::Arch::new().dispatch(SoftmaxRows { rows, width, scale })
 }
 
-impl InplaceOp1 for MaskedSoftmax {
-    fn name(&self) -> &'static str {
-        "masked-softmax"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
-        let values = contiguous_f32(storage, layout)?;
-        let keys = *layout.dims().last().unwrap_or(&0);
-        let texts = self.mask.len() / keys.max(1);
-        if keys == 0 || values.len() != texts * self.rows_per_text * keys {
-            bail!(
-                "{} scores are not {texts} texts × {} rows × {keys} keys",
-                values.len(),
-                self.rows_per_text
-            );
-        }
-        values
-            .par_chunks_mut(self.rows_per_text * keys)
-            .zip(self.mask.par_chunks(keys))
-            .for_each(|(rows, mask)| {
-                pulp::Arch::new().dispatch(SoftmaxRows {
-                    rows,
-                    mask,
-                    scale: self.scale,
-                })
-            });
-        Ok(())
-    }
+/// A layer norm's learned scale and shift, and its epsilon.
+pub struct Norm {
+    pub gamma: Vec<f32>,
+    pub beta: Vec<f32>,
+    pub eps: f32,
 }
 
-// The two kernels' loops, as `WithSimd` types: pulp compiles `with_simd` once per instruction set
+/// BERT's "add and norm" in place: each row becomes LayerNorm(row + bias + residual row).
+pub fn residual_then_norm(rows: &mut [f32], bias: &[f32], residual: &[f32], norm: &Norm) {
+    pulp::Arch::new().dispatch(ResidualNormRows {
+        rows,
+        bias,
+        residual,
+        norm,
+    })
+}
+
+/// LayerNorm of each row in place.
+pub fn layer_norm(rows: &mut [f32], norm: &Norm) {
+    pulp::Arch::new().dispatch(NormRows { rows, norm })
+}
+
+// The kernels' loops, as `WithSimd` types: pulp compiles `with_simd` once per instruction set
 // and runs the one the CPU has; everything it calls is `inline(always)`, so that it is compiled
 // inside that instruction set too (a call out would reach a generic `fmaf`).
+
+struct BiasGeluRows<'a> {
+    rows: &'a mut [f32],
+    bias: &'a [f32],
+}
+
+impl pulp::WithSimd for BiasGeluRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for row in self.rows.chunks_exact_mut(self.bias.len()) {
+            for (v, b) in row.iter_mut().zip(self.bias) {
+                *v = gelu(*v + b);
+            }
+        }
+    }
+}
 
 struct BiasRows<'a> {
     rows: &'a mut [f32],
     bias: &'a [f32],
-    gelu: bool,
 }
 
 impl pulp::WithSimd for BiasRows<'_> {
@@ -105,16 +84,9 @@ impl pulp::WithSimd for BiasRows<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        // Two loops rather than a test per value, so that each vectorises.
         for row in self.rows.chunks_exact_mut(self.bias.len()) {
-            if self.gelu {
-                for (v, b) in row.iter_mut().zip(self.bias) {
-                    *v = gelu(*v + b);
-                }
-            } else {
-                for (v, b) in row.iter_mut().zip(self.bias) {
-                    *v += b;
-                }
+            for (v, b) in row.iter_mut().zip(self.bias) {
+                *v += b;
             }
         }
     }
@@ -122,7 +94,7 @@ impl pulp::WithSimd for BiasRows<'_> {
 
 struct SoftmaxRows<'a> {
     rows: &'a mut [f32],
-    mask: &'a [f32],
+    width: usize,
     scale: f32,
 }
 
@@ -131,18 +103,76 @@ impl pulp::WithSimd for SoftmaxRows<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        for row in self.rows.chunks_exact_mut(self.mask.len()) {
-            softmax_row(row, self.mask, self.scale)
+        for row in self.rows.chunks_exact_mut(self.width) {
+            softmax_row(row, self.scale)
         }
+    }
+}
+
+struct ResidualNormRows<'a> {
+    rows: &'a mut [f32],
+    bias: &'a [f32],
+    residual: &'a [f32],
+    norm: &'a Norm,
+}
+
+impl pulp::WithSimd for ResidualNormRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let width = self.bias.len();
+        for (row, residual) in self
+            .rows
+            .chunks_exact_mut(width)
+            .zip(self.residual.chunks_exact(width))
+        {
+            for ((v, b), r) in row.iter_mut().zip(self.bias).zip(residual) {
+                *v += b + r;
+            }
+            norm_row(row, self.norm);
+        }
+    }
+}
+
+struct NormRows<'a> {
+    rows: &'a mut [f32],
+    norm: &'a Norm,
+}
+
+impl pulp::WithSimd for NormRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for row in self.rows.chunks_exact_mut(self.norm.gamma.len()) {
+            norm_row(row, self.norm);
+        }
+    }
+}
+
+/// (x − mean) / √(variance + eps) · gamma + beta, the variance over the row (biased, as
+/// torch's `layer_norm`), from the deviations rather than the squares (no cancellation).
+#[inline(always)]
+fn norm_row(row: &mut [f32], norm: &Norm) {
+    let n = row.len() as f32;
+    let mean = sum_in_lanes(row) / n;
+    for v in row.iter_mut() {
+        *v -= mean;
+    }
+    let variance = sum_of_squares_in_lanes(row) / n;
+    let inverse = 1.0 / (variance + norm.eps).sqrt();
+    for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+        *v = (*v * inverse).mul_add(*g, *b);
     }
 }
 
 /// Each step a loop of its own without a carried dependency (the max and the sum kept in 16
 /// lanes), so that the compiler vectorises every one.
 #[inline(always)]
-fn softmax_row(row: &mut [f32], mask: &[f32], scale: f32) {
-    for (v, m) in row.iter_mut().zip(mask) {
-        *v = v.mul_add(scale, *m);
+fn softmax_row(row: &mut [f32], scale: f32) {
+    for v in row.iter_mut() {
+        *v *= scale;
     }
     let max = max_in_lanes(row);
     for v in row.iter_mut() {
@@ -154,8 +184,8 @@ fn softmax_row(row: &mut [f32], mask: &[f32], scale: f32) {
     }
 }
 
-// A float reduction the compiler may not reorder itself, spelled out in 16 independent lanes
-// that it can vectorise, then the lanes together.
+// A float reduction the compiler may not reorder itself (it would change the rounding), spelled
+// out in 16 independent lanes that it can vectorise, then the lanes together.
 
 #[inline(always)]
 fn max_in_lanes(values: &[f32]) -> f32 {
@@ -191,14 +221,21 @@ fn sum_in_lanes(values: &[f32]) -> f32 {
     sum
 }
 
-fn contiguous_f32<'a>(storage: &'a mut CpuStorage, layout: &Layout) -> Result<&'a mut [f32]> {
-    let CpuStorage::F32(values) = storage else {
-        bail!("the encoder's kernels take f32 values");
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        bail!("the encoder's kernels take contiguous values");
-    };
-    Ok(&mut values[start..end])
+#[inline(always)]
+fn sum_of_squares_in_lanes(values: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let chunks = values.chunks_exact(16);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, v) in lanes.iter_mut().zip(chunk) {
+            *lane = v.mul_add(*v, *lane);
+        }
+    }
+    let mut sum: f32 = lanes.iter().sum();
+    for v in rest {
+        sum = v.mul_add(*v, sum);
+    }
+    sum
 }
 
 /// x · Φ(x), Φ the standard normal distribution function.
@@ -283,15 +320,42 @@ mod tests {
     }
 
     #[test]
-    fn softmax_of_a_row_with_padding() {
-        let mut row = [1.0, 2.0, 3.0, 50.0];
-        let mask = [0.0, 0.0, 0.0, f32::MIN];
-        softmax_row(&mut row, &mask, 0.5);
+    fn softmax_of_a_scaled_row() {
+        let mut row = [1.0, 2.0, 3.0];
+        softmax_row(&mut row, 0.5);
         let e: Vec<f64> = [0.5f64, 1.0, 1.5].iter().map(|x| x.exp()).collect();
         let sum: f64 = e.iter().sum();
         for (got, want) in row.iter().zip(e.iter().map(|v| v / sum)) {
             assert!((*got as f64 - want).abs() < 1e-7, "{got} against {want}");
         }
-        assert_eq!(row[3], 0.0);
+    }
+
+    /// Against the definition in f64, on a row with a large offset (where the mean of the
+    /// squares minus the square of the mean would lose the variance).
+    #[test]
+    fn layer_norm_of_a_row_with_an_offset() {
+        let values: Vec<f32> = (0..40).map(|i| 1000.0 + (i as f32 * 0.37).sin()).collect();
+        let norm = Norm {
+            gamma: (0..40).map(|i| 1.0 + i as f32 / 40.0).collect(),
+            beta: (0..40).map(|i| i as f32 / 80.0 - 0.25).collect(),
+            eps: 1e-12,
+        };
+        let mut row = values.clone();
+        layer_norm(&mut row, &norm);
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let variance = values
+            .iter()
+            .map(|&v| (v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        for (i, got) in row.iter().enumerate() {
+            let want = (values[i] as f64 - mean) / (variance + 1e-12).sqrt() * norm.gamma[i] as f64
+                + norm.beta[i] as f64;
+            assert!(
+                (*got as f64 - want).abs() < 1e-3,
+                "{i}: {got} against {want}"
+            );
+        }
     }
 }

@@ -4,13 +4,14 @@
 //! Two readings of one forward pass: the contextual token embeddings BERTScore matches, and the
 //! sentence embedding sentence-transformers makes of them (mean over the real tokens, then L2
 //! normalisation). The shipped `tokenizer.json` pads every input to 128 tokens and truncates at
-//! 128; that is switched off here: each batch is padded to its longest text and the mask keeps
-//! padding out of attention and of the mean (PLATFORM.md's trap).
+//! 128; that is switched off here (PLATFORM.md's trap): no text is padded at all, each attends
+//! over its own tokens and the mean is over them.
 
-use crate::bert::{BertEncoder, Config};
+use crate::bert::{BertEncoder, Config, Scratch};
 use crate::{Error, Result};
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use tokenizers::{Tokenizer, TruncationParams};
@@ -21,10 +22,6 @@ pub const SENTENCE_MAX_TOKENS: usize = 256;
 
 /// The model's position limit, which `bert_score` truncates at (`model_max_length`).
 pub const TOKEN_MAX_TOKENS: usize = 512;
-
-/// Texts per forward pass: large enough to keep both cores busy in the matrix products, small
-/// enough that sorting by length leaves little padding.
-const BATCH: usize = 16;
 
 const SEP_TOKEN: u32 = 102;
 
@@ -156,7 +153,7 @@ impl MiniLm {
     /// The contextual token embeddings of each text, in the order given.
     pub fn token_embeddings(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>> {
         let ids = texts
-            .iter()
+            .par_iter()
             .map(|t| self.tokenize(t))
             .collect::<Result<Vec<_>>>()?;
         self.embed_ids(&ids)
@@ -165,7 +162,7 @@ impl MiniLm {
     /// sentence-transformers' embeddings of each text (unit vectors), in the order given.
     pub fn sentence_embeddings(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let ids = texts
-            .iter()
+            .par_iter()
             .map(|t| self.tokenize(t).map(truncate_for_sentence))
             .collect::<Result<Vec<_>>>()?;
         Ok(self
@@ -175,55 +172,52 @@ impl MiniLm {
             .collect())
     }
 
-    /// Runs the model over token ids in batches of similar length.
+    /// Runs the model over token ids, the texts split into groups of about equal token counts
+    /// that the cores take in turn (`bert.rs` says why a group runs on one core).
     pub fn embed_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<TokenEmbeddings>> {
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| ids[i].len());
-        let mut out: Vec<Option<TokenEmbeddings>> = vec![None; ids.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
-            for (&i, embeddings) in chunk.iter().zip(self.forward(&batch)?) {
-                out[i] = Some(embeddings);
-            }
-        }
-        Ok(out
+        let groups = groups_of_tokens(ids, rayon::current_num_threads());
+        let embedded = groups
+            .par_iter()
+            .map_init(Scratch::default, |scratch, group| {
+                let texts: Vec<&[u32]> = group.iter().map(|v| v.as_slice()).collect();
+                self.model
+                    .forward(&texts, scratch)
+                    .map_err(Error::model("running the model"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(embedded
             .into_iter()
-            .map(|e| e.expect("every text ran"))
-            .collect())
-    }
-
-    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<TokenEmbeddings>> {
-        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(batch.len() * width);
-        let mut mask = Vec::with_capacity(batch.len() * width);
-        for text in batch {
-            ids.extend_from_slice(text);
-            ids.resize(ids.len() + width - text.len(), 0);
-            mask.extend(std::iter::repeat_n(1u32, text.len()));
-            mask.resize(mask.len() + width - text.len(), 0);
-        }
-        let shape = (batch.len(), width);
-        let device = &Device::Cpu;
-        let ids = Tensor::from_vec(ids, shape, device).map_err(Error::model("building input"))?;
-        let mask =
-            Tensor::from_vec(mask, shape, device).map_err(Error::model("building the mask"))?;
-        let types = ids.zeros_like().map_err(Error::model("building input"))?;
-        let hidden = self
-            .model
-            .forward(&ids, &types, &mask)
-            .map_err(Error::model("running the model"))?;
-        let rows: Vec<Vec<Vec<f32>>> = hidden
-            .to_vec3()
-            .map_err(Error::model("reading the output"))?;
-        Ok(rows
-            .into_iter()
-            .zip(batch)
-            .map(|(tokens, text)| TokenEmbeddings {
+            .flatten()
+            .map(|values| TokenEmbeddings {
                 hidden: self.hidden,
-                values: tokens.into_iter().take(text.len()).flatten().collect(),
+                values,
             })
             .collect())
     }
+}
+
+/// Most tokens one core takes at a time: large enough that the products run at full speed,
+/// small enough that a long call keeps both cores busy to its end.
+const GROUP_TOKENS: usize = 1024;
+
+/// `ids` in order, cut into consecutive groups of at most [`GROUP_TOKENS`] tokens (a longer text
+/// alone), and into at least `cores` groups when there are that many texts.
+fn groups_of_tokens(ids: &[Vec<u32>], cores: usize) -> Vec<&[Vec<u32>]> {
+    let total: usize = ids.iter().map(Vec::len).sum();
+    let target = total.div_ceil(cores.max(1)).clamp(1, GROUP_TOKENS);
+    let mut groups = Vec::new();
+    let (mut start, mut tokens) = (0, 0);
+    for (i, text) in ids.iter().enumerate() {
+        if i > start && tokens + text.len() > target {
+            groups.push(&ids[start..i]);
+            (start, tokens) = (i, 0);
+        }
+        tokens += text.len();
+    }
+    if start < ids.len() {
+        groups.push(&ids[start..]);
+    }
+    groups
 }
 
 /// The ids sentence-transformers would read: at most [`SENTENCE_MAX_TOKENS`], `[SEP]` last.
