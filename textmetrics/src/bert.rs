@@ -9,15 +9,17 @@
 //!   layers are per token, and each text's attention runs over its own tokens, so no padded row
 //!   is computed and no mask is needed (a masked key's weight is exactly 0 in f32 either way).
 //! - **One core per group of texts, through all layers.** The products of a group run
-//!   single-threaded, so no barrier is waited on between the 12 heads' small products, and the two
-//!   cores never share a cache line.
+//!   single-threaded, so the cores never wait on each other or share a cache line.
+//! - **Attention a row at a time.** Each query's scores, softmax and weighted sum of values are
+//!   made in one pass while the row is in L1 (`kernels::attention`), rather than as a dozen small
+//!   matrix products per text and layer, each packing its operands.
 //! - **Rows still in cache.** The feed-forward block runs [`ROWS_PER_BLOCK`] tokens at a time:
 //!   the 1,536-wide intermediate rows are made, activated and consumed while they are in L2, and
 //!   bias, residual and layer norm are applied to a product's rows right after it writes them.
 //! - **Buffers reused.** A [`Scratch`] holds every intermediate; nothing is allocated or zeroed per
 //!   layer.
 
-use crate::kernels::{self, Norm};
+use crate::kernels::{self, AttentionScratch, Norm};
 use candle_core::Result;
 use candle_nn::VarBuilder;
 use serde::Deserialize;
@@ -89,81 +91,38 @@ impl Linear {
     /// `out` (rows, outputs) = `input` (rows, inputs) · weight, without the bias.
     fn product(&self, input: &[f32], out: &mut [f32]) {
         let inputs = self.weight.len() / self.outputs();
-        let rows = input.len() / inputs;
-        product(
-            out,
-            self.outputs(),
-            Matrix::rows(input, rows, inputs, inputs),
-            Matrix::rows(&self.weight, inputs, self.outputs(), self.outputs()),
-        );
+        product(out, input, &self.weight, inputs, self.outputs());
     }
 }
 
-/// A read-only view of a matrix inside a buffer, with any strides.
-#[derive(Clone, Copy)]
-struct Matrix<'a> {
-    values: &'a [f32],
-    rows: usize,
-    columns: usize,
-    row_stride: usize,
-    column_stride: usize,
-}
-
-impl<'a> Matrix<'a> {
-    fn rows(values: &'a [f32], rows: usize, columns: usize, row_stride: usize) -> Self {
-        Matrix {
-            values,
-            rows,
-            columns,
-            row_stride,
-            column_stride: 1,
-        }
-    }
-
-    /// The transpose, without moving a value.
-    fn t(self) -> Self {
-        Matrix {
-            rows: self.columns,
-            columns: self.rows,
-            row_stride: self.column_stride,
-            column_stride: self.row_stride,
-            ..self
-        }
-    }
-
-    /// Whether every element the view names lies inside its buffer.
-    fn fits(&self, len: usize) -> bool {
-        self.rows == 0
-            || self.columns == 0
-            || (self.rows - 1) * self.row_stride + (self.columns - 1) * self.column_stride < len
-    }
-}
-
-/// `out` = `lhs` · `rhs`, overwritten, `out` row-major with row stride `out_stride`; one core.
-fn product(out: &mut [f32], out_stride: usize, lhs: Matrix, rhs: Matrix) {
-    assert_eq!(lhs.columns, rhs.rows, "inner dimensions of a product");
-    let target = Matrix::rows(out, lhs.rows, rhs.columns, out_stride);
+/// `out` (rows, columns) = `lhs` (rows, inner) · `rhs` (inner, columns), all row-major and dense,
+/// `out` overwritten; on the calling core.
+fn product(out: &mut [f32], lhs: &[f32], rhs: &[f32], inner: usize, columns: usize) {
+    let rows = lhs.len() / inner;
     assert!(
-        lhs.fits(lhs.values.len()) && rhs.fits(rhs.values.len()) && target.fits(out.len()),
-        "a product's view outside its buffer"
+        lhs.len() == rows * inner && rhs.len() == inner * columns && out.len() == rows * columns,
+        "a product's shapes disagree: {} · {} into {} with inner {inner}, columns {columns}",
+        lhs.len(),
+        rhs.len(),
+        out.len()
     );
-    // SAFETY: the three views lie inside their buffers (checked above), `out` is borrowed
-    // mutably so it overlaps neither input, and gemm writes only the elements `out`'s view names.
+    // SAFETY: the shapes match the buffers' lengths (checked above), and `out` is borrowed
+    // mutably, so it overlaps neither input.
     unsafe {
         gemm::gemm(
-            lhs.rows,
-            rhs.columns,
-            lhs.columns,
+            rows,
+            columns,
+            inner,
             out.as_mut_ptr(),
             1,
-            out_stride as isize,
+            columns as isize,
             false,
-            lhs.values.as_ptr(),
-            lhs.column_stride as isize,
-            lhs.row_stride as isize,
-            rhs.values.as_ptr(),
-            rhs.column_stride as isize,
-            rhs.row_stride as isize,
+            lhs.as_ptr(),
+            1,
+            inner as isize,
+            rhs.as_ptr(),
+            1,
+            columns as isize,
             0.0,
             1.0,
             false,
@@ -224,8 +183,7 @@ pub struct Scratch {
     query_key_value: Vec<f32>,
     /// (tokens, hidden): the heads' outputs side by side.
     context: Vec<f32>,
-    /// (longest text, longest text): one head's attention weights.
-    weights: Vec<f32>,
+    attention: AttentionScratch,
     /// (ROWS_PER_BLOCK, hidden) and (ROWS_PER_BLOCK, intermediate).
     attended: Vec<f32>,
     intermediate: Vec<f32>,
@@ -334,8 +292,6 @@ impl BertEncoder {
     /// side in `scratch.context`.
     fn attention(&self, layer: &Layer, texts: &[&[u32]], states: &[f32], scratch: &mut Scratch) {
         let h = self.hidden;
-        let head_size = h / self.heads;
-        let scale = 1.0 / (head_size as f32).sqrt();
         let tokens = states.len() / h;
         let qkv = sized(&mut scratch.query_key_value, tokens * 3 * h);
         layer.query_key_value.product(states, qkv);
@@ -344,22 +300,13 @@ impl BertEncoder {
         let mut first = 0;
         for text in texts {
             let n = text.len();
-            let weights = sized(&mut scratch.weights, n * n);
-            let rows = &qkv[first * 3 * h..(first + n) * 3 * h];
-            for head in 0..self.heads {
-                let column = head * head_size;
-                let part =
-                    |offset: usize| Matrix::rows(&rows[offset + column..], n, head_size, 3 * h);
-                let (query, key, value) = (part(0), part(h), part(2 * h));
-                product(weights, n, query, key.t());
-                kernels::scaled_softmax(weights, n, scale);
-                product(
-                    &mut context[first * h + column..],
-                    h,
-                    Matrix::rows(weights, n, n, n),
-                    value,
-                );
-            }
+            kernels::attention(
+                &qkv[first * 3 * h..(first + n) * 3 * h],
+                n,
+                self.heads,
+                &mut context[first * h..(first + n) * h],
+                &mut scratch.attention,
+            );
             first += n;
         }
     }

@@ -23,11 +23,135 @@ pub fn add_bias(rows: &mut [f32], bias: &[f32]) {
     pulp::Arch::new().dispatch(BiasRows { rows, bias })
 }
 
-/// Self-attention's weights from the raw scores q·kᵀ of one text and head, in place: each row of
-/// `width` scores scaled by `scale`, then a softmax over the row. Padding never reaches here: a
-/// text attends over its own tokens only.
-pub fn scaled_softmax(rows: &mut [f32], width: usize, scale: f32) {
-    pulp::Arch::new().dispatch(SoftmaxRows { rows, width, scale })
+/// One text's self-attention, every head, over its `tokens` rows of `query_key_value` (each row
+/// the token's query, key and value side by side, `3 · hidden` wide); each head's output is written
+/// into its columns of `context` (`tokens` rows of `hidden`). A query row's scores, softmax and
+/// weighted sum of values are made one row at a time, so the row stays in L1: as two matrix
+/// products per head this was a dozen small gemm calls per text and layer, each packing its
+/// operands.
+pub fn attention(
+    query_key_value: &[f32],
+    tokens: usize,
+    heads: usize,
+    context: &mut [f32],
+    scratch: &mut AttentionScratch,
+) {
+    let hidden = context.len() / tokens.max(1);
+    let size = hidden / heads.max(1);
+    let wide = tokens.next_multiple_of(LANES);
+    for (buffer, len) in [
+        (&mut scratch.keys, size * wide),
+        (&mut scratch.values, tokens * size),
+        (&mut scratch.scores, wide),
+    ] {
+        if buffer.len() < len {
+            buffer.resize(len, 0.0);
+        }
+    }
+    pulp::Arch::new().dispatch(Attention {
+        query_key_value,
+        tokens,
+        heads,
+        hidden,
+        context,
+        keys: &mut scratch.keys[..size * wide],
+        values: &mut scratch.values[..tokens * size],
+        scores: &mut scratch.scores[..wide],
+    })
+}
+
+/// Scores per vector on AVX-512: a query's row of scores is made this many keys at a time, the
+/// keys padded with zeros to a multiple of it so that no row ends in a scalar remainder.
+const LANES: usize = 16;
+
+/// [`attention`]'s buffers, kept between calls: one head's keys transposed and its values, one
+/// row's scores.
+#[derive(Default)]
+pub struct AttentionScratch {
+    keys: Vec<f32>,
+    values: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+struct Attention<'a> {
+    query_key_value: &'a [f32],
+    tokens: usize,
+    heads: usize,
+    hidden: usize,
+    context: &'a mut [f32],
+    /// (size, wide): the head's keys transposed, zero beyond `tokens`.
+    keys: &'a mut [f32],
+    /// (tokens, size): the head's values, contiguous.
+    values: &'a mut [f32],
+    /// (wide): one query's scores.
+    scores: &'a mut [f32],
+}
+
+impl pulp::WithSimd for Attention<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let (n, h) = (self.tokens, self.hidden);
+        let size = h / self.heads;
+        let wide = self.scores.len();
+        let scale = 1.0 / (size as f32).sqrt();
+        let rows = self.query_key_value.chunks_exact(3 * h);
+        for head in 0..self.heads {
+            let columns = head * size..(head + 1) * size;
+            // The head's keys as (size, wide): a query's scores are then `size` multiply-adds
+            // of whole rows, which vectorise, rather than a dot product per key.
+            self.keys.fill(0.0);
+            for ((token, row), values) in rows
+                .clone()
+                .enumerate()
+                .zip(self.values.chunks_exact_mut(size))
+            {
+                for (d, k) in row[h + columns.start..h + columns.end].iter().enumerate() {
+                    self.keys[d * wide + token] = *k;
+                }
+                values.copy_from_slice(&row[2 * h + columns.start..2 * h + columns.end]);
+            }
+            for (row, out) in rows.clone().zip(self.context.chunks_exact_mut(h)) {
+                self.scores.fill(0.0);
+                for (q, keys) in row[columns.clone()]
+                    .iter()
+                    .zip(self.keys.chunks_exact(wide))
+                {
+                    for (s, k) in self.scores.iter_mut().zip(keys) {
+                        *s = q.mul_add(*k, *s);
+                    }
+                }
+                let scores = &mut self.scores[..n];
+                softmax_row(scores, scale);
+                let out = &mut out[columns.clone()];
+                // MiniLM's heads are 32 wide: at a size known when compiling, the sum stays in
+                // registers instead of going through memory once per key.
+                if size == 32 {
+                    weighted_sum::<32>(scores, self.values, out);
+                } else {
+                    out.fill(0.0);
+                    for (weight, value) in scores.iter().zip(self.values.chunks_exact(size)) {
+                        for (o, v) in out.iter_mut().zip(value) {
+                            *o = weight.mul_add(*v, *o);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `out` = Σ weights[j] · values[j], the values `N` wide.
+#[inline(always)]
+fn weighted_sum<const N: usize>(weights: &[f32], values: &[f32], out: &mut [f32]) {
+    let mut sum = [0f32; N];
+    for (weight, value) in weights.iter().zip(values.chunks_exact(N)) {
+        for (s, v) in sum.iter_mut().zip(value) {
+            *s = weight.mul_add(*v, *s);
+        }
+    }
+    out.copy_from_slice(&sum);
 }
 
 /// A layer norm's learned scale and shift, and its epsilon.
@@ -88,23 +212,6 @@ impl pulp::WithSimd for BiasRows<'_> {
             for (v, b) in row.iter_mut().zip(self.bias) {
                 *v += b;
             }
-        }
-    }
-}
-
-struct SoftmaxRows<'a> {
-    rows: &'a mut [f32],
-    width: usize,
-    scale: f32,
-}
-
-impl pulp::WithSimd for SoftmaxRows<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        for row in self.rows.chunks_exact_mut(self.width) {
-            softmax_row(row, self.scale)
         }
     }
 }
@@ -356,6 +463,58 @@ mod tests {
                 (*got as f64 - want).abs() < 1e-3,
                 "{i}: {got} against {want}"
             );
+        }
+    }
+
+    /// Two heads over a few tokens against the definition in f64, softmax(q·kᵀ/√d)·v per head:
+    /// heads 4 wide (the general path) and 32 wide (MiniLM's, summed in registers).
+    #[test]
+    fn attention_of_a_text_against_the_definition() {
+        for (tokens, heads, hidden) in [(5, 2, 8), (19, 2, 64)] {
+            check_attention(tokens, heads, hidden);
+        }
+    }
+
+    fn check_attention(tokens: usize, heads: usize, hidden: usize) {
+        let size = hidden / heads;
+        let qkv: Vec<f32> = (0..tokens * 3 * hidden)
+            .map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0)
+            .collect();
+        let mut context = vec![f32::NAN; tokens * hidden];
+        attention(
+            &qkv,
+            tokens,
+            heads,
+            &mut context,
+            &mut AttentionScratch::default(),
+        );
+        let at = |token: usize, part: usize, head: usize, d: usize| {
+            qkv[token * 3 * hidden + part * hidden + head * size + d] as f64
+        };
+        for head in 0..heads {
+            for query in 0..tokens {
+                let scores: Vec<f64> = (0..tokens)
+                    .map(|key| {
+                        (0..size)
+                            .map(|d| at(query, 0, head, d) * at(key, 1, head, d))
+                            .sum::<f64>()
+                            / (size as f64).sqrt()
+                    })
+                    .collect();
+                let max = scores.iter().cloned().fold(f64::MIN, f64::max);
+                let weights: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                for d in 0..size {
+                    let want: f64 = (0..tokens)
+                        .map(|key| weights[key] / total * at(key, 2, head, d))
+                        .sum();
+                    let got = context[query * hidden + head * size + d] as f64;
+                    assert!(
+                        (got - want).abs() < 1e-5,
+                        "head {head} query {query} d {d}: {got} against {want}"
+                    );
+                }
+            }
         }
     }
 }
