@@ -9,7 +9,6 @@ pub mod app;
 pub mod automatic_metrics;
 pub mod bundle;
 pub mod curation;
-pub mod demo;
 mod digest;
 pub mod error;
 pub mod export;

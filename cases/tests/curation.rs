@@ -32,7 +32,7 @@ fn demo() -> &'static Demo {
     DEMO.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("demo");
-        cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+        demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
         let db = dir.path().join("template.sqlite");
         let mut store = Store::open(&db).unwrap();
         cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();

@@ -33,7 +33,7 @@ struct Lead {
 fn lead() -> Lead {
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("demo");
-    cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+    demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
     let mut store = Store::open(&dir.path().join("lead.sqlite")).unwrap();
     import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
     let rater = store
