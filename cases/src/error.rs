@@ -22,7 +22,7 @@ pub enum ImportError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
-    Imaging(#[from] crate::imaging::ImagingError),
+    Imaging(#[from] imaging::ImagingError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

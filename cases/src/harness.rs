@@ -655,7 +655,7 @@ fn bundle_slices(
                     let file_name = image.path.rsplit('/').next().unwrap_or_default().to_owned();
                     let (sop_instance_uid, instance_number) = match spec.kind {
                         crate::model::SeriesKind::Dicom => {
-                            let meta = crate::imaging::read_dicom_meta(&dir.join(&image.path))
+                            let meta = imaging::read_dicom_meta(&dir.join(&image.path))
                                 .map_err(|e| e.to_string())?;
                             (meta.sop_instance_uid, meta.instance_number)
                         }

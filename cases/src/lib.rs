@@ -1,5 +1,5 @@
-//! NeuroRater's domain: the study model, study bundles (format, validation, import), imaging
-//! (DICOM, NIfTI and key-image decoding) and the SQLite store.
+//! NeuroRater's domain: the study model, study bundles (format, validation, import) and the
+//! SQLite store; image decoding is the `imaging` crate below it.
 //!
 //! Nothing here knows about Tauri or a terminal: long work reports through [`progress::Progress`],
 //! and every failure is a [`Error`] whose message a user can act on.
@@ -9,13 +9,11 @@ pub mod app;
 pub mod automatic_metrics;
 pub mod bundle;
 pub mod curation;
-pub mod demo;
 mod digest;
 pub mod error;
 pub mod export;
 pub mod grader_workbench;
 pub mod harness;
-pub mod imaging;
 pub mod import;
 pub mod marks;
 pub mod model;

@@ -32,7 +32,7 @@ pub enum Plane {
 }
 
 impl Plane {
-    /// The patient axis normal to the plane, numbered as in [`crate::imaging::Volume::slice_axis`].
+    /// The patient axis normal to the plane, numbered as in [`imaging::Volume::slice_axis`].
     pub fn normal_axis(self) -> usize {
         match self {
             Plane::Sagittal => 0,

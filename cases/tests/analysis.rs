@@ -129,7 +129,7 @@ fn missed_findings_of_the_demo_reach_the_report_with_their_location() {
     // The bundle stays: the ground truth's lesion marks are read from its images.
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("demo");
-    cases::demo::write_demo_bundle(&bundle, &cases::progress::NoProgress).unwrap();
+    demo::write_demo_bundle(&bundle, &cases::progress::NoProgress).unwrap();
     let mut store = cases::store::Store::open(&dir.path().join("db.sqlite")).unwrap();
     cases::import::import_bundle_dir(&mut store, &bundle, &cases::progress::NoProgress).unwrap();
     let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();

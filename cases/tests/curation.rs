@@ -32,7 +32,7 @@ fn demo() -> &'static Demo {
     DEMO.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("demo");
-        cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+        demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
         let db = dir.path().join("template.sqlite");
         let mut store = Store::open(&db).unwrap();
         cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
@@ -109,9 +109,9 @@ fn point(lps: [f64; 3]) -> Mark {
 fn slice_z(series_dir: &Path, k: u32) -> f64 {
     let mut metas: Vec<_> = std::fs::read_dir(series_dir)
         .unwrap()
-        .map(|e| cases::imaging::read_dicom_meta(&e.unwrap().path()).unwrap())
+        .map(|e| imaging::read_dicom_meta(&e.unwrap().path()).unwrap())
         .collect();
-    cases::imaging::order_series(&mut metas);
+    imaging::order_series(&mut metas);
     metas[k as usize].image_position_patient.unwrap()[2]
 }
 
@@ -454,7 +454,7 @@ fn the_ground_truth_bundle_round_trips_through_import() {
     assert!(!file.key_image_files.is_empty());
     for key in &file.key_image_files {
         let image = image::open(out.join(&key.png)).unwrap();
-        let probe = cases::imaging::probe(
+        let probe = imaging::probe(
             &demo()
                 .bundle
                 .join("cases/ms-01")

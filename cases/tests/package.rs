@@ -33,7 +33,7 @@ struct Lead {
 fn lead() -> Lead {
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("demo");
-    cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+    demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
     let mut store = Store::open(&dir.path().join("lead.sqlite")).unwrap();
     import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
     let rater = store
@@ -327,7 +327,7 @@ fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
         .key;
     let files = remote.series_files(series).unwrap();
     files.verify().unwrap();
-    let there = cases::imaging::load_dicom_series(&files.paths()).unwrap();
+    let there = imaging::load_dicom_series(&files.paths()).unwrap();
     let lead_series = lead
         .store
         .reading_item(lead.rater, lead_queue[0].assignment)
@@ -335,8 +335,7 @@ fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
         .series[0]
         .key;
     let here =
-        cases::imaging::load_dicom_series(&lead.store.series_files(lead_series).unwrap().paths())
-            .unwrap();
+        imaging::load_dicom_series(&lead.store.series_files(lead_series).unwrap().paths()).unwrap();
     assert_eq!(here.dims, there.dims);
     assert_eq!(here.voxel_to_patient, there.voxel_to_patient);
     assert!(
@@ -610,7 +609,7 @@ fn the_rater_package_carries_nothing_that_unblinds_or_identifies() {
     let mut uids = std::collections::BTreeSet::new();
     for path in &paths {
         let object = dicom_object::open_file(Path::new(&bundle_dir).join(path)).unwrap();
-        for tag in cases::imaging::uid_tags_to_replace() {
+        for tag in imaging::uid_tags_to_replace() {
             if let Ok(element) = object.element(*tag) {
                 uids.insert(element.to_str().unwrap().trim_end_matches('\0').to_owned());
             }

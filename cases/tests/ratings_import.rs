@@ -2,12 +2,12 @@
 //! written, that a second import changes nothing, and that refused files leave the store as it
 //! was, with every problem on its own `FILE:LINE: field: message`.
 
-use cases::demo::write_demo_bundle;
 use cases::import::import_bundle_dir;
 use cases::progress::NoProgress;
 use cases::ratings_import::{import_ratings_csv, ASSUMED_ROLE};
 use cases::store::Store;
 use cases::ImportError;
+use demo::write_demo_bundle;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

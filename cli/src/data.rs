@@ -131,7 +131,7 @@ pub fn export(args: &ExportArgs) -> Result<(), Failure> {
 
 pub fn demo(out: &Path) -> Result<(), Failure> {
     let bar = Bar::new();
-    let summary = cases::demo::write_demo_bundle(out, &bar)?;
+    let summary = demo::write_demo_bundle(out, &bar)?;
     bar.finish();
     say!(
         "wrote the demo study to {}: {} cases, {} series, {} images, {} responses, {} grader scores",

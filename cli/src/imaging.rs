@@ -2,8 +2,8 @@
 
 use crate::data::to_json;
 use crate::Failure;
-use cases::imaging::{self, RenderOptions};
 use clap::Args;
+use imaging::{self, RenderOptions};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

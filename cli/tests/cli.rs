@@ -620,7 +620,7 @@ fn audit_verify_finds_ratings_changed_without_an_audit_entry() {
 
 #[test]
 fn probe_and_render_read_twelve_bit_jpeg_and_htj2k_and_name_a_broken_stream() {
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/tests/data/imaging");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../imaging/tests/data");
     let sample = |name: &str| samples.join(name).to_str().unwrap().to_owned();
     for (file, syntax) in [
         ("JPGExtended.dcm", "1.2.840.10008.1.2.4.51"),
@@ -670,7 +670,7 @@ fn probe_and_render_read_twelve_bit_jpeg_and_htj2k_and_name_a_broken_stream() {
 #[test]
 fn a_reader_that_closed_its_pipe_ends_the_command_quietly() {
     let sample =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/tests/data/imaging/JPGExtended.dcm");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../imaging/tests/data/JPGExtended.dcm");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_neurorater"))

@@ -8,7 +8,7 @@ import re
 
 root = pathlib.Path(__file__).resolve().parents[2]
 corpus = root / "fuzz" / "corpus"
-imaging = root / "cases" / "tests" / "data" / "imaging"
+imaging = root / "imaging" / "tests" / "data"
 helpers = (root / "tests" / "src" / "lib.rs").read_text()
 
 

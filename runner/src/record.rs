@@ -312,7 +312,7 @@ pub struct Question {
     pub task: i64,
     pub key: ResponseKey,
     pub prompt: String,
-    pub images: Vec<(std::path::PathBuf, cases::imaging::RenderOptions)>,
+    pub images: Vec<(std::path::PathBuf, imaging::RenderOptions)>,
     pub follow_up: Vec<String>,
 }
 

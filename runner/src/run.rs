@@ -367,7 +367,7 @@ impl Work for Responding {
             images
                 .iter()
                 .map(|(path, options)| {
-                    let png = cases::imaging::render_png(path, options)
+                    let png = imaging::render_png(path, options)
                         .map_err(|e| format!("key image {}: {e}", path.display()))?;
                     Ok(format!("data:image/png;base64,{}", BASE64.encode(png)))
                 })

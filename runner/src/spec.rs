@@ -255,12 +255,12 @@ mod demo_specs {
 
     #[test]
     fn the_demo_ships_valid_specs() {
-        use cases::demo::{DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC_FILE};
-        let grader = Spec::parse(cases::demo::DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE).unwrap();
+        use demo::{DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC_FILE};
+        let grader = Spec::parse(demo::DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE).unwrap();
         assert!(crate::grader::wants_ground_truth(
             grader.prompt.as_deref().unwrap()
         ));
-        let model = Spec::parse(cases::demo::DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE).unwrap();
+        let model = Spec::parse(demo::DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE).unwrap();
         assert_eq!(model.prompt, None);
         // Both at vLLM's default address, keyless, on one server that serves them both.
         for spec in [&grader, &model] {

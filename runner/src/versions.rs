@@ -110,9 +110,7 @@ pub fn add_spec(store: &mut Store, toml: &str, file: &str, kind: Kind) -> Result
 /// workbench lists a grader and a model to run; a later `grade --spec demo/specs/grader.toml`
 /// finds its name bound to the same spec and runs.
 pub fn bind_demo_specs(store: &mut Store) -> Result<(), RunError> {
-    use cases::demo::{
-        DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE,
-    };
+    use demo::{DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE, DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE};
     add_spec(store, DEMO_GRADER_SPEC, DEMO_GRADER_SPEC_FILE, Kind::Grader)?;
     add_spec(store, DEMO_MODEL_SPEC, DEMO_MODEL_SPEC_FILE, Kind::Model)?;
     Ok(())

@@ -97,7 +97,7 @@ fn study_path(rest: &str) -> String {
 fn team(work: &Path) -> Team {
     let bundle = work.join("demo");
     let local = work.join("local.sqlite");
-    cases::demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
+    demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
     let mut store = Store::open(&local).unwrap();
     cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
     drop(store);

@@ -145,7 +145,7 @@ fn seed_demo_study(
             ))
         })?;
     }
-    cases::demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
+    demo::write_demo_bundle(bundle_dir, progress).map_err(startup_failed)?;
     cases::import::import_bundle_dir(store, bundle_dir, progress).map_err(|error| match error {
         cases::ImportError::Invalid(problems) => startup_failed(format!(
             "the generated demo study did not import ({} problem(s)): {}",
@@ -210,7 +210,7 @@ mod tests {
     /// hashed by the function `neurorater grade/respond` binds with.
     fn committed_hash(file: &str) -> String {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cases/src/demo/specs")
+            .join("../demo/src/specs")
             .join(file);
         let text = std::fs::read_to_string(&path).expect("the committed demo spec");
         Spec::parse(&text, file).unwrap().content_hash()

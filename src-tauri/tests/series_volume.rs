@@ -1,5 +1,5 @@
 //! `series_volume`'s pipeline on real files: a DICOM from pydicom's test data, checked against the
-//! facts pydicom itself reported (`cases/tests/data/imaging/expected.json`, written by
+//! facts pydicom itself reported (`imaging/tests/data/expected.json`, written by
 //! `scripts/reference/imaging/make_expected.py`).
 
 use cases::app::series::decode_verified;
@@ -9,7 +9,7 @@ use neurorater_app::error::{CommandError, ErrorCode};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/tests/data/imaging");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../imaging/tests/data");
 /// NIfTI-1: a 348-byte header, then 4 extension bytes, so voxels start at 352.
 const NIFTI1_VOX_OFFSET: usize = 352;
 /// Window edges are floats derived from the DICOM window; one grey level of slack.

@@ -16,7 +16,7 @@ import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, addSpec, invoke, openSessi
 const STUDY = 'neurorater-demo'
 const MODEL = 'e2e-vlm-t0'
 const GRADER = 'e2e-stop-grader-v1'
-/** The demo's specs (cases/src/demo/specs/), which first start binds. */
+/** The demo's specs (demo/src/specs/), which first start binds. */
 const DEMO_GRADER = 'demo-grader-local-v1'
 const DEMO_MODEL = 'demo-vlm-local'
 /** A run's whole length; the metrics' second computation measures the demo's ~300 responses in

@@ -5,8 +5,8 @@
 //! app call (files on disk, because that is how the product reads them), and returns nothing: the
 //! only failure is a panic, an abort, a hang or running out of memory.
 
-use cases::imaging::{self, RenderOptions};
 use cases::progress::NoProgress;
+use imaging::{self, RenderOptions};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;

@@ -3,10 +3,10 @@
 //! attribute that a text, date, time or UID value can fill; and, for `tests/phi.rs` alone
 //! ([`plant_in_other_images`]), markers in the metadata of key images and of a NIfTI series.
 
-use cases::imaging::{identifying_tags, uid_tags_to_replace};
 use dicom_core::dictionary::{DataDictionary, DataDictionaryEntry, VirtualVr};
 use dicom_core::{DataElement, PrimitiveValue, Tag, VR};
 use dicom_dictionary_std::StandardDataDictionary;
+use imaging::{identifying_tags, uid_tags_to_replace};
 use std::io::Write;
 use std::path::Path;
 
@@ -119,7 +119,7 @@ pub fn plant_in_other_images(bundle: &Path) -> Vec<String> {
         .map(|e| e.unwrap().path())
         .collect();
     slices.sort();
-    let mut nifti = cases::imaging::load_dicom_series(&slices)
+    let mut nifti = imaging::load_dicom_series(&slices)
         .unwrap()
         .to_nifti1_bytes();
     for (offset, length, marker) in [

@@ -5,10 +5,10 @@
 //! wall-clock assertions. Bounds are in docs/reliability.md.
 
 use cases::bundle::Problem;
-use cases::imaging::{self, ImagingErrorKind};
 use cases::progress::NoProgress;
 use dicom_core::{DataElement, PrimitiveValue, VR};
 use dicom_dictionary_std::tags;
+use imaging::{self, ImagingErrorKind};
 use neurorater_tests::{slice_file, write_small_bundle, Slice};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -326,7 +326,7 @@ fn ratings_keep_their_response_when_a_rater_is_added_twice_by_name() {
 #[test]
 fn the_demo_bundle_round_trips_every_field_through_import() {
     let bundle = tempfile::tempdir().unwrap();
-    let demo = cases::demo::write_demo_bundle(bundle.path(), &NoProgress).unwrap();
+    let demo = demo::write_demo_bundle(bundle.path(), &NoProgress).unwrap();
     let db = tempfile::tempdir().unwrap();
     let mut store = Store::open(&db.path().join("db.sqlite")).unwrap();
     let summary = import(&mut store, bundle.path());

@@ -11,7 +11,6 @@
 
 use super::LeadSession;
 use crate::bundle::{Problem, CASES_DIR, CASE_FILE};
-use crate::imaging::{self, RenderOptions};
 use crate::import::{import_bundle_dir, ImportSummary};
 use crate::model::{CaseFile, DiseaseGroup, SeriesKind, TaskFamily, TaskSpec, ToComplete};
 use crate::progress::Progress;
@@ -19,6 +18,7 @@ use crate::scaffold::{self, Outcome, ResponsesInput, ScaffoldOptions, Skipped};
 use crate::store::Store;
 use crate::{Error, ImportError, Result};
 use image::{DynamicImage, GenericImage, RgbImage};
+use imaging::RenderOptions;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

@@ -8,12 +8,12 @@
 //!
 //! No session: a series' pixels are what every reader is shown.
 
-use crate::imaging::{load_dicom_series, load_key_images, load_nifti, Volume};
 use crate::marks::Plane;
 use crate::model::SeriesKind;
 use crate::rating::RatingError;
 use crate::store::SeriesFiles;
 use crate::{Error, Result};
+use imaging::{load_dicom_series, load_key_images, load_nifti, Volume};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -216,8 +216,8 @@ impl<T: Footprint> DecodedCache<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::imaging::{Rescale, Samples};
     use crate::store::SeriesFile;
+    use imaging::{Rescale, Samples};
     use std::cell::Cell;
 
     impl Footprint for Vec<u8> {

@@ -10,7 +10,6 @@ mod problem;
 
 pub use problem::{Problem, Problems};
 
-use crate::imaging;
 use crate::model::{
     CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Scale, SeriesKind, StudyFile,
     Taxonomy,

@@ -7,10 +7,10 @@ use super::context::CaseContext;
 use super::versions::{self, bundle_version, current, insert_version, materialise, Source, Status};
 use super::{CuratedTruth, MAIN_BRANCH};
 use crate::bundle::Problems;
-use crate::imaging::{self, RenderOptions};
 use crate::model::{SeriesKind, SliceRef};
 use crate::store::Store;
 use crate::{Error, ImportError, Result};
+use imaging::RenderOptions;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

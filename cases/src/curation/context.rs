@@ -2,11 +2,11 @@
 //! tasks, to validate ground truth against and to turn the bundle's ground truth into a version.
 
 use super::{plane_of, CuratedLesion, CuratedTruth, TaskTruth};
-use crate::imaging::SeriesGeometry;
 use crate::marks::{Mark, MarkKind};
 use crate::model::{GroundTruth, SeriesKind, SliceRef, TaskFamily};
 use crate::store::Store;
 use crate::{Error, Result};
+use imaging::SeriesGeometry;
 use rusqlite::OptionalExtension;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

@@ -17,11 +17,11 @@
 //!   Anything after the end of the image goes too.
 
 use super::date_shift;
-use crate::imaging::{is_identifying, is_private, uid_tags_to_replace};
 use crate::{Error, Result};
 use dicom_core::value::Value;
 use dicom_core::{DataElement, PrimitiveValue, Tag, VR};
 use dicom_object::{open_file, FileDicomObject, InMemDicomObject};
+use imaging::{is_identifying, is_private, uid_tags_to_replace};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::Path;

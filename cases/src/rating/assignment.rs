@@ -26,7 +26,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-/// The demo study's id (`cases::demo` writes it).
+/// The demo study's id (the `demo` crate writes it).
 pub const DEMO_STUDY_ID: &str = "neurorater-demo";
 /// The seed of every demo queue.
 const DEMO_SEED: u64 = 1;

@@ -33,7 +33,7 @@ use crate::model::{
     StudyFile, StudyMeta, TaskFamily, TaskSpec, ToComplete,
 };
 use crate::progress::Progress;
-use crate::{imaging, Error, Result};
+use crate::{Error, Result};
 use rayon::prelude::*;
 use scan::{DicomRead, Instance, Kind};
 use std::collections::{BTreeMap, BTreeSet, HashSet};

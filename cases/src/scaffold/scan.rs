@@ -3,11 +3,11 @@
 //! kept; the de-identified copies are written once the images are grouped and ordered.
 
 use super::label::Acquisition;
-use crate::imaging::{self, DicomMeta, HeaderEnd, PixelDataAt};
 use crate::package::{date_shift, deid};
 use dicom_dictionary_std::tags;
 use dicom_encoding::transfer_syntax::TransferSyntaxIndex;
 use dicom_object::{FileDicomObject, FileMetaTableBuilder, InMemDicomObject, OpenFileOptions};
+use imaging::{DicomMeta, HeaderEnd, PixelDataAt};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

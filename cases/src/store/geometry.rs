@@ -9,9 +9,9 @@
 //! its files on each use, with the error naming the file when they are gone.
 
 use super::{audit, SeriesFiles, Store};
-use crate::imaging::{self, SeriesGeometry};
 use crate::model::SeriesKind;
 use crate::{Error, Result};
+use imaging::SeriesGeometry;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 /// The first schema version that has `series_geometry`: found by content, so that appending or

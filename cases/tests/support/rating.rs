@@ -22,7 +22,7 @@ fn template() -> &'static [u8] {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).expect("a folder for the demo bundle");
         let bundle = root.join("demo");
-        cases::demo::write_demo_bundle(&bundle, &NoProgress).expect("demo bundle");
+        demo::write_demo_bundle(&bundle, &NoProgress).expect("demo bundle");
         let db = root.join("template.sqlite");
         let mut store = Store::open(&db).expect("template database");
         import_bundle_dir(&mut store, &bundle, &NoProgress).expect("demo import");

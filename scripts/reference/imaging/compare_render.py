@@ -6,7 +6,7 @@ Usage (after `cargo build --release --bin neurorater`):
     python3 compare_render.py [--binary target/release/neurorater] [--copies 20] [--rounds 5]
         [FILES...]
 
-Without FILES it uses the DICOM fixtures in cases/tests/data/imaging that both sides decode.
+Without FILES it uses the DICOM fixtures in imaging/tests/data that both sides decode.
 Each file is copied --copies times (distinct names) into a temporary batch. Rounds alternate
 (ours, pydicom, ours, pydicom, ...) so machine load hits both alike. Our time is the whole
 process (start-up included, all cores the CLI chooses to use); pydicom's is in-process, after
@@ -64,7 +64,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
-    sources = [Path(f) for f in args.files] or [REPO / "cases/tests/data/imaging" / f for f in DEFAULT_FILES]
+    sources = [Path(f) for f in args.files] or [REPO / "imaging/tests/data" / f for f in DEFAULT_FILES]
 
     with tempfile.TemporaryDirectory() as tmp:
         batch_dir = Path(tmp) / "batch"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fixtures and independently computed expectations for cases/tests/imaging.rs.
+"""Fixtures and independently computed expectations for imaging/tests/imaging.rs.
 
 Usage:
     pip download --no-deps pydicom==3.0.2 nibabel==5.4.2 -d wheels && unzip both wheels
@@ -8,7 +8,7 @@ Usage:
     python3.12 make_htj2k.py PYDICOM_TEST_FILES_DIR OUT_DIR   # its own venv, see there
     python3 make_expected.py PYDICOM_TEST_FILES_DIR NIBABEL_TEST_DATA_DIR OUT_DIR
 
-OUT_DIR is cases/tests/data/imaging. The script copies the sample files listed below from the
+OUT_DIR is imaging/tests/data. The script copies the sample files listed below from the
 pydicom and nibabel wheels (both MIT), derives two files pydicom lacks (MONOCHROME1 and an
 enhanced multi-frame with per-frame rescale and windows, both from MR_small.dcm), and writes
 expected.json plus expected/*.png: each file's probe facts and its rendering by the rule of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An HTJ2K fixture for cases/tests/imaging.rs: MR_small.dcm's pixels encoded losslessly as
+"""An HTJ2K fixture for imaging/tests/imaging.rs: MR_small.dcm's pixels encoded losslessly as
 High-Throughput JPEG 2000 (ISO 15444-15) and stored under transfer syntax 1.2.840.10008.1.2.4.201.
 
 No wheel on PyPI carries an HTJ2K DICOM file (pydicom's HTJ2K samples live in pydicom-data and

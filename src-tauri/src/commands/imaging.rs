@@ -11,8 +11,8 @@ use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::series::{decode_verified, opening_slice, VolumeCache};
-use cases::imaging::Volume;
 use cases::marks::Plane;
+use imaging::Volume;
 use tauri::ipc::{InvokeResponseBody, IpcResponse, Response};
 use tauri::State;
 

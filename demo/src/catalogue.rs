@@ -5,7 +5,7 @@
 //! in, so lesion placement reads like an atlas; ground-truth marks are converted to DICOM LPS.
 
 use super::synth::*;
-use crate::model::{DiseaseGroup, Modality, Sex, TaskFamily};
+use cases::model::{DiseaseGroup, Modality, Sex, TaskFamily};
 
 pub(crate) struct CaseDef {
     pub(crate) id: &'static str,

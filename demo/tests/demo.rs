@@ -1,11 +1,11 @@
 //! The demo bundle, read back through dicom-object and the model types rather than through the
 //! generator's own assumptions.
 
-use cases::demo::{write_demo_bundle, DemoSummary};
 use cases::model::{
     CaseFile, DiseaseGroup, GraderLine, MarkShape, Modality, ResponseLine, StudyFile,
 };
 use cases::progress::NoProgress;
+use demo::{write_demo_bundle, DemoSummary};
 use dicom_dictionary_std::tags;
 use dicom_object::{open_file, DefaultDicomObject};
 use sha2::{Digest, Sha256};

@@ -9,8 +9,8 @@ mod imaging_support;
 use std::hint::black_box;
 use std::path::Path;
 
-use cases::imaging::{load_dicom_series, load_nifti, render, ParsedDicom, RenderOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
+use imaging::{load_dicom_series, load_nifti, render, ParsedDicom, RenderOptions};
 
 fn slice_512(dir: &Path) -> std::path::PathBuf {
     let spec = imaging_support::oblique_series(1, 512, 512).remove(0);
@@ -51,7 +51,7 @@ fn render_one_slice(c: &mut Criterion) {
 }
 
 fn render_real_files(c: &mut Criterion) {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/imaging");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     for file in [
         "CT_small.dcm",
         "MR_small_RLE.dcm",
@@ -122,7 +122,7 @@ fn report_peak_memory(paths: &[std::path::PathBuf]) {
 /// Reslicing a volume the viewer way: NiiVue reslices on the GPU, so the CPU-side cost of a new
 /// plane is reading the NIfTI file and walking its voxels along another axis (coronal here).
 fn nifti_reslice(c: &mut Criterion) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/imaging/example4d.nii.gz");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/example4d.nii.gz");
     let volume = load_nifti(&path).expect("loads");
     let [nx, ny, nz] = volume.dims;
     c.bench_function(

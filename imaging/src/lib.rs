@@ -1,5 +1,9 @@
 //! Imaging: faithful decoding of the scans clinicians and models look at.
 //!
+//! A crate of its own, below the domain (`cases`): it knows no database, no study and no UI, only
+//! files and dicom-rs, so it is tested and fuzzed on its own (dicom-rs's own layering: parsing and
+//! pixel data apart from what uses them).
+//!
 //! # API
 //! - [`probe`]`(path) -> Probe` and [`render`]`(path, &RenderOptions) -> DynamicImage` (L8 or
 //!   Rgb8), [`render_png`]: docs/formats.md §4 for DICOM (every dicom-rs codec), NIfTI-1/2 (.nii,
@@ -41,9 +45,11 @@ pub use decoded::Rescale;
 pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
 pub use error::{ImagingError, ImagingErrorKind};
 pub use geometry::{dicom_series_geometry, key_images_geometry, nifti_geometry, SeriesGeometry};
-pub(crate) use guard::{check_dicom_header_bytes, check_dicom_structure, HeaderEnd, PixelDataAt};
-pub(crate) use meta::{dicom_meta_of, text as dicom_text};
 pub use meta::{order_series, read_dicom_meta, DicomMeta};
+// The PACS scan (`cases::scaffold`) walks headers itself and reads them from files it already
+// opened, so these pieces of the decoder are public for it.
+pub use guard::{check_dicom_header_bytes, check_dicom_structure, HeaderEnd, PixelDataAt};
+pub use meta::{dicom_meta_of, text as dicom_text};
 pub use render::{probe, render, render_png, ParsedDicom, Probe, RenderOptions};
 pub use samples::Samples;
 pub use voi::{VoiFunction, Window};

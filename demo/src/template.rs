@@ -1,18 +1,18 @@
 //! The MNI ICBM152 2009a template, embedded in the binary and resampled to a clinical grid.
 
-use crate::Error;
+use cases::Error;
 use flate2::read::GzDecoder;
 use nifti::{InMemNiftiObject, IntoNdArray, NiftiObject};
 
 const T1_GZ: &[u8] =
-    include_bytes!("../../data/mni152/mni_icbm152_t1_tal_nlin_sym_09a_converted.nii.gz");
+    include_bytes!("../data/mni152/mni_icbm152_t1_tal_nlin_sym_09a_converted.nii.gz");
 const GM_GZ: &[u8] =
-    include_bytes!("../../data/mni152/mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz");
+    include_bytes!("../data/mni152/mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz");
 const WM_GZ: &[u8] =
-    include_bytes!("../../data/mni152/mni_icbm152_wm_tal_nlin_sym_09a_converted.nii.gz");
+    include_bytes!("../data/mni152/mni_icbm152_wm_tal_nlin_sym_09a_converted.nii.gz");
 
 /// The template's licence, which must travel with every derived file.
-pub(crate) const LICENCE: &str = include_str!("../../data/mni152/LICENSE-and-README.md");
+pub(crate) const LICENCE: &str = include_str!("../data/mni152/LICENSE-and-README.md");
 
 /// One template volume on its native 1 mm grid, in RAS millimetres.
 struct NativeVolume {

@@ -3,7 +3,7 @@
 use super::rng::uid;
 use super::synth::Sequence;
 use super::template::Grid;
-use crate::Error;
+use cases::Error;
 use dicom_core::smallvec::SmallVec;
 use dicom_core::value::PrimitiveValue;
 use dicom_core::{DataElement, Tag, VR};

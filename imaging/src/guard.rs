@@ -62,7 +62,7 @@ struct Walk<'a> {
 
 /// Where the top-level PixelData element starts in a file that is not deflated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PixelDataAt {
+pub struct PixelDataAt {
     /// The byte its tag starts at.
     pub offset: u64,
     /// The file ends with this element and no top-level element before it has a larger tag:
@@ -73,7 +73,7 @@ pub(crate) struct PixelDataAt {
 
 /// What a header-only walk over a file's first bytes found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HeaderEnd {
+pub enum HeaderEnd {
     /// The header ends where PixelData starts, at this byte; what follows PixelData (beyond
     /// these bytes) is not known.
     PixelDataAt(u64),
@@ -84,7 +84,7 @@ pub(crate) enum HeaderEnd {
 /// Checks the element structure of the DICOM file at `path` (the part before PixelData when
 /// `header_only`), and says where PixelData starts when the file is not deflated. Files without
 /// the "DICM" magic are left to dicom-rs to refuse.
-pub(crate) fn check_dicom_structure(
+pub fn check_dicom_structure(
     path: &Path,
     header_only: bool,
 ) -> Result<Option<PixelDataAt>, ImagingError> {
@@ -138,7 +138,7 @@ pub(crate) fn check_dicom_structure(
 /// length checked against the file's. `Ok(None)` when those bytes do not settle it (the header
 /// or the pixel data's fragments go on past them, or the data set is deflated): check the file
 /// itself then, which also gives the error to show.
-pub(crate) fn check_dicom_header_bytes(
+pub fn check_dicom_header_bytes(
     path: &Path,
     head: &[u8],
     file_len: u64,

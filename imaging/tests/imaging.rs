@@ -1,18 +1,18 @@
 //! Imaging against independent references: pydicom 3.0.2 + numpy (with pylibjpeg decoders) and
-//! nibabel 5.4.2 computed every expected value in `data/imaging/expected.json` and
-//! `data/imaging/expected/*.png` (scripts/reference/imaging/make_expected.py); the sample files
-//! come from the pydicom and nibabel wheels (MIT; see data/imaging/README.md).
+//! nibabel 5.4.2 computed every expected value in `data/expected.json` and
+//! `data/expected/*.png` (scripts/reference/imaging/make_expected.py); the sample files
+//! come from the pydicom and nibabel wheels (MIT; see data/README.md).
 
 #[path = "support/imaging.rs"]
 mod imaging_support;
 
 use std::path::{Path, PathBuf};
 
-use cases::imaging::{
+use image::DynamicImage;
+use imaging::{
     self, load_dicom_series, load_nifti, order_series, probe, read_dicom_meta, render,
     ImagingErrorKind, RenderOptions,
 };
-use image::DynamicImage;
 use serde_json::Value;
 
 /// Lossy codecs (JPEG baseline/extended, JPEG 2000 irreversible, YBR rounding) may differ from
@@ -28,7 +28,7 @@ const FLOAT_TOLERANCE: f64 = 1e-4;
 const TWELVE_BIT_JPEG_MAX_ERROR: u16 = 1;
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/imaging")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 fn expected() -> Vec<Value> {

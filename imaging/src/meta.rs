@@ -57,7 +57,7 @@ pub fn read_dicom_meta(path: &Path) -> Result<DicomMeta, ImagingError> {
 
 /// The header facts of `obj`, a file already read from `path` whose transfer syntax is `ts`;
 /// `sop_from_meta` is the file meta's Media Storage SOP Instance UID (empty when it has none).
-pub(crate) fn dicom_meta_of(
+pub fn dicom_meta_of(
     path: &Path,
     obj: &InMemDicomObject,
     ts: &str,
@@ -216,7 +216,7 @@ pub(crate) fn open_error(path: &Path, e: &dicom_object::ReadError) -> ImagingErr
     ImagingError::new(path, kind, format!("not readable as DICOM: {reason}"))
 }
 
-pub(crate) fn text(obj: &InMemDicomObject, tag: Tag) -> Option<String> {
+pub fn text(obj: &InMemDicomObject, tag: Tag) -> Option<String> {
     let value = obj.get(tag)?.to_str().ok()?;
     let value = value.trim_matches(|c: char| c == '\0' || c.is_whitespace());
     (!value.is_empty()).then(|| value.to_string())

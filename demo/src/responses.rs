@@ -9,7 +9,7 @@
 use super::catalogue::{AnswerText, CaseDef, TaskDef};
 use super::rng::SplitMix64;
 use super::DIMENSIONS;
-use crate::model::{
+use cases::model::{
     CaseFile, DiseaseGroup, GraderError, GraderLine, ResponseLine, TaskFamily, Turn,
 };
 use serde_json::json;

@@ -2,6 +2,10 @@
 //! NeuroRater can be tried, taught and tested with no patient data and no network.
 //!
 //! `docs/demo.md` describes what the bundle contains and how it is made.
+//!
+//! A crate of its own, above the domain: it writes a bundle as any pipeline would (through
+//! `cases::model`), and nothing in `cases` needs it. Its 5 MB template and voxel loops are built
+//! only where a demo is written (the CLI's `demo`, the app's first start, tests).
 
 mod catalogue;
 mod dicom;
@@ -10,9 +14,9 @@ mod rng;
 mod synth;
 mod template;
 
-use crate::model::*;
-use crate::progress::Progress;
-use crate::Error;
+use cases::model::*;
+use cases::progress::Progress;
+use cases::Error;
 use catalogue::{CaseDef, EhrValue};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,7 +44,7 @@ pub const DEMO_MODEL_SPEC_FILE: &str = "specs/model.toml";
 
 /// Writes the demo study bundle into `out` (created if missing; existing demo files are
 /// overwritten). Two calls produce byte-identical trees.
-pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> crate::Result<DemoSummary> {
+pub fn write_demo_bundle(out: &Path, progress: &dyn Progress) -> cases::Result<DemoSummary> {
     let cases = catalogue::cases();
     let series_total: usize = cases.iter().map(|c| c.series.len()).sum();
     let grids = grids_in_use(&cases);
@@ -139,7 +143,7 @@ fn grids_in_use(cases: &[CaseDef]) -> Vec<Grid> {
 }
 
 /// The grid of one of a case's series, named by its id.
-fn series_grid(case: &CaseDef, series_id: &str) -> crate::Result<Grid> {
+fn series_grid(case: &CaseDef, series_id: &str) -> cases::Result<Grid> {
     case.series
         .iter()
         .find(|(id, _, _)| *id == series_id)
@@ -171,7 +175,7 @@ fn key_slice(case: &CaseDef, grid: &Grid) -> u32 {
     grid.slice_at(z).unwrap_or(grid.slices / 2) as u32
 }
 
-fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
+fn case_file(case: &CaseDef) -> cases::Result<CaseFile> {
     let marked_series = case.series[0].0;
     let marked_grid = series_grid(case, marked_series)?;
     let lesions = case
@@ -216,7 +220,7 @@ fn case_file(case: &CaseDef) -> crate::Result<CaseFile> {
                 follow_up: t.follow_up.map(|f| vec![f.to_owned()]).unwrap_or_default(),
             })
         })
-        .collect::<crate::Result<Vec<_>>>()?;
+        .collect::<cases::Result<Vec<_>>>()?;
     Ok(CaseFile {
         id: case.id.to_string(),
         disease_group: case.group,
@@ -400,21 +404,21 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-fn write_text(path: &Path, text: &str) -> crate::Result<()> {
+fn write_text(path: &Path, text: &str) -> cases::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     }
     std::fs::write(path, text).map_err(io_error(path))
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> crate::Result<()> {
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> cases::Result<()> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::Demo(format!("{}: cannot serialise: {e}", path.display())))?;
     text.push('\n');
     write_text(path, &text)
 }
 
-fn write_jsonl<T: serde::Serialize>(path: &Path, lines: &[T]) -> crate::Result<()> {
+fn write_jsonl<T: serde::Serialize>(path: &Path, lines: &[T]) -> cases::Result<()> {
     let mut text = String::new();
     for line in lines {
         text.push_str(
