@@ -126,6 +126,9 @@ pub fn to_html(report: &Report) -> String {
         }
     );
     verdict(&mut h, report);
+    if let Some(coverage) = &report.dimension_coverage {
+        dimension_coverage(&mut h, coverage);
+    }
     for d in &report.dimensions {
         dimension(&mut h, d, report);
     }
@@ -152,6 +155,28 @@ fn forest_caption(report: &Report) -> String {
         "Pearson r (95 % CI) per subgroup; the dashed line is the bar r = {}.",
         num(report.options.bar_pearson_r, 2)
     )
+}
+
+/// What each dimension's statistics rest on: scores only; "not applicable", ratings of other
+/// task families and empty cells are counted, never averaged in.
+fn dimension_coverage(h: &mut String, coverage: &[crate::coverage::DimensionCoverage]) {
+    h.push_str(
+        "<h2>What each dimension holds</h2><p class=\"note\">Submitted first reads. Agreement \
+         uses the scores alone.</p><table><tr><th>Dimension</th><th>Scored</th>\
+         <th>Not applicable</th><th>Other task family</th><th>Empty</th></tr>",
+    );
+    for c in coverage {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&c.dimension),
+            c.rated,
+            c.not_applicable,
+            c.not_applied,
+            c.missing
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// One dimension's plots, each a standalone `<svg>` element (no scripts, no styles beyond

@@ -36,6 +36,7 @@ pub mod bland_altman;
 pub mod bootstrap;
 pub mod calibration_line;
 pub mod correlation;
+pub mod coverage;
 pub mod csv_input;
 pub mod dev_test_split;
 mod dist;

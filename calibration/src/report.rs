@@ -100,6 +100,10 @@ pub struct Report {
     /// read a database (`automatic_metrics::automatic_metrics_report`), absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub automatic_metrics: Option<crate::automatic_metrics::AutomaticMetricsReport>,
+    /// Per rubric dimension, what the ratings hold: scores, "not applicable", not applied to
+    /// the task's family, missing. Attached by callers that read a database; absent from a CSV.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimension_coverage: Option<Vec<crate::coverage::DimensionCoverage>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -909,6 +913,7 @@ fn build(
         ),
         missed_findings: missed_findings_report(&input.missed_findings),
         automatic_metrics: None,
+        dimension_coverage: None,
     })
 }
 

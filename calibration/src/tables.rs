@@ -246,6 +246,13 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
                 .map(|row| line(row))
                 .collect(),
         ),
+        (
+            "dimension_coverage.csv".to_string(),
+            crate::coverage::csv_rows(report.dimension_coverage.as_deref())
+                .iter()
+                .map(|row| line(row))
+                .collect(),
+        ),
     ]
 }
 

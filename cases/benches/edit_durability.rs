@@ -44,6 +44,7 @@ fn main() {
         let assignment = queue[n % queue.len()].assignment;
         let edit = RatingEdit {
             overall: Some((n % 5 + 1) as f64),
+            not_applicable: Default::default(),
             dimensions: BTreeMap::from([("diagnostic_accuracy".to_owned(), (n % 5 + 1) as f64)]),
             correctness: None,
             confidence: Some((n % 5 + 1) as u8),

@@ -8,6 +8,7 @@
 
 use crate::store::Store;
 use crate::{Error, Result};
+use calibration::coverage::DimensionCoverage;
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
     LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
@@ -21,6 +22,8 @@ pub struct StudyData {
     pub scale: ScaleSpec,
     /// Every grader name that scored a response of the study.
     pub graders: Vec<String>,
+    /// Per rubric dimension, what the clinicians' submitted first reads hold.
+    pub coverage: Vec<DimensionCoverage>,
 }
 
 pub const GROUPING_COLUMNS: [&str; 5] =
@@ -145,7 +148,8 @@ pub fn study_data_then(
     let mut correctness = Vec::new();
     let mut stmt = conn
         .prepare(
-            "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness
+            "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness,
+                    g.not_applicable_json
              FROM ratings g JOIN raters ra ON g.rater = ra.id
              WHERE g.status = 'submitted' AND g.read_no = 1
              ORDER BY g.response, ra.name",
@@ -153,18 +157,33 @@ pub fn study_data_then(
         .map_err(fail)?;
     let mut rows = stmt.query([]).map_err(fail)?;
     let mut reviewers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut coverage: Vec<DimensionCoverage> = rubric
+        .dimensions
+        .iter()
+        .map(|d| DimensionCoverage {
+            dimension: d.id.clone(),
+            rated: 0,
+            not_applicable: 0,
+            not_applied: 0,
+            missing: 0,
+        })
+        .collect();
     while let Some(row) = rows.next().map_err(fail)? {
         let response: i64 = row.get(0).map_err(fail)?;
         let Some(item) = item_of_response.get(&response) else {
             continue;
         };
         let rater: String = row.get(1).map_err(fail)?;
-        push_scores(
-            item,
-            &rater,
-            row.get(2).map_err(fail)?,
-            &row.get::<_, String>(3).map_err(fail)?,
+        let dimensions: String = row.get(3).map_err(fail)?;
+        let not_applicable: String = row.get(5).map_err(fail)?;
+        count_coverage(
+            &mut coverage,
+            &rubric,
+            &response_meta[&response].1,
+            &dimensions,
+            &not_applicable,
         );
+        push_scores(item, &rater, row.get(2).map_err(fail)?, &dimensions);
         reviewers
             .entry(item.clone())
             .or_default()
@@ -293,6 +312,7 @@ pub fn study_data_then(
             step: rubric.overall.step,
         },
         graders: graders.into_iter().collect(),
+        coverage,
     };
     scores_read(&data)?;
     // A ground truth that cannot be read (a bundle's images moved) leaves this one section
@@ -304,6 +324,34 @@ pub fn study_data_then(
         });
     drop(snapshot);
     Ok(data)
+}
+
+/// Adds one rating of a task of `family` (as stored) to each dimension's counts.
+fn count_coverage(
+    coverage: &mut [DimensionCoverage],
+    rubric: &crate::model::Rubric,
+    family: &str,
+    dimensions_json: &str,
+    not_applicable_json: &str,
+) {
+    let scored: BTreeMap<String, f64> = serde_json::from_str(dimensions_json).unwrap_or_default();
+    let not_applicable: BTreeSet<String> =
+        serde_json::from_str(not_applicable_json).unwrap_or_default();
+    let family: Option<crate::model::TaskFamily> =
+        serde_json::from_value(serde_json::Value::String(family.to_owned())).ok();
+    for (counts, dimension) in coverage.iter_mut().zip(&rubric.dimensions) {
+        let applies = family.is_none_or(|f| dimension.applies_to(f));
+        let count = if scored.contains_key(&dimension.id) {
+            &mut counts.rated
+        } else if not_applicable.contains(&dimension.id) {
+            &mut counts.not_applicable
+        } else if !applies {
+            &mut counts.not_applied
+        } else {
+            &mut counts.missing
+        };
+        *count += 1;
+    }
 }
 
 /// The rubric's scales as the report's declarations: every rater of a stored study scored each

@@ -56,7 +56,7 @@ fn ratings(store: &Store) -> Result<Rows> {
     let sql = format!(
         "SELECT {RESPONSE_KEY_SQL}, ra.name, ra.role, g.overall, g.dimensions_json, g.correctness,
                 g.confidence, g.status, g.seconds_on_task, g.updated_at, g.comment, g.id,
-                g.read_no, g.submitted_at
+                g.read_no, g.submitted_at, g.not_applicable_json
          FROM ratings g JOIN raters ra ON g.rater = ra.id JOIN responses r ON g.response = r.id
          JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
          JOIN studies st ON c.study = st.id
@@ -87,6 +87,10 @@ fn ratings(store: &Store) -> Result<Rows> {
             row.get::<_, Option<String>>(17)?.into(),
         );
         map.insert("comment".into(), row.get::<_, String>(14)?.into());
+        map.insert(
+            "not_applicable".into(),
+            serde_json::from_str(&row.get::<_, String>(18)?).unwrap_or(Value::Null),
+        );
         Ok(map)
     })?;
     for row in &rows {
@@ -100,6 +104,8 @@ fn ratings(store: &Store) -> Result<Rows> {
     columns.extend(dimension_ids.iter().map(|id| format!("dimension:{id}")));
     columns.extend(
         [
+            // The dimensions marked "not applicable", a JSON array: not a score in any column.
+            "not_applicable",
             "correctness",
             "confidence",
             "status",

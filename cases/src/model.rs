@@ -45,6 +45,23 @@ pub struct RubricDimension {
     pub label: String,
     #[serde(flatten)]
     pub scale: Scale,
+    /// The task families the dimension is scored on; absent: every family. A rating of a task
+    /// of another family neither needs nor accepts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub families: Option<Vec<TaskFamily>>,
+    /// A rater may mark the dimension "not applicable" instead of scoring it (stored as its own
+    /// state, never as a number, so agreement statistics see only scores).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_not_applicable: bool,
+}
+
+impl RubricDimension {
+    /// Whether a task of `family` is scored on this dimension.
+    pub fn applies_to(&self, family: TaskFamily) -> bool {
+        self.families
+            .as_ref()
+            .is_none_or(|families| families.contains(&family))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

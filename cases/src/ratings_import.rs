@@ -9,7 +9,8 @@
 //!   stored again (grader scores come from `grader.jsonl` only);
 //! - the optional `rater_role` column gives a new rater's role; without it new raters are
 //!   assumed to be [`ASSUMED_ROLE`]s and the summary names them;
-//! - scores must be on the rubric's scale of their dimension.
+//! - scores must be on the rubric's scale of their dimension, and the dimension must apply to the
+//!   item's task family (`rating::rules`, as for a rating made in the app).
 //!
 //! **Invariants:** every row is checked before anything is written, and all problems are
 //! reported as `FILE:LINE: field: message`; the write is one transaction with its audit entry;
@@ -17,8 +18,9 @@
 //! refused (ratings are never overwritten by an import).
 
 use crate::bundle::Problem;
-use crate::model::{Rubric, Scale};
+use crate::model::{Rubric, Scale, TaskFamily};
 use crate::progress::Progress;
+use crate::rating::rules;
 use crate::rating::table::{self, ReadKey, WholeRating};
 use crate::rating::{RatingEdit, RatingStatus};
 use crate::store::audit::Entry;
@@ -158,6 +160,7 @@ pub fn import_ratings_csv(
                 // A ratings file carries scores only: no correctness, confidence, comment or time.
                 let scores = RatingEdit {
                     overall: rating.overall,
+                    not_applicable: Default::default(),
                     dimensions: rating.dimensions.clone(),
                     correctness: None,
                     confidence: None,
@@ -313,6 +316,16 @@ fn check_rows(
             );
             continue;
         };
+        // The table's CHECK admits only the three families, so the family parses.
+        let family: Option<TaskFamily> =
+            serde_json::from_value(response.facts["task_family"].clone().into()).ok();
+        if let Some(Err(refused)) = family
+            .filter(|_| dimension != "overall")
+            .map(|family| rules::applying_dimension(rubric, family, dimension))
+        {
+            problem(line, "dimension", format!("`{item}`: {}", refused.message));
+            continue;
+        }
         let score: f64 = field("score").parse().unwrap_or(f64::NAN);
         if !scale.admits(score) {
             problem(

@@ -72,6 +72,7 @@ fn a_clinicians_repeat_reads_reach_the_test_retest_section_and_stay_out_of_the_t
         }
         let edit = RatingEdit {
             overall: Some(overall),
+            not_applicable: Default::default(),
             dimensions: dimensions.iter().map(|d| (d.clone(), overall)).collect(),
             correctness: Some(cases::rating::Correctness::Correct),
             confidence: Some(3),
@@ -291,6 +292,7 @@ fn a_kept_report_is_shown_again_until_a_rating_changes() {
         .collect();
     let edit = RatingEdit {
         overall: Some(5.0),
+        not_applicable: Default::default(),
         dimensions: dimensions.iter().map(|d| (d.clone(), 5.0)).collect(),
         correctness: Some(cases::rating::Correctness::Correct),
         confidence: Some(3),
@@ -348,6 +350,7 @@ fn anchoring_labels_on_turns_are_counted_per_model() {
         let score = 3.0;
         let edit = RatingEdit {
             overall: Some(score),
+            not_applicable: Default::default(),
             dimensions: item
                 .rubric
                 .dimensions
@@ -441,4 +444,155 @@ fn anchoring_labels_on_turns_are_counted_per_model() {
         })
         .collect();
     assert_eq!(counted, expected);
+}
+
+#[test]
+fn the_report_counts_per_dimension_what_was_scored_not_applicable_not_applied_or_empty() {
+    use cases::app::calibration::study_report;
+    let (dir, mut store) = demo_store();
+    let dimensions = rating_support::family_limited_rubric(&store);
+    // Two clinicians from a ratings file: overall scores only, every dimension left empty.
+    import_two_clinicians(&mut store, dir.path());
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    let plan = PlanSpec {
+        study_id: DEMO_STUDY_ID.into(),
+        name: "coverage".into(),
+        seed: 3,
+        raters: vec![rater],
+        overlap_share: 0.0,
+        responses_per_rater: Some(16),
+        repeat_share: 0.0,
+        repeat_after_days: 0,
+    };
+    store.create_assignment_plan(rater, &plan).unwrap();
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    for (index, entry) in queue.iter().enumerate() {
+        let item = store.reading_item(rater, entry.assignment).unwrap();
+        let mut edit = RatingEdit {
+            overall: Some(3.0),
+            not_applicable: Default::default(),
+            dimensions: BTreeMap::new(),
+            correctness: Some(cases::rating::Correctness::Partly),
+            confidence: Some(3),
+            comment: String::new(),
+            seconds_on_task: 30.0,
+        };
+        for dimension in &item.rubric.dimensions {
+            if !dimension.applies_to(item.task.family) {
+                continue;
+            }
+            if dimension.allow_not_applicable && index % 3 == 0 {
+                edit.not_applicable.insert(dimension.id.clone());
+            } else {
+                edit.dimensions.insert(
+                    dimension.id.clone(),
+                    dimension.scale.min + (index % 2) as f64,
+                );
+            }
+        }
+        store.save_rating(rater, entry.assignment, &edit).unwrap();
+        // Every fourth stays a draft: the report reads submitted ratings only.
+        if index % 4 != 3 {
+            store.submit_rating(rater, entry.assignment).unwrap();
+        }
+    }
+
+    let lead = cases::app::Session::command_line();
+    let options = ReportOptions {
+        grader: Some("demo-grader-v1".into()),
+        bootstrap_resamples: 50,
+        ..ReportOptions::default()
+    };
+    let study = study_report(&store, &lead, DEMO_STUDY_ID, options).unwrap();
+    let report = study.build(&NoProgress).unwrap();
+    let coverage = report
+        .dimension_coverage
+        .clone()
+        .expect("a database's report");
+    assert_eq!(
+        coverage
+            .iter()
+            .map(|c| c.dimension.clone())
+            .collect::<Vec<_>>(),
+        dimensions
+    );
+
+    // Independently, from the tables: submitted first reads, each dimension's state in each.
+    for counts in &coverage {
+        let only_lesions = counts.dimension == dimensions[0];
+        let (rated, not_applicable, not_applied, missing): (i64, i64, i64, i64) = store
+            .read()
+            .query_row(
+                "WITH cells AS (
+                   SELECT json_extract(g.dimensions_json, '$.' || ?1) IS NOT NULL AS scored,
+                          EXISTS (SELECT 1 FROM json_each(g.not_applicable_json) n
+                                  WHERE n.value = ?1) AS marked,
+                          (?2 AND t.family <> 'lesion_identification') AS other_family
+                   FROM ratings g JOIN responses r ON g.response = r.id
+                   JOIN tasks t ON r.task = t.id
+                   WHERE g.status = 'submitted' AND g.read_no = 1)
+                 SELECT sum(scored), sum(NOT scored AND marked),
+                        sum(NOT scored AND NOT marked AND other_family),
+                        sum(NOT scored AND NOT marked AND NOT other_family) FROM cells",
+                rusqlite::params![counts.dimension, only_lesions],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                counts.rated,
+                counts.not_applicable,
+                counts.not_applied,
+                counts.missing
+            ),
+            (
+                rated as usize,
+                not_applicable as usize,
+                not_applied as usize,
+                missing as usize
+            ),
+            "{}",
+            counts.dimension
+        );
+        // Agreement reads the clinicians' scores alone: as many as were scored.
+        let clinician_scores = study
+            .input
+            .table
+            .scores
+            .iter()
+            .filter(|s| s.dimension == counts.dimension && !study.graders.contains(&s.rater))
+            .count();
+        assert_eq!(clinician_scores, counts.rated, "{}", counts.dimension);
+    }
+    let [lesion_only, may_be_na, ..] = &coverage[..] else {
+        panic!("the demo rubric has four dimensions")
+    };
+    assert!(lesion_only.not_applied > 0 && lesion_only.rated > 0);
+    assert!(may_be_na.not_applicable > 0 && may_be_na.rated > 0);
+    assert!(
+        may_be_na.missing > 0,
+        "the imported clinicians gave overall scores only"
+    );
+    let tables: BTreeMap<String, String> = calibration::tables::to_csv_tables(&report)
+        .into_iter()
+        .collect();
+    let expected_row = format!(
+        "{},{},{},{},{}",
+        may_be_na.dimension,
+        may_be_na.rated,
+        may_be_na.not_applicable,
+        may_be_na.not_applied,
+        may_be_na.missing
+    );
+    assert!(
+        tables["dimension_coverage.csv"]
+            .lines()
+            .any(|l| l == expected_row),
+        "{}",
+        tables["dimension_coverage.csv"]
+    );
+    assert!(calibration::html::to_html(&report).contains("What each dimension holds"));
 }

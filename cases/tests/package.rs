@@ -66,6 +66,7 @@ fn lead() -> Lead {
             other_first,
             &RatingEdit {
                 overall: Some(2.0),
+                not_applicable: Default::default(),
                 dimensions: BTreeMap::new(),
                 correctness: None,
                 confidence: None,
@@ -186,6 +187,7 @@ fn rate_remotely(remote: &mut Store) -> Vec<i64> {
             first,
             &RatingEdit {
                 overall: Some(item.rubric.overall.max),
+                not_applicable: Default::default(),
                 dimensions,
                 correctness: Some(cases::rating::Correctness::Partly),
                 confidence: Some(4),
@@ -245,6 +247,7 @@ fn rate_remotely(remote: &mut Store) -> Vec<i64> {
             second,
             &RatingEdit {
                 overall: Some(item.rubric.overall.min),
+                not_applicable: Default::default(),
                 dimensions: BTreeMap::new(),
                 correctness: None,
                 confidence: None,
@@ -403,6 +406,7 @@ fn a_rating_edited_at_the_lead_is_listed_not_overwritten_and_an_untouched_one_is
     let lead_second = lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap()[1].assignment;
     let edit = |comment: &str| RatingEdit {
         overall: Some(1.0),
+        not_applicable: Default::default(),
         dimensions: BTreeMap::new(),
         correctness: None,
         confidence: None,
@@ -433,6 +437,7 @@ fn a_rating_edited_at_the_lead_is_listed_not_overwritten_and_an_untouched_one_is
             remote_items[0],
             &RatingEdit {
                 overall: changed.overall,
+                not_applicable: Default::default(),
                 dimensions: changed.dimensions.clone(),
                 correctness: changed.correctness,
                 confidence: Some(2),
@@ -835,6 +840,7 @@ fn labels_in_a_turn_and_in_the_answer_travel_with_their_text_and_a_missing_turn_
             assignment,
             &RatingEdit {
                 overall: Some(item.rubric.overall.min),
+                not_applicable: Default::default(),
                 dimensions: BTreeMap::new(),
                 correctness: None,
                 confidence: None,

@@ -12,7 +12,7 @@ use cases::rating::{
 use cases::store::audit::{self, Verdict};
 use cases::store::Store;
 use cases::Error;
-use rating_support::{demo_store, responses_key_order};
+use rating_support::{demo_store, family_limited_rubric, responses_key_order};
 use rusqlite::Connection;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -238,6 +238,7 @@ fn nothing_a_rater_receives_names_the_model_the_grader_or_another_raters_work() 
                 item.assignment,
                 &RatingEdit {
                     overall: Some(2.0),
+                    not_applicable: Default::default(),
                     dimensions: BTreeMap::new(),
                     correctness: None,
                     confidence: Some(3),
@@ -345,6 +346,7 @@ impl Empty for RatingEdit {
     fn empty() -> Self {
         RatingEdit {
             overall: None,
+            not_applicable: Default::default(),
             dimensions: BTreeMap::new(),
             correctness: None,
             confidence: None,
@@ -950,6 +952,7 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
         "rating.status",
         "rating.overall",
         "rating.dimensions",
+        "rating.not_applicable",
         "rating.correctness",
         "rating.confidence",
         "rating.comment",
@@ -1443,4 +1446,89 @@ fn labels_in_each_text_of_a_consultation_are_checked_stored_and_exported_with_th
         "the new columns come last: {}",
         csv.lines().next().unwrap()
     );
+}
+
+#[test]
+fn a_rating_has_the_dimensions_of_its_tasks_family_and_keeps_not_applicable_apart() {
+    let (_dir, mut store) = demo_store();
+    let dimensions = family_limited_rubric(&store);
+    let (rater, _) = one_item(&mut store);
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let item_of = |store: &mut Store, lesions: bool| {
+        queue
+            .iter()
+            .map(|q| q.assignment)
+            .find(|a| {
+                let family = store.reading_item(rater, *a).unwrap().task.family;
+                (family == cases::model::TaskFamily::LesionIdentification) == lesions
+            })
+            .expect("the demo queue has tasks of both kinds")
+    };
+    let (other, lesions) = (item_of(&mut store, false), item_of(&mut store, true));
+    let invalid_field = |e: Error| match e {
+        Error::Rating(RatingError::Invalid { field, .. }) => field,
+        other => panic!("expected Invalid, got {other}"),
+    };
+
+    // A task of another family: the lesion-only dimension is neither asked for nor accepted.
+    let mut edit = RatingEdit::empty();
+    edit.dimensions.insert(dimensions[0].clone(), 3.0);
+    assert_eq!(
+        invalid_field(store.save_rating(rater, other, &edit).unwrap_err()),
+        format!("dimensions.{}", dimensions[0])
+    );
+    // Not applicable only where the rubric allows it.
+    let mut edit = RatingEdit::empty();
+    edit.not_applicable.insert(dimensions[2].clone());
+    assert_eq!(
+        invalid_field(store.save_rating(rater, other, &edit).unwrap_err()),
+        format!("dimensions.{}", dimensions[2])
+    );
+    let expected_missing: Vec<String> = ["overall".to_owned()]
+        .into_iter()
+        .chain(dimensions[1..].iter().map(|d| format!("dimensions.{d}")))
+        .chain(["correctness".to_owned(), "confidence".to_owned()])
+        .collect();
+    match store.submit_rating(rater, other).unwrap_err() {
+        Error::Rating(RatingError::Incomplete { missing }) => assert_eq!(missing, expected_missing),
+        e => panic!("expected Incomplete, got {e}"),
+    }
+
+    let mut edit = RatingEdit::empty();
+    edit.overall = Some(3.0);
+    edit.not_applicable.insert(dimensions[1].clone());
+    for id in &dimensions[2..] {
+        edit.dimensions.insert(id.clone(), 4.0);
+    }
+    edit.correctness = Some(cases::rating::Correctness::Correct);
+    edit.confidence = Some(3);
+    store.save_rating(rater, other, &edit).unwrap();
+    store.submit_rating(rater, other).unwrap();
+    let stored = store.reading_item(rater, other).unwrap().rating.unwrap();
+    assert_eq!(
+        stored.not_applicable,
+        BTreeSet::from([dimensions[1].clone()])
+    );
+    assert!(!stored.dimensions.contains_key(&dimensions[1]));
+    assert_eq!(stored.scores(), edit);
+    let column: String = Connection::open(store.path())
+        .unwrap()
+        .query_row(
+            "SELECT not_applicable_json FROM ratings WHERE status = 'submitted'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(column, format!("[\"{}\"]", dimensions[1]));
+
+    // A lesion-identification task needs the lesion-only dimension as well.
+    store.save_rating(rater, lesions, &edit).unwrap();
+    match store.submit_rating(rater, lesions).unwrap_err() {
+        Error::Rating(RatingError::Incomplete { missing }) => {
+            assert_eq!(missing, [format!("dimensions.{}", dimensions[0])])
+        }
+        e => panic!("expected Incomplete, got {e}"),
+    }
+    let check = cases::rating::ratings_against_audit(&store).unwrap();
+    assert!(check.unaccounted.is_empty(), "{:?}", check.unaccounted);
 }

@@ -31,6 +31,7 @@ const LABEL_EVERY: u64 = 3;
 fn edit(n: u64) -> RatingEdit {
     RatingEdit {
         overall: Some((n % 5 + 1) as f64),
+        not_applicable: Default::default(),
         dimensions: BTreeMap::new(),
         correctness: None,
         confidence: Some((n % 5 + 1) as u8),

@@ -39,6 +39,7 @@ fn rate_first(db: &Path, rater: &str, comment: &str) {
             first,
             &RatingEdit {
                 overall: Some(3.0),
+                not_applicable: Default::default(),
                 dimensions: BTreeMap::new(),
                 correctness: None,
                 confidence: Some(3),

@@ -373,6 +373,8 @@ fn study_file(n_cases: usize) -> StudyFile {
                     id: id.to_string(),
                     label: label.to_string(),
                     scale: scale(None, *descriptors),
+                    families: None,
+                    allow_not_applicable: false,
                 })
                 .collect(),
         },

@@ -115,6 +115,10 @@ export interface Scale {
 export interface RubricDimension extends Scale {
   id: string
   label: string
+  /** The task families the dimension is scored on; absent or null: every family. */
+  families?: TaskFamily[] | null
+  /** A rater may mark it "not applicable" instead of scoring it. */
+  allow_not_applicable?: boolean
 }
 
 export interface Rubric {
@@ -156,6 +160,8 @@ export interface RatingView {
   status: RatingStatus
   overall: number | null
   dimensions: Record<string, number>
+  /** Dimensions marked "not applicable" (a state of their own, never a score). */
+  not_applicable: string[]
   correctness: Correctness | null
   /** 1–5. */
   confidence: number | null
@@ -188,6 +194,7 @@ export interface ReadingItem {
 export interface RatingEdit {
   overall: number | null
   dimensions: Record<string, number>
+  not_applicable: string[]
   correctness: Correctness | null
   confidence: number | null
   comment: string

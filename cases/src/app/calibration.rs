@@ -32,6 +32,8 @@ pub struct StudyReport {
     /// The stored text metrics, answer lengths and grader runs the report's "automatic metrics
     /// against the clinicians" section reads.
     pub automatic: AutomaticMetricsInput,
+    /// What each rubric dimension holds, attached to the whole report.
+    pub coverage: Vec<calibration::coverage::DimensionCoverage>,
 }
 
 /// Reads `study_id` for its calibration report. `options` is completed from the study: the
@@ -80,6 +82,7 @@ pub fn study_report_with_headline(
         options: completed,
         graders: data.graders,
         automatic,
+        coverage: data.coverage,
     })
 }
 
@@ -165,6 +168,7 @@ impl StudyReport {
         let mut report = build_report(&self.input, &self.options, progress)?;
         report.automatic_metrics =
             automatic_metrics_report(&self.automatic, &self.input, &self.options);
+        report.dimension_coverage = Some(self.coverage.clone());
         Ok(report)
     }
 

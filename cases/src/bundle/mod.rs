@@ -463,6 +463,14 @@ fn check_study(study: &StudyFile, text: &str, problems: &mut Problems) {
             );
         }
         check_scale(&dimension.scale, &field, file, text, problems);
+        if dimension.families.as_ref().is_some_and(Vec::is_empty) {
+            problems.at_field(
+                file,
+                text,
+                &format!("{field}.families"),
+                "names no task family: leave it out to score the dimension on every family",
+            );
+        }
     }
     if let Some(taxonomy) = &study.taxonomy {
         let mut codes = BTreeSet::new();

@@ -26,7 +26,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -58,6 +58,9 @@ pub(crate) struct ResultRating {
     pub status: RatingStatus,
     pub overall: Option<f64>,
     pub dimensions: BTreeMap<String, f64>,
+    /// Left out when none, so a package without "not applicable" reads as before.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub not_applicable: BTreeSet<String>,
     pub correctness: Option<Correctness>,
     pub confidence: Option<u8>,
     pub comment: String,
@@ -87,6 +90,7 @@ impl ResultRating {
         RatingEdit {
             overall: self.overall,
             dimensions: self.dimensions.clone(),
+            not_applicable: self.not_applicable.clone(),
             correctness: self.correctness,
             confidence: self.confidence,
             comment: self.comment.clone(),
@@ -101,6 +105,7 @@ impl ResultRating {
             status,
             overall,
             dimensions,
+            not_applicable,
             correctness,
             confidence,
             comment,
@@ -138,6 +143,7 @@ impl ResultRating {
             status,
             overall,
             dimensions,
+            not_applicable,
             correctness,
             confidence,
             comment,
@@ -156,7 +162,7 @@ impl ResultRating {
             .map(|l| serde_json::to_string(l).expect("a label serialises"))
             .collect();
         labels.sort();
-        let content = serde_json::json!([
+        let mut content = serde_json::json!([
             self.status,
             self.overall,
             self.dimensions,
@@ -166,6 +172,13 @@ impl ResultRating {
             self.seconds_on_task,
             labels
         ]);
+        // Only when there are any: a rating without keeps the hash it had before N/A existed.
+        if !self.not_applicable.is_empty() {
+            content
+                .as_array_mut()
+                .expect("an array")
+                .push(serde_json::json!(self.not_applicable));
+        }
         archive::sha256_hex(content.to_string().as_bytes())
     }
 }
@@ -815,12 +828,13 @@ fn marks_outside_volume(
 /// `(field, message)` pairs, label fields as `labels[<index>].<field>`.
 fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, String)> {
     let scores = rating.scores();
-    let mut found: Vec<(String, String)> = rules::rating_violations(&context.rubric, &scores)
-        .into_iter()
-        .map(|v| (v.field, v.message))
-        .collect();
+    let mut found: Vec<(String, String)> =
+        rules::rating_violations(&context.rubric, context.family, &scores)
+            .into_iter()
+            .map(|v| (v.field, v.message))
+            .collect();
     if rating.status == RatingStatus::Submitted {
-        let missing = rules::missing_for_submit(&context.rubric, Some(&scores));
+        let missing = rules::missing_for_submit(&context.rubric, context.family, Some(&scores));
         if !missing.is_empty() {
             found.push((
                 "status".into(),

@@ -15,7 +15,7 @@ use crate::store::{Store, Write};
 use crate::{Error, Result};
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The whole editable state of a rating; a save replaces the draft with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +26,10 @@ pub struct RatingEdit {
     pub overall: Option<f64>,
     #[serde(default)]
     pub dimensions: BTreeMap<String, f64>,
+    /// Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
+    /// its own, never a score.
+    #[serde(default)]
+    pub not_applicable: BTreeSet<String>,
     #[serde(default)]
     pub correctness: Option<Correctness>,
     #[serde(default)]
@@ -132,7 +136,11 @@ impl Store {
         edit: &RatingEdit,
     ) -> Result<EditAck> {
         let target = self.target(rater, assignment)?;
-        first_violation(rules::rating_violations(&target.context.rubric, edit))?;
+        first_violation(rules::rating_violations(
+            &target.context.rubric,
+            target.context.family,
+            edit,
+        ))?;
         self.write(|w| {
             let before = current(w, &target)?;
             refuse_if_submitted(before.as_ref())?;
@@ -202,7 +210,11 @@ impl Store {
         self.write(|w| {
             let before = current(w, &target)?;
             let scores = before.as_ref().map(RatingView::scores);
-            let missing = rules::missing_for_submit(&target.context.rubric, scores.as_ref());
+            let missing = rules::missing_for_submit(
+                &target.context.rubric,
+                target.context.family,
+                scores.as_ref(),
+            );
             if !missing.is_empty() {
                 return Err(Error::Rating(RatingError::Incomplete { missing }));
             }

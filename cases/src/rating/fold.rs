@@ -23,10 +23,11 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The fields of a rating's state that its audit entries carry and the tables must match.
-const COMPARED: [&str; 9] = [
+const COMPARED: [&str; 10] = [
     "status",
     "overall",
     "dimensions",
+    "not_applicable",
     "correctness",
     "confidence",
     "comment",

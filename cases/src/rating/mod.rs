@@ -26,7 +26,7 @@ pub use reading::{
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,
 };
 
-use crate::model::{Rubric, Taxonomy, Turn};
+use crate::model::{Rubric, TaskFamily, Taxonomy, Turn};
 use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};
@@ -147,6 +147,8 @@ pub(crate) fn assignment_not_found(assignment: i64) -> Error {
 /// texts labels point into and the case's series marks may be drawn on.
 pub(crate) struct ResponseContext {
     pub rubric: Rubric,
+    /// The task's family: which of the rubric's dimensions a rating of it has.
+    pub family: TaskFamily,
     pub taxonomy: Taxonomy,
     pub answer: String,
     pub rationale: Option<String>,
@@ -182,11 +184,12 @@ pub(crate) fn response_context(
         Option<String>,
         Option<String>,
         i64,
+        String,
     );
-    let (study_id, rubric_json, taxonomy_json, answer, rationale, turns_json, case_ref): Row = conn
+    let (study_id, rubric_json, taxonomy_json, answer, rationale, turns_json, case_ref, family): Row = conn
         .query_row(
             "SELECT st.study_id, st.rubric_json, st.taxonomy_json, r.answer, r.rationale,
-                    r.turns_json, c.id
+                    r.turns_json, c.id, t.family
              FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id WHERE r.id = ?1",
             [response],
@@ -199,6 +202,7 @@ pub(crate) fn response_context(
                     row.get(4)?,
                     row.get(5)?,
                     row.get(6)?,
+                    row.get(7)?,
                 ))
             },
         )
@@ -212,6 +216,7 @@ pub(crate) fn response_context(
         .map_err(fail)?;
     Ok(ResponseContext {
         rubric: crate::store::stored_rubric(&study_id, &rubric_json)?,
+        family: reading::enum_value(&family, "a task family")?,
         taxonomy: crate::store::stored_taxonomy(&study_id, &taxonomy_json)?,
         answer,
         rationale,

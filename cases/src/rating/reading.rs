@@ -11,7 +11,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -103,6 +103,8 @@ pub struct RatingView {
     pub status: RatingStatus,
     pub overall: Option<f64>,
     pub dimensions: BTreeMap<String, f64>,
+    /// Dimensions marked "not applicable".
+    pub not_applicable: BTreeSet<String>,
     pub correctness: Option<Correctness>,
     pub confidence: Option<u8>,
     pub comment: String,
@@ -118,6 +120,7 @@ impl RatingView {
         super::RatingEdit {
             overall: self.overall,
             dimensions: self.dimensions.clone(),
+            not_applicable: self.not_applicable.clone(),
             correctness: self.correctness,
             confidence: self.confidence,
             comment: self.comment.clone(),
@@ -490,7 +493,7 @@ impl Store {
     }
 }
 
-fn enum_value<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+pub(super) fn enum_value<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
     serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| Error::Corrupt {
         what: format!("{what} is {text:?}"),
     })
@@ -517,13 +520,14 @@ pub(crate) fn stored_rating(
     let Some((id, mut view)) = conn
         .query_row(
             "SELECT id, status, overall, dimensions_json, correctness, confidence, comment,
-                    seconds_on_task, updated_at, submitted_at
+                    seconds_on_task, updated_at, submitted_at, not_applicable_json
              FROM ratings WHERE response = ?1 AND rater = ?2 AND read_no = ?3",
             params![response, rater, read_no],
             |r| {
                 let status: String = r.get(1)?;
                 let dimensions: String = r.get(3)?;
                 let correctness: Option<String> = r.get(4)?;
+                let not_applicable: String = r.get(10)?;
                 Ok((
                     r.get::<_, i64>(0)?,
                     RatingView {
@@ -536,6 +540,13 @@ pub(crate) fn stored_rating(
                         dimensions: serde_json::from_str(&dimensions).map_err(|e| {
                             rusqlite::Error::FromSqlConversionFailure(
                                 3,
+                                rusqlite::types::Type::Text,
+                                Box::new(e),
+                            )
+                        })?,
+                        not_applicable: serde_json::from_str(&not_applicable).map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                10,
                                 rusqlite::types::Type::Text,
                                 Box::new(e),
                             )

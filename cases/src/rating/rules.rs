@@ -7,7 +7,8 @@
 //! a mark lies inside its series' volume needs the images' geometry and is checked by the caller.
 
 use super::edits::{LabelEdit, RatingEdit, SpanText};
-use crate::model::{Anchor, Rubric, Taxonomy, Turn};
+use crate::model::{Anchor, Rubric, RubricDimension, TaskFamily, Taxonomy, Turn};
+use crate::store::enum_text;
 
 /// A clinician's comment longer than this is a paste accident, not a comment.
 pub(crate) const MAX_COMMENT_CHARS: usize = 20_000;
@@ -32,8 +33,14 @@ fn violation(field: impl Into<String>, message: impl Into<String>) -> Violation 
     }
 }
 
-/// Every rule the scores, comment and time of `edit` break, in the order a form shows them.
-pub(crate) fn rating_violations(rubric: &Rubric, edit: &RatingEdit) -> Vec<Violation> {
+/// Every rule the scores, comment and time of `edit` break, in the order a form shows them, for
+/// a task of `family`: a dimension is scored or marked not applicable only where the rubric
+/// applies it to that family, and marked not applicable only where the rubric allows it.
+pub(crate) fn rating_violations(
+    rubric: &Rubric,
+    family: TaskFamily,
+    edit: &RatingEdit,
+) -> Vec<Violation> {
     let mut found = Vec::new();
     if let Some(overall) = edit.overall.filter(|o| !rubric.overall.admits(*o)) {
         found.push(violation(
@@ -45,28 +52,34 @@ pub(crate) fn rating_violations(rubric: &Rubric, edit: &RatingEdit) -> Vec<Viola
         ));
     }
     for (id, value) in &edit.dimensions {
-        let field = format!("dimensions.{id}");
-        match rubric.dimensions.iter().find(|d| &d.id == id) {
-            None => found.push(violation(
-                field,
-                format!(
-                    "the rubric has no dimension {id:?} (it has {})",
-                    rubric
-                        .dimensions
-                        .iter()
-                        .map(|d| d.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-            Some(dimension) if !dimension.scale.admits(*value) => found.push(violation(
-                field,
+        match applying_dimension(rubric, family, id) {
+            Err(v) => found.push(v),
+            Ok(dimension) if !dimension.scale.admits(*value) => found.push(violation(
+                format!("dimensions.{id}"),
                 format!(
                     "{value} is not on the scale {} to {} in steps of {}",
                     dimension.scale.min, dimension.scale.max, dimension.scale.step
                 ),
             )),
-            Some(_) => {}
+            Ok(_) => {}
+        }
+    }
+    for id in &edit.not_applicable {
+        let field = format!("dimensions.{id}");
+        match applying_dimension(rubric, family, id) {
+            Err(v) => found.push(v),
+            Ok(_) if edit.dimensions.contains_key(id) => found.push(violation(
+                field,
+                "is both scored and marked not applicable: keep one",
+            )),
+            Ok(dimension) if !dimension.allow_not_applicable => found.push(violation(
+                field,
+                format!(
+                    "the rubric does not allow \"not applicable\" for {:?}: score it",
+                    dimension.label
+                ),
+            )),
+            Ok(_) => {}
         }
     }
     if let Some(confidence) = edit.confidence.filter(|c| !CONFIDENCE.contains(c)) {
@@ -81,6 +94,49 @@ pub(crate) fn rating_violations(rubric: &Rubric, edit: &RatingEdit) -> Vec<Viola
         ));
     }
     found
+}
+
+/// The rubric's dimension `id` if it applies to tasks of `family`; otherwise why a score of it
+/// is refused, under its field `dimensions.<id>`. The ratings CSV import checks its rows with
+/// this too.
+pub(crate) fn applying_dimension<'r>(
+    rubric: &'r Rubric,
+    family: TaskFamily,
+    id: &str,
+) -> Result<&'r RubricDimension, Violation> {
+    let field = format!("dimensions.{id}");
+    let Some(dimension) = rubric.dimensions.iter().find(|d| d.id == id) else {
+        return Err(violation(
+            field,
+            format!(
+                "the rubric has no dimension {id:?} (it has {})",
+                rubric
+                    .dimensions
+                    .iter()
+                    .map(|d| d.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    };
+    if !dimension.applies_to(family) {
+        return Err(violation(
+            field,
+            format!(
+                "{:?} is not scored on {} tasks (the rubric applies it to {})",
+                dimension.label,
+                enum_text(&family),
+                dimension
+                    .families
+                    .iter()
+                    .flatten()
+                    .map(enum_text)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(dimension)
 }
 
 fn comment_violation(field: &str, comment: &str) -> Option<Violation> {
@@ -239,15 +295,23 @@ fn span_violation(text: &str, name: &str, [start, end]: [u32; 2]) -> Option<Viol
         .then(|| violation("span", "a span boundary falls inside a character"))
 }
 
-/// What a rating still lacks to be submitted: `overall`, `dimensions.<id>` of every rubric
-/// dimension, `correctness`, `confidence`. `None` is a rating not started.
-pub(crate) fn missing_for_submit(rubric: &Rubric, rating: Option<&RatingEdit>) -> Vec<String> {
+/// What a rating of a task of `family` still lacks to be submitted: `overall`,
+/// `dimensions.<id>` of every rubric dimension that applies to the family (scored, or marked
+/// not applicable where allowed), `correctness`, `confidence`. `None` is a rating not started.
+pub(crate) fn missing_for_submit(
+    rubric: &Rubric,
+    family: TaskFamily,
+    rating: Option<&RatingEdit>,
+) -> Vec<String> {
     let mut missing = Vec::new();
     if rating.and_then(|r| r.overall).is_none() {
         missing.push("overall".to_owned());
     }
-    for dimension in &rubric.dimensions {
-        if !rating.is_some_and(|r| r.dimensions.contains_key(&dimension.id)) {
+    for dimension in rubric.dimensions.iter().filter(|d| d.applies_to(family)) {
+        let answered = rating.is_some_and(|r| {
+            r.dimensions.contains_key(&dimension.id) || r.not_applicable.contains(&dimension.id)
+        });
+        if !answered {
             missing.push(format!("dimensions.{}", dimension.id));
         }
     }
@@ -266,7 +330,7 @@ mod tests {
     use crate::marks::{Mark, MarkKind, Plane};
     use crate::model::{Bucket, ErrorCategory, RubricDimension, Scale};
     use crate::rating::Correctness;
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn rubric() -> Rubric {
         let scale = |min: f64, max: f64, step: f64| Scale {
@@ -278,13 +342,37 @@ mod tests {
         };
         Rubric {
             overall: scale(1.0, 5.0, 1.0),
-            dimensions: vec![RubricDimension {
-                id: "accuracy".into(),
-                label: "Accuracy".into(),
-                scale: scale(0.0, 2.0, 0.5),
-            }],
+            dimensions: vec![
+                RubricDimension {
+                    id: "accuracy".into(),
+                    label: "Accuracy".into(),
+                    scale: scale(0.0, 2.0, 0.5),
+                    families: None,
+                    allow_not_applicable: false,
+                },
+                // Scored on lesion identification only, and may be marked not applicable.
+                RubricDimension {
+                    id: "localisation".into(),
+                    label: "Localisation".into(),
+                    scale: scale(1.0, 5.0, 1.0),
+                    families: Some(vec![TaskFamily::LesionIdentification]),
+                    allow_not_applicable: true,
+                },
+                // Every family; not applicable is allowed.
+                RubricDimension {
+                    id: "turns".into(),
+                    label: "Use of follow-up".into(),
+                    scale: scale(1.0, 5.0, 1.0),
+                    families: None,
+                    allow_not_applicable: true,
+                },
+            ],
         }
     }
+
+    /// The family the rating tests' task has unless a case says otherwise.
+    const DIAGNOSIS: TaskFamily = TaskFamily::DifferentialDiagnosis;
+    const LESIONS: TaskFamily = TaskFamily::LesionIdentification;
 
     struct Owned {
         taxonomy: Taxonomy,
@@ -342,9 +430,12 @@ mod tests {
         }
     }
 
+    /// A complete rating of a differential-diagnosis task: accuracy scored, the follow-up
+    /// dimension marked not applicable, localisation (lesion identification only) left out.
     fn edit() -> RatingEdit {
         RatingEdit {
             overall: Some(3.0),
+            not_applicable: BTreeSet::from(["turns".into()]),
             dimensions: BTreeMap::from([("accuracy".into(), 1.5)]),
             correctness: Some(Correctness::Partly),
             confidence: Some(4),
@@ -388,6 +479,50 @@ mod tests {
         );
         let cases: Vec<Case> = vec![
             ("a complete edit", Box::new(|_| {}), &[]),
+            (
+                "a dimension of another family",
+                Box::new(|e| {
+                    e.dimensions.insert("localisation".into(), 3.0);
+                }),
+                &["dimensions.localisation"],
+            ),
+            (
+                "not applicable on a dimension of another family",
+                Box::new(|e| {
+                    e.not_applicable.insert("localisation".into());
+                }),
+                &["dimensions.localisation"],
+            ),
+            (
+                "not applicable where the rubric does not allow it",
+                Box::new(|e| {
+                    e.dimensions.remove("accuracy");
+                    e.not_applicable.insert("accuracy".into());
+                }),
+                &["dimensions.accuracy"],
+            ),
+            (
+                "scored and not applicable at once",
+                Box::new(|e| {
+                    e.dimensions.insert("turns".into(), 2.0);
+                }),
+                &["dimensions.turns"],
+            ),
+            (
+                "not applicable on an unknown dimension",
+                Box::new(|e| {
+                    e.not_applicable.insert("style".into());
+                }),
+                &["dimensions.style"],
+            ),
+            (
+                "the allowed dimension scored instead",
+                Box::new(|e| {
+                    e.not_applicable.clear();
+                    e.dimensions.insert("turns".into(), 2.0);
+                }),
+                &[],
+            ),
             (
                 "off-step overall",
                 Box::new(|e| e.overall = Some(2.5)),
@@ -465,7 +600,7 @@ mod tests {
             let mut edited = edit();
             change(&mut edited);
             assert_eq!(
-                fields(rating_violations(&rubric(), &edited)),
+                fields(rating_violations(&rubric(), DIAGNOSIS, &edited)),
                 expected,
                 "{name}"
             );
@@ -634,25 +769,90 @@ mod tests {
     }
 
     #[test]
+    fn a_lesion_task_takes_the_dimension_of_its_family() {
+        let mut lesions = edit();
+        lesions.dimensions.insert("localisation".into(), 4.0);
+        assert!(rating_violations(&rubric(), LESIONS, &lesions).is_empty());
+        lesions.dimensions.remove("localisation");
+        lesions.not_applicable.insert("localisation".into());
+        assert!(rating_violations(&rubric(), LESIONS, &lesions).is_empty());
+        assert!(missing_for_submit(&rubric(), LESIONS, Some(&lesions)).is_empty());
+    }
+
+    #[test]
     fn submit_names_what_is_missing() {
-        assert_eq!(
-            missing_for_submit(&rubric(), None),
-            [
-                "overall",
-                "dimensions.accuracy",
-                "correctness",
-                "confidence"
-            ]
+        /// A case's name, the task's family, the rating, and what submit says is missing.
+        type Case = (
+            &'static str,
+            TaskFamily,
+            Option<RatingEdit>,
+            &'static [&'static str],
         );
-        assert!(missing_for_submit(&rubric(), Some(&edit())).is_empty());
-        let partial = RatingEdit {
-            dimensions: BTreeMap::new(),
-            confidence: None,
-            ..edit()
+        let without = |change: fn(&mut RatingEdit)| {
+            let mut rating = edit();
+            change(&mut rating);
+            Some(rating)
         };
-        assert_eq!(
-            missing_for_submit(&rubric(), Some(&partial)),
-            ["dimensions.accuracy", "confidence"]
-        );
+        let cases: Vec<Case> = vec![
+            (
+                "not started, diagnosis",
+                DIAGNOSIS,
+                None,
+                &[
+                    "overall",
+                    "dimensions.accuracy",
+                    "dimensions.turns",
+                    "correctness",
+                    "confidence",
+                ],
+            ),
+            (
+                "not started, lesions: its own dimension too",
+                LESIONS,
+                None,
+                &[
+                    "overall",
+                    "dimensions.accuracy",
+                    "dimensions.localisation",
+                    "dimensions.turns",
+                    "correctness",
+                    "confidence",
+                ],
+            ),
+            (
+                "complete, with not applicable",
+                DIAGNOSIS,
+                edit().into(),
+                &[],
+            ),
+            (
+                "the same rating on a lesion task lacks localisation",
+                LESIONS,
+                edit().into(),
+                &["dimensions.localisation"],
+            ),
+            (
+                "not applicable taken back",
+                DIAGNOSIS,
+                without(|r| r.not_applicable.clear()),
+                &["dimensions.turns"],
+            ),
+            (
+                "partial",
+                DIAGNOSIS,
+                without(|r| {
+                    r.dimensions.clear();
+                    r.confidence = None;
+                }),
+                &["dimensions.accuracy", "confidence"],
+            ),
+        ];
+        for (name, family, rating, expected) in cases {
+            assert_eq!(
+                missing_for_submit(&rubric(), family, rating.as_ref()),
+                expected,
+                "{name}"
+            );
+        }
     }
 }

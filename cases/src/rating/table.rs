@@ -1,7 +1,8 @@
 //! The one writer of the `ratings` and `error_labels` tables. The app's edits, the ratings CSV
 //! import and the results merge all store through these functions, so every column is written
-//! in one way: dimensions as a JSON map, enums as their snake_case names, a mark as its JSON,
-//! times from [`NOW_SQL`] unless the rating arrives with its own.
+//! in one way: dimensions as a JSON map, dimensions marked not applicable as a JSON array, enums
+//! as their snake_case names, a mark as its JSON, times from [`NOW_SQL`] unless the rating
+//! arrives with its own.
 //!
 //! Each runs inside the caller's [`crate::store::Store::write`] transaction; the caller has
 //! checked the rules (`rules.rs`) and writes the audit entry.
@@ -31,6 +32,10 @@ fn dimensions_json(scores: &RatingEdit) -> String {
     serde_json::to_string(&scores.dimensions).expect("a map of numbers serialises")
 }
 
+fn not_applicable_json(scores: &RatingEdit) -> String {
+    serde_json::to_string(&scores.not_applicable).expect("a set of names serialises")
+}
+
 /// The rating's key, inserting an empty draft on the first edit.
 pub(crate) fn ensure_draft(conn: &Connection, key: ReadKey) -> rusqlite::Result<i64> {
     conn.execute(
@@ -56,8 +61,9 @@ pub(crate) fn set_scores(
     conn.execute(
         &format!(
             "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
-                 confidence = ?4, comment = ?5, seconds_on_task = ?6, updated_at = {NOW_SQL}
-             WHERE id = ?7"
+                 confidence = ?4, comment = ?5, seconds_on_task = ?6, not_applicable_json = ?7,
+                 updated_at = {NOW_SQL}
+             WHERE id = ?8"
         ),
         params![
             scores.overall,
@@ -66,6 +72,7 @@ pub(crate) fn set_scores(
             scores.confidence,
             scores.comment,
             scores.seconds_on_task,
+            not_applicable_json(scores),
             rating
         ],
     )?;
@@ -110,8 +117,9 @@ pub(crate) fn insert_whole(
     let scores = rating.scores;
     conn.execute(
         "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json, correctness,
-             confidence, comment, status, seconds_on_task, updated_at, submitted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             confidence, comment, status, seconds_on_task, updated_at, submitted_at,
+             not_applicable_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             key.response,
             key.rater,
@@ -124,7 +132,8 @@ pub(crate) fn insert_whole(
             enum_text(&rating.status),
             scores.seconds_on_task,
             rating.updated_at,
-            rating.submitted_at
+            rating.submitted_at,
+            not_applicable_json(scores)
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -141,7 +150,7 @@ pub(crate) fn replace_whole(
     conn.execute(
         "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
              confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
-             updated_at = ?8, submitted_at = ?9 WHERE id = ?10",
+             updated_at = ?8, submitted_at = ?9, not_applicable_json = ?10 WHERE id = ?11",
         params![
             scores.overall,
             dimensions_json(scores),
@@ -152,6 +161,7 @@ pub(crate) fn replace_whole(
             scores.seconds_on_task,
             rating.updated_at,
             rating.submitted_at,
+            not_applicable_json(scores),
             id
         ],
     )?;

@@ -483,6 +483,13 @@ DROP TABLE error_labels;
 ALTER TABLE error_labels_by_text RENAME TO error_labels;
 CREATE INDEX error_labels_by_rating ON error_labels(rating);
 "#,
+    // 12: a rating may mark a rubric dimension "not applicable" where the rubric allows it
+    // (issue 17): the dimensions so marked, as a JSON array of ids, kept apart from the scores
+    // so that no number stands for "not applicable". Ratings made before marked none.
+    r#"
+ALTER TABLE ratings ADD COLUMN not_applicable_json TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(not_applicable_json) = 'array');
+"#,
 ];
 
 /// The schema version this build writes.

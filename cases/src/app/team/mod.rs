@@ -441,7 +441,11 @@ pub fn decide_edit(
             if status == RatingStatus::Submitted {
                 return Err(refused("this rating is already submitted"));
             }
-            let missing = rules::missing_for_submit(&item.rubric, current.map(|r| &r.state.scores));
+            let missing = rules::missing_for_submit(
+                &item.rubric,
+                item.task.family,
+                current.map(|r| &r.state.scores),
+            );
             if !missing.is_empty() {
                 return Err(EditRefusal::Incomplete {
                     message: format!(
@@ -505,6 +509,7 @@ fn empty_state() -> TeamRatingState {
     TeamRatingState {
         scores: RatingEdit {
             overall: None,
+            not_applicable: Default::default(),
             dimensions: BTreeMap::new(),
             correctness: None,
             confidence: None,
@@ -525,7 +530,7 @@ fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Resul
             message,
         }
     };
-    if let Some(found) = rules::rating_violations(&item.rubric, &state.scores)
+    if let Some(found) = rules::rating_violations(&item.rubric, item.task.family, &state.scores)
         .into_iter()
         .next()
     {
@@ -652,6 +657,7 @@ mod tests {
         TeamRatingState {
             scores: RatingEdit {
                 overall: Some(4.0),
+                not_applicable: Default::default(),
                 dimensions: BTreeMap::new(),
                 correctness: Some(Correctness::Correct),
                 confidence: Some(3),

@@ -6,6 +6,7 @@ const stored: RatingView = {
   status: 'draft',
   overall: 3,
   dimensions: { accuracy: 4, safety: 2 },
+  not_applicable: ['follow_up'],
   correctness: 'partly',
   confidence: 4,
   comment: 'ok',
@@ -20,7 +21,7 @@ const stored: RatingView = {
 describe('draftFromRating', () => {
   it('is empty before the first edit', () => {
     const { draft, labelIds } = draftFromRating(null)
-    expect(draft).toEqual({ overall: null, dimensions: {}, correctness: null, confidence: null, comment: '', labels: [] })
+    expect(draft).toEqual({ overall: null, dimensions: {}, notApplicable: [], correctness: null, confidence: null, comment: '', labels: [] })
     expect(labelIds.size).toBe(0)
   })
 
@@ -29,6 +30,7 @@ describe('draftFromRating', () => {
     expect(ratingEdit(draft, 42.5)).toEqual({
       overall: 3,
       dimensions: { accuracy: 4, safety: 2 },
+      not_applicable: ['follow_up'],
       correctness: 'partly',
       confidence: 4,
       comment: 'ok',
@@ -46,6 +48,7 @@ describe('comparisons', () => {
     expect(sameRatingFields(base, { ...base, dimensions: { safety: 2, accuracy: 4 } })).toBe(true)
     expect(sameRatingFields(base, { ...base, dimensions: { accuracy: 4, safety: 3 } })).toBe(false)
     expect(sameRatingFields(base, { ...base, comment: 'ok.' })).toBe(false)
+    expect(sameRatingFields(base, { ...base, notApplicable: [] })).toBe(false)
   })
   it('compares labels by content, not by uid', () => {
     const l = base.labels[0]

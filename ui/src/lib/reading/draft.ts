@@ -28,6 +28,8 @@ export interface LabelFields {
 export interface Draft {
   overall: number | null
   dimensions: Record<string, number>
+  /** Dimensions marked "not applicable", sorted. */
+  notApplicable: string[]
   correctness: Correctness | null
   confidence: number | null
   comment: string
@@ -37,6 +39,7 @@ export interface Draft {
 export const EMPTY_DRAFT: Draft = {
   overall: null,
   dimensions: {},
+  notApplicable: [],
   correctness: null,
   confidence: null,
   comment: '',
@@ -56,6 +59,7 @@ export function draftFromRating(rating: RatingView | null): { draft: Draft; labe
     draft: {
       overall: rating.overall,
       dimensions: { ...rating.dimensions },
+      notApplicable: [...rating.not_applicable].sort(),
       correctness: rating.correctness,
       confidence: rating.confidence,
       comment: rating.comment,
@@ -69,6 +73,7 @@ export function ratingEdit(draft: Draft, secondsOnTask: number): RatingEdit {
   return {
     overall: draft.overall,
     dimensions: { ...draft.dimensions },
+    not_applicable: [...draft.notApplicable],
     correctness: draft.correctness,
     confidence: draft.confidence,
     comment: draft.comment,
@@ -94,6 +99,7 @@ export function sameRatingFields(a: Draft, b: Draft): boolean {
     a.correctness === b.correctness &&
     a.confidence === b.confidence &&
     a.comment === b.comment &&
+    a.notApplicable.join('\n') === b.notApplicable.join('\n') &&
     JSON.stringify(sortedEntries(a.dimensions)) === JSON.stringify(sortedEntries(b.dimensions))
   )
 }

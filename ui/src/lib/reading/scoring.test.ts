@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { EMPTY_DRAFT, type Draft } from './draft'
-import { descriptorFor, rowAfterScoring, rowValue, rubricRows, scaleValues, valueForDigit, withRowValue } from './scoring'
+import {
+  descriptorFor,
+  isNotApplicable,
+  rowAfterScoring,
+  rowAnswered,
+  rowValue,
+  rubricRows,
+  scaleValues,
+  valueForDigit,
+  withNotApplicable,
+  withRowValue,
+} from './scoring'
 
 describe('scaleValues', () => {
   it('lists every level from min to max', () => {
@@ -39,8 +50,36 @@ describe('rubric rows', () => {
     overall: { label: 'Overall quality', min: 1, max: 5, step: 1, levels: [] },
     dimensions: [{ id: 'accuracy', label: 'Accuracy', min: 0, max: 2, step: 1, levels: [] }],
   }
-  const rows = rubricRows(rubric)
+  const rows = rubricRows(rubric, 'differential_diagnosis')
   const empty: Draft = EMPTY_DRAFT
+
+  it('leaves out a dimension of another task family and offers N/A where allowed', () => {
+    const limited = {
+      ...rubric,
+      dimensions: [
+        ...rubric.dimensions,
+        { id: 'where', label: 'Localisation', min: 1, max: 5, step: 1, levels: [], families: ['lesion_identification' as const] },
+        { id: 'follow_up', label: 'Follow-up', min: 1, max: 5, step: 1, levels: [], allow_not_applicable: true },
+      ],
+    }
+    const dimensionIds = (family: 'differential_diagnosis' | 'lesion_identification') =>
+      rubricRows(limited, family).flatMap((r) => (r.kind === 'dimension' ? [r.id] : []))
+    expect(dimensionIds('differential_diagnosis')).toEqual(['accuracy', 'follow_up'])
+    expect(dimensionIds('lesion_identification')).toEqual(['accuracy', 'where', 'follow_up'])
+    const [, followUp] = rubricRows(limited, 'differential_diagnosis')
+    expect(followUp).toMatchObject({ id: 'follow_up', allowNotApplicable: true })
+
+    let d = withRowValue(empty, followUp, 3)
+    d = withNotApplicable(d, 'follow_up')
+    expect(d.dimensions).toEqual({})
+    expect(d.notApplicable).toEqual(['follow_up'])
+    expect(isNotApplicable(d, followUp)).toBe(true)
+    expect(rowValue(d, followUp)).toBeNull()
+    expect(rowAnswered(d, followUp)).toBe(true)
+    d = withRowValue(d, followUp, 4)
+    expect(d.notApplicable).toEqual([])
+    expect(rowValue(d, followUp)).toBe(4)
+  })
 
   it('lists dimensions, then overall, correctness and confidence', () => {
     expect(rows.map((r) => r.label)).toEqual(['Accuracy', 'Overall quality', 'Final answer', 'Your confidence'])

@@ -1,6 +1,7 @@
 // Scales of the study's rubric as score buttons, and what a digit key means on each.
 
-import type { Correctness, Rubric } from '../../ratingTypes'
+import type { Correctness, Rubric, RubricDimension } from '../../ratingTypes'
+import type { TaskFamily } from '../../types'
 import type { Draft } from './draft'
 
 export interface ScaleLike {
@@ -42,7 +43,7 @@ export function descriptorFor(scale: ScaleLike, value: number): string | null {
 
 /** One line of the rubric panel, in the order digits walk through them. */
 export type RubricRow =
-  | { kind: 'dimension'; id: string; label: string; scale: ScaleLike; values: number[] }
+  | { kind: 'dimension'; id: string; label: string; scale: ScaleLike; values: number[]; allowNotApplicable: boolean }
   | { kind: 'overall'; label: string; scale: ScaleLike; values: number[] }
   | { kind: 'correctness'; label: string; values: number[] }
   | { kind: 'confidence'; label: string; values: number[] }
@@ -56,9 +57,24 @@ export const CORRECTNESS_LABELS: Record<Correctness, string> = {
 /** The backend stores confidence 1–5. */
 export const CONFIDENCE_VALUES = [1, 2, 3, 4, 5] as const
 
-export function rubricRows(rubric: Rubric): RubricRow[] {
+/** Whether a task of `family` is scored on the dimension (the backend's `RubricDimension::applies_to`). */
+export function appliesTo(dimension: RubricDimension, family: TaskFamily): boolean {
+  return !dimension.families || dimension.families.includes(family)
+}
+
+/** The rows of a task of `family`: a dimension the rubric does not apply to it is not shown. */
+export function rubricRows(rubric: Rubric, family: TaskFamily): RubricRow[] {
   return [
-    ...rubric.dimensions.map((d): RubricRow => ({ kind: 'dimension', id: d.id, label: d.label, scale: d, values: scaleValues(d) })),
+    ...rubric.dimensions
+      .filter((d) => appliesTo(d, family))
+      .map((d): RubricRow => ({
+        kind: 'dimension',
+        id: d.id,
+        label: d.label,
+        scale: d,
+        values: scaleValues(d),
+        allowNotApplicable: d.allow_not_applicable ?? false,
+      })),
     { kind: 'overall', label: rubric.overall.label ?? 'Overall', scale: rubric.overall, values: scaleValues(rubric.overall) },
     // Correctness is a choice, not a number; 1, 2, 3 pick it in the order listed.
     { kind: 'correctness', label: 'Final answer', values: [1, 2, 3] },
@@ -80,11 +96,32 @@ export function rowValue(draft: Draft, row: RubricRow): number | null {
   }
 }
 
+/** Whether the row is a dimension marked "not applicable" in the draft. */
+export function isNotApplicable(draft: Draft, row: RubricRow): boolean {
+  return row.kind === 'dimension' && draft.notApplicable.includes(row.id)
+}
+
+/** Whether the row has its answer: a value, or "not applicable". */
+export function rowAnswered(draft: Draft, row: RubricRow): boolean {
+  return rowValue(draft, row) !== null || isNotApplicable(draft, row)
+}
+
+/** A new draft with the dimension marked "not applicable" (its score, if any, taken back). */
+export function withNotApplicable(draft: Draft, id: string): Draft {
+  const dimensions = { ...draft.dimensions }
+  delete dimensions[id]
+  return { ...draft, dimensions, notApplicable: [...new Set([...draft.notApplicable, id])].sort() }
+}
+
 /** A new draft with the row set to `value` (one of `row.values`). */
 export function withRowValue(draft: Draft, row: RubricRow, value: number): Draft {
   switch (row.kind) {
     case 'dimension':
-      return { ...draft, dimensions: { ...draft.dimensions, [row.id]: value } }
+      return {
+        ...draft,
+        dimensions: { ...draft.dimensions, [row.id]: value },
+        notApplicable: draft.notApplicable.filter((id) => id !== row.id),
+      }
     case 'overall':
       return { ...draft, overall: value }
     case 'correctness':
