@@ -1227,6 +1227,15 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
         .position(|m| m.contains("CREATE TABLE series_geometry"))
         .unwrap() as i64;
     conn.execute_batch("DROP TABLE series_geometry").unwrap();
+    // What the later migrations that are not re-runnable added (the plan top-ups' columns and
+    // tables), undone so they run again.
+    conn.execute_batch(
+        "DROP TABLE plan_raters; DROP TABLE plan_responses;
+         ALTER TABLE assignment_plans DROP COLUMN responses_per_rater;
+         ALTER TABLE assignment_plans DROP COLUMN stratify_json;
+         ALTER TABLE assignment_plans DROP COLUMN top_ups;",
+    )
+    .unwrap();
     conn.pragma_update(None, "user_version", version).unwrap();
     conn.execute(
         "UPDATE studies SET bundle_dir = ?1",
