@@ -72,6 +72,7 @@ pub fn run(args: &AssignArgs) -> Result<(), Failure> {
         responses_per_rater: args.per_rater,
         repeat_share: args.repeat,
         repeat_after_days: args.repeat_after_days,
+        stratify_by: Vec::new(),
     };
     print_json(&store.create_assignment_plan(lead.id, &spec)?)
 }
