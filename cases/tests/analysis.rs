@@ -26,6 +26,7 @@ fn a_clinicians_repeat_reads_reach_the_test_retest_section_and_stay_out_of_the_t
         responses_per_rater: Some(6),
         repeat_share: 1.0,
         repeat_after_days: 0,
+        stratify_by: Vec::new(),
     };
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
@@ -279,6 +280,7 @@ fn a_kept_report_is_shown_again_until_a_rating_changes() {
         responses_per_rater: Some(1),
         repeat_share: 0.0,
         repeat_after_days: 0,
+        stratify_by: Vec::new(),
     };
     store.create_assignment_plan(ada, &plan).unwrap();
     let item = store.reading_queue(ada, DEMO_STUDY_ID).unwrap()[0].assignment;
@@ -341,6 +343,7 @@ fn anchoring_labels_on_turns_are_counted_per_model() {
         responses_per_rater: None,
         repeat_share: 0.0,
         repeat_after_days: 0,
+        stratify_by: Vec::new(),
     };
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();

@@ -1226,9 +1226,15 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
         .iter()
         .position(|m| m.contains("CREATE TABLE series_geometry"))
         .unwrap() as i64;
-    // Back to that version: the later migrations' additions go too, as they run again.
+    conn.execute_batch("DROP TABLE series_geometry").unwrap();
+    // What the later migrations that are not re-runnable added (the N/A column, the plan
+    // top-ups' columns and tables), undone so they run again.
     conn.execute_batch(
-        "DROP TABLE series_geometry; ALTER TABLE ratings DROP COLUMN not_applicable_json;",
+        "ALTER TABLE ratings DROP COLUMN not_applicable_json;
+         DROP TABLE plan_raters; DROP TABLE plan_responses;
+         ALTER TABLE assignment_plans DROP COLUMN responses_per_rater;
+         ALTER TABLE assignment_plans DROP COLUMN stratify_json;
+         ALTER TABLE assignment_plans DROP COLUMN top_ups;",
     )
     .unwrap();
     conn.pragma_update(None, "user_version", version).unwrap();

@@ -56,6 +56,7 @@ fn lead() -> Lead {
                 responses_per_rater: Some(12),
                 repeat_share: 0.25,
                 repeat_after_days: 0,
+                stratify_by: Vec::new(),
             },
         )
         .unwrap();

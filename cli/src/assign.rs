@@ -4,7 +4,7 @@
 
 use crate::data::db_path;
 use crate::Failure;
-use cases::rating::{PlanSpec, Rater, RaterRole};
+use cases::rating::{PlanSpec, Rater, RaterRole, StratifyBy, TopUpSpec};
 use cases::store::Store;
 use clap::Args;
 use std::path::PathBuf;
@@ -20,13 +20,14 @@ pub struct AssignArgs {
     #[arg(long)]
     name: String,
     /// Seeds every rater's order; the same seed gives the same queues.
-    #[arg(long)]
-    seed: u64,
+    #[arg(long, required_unless_present = "top_up")]
+    seed: Option<u64>,
     /// The study lead creating the plan: a rater's name (any role).
     #[arg(long)]
     lead: String,
-    /// A reader, by name; repeat for each (`neurorater rater add` creates them).
-    #[arg(long = "rater", required = true)]
+    /// A reader, by name; repeat for each (`neurorater rater add` creates them). With
+    /// `--top-up`, the readers joining the plan (none: only responses added since are dealt).
+    #[arg(long = "rater", required_unless_present = "top_up")]
     raters: Vec<String>,
     /// Share of the study's responses read by every rater (inter-rater agreement), 0–1.
     #[arg(long, default_value_t = 0.0)]
@@ -40,6 +41,14 @@ pub struct AssignArgs {
     /// Days before a repeat read opens.
     #[arg(long, default_value_t = 14)]
     repeat_after_days: u32,
+    /// Balance each rater's reads across strata of model, sample and/or task_family; repeat
+    /// for each key.
+    #[arg(long = "stratify-by")]
+    stratify_by: Vec<String>,
+    /// Top up the existing plan `--name`: seat the `--rater`s given and deal the responses
+    /// added since, with the plan's own seed, shares, cap and strata; no queue is reordered.
+    #[arg(long, conflicts_with_all = ["seed", "overlap", "per_rater", "repeat", "stratify_by"])]
+    top_up: bool,
 }
 
 pub fn run(args: &AssignArgs) -> Result<(), Failure> {
@@ -60,18 +69,41 @@ pub fn run(args: &AssignArgs) -> Result<(), Failure> {
         .filter_map(|name| find("--rater", name).map_err(|m| problems.push(m)).ok())
         .map(|r| r.id)
         .collect();
+    let stratify_by: Vec<StratifyBy> = args
+        .stratify_by
+        .iter()
+        .filter_map(|key| {
+            serde_json::from_value(serde_json::Value::String(key.clone()))
+                .map_err(|_| {
+                    problems.push(format!(
+                        "--stratify-by: {key:?} is not one of model, sample, task_family"
+                    ))
+                })
+                .ok()
+        })
+        .collect();
     let Some(lead) = lead.filter(|_| problems.is_empty()) else {
         return Err(Failure::Input(problems));
     };
+    if args.top_up {
+        let spec = TopUpSpec {
+            study_id: args.study.clone(),
+            plan: args.name.clone(),
+            new_raters: raters,
+        };
+        return print_json(&store.top_up_assignment_plan(lead.id, &spec)?);
+    }
     let spec = PlanSpec {
         study_id: args.study.clone(),
         name: args.name.clone(),
-        seed: args.seed,
+        // Required by the argument parser unless topping up.
+        seed: args.seed.unwrap_or_default(),
         raters,
         overlap_share: args.overlap,
         responses_per_rater: args.per_rater,
         repeat_share: args.repeat,
         repeat_after_days: args.repeat_after_days,
+        stratify_by,
     };
     print_json(&store.create_assignment_plan(lead.id, &spec)?)
 }

@@ -145,4 +145,46 @@ fn a_lead_assigns_the_demo_study_from_the_command_line() {
         before,
         "a refused command writes nothing"
     );
+
+    // A reader joins the running plan: they read its overlap; nothing new to deal.
+    ok(&["rater", "add", "Dr D", "--role", "neurologist", "--db", db]);
+    let topped = ok(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "pilot",
+        "--lead",
+        "Dr Lee Lead",
+        "--top-up",
+        "--rater",
+        "Dr D",
+    ]);
+    assert_eq!(topped["n_new_responses"], 0);
+    assert_eq!(topped["plan"]["top_ups"], 1);
+    let raters = topped["plan"]["raters"].as_array().unwrap();
+    assert_eq!(raters.len(), 4);
+    assert_eq!(raters[3]["rater"], "Dr D");
+    assert_eq!(raters[3]["first_reads"], 72);
+    assert_eq!(raters[3]["overlap"], 72);
+    let bad_key = refused(&[
+        "assign",
+        "--db",
+        db,
+        "--study",
+        "neurorater-demo",
+        "--name",
+        "third",
+        "--seed",
+        "1",
+        "--lead",
+        "Dr Lee Lead",
+        "--rater",
+        "Dr A",
+        "--stratify-by",
+        "hospital",
+    ]);
+    assert!(bad_key.contains("--stratify-by: \"hospital\""), "{bad_key}");
 }

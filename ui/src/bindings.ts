@@ -945,7 +945,7 @@ export type PlanSpec_Deserialize = {
 	study_id: string,
 	name: string,
 	seed: number,
-	/**  Rater ids, at least one; the order decides each rater's stream. */
+	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
 	overlap_share: number | null,
@@ -954,13 +954,15 @@ export type PlanSpec_Deserialize = {
 	/**  Share of each rater's first reads read a second time, in [0, 1]. */
 	repeat_share?: number | null,
 	repeat_after_days?: number,
+	/**  What the strata are made of; empty: one stratum. */
+	stratify_by?: StratifyBy[],
 };
 
 export type PlanSpec_Serialize = {
 	study_id: string,
 	name: string,
 	seed: number,
-	/**  Rater ids, at least one; the order decides each rater's stream. */
+	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
 	overlap_share: number | null,
@@ -969,6 +971,8 @@ export type PlanSpec_Serialize = {
 	/**  Share of each rater's first reads read a second time, in [0, 1]. */
 	repeat_share: number | null,
 	repeat_after_days: number,
+	/**  What the strata are made of; empty: one stratum. */
+	stratify_by: StratifyBy[],
 };
 
 export type PlanSummary = {
@@ -981,6 +985,10 @@ export type PlanSummary = {
 	n_overlap: number,
 	n_unassigned: number,
 	raters: PlanRaterSummary[],
+	responses_per_rater: number | null,
+	stratify_by: StratifyBy[],
+	/**  How many times the plan was topped up. */
+	top_ups: number,
 };
 
 export type Plane = "axial" | "coronal" | "sagittal";
@@ -1504,6 +1512,9 @@ export type StoredSpec_Serialize = {
 	bound_at: string,
 	stored: number,
 };
+
+/**  A key a plan may be stratified by: every combination of the chosen keys is one stratum. */
+export type StratifyBy = "model" | "sample" | "task_family";
 
 export type StudySummary = {
 	id: string,

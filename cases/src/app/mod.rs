@@ -17,6 +17,7 @@ pub mod calibration;
 pub mod catalog;
 pub mod curation;
 pub mod new_study;
+pub mod plans;
 pub mod reading;
 pub mod series;
 pub mod team;

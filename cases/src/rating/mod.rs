@@ -15,7 +15,9 @@ mod reading;
 pub(crate) mod rules;
 pub(crate) mod table;
 
-pub use assignment::{PlanRaterSummary, PlanSpec, PlanSummary, DEMO_STUDY_ID};
+pub use assignment::{
+    PlanRaterSummary, PlanSpec, PlanSummary, StratifyBy, TopUpSpec, TopUpSummary, DEMO_STUDY_ID,
+};
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
 pub use raters::{Rater, RaterRole};

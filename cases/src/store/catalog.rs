@@ -309,7 +309,7 @@ impl Store {
         Ok(rows)
     }
 
-    fn study_key(&self, study_id: &str) -> Result<i64> {
+    pub(crate) fn study_key(&self, study_id: &str) -> Result<i64> {
         self.read()
             .query_row(
                 "SELECT id FROM studies WHERE study_id = ?1",

@@ -490,6 +490,34 @@ CREATE INDEX error_labels_by_rating ON error_labels(rating);
 ALTER TABLE ratings ADD COLUMN not_applicable_json TEXT NOT NULL DEFAULT '[]'
     CHECK (json_type(not_applicable_json) = 'array');
 "#,
+    // 13: plans topped up while a study runs (issues 16, 17). A plan keeps its cap and strata for
+    // its top-ups, each rater's seat (their stream: raters joining later take the next seats),
+    // and the responses it has dealt, so a top-up deals only responses added since (a response
+    // the cap left unassigned stays dealt, not new). Plans made before: seats in the order their
+    // raters' first assignments were written (the spec's order), dealt responses those assigned
+    // (a capped plan's leftovers count as new at its first top-up), no cap or strata recorded.
+    r#"
+ALTER TABLE assignment_plans ADD COLUMN responses_per_rater INTEGER
+    CHECK (responses_per_rater >= 1);
+ALTER TABLE assignment_plans ADD COLUMN stratify_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE assignment_plans ADD COLUMN top_ups INTEGER NOT NULL DEFAULT 0 CHECK (top_ups >= 0);
+CREATE TABLE plan_raters (
+    plan  INTEGER NOT NULL REFERENCES assignment_plans(id),
+    rater INTEGER NOT NULL REFERENCES raters(id),
+    seat  INTEGER NOT NULL CHECK (seat >= 1),
+    PRIMARY KEY (plan, rater),
+    UNIQUE (plan, seat)
+) STRICT;
+CREATE TABLE plan_responses (
+    plan     INTEGER NOT NULL REFERENCES assignment_plans(id),
+    response INTEGER NOT NULL REFERENCES responses(id),
+    PRIMARY KEY (plan, response)
+) STRICT;
+INSERT INTO plan_raters (plan, rater, seat)
+    SELECT plan, rater, row_number() OVER (PARTITION BY plan ORDER BY min(id))
+    FROM assignments GROUP BY plan, rater;
+INSERT INTO plan_responses (plan, response) SELECT DISTINCT plan, response FROM assignments;
+"#,
 ];
 
 /// The schema version this build writes.
