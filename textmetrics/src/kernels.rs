@@ -142,16 +142,35 @@ impl pulp::WithSimd for Attention<'_> {
     }
 }
 
-/// `out` = Σ weights[j] · values[j], the values `N` wide.
+/// `out` = Σ weights[j] · values[j], the values `N` wide; even and odd keys summed apart, so that
+/// two chains of multiply-adds run at once instead of each waiting on the last.
 #[inline(always)]
 fn weighted_sum<const N: usize>(weights: &[f32], values: &[f32], out: &mut [f32]) {
-    let mut sum = [0f32; N];
-    for (weight, value) in weights.iter().zip(values.chunks_exact(N)) {
-        for (s, v) in sum.iter_mut().zip(value) {
-            *s = weight.mul_add(*v, *s);
+    let (mut even, mut odd) = ([0f32; N], [0f32; N]);
+    let pairs = weights.chunks_exact(2);
+    let last = pairs
+        .remainder()
+        .first()
+        .map(|w| (w, &values[(weights.len() - 1) * N..]));
+    for (w, v) in pairs.zip(values.chunks_exact(2 * N)) {
+        let (first, second) = v.split_at(N);
+        for ((e, o), (a, b)) in even
+            .iter_mut()
+            .zip(odd.iter_mut())
+            .zip(first.iter().zip(second))
+        {
+            *e = w[0].mul_add(*a, *e);
+            *o = w[1].mul_add(*b, *o);
         }
     }
-    out.copy_from_slice(&sum);
+    if let Some((w, v)) = last {
+        for (e, a) in even.iter_mut().zip(v) {
+            *e = w.mul_add(*a, *e);
+        }
+    }
+    for ((out, e), o) in out.iter_mut().zip(even).zip(odd) {
+        *out = e + o;
+    }
 }
 
 /// A layer norm's learned scale and shift, and its epsilon.
