@@ -63,9 +63,9 @@ export const commands = {
 	/**  Ends the current rater's blinded session, so a study lead can open the calibration report. */
 	leaveReading: () => __TAURI_INVOKE<null>("leave_reading"),
 	/**  A plan and its raters' queues, recorded under the rater acting here. */
-	createAssignmentPlan: (spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary>("create_assignment_plan", { spec }),
+	createAssignmentPlan: (spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary_Serialize>("create_assignment_plan", { spec }),
 	/**  Gives the reader a queue on the demo study (see `Store::ensure_demo_queue`). */
-	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary | null>("ensure_demo_queue"),
+	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary_Serialize | null>("ensure_demo_queue"),
 	readingQueue: (studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { studyId }),
 	readingItem: (assignment: number) => __TAURI_INVOKE<ReadingItem_Serialize>("reading_item", { assignment }),
 	saveRating: (madeAs: number, assignment: number, edit: RatingEdit_Deserialize) => __TAURI_INVOKE<EditAck>("save_rating", { madeAs, assignment, edit }),
@@ -975,7 +975,25 @@ export type PlanSpec_Serialize = {
 	stratify_by: StratifyBy[],
 };
 
-export type PlanSummary = {
+export type PlanSummary = PlanSummary_Serialize | PlanSummary_Deserialize;
+
+export type PlanSummary_Deserialize = {
+	plan_id: number,
+	study_id: string,
+	name: string,
+	seed: number,
+	created_at: string,
+	n_responses: number,
+	n_overlap: number,
+	n_unassigned: number,
+	raters: PlanRaterSummary[],
+	responses_per_rater?: number | null,
+	stratify_by: StratifyBy[],
+	/**  How many times the plan was topped up. */
+	top_ups: number,
+};
+
+export type PlanSummary_Serialize = {
 	plan_id: number,
 	study_id: string,
 	name: string,
@@ -1110,6 +1128,11 @@ export type RatingEdit = RatingEdit_Serialize | RatingEdit_Deserialize;
 export type RatingEdit_Deserialize = {
 	overall?: number | null,
 	dimensions?: { [key in string]: number | null },
+	/**
+	 *  Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
+	 *  its own, never a score.
+	 */
+	not_applicable?: string[],
 	correctness?: Correctness | null,
 	confidence?: number | null,
 	comment?: string,
@@ -1121,6 +1144,11 @@ export type RatingEdit_Deserialize = {
 export type RatingEdit_Serialize = {
 	overall: number | null,
 	dimensions: { [key in string]: number | null },
+	/**
+	 *  Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
+	 *  its own, never a score.
+	 */
+	not_applicable: string[],
 	correctness: Correctness | null,
 	confidence: number | null,
 	comment: string,
@@ -1136,6 +1164,8 @@ export type RatingView_Deserialize = {
 	status: RatingStatus,
 	overall?: number | null,
 	dimensions: { [key in string]: number | null },
+	/**  Dimensions marked "not applicable". */
+	not_applicable: string[],
 	correctness?: Correctness | null,
 	confidence?: number | null,
 	comment: string,
@@ -1149,6 +1179,8 @@ export type RatingView_Serialize = {
 	status: RatingStatus,
 	overall: number | null,
 	dimensions: { [key in string]: number | null },
+	/**  Dimensions marked "not applicable". */
+	not_applicable: string[],
 	correctness: Correctness | null,
 	confidence: number | null,
 	comment: string,
@@ -1313,11 +1345,31 @@ export type RubricDimension = RubricDimension_Serialize | RubricDimension_Deseri
 export type RubricDimension_Deserialize = {
 	id: string,
 	label: string,
+	/**
+	 *  The task families the dimension is scored on; absent: every family. A rating of a task
+	 *  of another family neither needs nor accepts it.
+	 */
+	families?: TaskFamily[] | null,
+	/**
+	 *  A rater may mark the dimension "not applicable" instead of scoring it (stored as its own
+	 *  state, never as a number, so agreement statistics see only scores).
+	 */
+	allow_not_applicable?: boolean,
 } & Scale_Deserialize;
 
 export type RubricDimension_Serialize = {
 	id: string,
 	label: string,
+	/**
+	 *  The task families the dimension is scored on; absent: every family. A rating of a task
+	 *  of another family neither needs nor accepts it.
+	 */
+	families?: TaskFamily[],
+	/**
+	 *  A rater may mark the dimension "not applicable" instead of scoring it (stored as its own
+	 *  state, never as a number, so agreement statistics see only scores).
+	 */
+	allow_not_applicable?: boolean,
 } & Scale_Serialize;
 
 export type Rubric_Deserialize = {
