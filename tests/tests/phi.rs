@@ -110,6 +110,7 @@ fn rater_package(store: &mut Store, dir: &std::path::Path) -> Vec<(String, Vec<u
                 responses_per_rater: None,
                 repeat_share: 0.0,
                 repeat_after_days: 0,
+                stratify_by: Vec::new(),
             },
         )
         .unwrap();
