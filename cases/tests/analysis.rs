@@ -469,6 +469,7 @@ fn the_report_counts_per_dimension_what_was_scored_not_applicable_not_applied_or
         responses_per_rater: Some(16),
         repeat_share: 0.0,
         repeat_after_days: 0,
+        stratify_by: Vec::new(),
     };
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
