@@ -27,8 +27,8 @@ target=${CARGO_TARGET_DIR:-$here/target}
 work=${WORK:-$(mktemp -d)}
 trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$work"' EXIT
 
-(cd "$here" && cargo build --quiet -p neurorater-cli --bin neurorater &&
-  cargo build --quiet -p neurorater-tests --example scale_export)
+# Built as the workspace, so that the test suite's build (the same features) is reused.
+(cd "$here" && cargo build --quiet --workspace --bin neurorater --example scale_export)
 files=$("$target/debug/examples/scale_export" "$work/export" "$cases" "$series" "$slices" "$size")
 echo "export: $files files of ${size}² in $work/export ($(du -sh "$work/export" | cut -f1))"
 
