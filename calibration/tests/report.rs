@@ -528,7 +528,8 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "intra_rater.csv",
             "missed_findings.csv",
             "missed_findings_by_model.csv",
-            "automatic_metrics.csv"
+            "automatic_metrics.csv",
+            "dimension_coverage.csv",
         ]
     );
     assert!(
