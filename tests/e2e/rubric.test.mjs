@@ -8,12 +8,20 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { DB, LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid } from './support.mjs'
+import {
+  DB,
+  LOAD_TIMEOUT_MS,
+  backToCaseList,
+  becomeNewRater,
+  openFromQueue,
+  openSession,
+  screenshots,
+  testid,
+  waitSaved,
+} from './support.mjs'
 
 const RATER = 'Dr Rubi Rao'
 const STUDY = 'neurorater-demo'
-// The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
-const SAVE_TIMEOUT_MS = 15_000
 
 let browser
 /** The study's rubric as stored before this file changed it, put back at the end. */
@@ -31,41 +39,13 @@ after(async () => {
   if (storedRubric !== null) sql(`UPDATE studies SET rubric_json = ${quoted(storedRubric)} WHERE study_id = '${STUDY}'`)
   // Back on the study's case list out of reading mode, as turns.test.mjs ends: the next file's
   // app starts where this one left.
-  if (browser) {
-    await $(testid('mode-cases')).click()
-    const leave = await $(testid('leave-reading'))
-    if (await leave.isExisting()) await leave.click()
-    await browser.waitUntil(async () => (await browser.$$('.case-row').length) > 0, {
-      timeout: LOAD_TIMEOUT_MS,
-      timeoutMsg: 'the case list never came back after reading',
-    })
-  }
+  if (browser) await backToCaseList(browser)
   await browser?.deleteSession().catch(() => {})
 })
 
 const shot = (name) => screenshots(browser, 'rubric')(name)
 const $ = (selector) => browser.$(selector)
 const chosen = {}
-
-async function openFromQueue(assignment) {
-  await $(testid('show-queue')).click()
-  const row = await $(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
-  await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
-  await row.click()
-  const reading = await $(testid('reading'))
-  await browser.waitUntil(async () => (await reading.getAttribute('data-assignment')) === String(assignment), {
-    timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: `assignment ${assignment} never opened`,
-  })
-  await $(testid('rubric')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
-}
-
-async function waitSaved(what) {
-  await browser.waitUntil(async () => (await $(testid('save-state')).getAttribute('data-state')) === 'saved', {
-    timeout: SAVE_TIMEOUT_MS,
-    timeoutMsg: `${what}: the screen never showed "saved" (it shows "${await $(testid('save-state')).getText()}")`,
-  })
-}
 
 /** The rubric rows on screen, row id → value ('' unscored, 'n/a' not applicable). */
 async function rubricValues() {
@@ -102,7 +82,7 @@ test('the lead limits one dimension to lesion identification and allows N/A on a
 })
 
 test('on a task of another family the lesion-only dimension is absent, and N/A is stored as its own state', async () => {
-  await openFromQueue(chosen.other)
+  await openFromQueue(browser, chosen.other, 'rubric')
   const before = await rubricValues()
   assert.ok(!(chosen.lesionOnly in before), `${chosen.lesionOnly} is shown on a ${'non-lesion'} task`)
   assert.ok(chosen.mayBeNa in before)
@@ -110,7 +90,7 @@ test('on a task of another family the lesion-only dimension is absent, and N/A i
   assert.equal(await browser.$$(testid('not-applicable')).length, 1)
   const row = await rowOf(chosen.mayBeNa)
   await row.$(testid('not-applicable')).click()
-  await waitSaved('not applicable')
+  await waitSaved(browser, 'not applicable')
   assert.equal((await rubricValues())[chosen.mayBeNa], 'n/a')
   assert.equal(await row.$(testid('not-applicable')).getAttribute('aria-pressed'), 'true')
   await browser.pause(300)
@@ -126,14 +106,14 @@ test('on a task of another family the lesion-only dimension is absent, and N/A i
 })
 
 test('a lesion-identification task shows its dimension; the N/A is there again on reload', async () => {
-  await openFromQueue(chosen.lesions)
+  await openFromQueue(browser, chosen.lesions, 'rubric')
   const values = await rubricValues()
   assert.ok(chosen.lesionOnly in values, `${chosen.lesionOnly} is missing on a lesion task`)
   assert.equal(values[chosen.mayBeNa], '', 'another response starts unrated')
   await browser.pause(300)
   await shot('2-lesion-task')
 
-  await openFromQueue(chosen.other)
+  await openFromQueue(browser, chosen.other, 'rubric')
   const again = await rubricValues()
   assert.equal(again[chosen.mayBeNa], 'n/a')
   assert.ok(!(chosen.lesionOnly in again))

@@ -58,6 +58,45 @@ export async function becomeNewRater(browser, name, role, years) {
   })
 }
 
+/** The save queue writes 250 ms after the last edit; a debug build's commit takes a little more. */
+export const SAVE_TIMEOUT_MS = 15_000
+
+/** Opens `assignment` from the reader's queue and waits until the reading screen shows it and
+ * the element with test id `ready` (the part the caller reads next) is there. */
+export async function openFromQueue(browser, assignment, ready) {
+  await browser.$(testid('show-queue')).click()
+  const row = await browser.$(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
+  await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await row.click()
+  const reading = await browser.$(testid('reading'))
+  await browser.waitUntil(async () => (await reading.getAttribute('data-assignment')) === String(assignment), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `assignment ${assignment} never opened`,
+  })
+  await browser.$(testid(ready)).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+}
+
+/** Waits until the screen says every change of `what` is saved. */
+export async function waitSaved(browser, what) {
+  const state = await browser.$(testid('save-state'))
+  await browser.waitUntil(async () => (await state.getAttribute('data-state')) === 'saved', {
+    timeout: SAVE_TIMEOUT_MS,
+    timeoutMsg: `${what}: the screen never showed "saved" (it shows "${await state.getText()}")`,
+  })
+}
+
+/** Leaves reading mode for the study's case list: where a file that reads must end, since the
+ * next file's app starts where this one left (viewer.test.mjs waits for the case table). */
+export async function backToCaseList(browser) {
+  await browser.$(testid('mode-cases')).click()
+  const leave = await browser.$(testid('leave-reading'))
+  if (await leave.isExisting()) await leave.click()
+  await browser.waitUntil(async () => (await browser.$$('.case-row').length) > 0, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the case list never came back after reading',
+  })
+}
+
 /** A Tauri command through IPC, as the page would call it: `{ ok }` or `{ failure }` (a value with
  * an `error` key would read to the WebDriver client as a failed command). */
 export function invoke(browser, command, args) {

@@ -7,11 +7,19 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { DB, LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid } from './support.mjs'
+import {
+  DB,
+  LOAD_TIMEOUT_MS,
+  backToCaseList,
+  becomeNewRater,
+  openFromQueue,
+  openSession,
+  screenshots,
+  testid,
+  waitSaved,
+} from './support.mjs'
 
 const RATER = 'Dr Tess Turner'
-// The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
-const SAVE_TIMEOUT_MS = 15_000
 
 let browser
 
@@ -22,15 +30,7 @@ before(async () => {
 after(async () => {
   // Back on the study's case list out of reading mode, as scale.test.mjs ends: the next file's
   // app starts where this one left (viewer.test.mjs waits for the case table).
-  if (browser) {
-    await $(testid('mode-cases')).click()
-    const leave = await $(testid('leave-reading'))
-    if (await leave.isExisting()) await leave.click()
-    await browser.waitUntil(async () => (await browser.$$('.case-row').length) > 0, {
-      timeout: LOAD_TIMEOUT_MS,
-      timeoutMsg: 'the case list never came back after reading',
-    })
-  }
+  if (browser) await backToCaseList(browser)
   await browser?.deleteSession().catch(() => {})
 })
 
@@ -40,26 +40,6 @@ const rows = (query) => JSON.parse(execFileSync('sqlite3', ['-json', DB, query])
 
 // The consultation the test reads, another item to leave it for, and what was labelled.
 const chosen = {}
-
-async function openFromQueue(assignment) {
-  await $(testid('show-queue')).click()
-  const row = await $(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
-  await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
-  await row.click()
-  const reading = await $(testid('reading'))
-  await browser.waitUntil(async () => (await reading.getAttribute('data-assignment')) === String(assignment), {
-    timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: `assignment ${assignment} never opened`,
-  })
-  await $(testid('answer')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
-}
-
-async function waitSaved(what) {
-  await browser.waitUntil(async () => (await $(testid('save-state')).getAttribute('data-state')) === 'saved', {
-    timeout: SAVE_TIMEOUT_MS,
-    timeoutMsg: `${what}: the screen never showed "saved" (it shows "${await $(testid('save-state')).getText()}")`,
-  })
-}
 
 /** Selects words `first`..`first + count` of the element with this test id, as a mouse would. */
 async function selectWords(id, first, count) {
@@ -144,7 +124,7 @@ test('a rater opens a consultation: the answer and every turn are texts to label
   assert.ok(consultation, 'the demo queue holds a level-3 consultation open now')
   chosen.assignment = consultation.id
   chosen.other = open.find((a) => a.id !== consultation.id).id
-  await openFromQueue(chosen.assignment)
+  await openFromQueue(browser, chosen.assignment, 'answer')
   const turns = await browser.$$('[data-testid^="turn-"][data-place]').length
   assert.ok(turns >= 2, `the consultation shows its turns as texts (${turns})`)
   // The model's last turn: where a kept first hypothesis shows.
@@ -160,7 +140,7 @@ test('anchoring is labelled on a span of a turn and a hallucination on the answe
   await labelSelection(['r', '4'], '2', 'kept the first impression after the follow-up')
   chosen.answerQuote = await selectWords('answer', 0, 1)
   await labelSelection(['p', '3'], '1', 'not on the images')
-  await waitSaved('two text labels')
+  await waitSaved(browser, 'two text labels')
 
   assert.deepEqual(await highlights(), { [`turn-${chosen.turn}`]: chosen.turnQuote, answer: chosen.answerQuote })
   const list = await listed()
@@ -196,9 +176,9 @@ test('anchoring is labelled on a span of a turn and a hallucination on the answe
 })
 
 test('opened again, each label is shown in its own text', async () => {
-  await openFromQueue(chosen.other)
+  await openFromQueue(browser, chosen.other, 'answer')
   assert.deepEqual(await highlights(), {}, 'another response shows none of them')
-  await openFromQueue(chosen.assignment)
+  await openFromQueue(browser, chosen.assignment, 'answer')
   await browser.waitUntil(async () => (await browser.$$(testid('label-item')).length) === 2, {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the two labels were not shown again',
