@@ -10,6 +10,22 @@ use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_S
 use rating_support::demo_store;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A plan giving one rater every response of the demo study once, in seeded order; tests
+/// change the fields they are about.
+fn one_rater_plan(rater: i64, name: &str, seed: u64) -> PlanSpec {
+    PlanSpec {
+        study_id: DEMO_STUDY_ID.into(),
+        name: name.into(),
+        seed,
+        raters: vec![rater],
+        overlap_share: 0.0,
+        responses_per_rater: None,
+        repeat_share: 0.0,
+        repeat_after_days: 0,
+        stratify_by: Vec::new(),
+    }
+}
+
 #[test]
 fn a_clinicians_repeat_reads_reach_the_test_retest_section_and_stay_out_of_the_table() {
     let (_dir, mut store) = demo_store();
@@ -18,15 +34,9 @@ fn a_clinicians_repeat_reads_reach_the_test_retest_section_and_stay_out_of_the_t
         .unwrap()
         .id;
     let plan = PlanSpec {
-        study_id: DEMO_STUDY_ID.into(),
-        name: "test-retest".into(),
-        seed: 5,
-        raters: vec![rater],
-        overlap_share: 0.0,
         responses_per_rater: Some(6),
         repeat_share: 1.0,
-        repeat_after_days: 0,
-        stratify_by: Vec::new(),
+        ..one_rater_plan(rater, "test-retest", 5)
     };
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
@@ -272,15 +282,8 @@ fn a_kept_report_is_shown_again_until_a_rating_changes() {
         .unwrap()
         .id;
     let plan = PlanSpec {
-        study_id: DEMO_STUDY_ID.into(),
-        name: "one read".into(),
-        seed: 5,
-        raters: vec![ada],
-        overlap_share: 0.0,
         responses_per_rater: Some(1),
-        repeat_share: 0.0,
-        repeat_after_days: 0,
-        stratify_by: Vec::new(),
+        ..one_rater_plan(ada, "one read", 5)
     };
     store.create_assignment_plan(ada, &plan).unwrap();
     let item = store.reading_queue(ada, DEMO_STUDY_ID).unwrap()[0].assignment;
@@ -334,17 +337,7 @@ fn anchoring_labels_on_turns_are_counted_per_model() {
         .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
         .unwrap()
         .id;
-    let plan = PlanSpec {
-        study_id: DEMO_STUDY_ID.into(),
-        name: "consultations".into(),
-        seed: 11,
-        raters: vec![rater],
-        overlap_share: 0.0,
-        responses_per_rater: None,
-        repeat_share: 0.0,
-        repeat_after_days: 0,
-        stratify_by: Vec::new(),
-    };
+    let plan = one_rater_plan(rater, "consultations", 11);
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
     let mut consultations = 0;
@@ -461,15 +454,8 @@ fn the_report_counts_per_dimension_what_was_scored_not_applicable_not_applied_or
         .unwrap()
         .id;
     let plan = PlanSpec {
-        study_id: DEMO_STUDY_ID.into(),
-        name: "coverage".into(),
-        seed: 3,
-        raters: vec![rater],
-        overlap_share: 0.0,
         responses_per_rater: Some(16),
-        repeat_share: 0.0,
-        repeat_after_days: 0,
-        stratify_by: Vec::new(),
+        ..one_rater_plan(rater, "coverage", 3)
     };
     store.create_assignment_plan(rater, &plan).unwrap();
     let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
