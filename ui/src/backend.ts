@@ -38,6 +38,8 @@ import type {
   MergedResults,
   LabelEdit,
   PlanSpec,
+  TopUpSpec,
+  TopUpSummary,
   PlanSummary,
   QueueItem,
   Rater,
@@ -189,6 +191,13 @@ export const currentRater = () => call<Rater | null>(commands.currentRater())
 export const setCurrentRater = (raterId: number) => call<Rater>(commands.setCurrentRater(raterId))
 export const leaveReading = () => call<void>(commands.leaveReading())
 export const createAssignmentPlan = (spec: PlanSpec) => call<PlanSummary>(commands.createAssignmentPlan(spec))
+/** The study lead's: the study's plans with each rater's counts. */
+export const listAssignmentPlans = (studyId: string) => call<PlanSummary[]>(commands.listAssignmentPlans(studyId))
+/** The study lead's: a new plan, recorded under the rater `madeBy`. */
+export const createLeadPlan = (madeBy: number, spec: PlanSpec) => call<PlanSummary>(commands.createLeadPlan(madeBy, spec))
+/** The study lead's: seats new raters and deals responses added since; no queue is reordered. */
+export const topUpAssignmentPlan = (madeBy: number, spec: TopUpSpec) =>
+  call<TopUpSummary>(commands.topUpAssignmentPlan(madeBy, spec))
 /** On the demo study: gives the current reader a queue (plan "demo:<name>", seed 1) unless they have one. */
 export const ensureDemoQueue = () => call<PlanSummary | null>(commands.ensureDemoQueue())
 export const readingQueue = (studyId: string) => call<QueueItem[]>(commands.readingQueue(studyId))

@@ -64,6 +64,15 @@ export const commands = {
 	leaveReading: () => __TAURI_INVOKE<null>("leave_reading"),
 	/**  A plan and its raters' queues, recorded under the rater acting here. */
 	createAssignmentPlan: (spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary_Serialize>("create_assignment_plan", { spec }),
+	/**  The study's assignment plans with each rater's counts: the study lead's Plans screen. */
+	listAssignmentPlans: (studyId: string) => __TAURI_INVOKE<PlanSummary_Serialize[]>("list_assignment_plans", { studyId }),
+	/**
+	 *  A plan the study lead makes, recorded under the rater `made_by` (the acting curator if one
+	 *  is chosen).
+	 */
+	createLeadPlan: (madeBy: number, spec: PlanSpec_Deserialize) => __TAURI_INVOKE<PlanSummary_Serialize>("create_lead_plan", { madeBy, spec }),
+	/**  A top-up of one of the study's plans: raters joining it and responses added since. */
+	topUpAssignmentPlan: (madeBy: number, spec: TopUpSpec_Deserialize) => __TAURI_INVOKE<TopUpSummary_Serialize>("top_up_assignment_plan", { madeBy, spec }),
 	/**  Gives the reader a queue on the demo study (see `Store::ensure_demo_queue`). */
 	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary_Serialize | null>("ensure_demo_queue"),
 	readingQueue: (studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { studyId }),
@@ -1626,6 +1635,48 @@ export type ToComplete =
  *  capture: a person must look at every image for names or dates before sharing.
  */
 "burned_in_annotation";
+
+/**  A top-up of a study's plan: raters who join it, and every response the plan has not dealt. */
+export type TopUpSpec = TopUpSpec_Serialize | TopUpSpec_Deserialize;
+
+/**  A top-up of a study's plan: raters who join it, and every response the plan has not dealt. */
+export type TopUpSpec_Deserialize = {
+	study_id: string,
+	/**  The plan's name. */
+	plan: string,
+	/**  Rater ids joining the plan, after its raters; may be empty. */
+	new_raters?: number[],
+};
+
+/**  A top-up of a study's plan: raters who join it, and every response the plan has not dealt. */
+export type TopUpSpec_Serialize = {
+	study_id: string,
+	/**  The plan's name. */
+	plan: string,
+	/**  Rater ids joining the plan, after its raters; may be empty. */
+	new_raters: number[],
+};
+
+/**  A plan after a top-up, and what the top-up added. */
+export type TopUpSummary = TopUpSummary_Serialize | TopUpSummary_Deserialize;
+
+/**  A plan after a top-up, and what the top-up added. */
+export type TopUpSummary_Deserialize = {
+	plan: PlanSummary_Deserialize,
+	/**  Responses the plan had not dealt before this top-up. */
+	n_new_responses: number,
+	/**  Per rater, the reads this top-up appended to their queue. */
+	added: PlanRaterSummary[],
+};
+
+/**  A plan after a top-up, and what the top-up added. */
+export type TopUpSummary_Serialize = {
+	plan: PlanSummary_Serialize,
+	/**  Responses the plan had not dealt before this top-up. */
+	n_new_responses: number,
+	/**  Per rater, the reads this top-up appended to their queue. */
+	added: PlanRaterSummary[],
+};
 
 export type Turn = {
 	role: string,

@@ -29,6 +29,17 @@ export interface PlanSpec {
   repeat_share: number
   /** A repeat read opens this many days after the plan was created. */
   repeat_after_days: number
+  /** Each rater's reads balanced across these strata; the overlap is drawn per stratum. */
+  stratify_by: StratifyBy[]
+}
+
+export type StratifyBy = 'model' | 'sample' | 'task_family'
+
+/** What `top_up_assignment_plan` takes: raters joining the plan; responses added since are dealt. */
+export interface TopUpSpec {
+  study_id: string
+  plan: string
+  new_raters: number[]
 }
 
 export interface PlanRaterSummary {
@@ -50,6 +61,18 @@ export interface PlanSummary {
   /** Responses no rater reads (only when responses_per_rater caps the queues). */
   n_unassigned: number
   raters: PlanRaterSummary[]
+  responses_per_rater: number | null
+  stratify_by: StratifyBy[]
+  /** How many times the plan was topped up. */
+  top_ups: number
+}
+
+export interface TopUpSummary {
+  plan: PlanSummary
+  /** Responses the plan had not dealt before this top-up. */
+  n_new_responses: number
+  /** Per rater, the reads this top-up appended to their queue. */
+  added: PlanRaterSummary[]
 }
 
 export type RatingStatus = 'draft' | 'submitted'

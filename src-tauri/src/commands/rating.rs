@@ -6,10 +6,10 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
-use cases::app::{reading, ReaderSession, Session};
+use cases::app::{plans, reading, ReaderSession, Session};
 use cases::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
-    ReadingItem, ResumePoint,
+    ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
 };
 use cases::store::Store;
 use tauri::State;
@@ -43,6 +43,16 @@ fn js_safe_integer(field: &str, value: u64) -> Result<u64, CommandError> {
         ));
     }
     Ok(value)
+}
+
+fn check_plan_spec(spec: &PlanSpec) -> Result<(), CommandError> {
+    validate::id("spec.study_id", &spec.study_id)?;
+    bounded_text("spec.name", &spec.name, MAX_NAME_BYTES)?;
+    js_safe_integer("spec.seed", spec.seed)?;
+    for &rater in &spec.raters {
+        validate::key("spec.raters", rater)?;
+    }
+    Ok(())
 }
 
 #[tauri::command]
@@ -93,15 +103,61 @@ pub async fn create_assignment_plan(
     state: State<'_, AppState>,
     spec: PlanSpec,
 ) -> Result<PlanSummary, CommandError> {
-    validate::id("spec.study_id", &spec.study_id)?;
-    bounded_text("spec.name", &spec.name, MAX_NAME_BYTES)?;
-    js_safe_integer("spec.seed", spec.seed)?;
-    for &rater in &spec.raters {
-        validate::key("spec.raters", rater)?;
-    }
+    check_plan_spec(&spec)?;
     state.with_store_mut(|store| {
         let planner = Session::current(store)?.reader()?;
         Ok(reading::create_assignment_plan(store, &planner, &spec)?)
+    })
+}
+
+/// The study's assignment plans with each rater's counts: the study lead's Plans screen.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_assignment_plans(
+    state: State<'_, AppState>,
+    study_id: String,
+) -> Result<Vec<PlanSummary>, CommandError> {
+    let study_id = validate::id("study_id", &study_id)?;
+    state.with_store(|store| {
+        let lead = Session::current(store)?.study_lead("The study's plans")?;
+        Ok(plans::list(store, &lead, study_id)?)
+    })
+}
+
+/// A plan the study lead makes, recorded under the rater `made_by` (the acting curator if one
+/// is chosen).
+#[tauri::command]
+#[specta::specta]
+pub async fn create_lead_plan(
+    state: State<'_, AppState>,
+    made_by: i64,
+    spec: PlanSpec,
+) -> Result<PlanSummary, CommandError> {
+    let made_by = validate::key("made_by", made_by)?;
+    check_plan_spec(&spec)?;
+    state.with_store_mut(|store| {
+        let lead = Session::current(store)?.study_lead("Creating an assignment plan")?;
+        Ok(plans::create(store, &lead, made_by, &spec)?)
+    })
+}
+
+/// A top-up of one of the study's plans: raters joining it and responses added since.
+#[tauri::command]
+#[specta::specta]
+pub async fn top_up_assignment_plan(
+    state: State<'_, AppState>,
+    made_by: i64,
+    spec: TopUpSpec,
+) -> Result<TopUpSummary, CommandError> {
+    let made_by = validate::key("made_by", made_by)?;
+    validate::id("spec.study_id", &spec.study_id)?;
+    bounded_text("spec.plan", &spec.plan, MAX_NAME_BYTES)?;
+    for &rater in &spec.new_raters {
+        validate::key("spec.new_raters", rater)?;
+    }
+    state.with_store_mut(|store| {
+        let lead = Session::current(store)?.study_lead("Topping up an assignment plan")?;
+        Ok(plans::top_up(store, &lead, made_by, &spec)?)
     })
 }
 
