@@ -247,7 +247,74 @@ pub struct TaskSpec {
     /// Level 3 (a consultation): the user's follow-up turns, sent one by one after each of the
     /// model's replies when NeuroRater runs the model (`neurorater respond`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub follow_up: Vec<String>,
+    pub follow_up: Vec<FollowUp>,
+}
+
+/// One follow-up turn of a level-3 consultation's script: what the clinician says, and the slices
+/// shown with it when the follow-up brings new evidence (another series, a new scan). In
+/// `case.json` it is a string (no images, the original form) or `{"text", "key_images"}`, and it
+/// is written back the same way, so scripts without images read as they always did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowUp {
+    pub text: String,
+    pub key_images: Vec<SliceRef>,
+}
+
+impl FollowUp {
+    pub fn text(text: impl Into<String>) -> Self {
+        FollowUp {
+            text: text.into(),
+            key_images: Vec::new(),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FollowUpObject {
+    text: String,
+    #[serde(default)]
+    key_images: Vec<SliceRef>,
+}
+
+impl Serialize for FollowUp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.key_images.is_empty() {
+            serializer.serialize_str(&self.text)
+        } else {
+            FollowUpObject {
+                text: self.text.clone(),
+                key_images: self.key_images.clone(),
+            }
+            .serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FollowUp {
+    // A visitor rather than an untagged enum: a mistake inside the object form is then reported
+    // with its own field and message, not as "matched no variant".
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = FollowUp;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"the follow-up's text, or {"text": ..., "key_images": [...]}"#)
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<FollowUp, E> {
+                Ok(FollowUp::text(text))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<FollowUp, M::Error> {
+                let object =
+                    FollowUpObject::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(FollowUp {
+                    text: object.text,
+                    key_images: object.key_images,
+                })
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -349,6 +416,21 @@ pub struct ResponseLine {
 pub struct Turn {
     pub role: String,
     pub content: String,
+    /// Slices shown with this turn (a follow-up that brings another series or a new scan); the
+    /// reading room shows them when the rater reads the turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_images: Vec<SliceRef>,
+}
+
+impl Turn {
+    /// A turn without images.
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        Turn {
+            role: role.into(),
+            content: content.into(),
+            key_images: Vec::new(),
+        }
+    }
 }
 
 /// One line of `grader.jsonl` (docs/formats.md §2).
@@ -425,5 +507,41 @@ impl Taxonomy {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_follow_up_is_a_string_without_images_and_an_object_with_them() {
+        let script = r#"["Anything else?", {"text": "And the T2?", "key_images": [{"series": "t2", "slice": 4}]}]"#;
+        let read: Vec<FollowUp> = serde_json::from_str(script).unwrap();
+        assert_eq!(read[0], FollowUp::text("Anything else?"));
+        assert_eq!(read[1].text, "And the T2?");
+        assert_eq!(
+            read[1].key_images,
+            [SliceRef {
+                series: "t2".into(),
+                slice: 4
+            }]
+        );
+        // Written back in the form it was read in: scripts without images stay strings.
+        let written: serde_json::Value = serde_json::to_value(&read).unwrap();
+        let original: serde_json::Value = serde_json::from_str(script).unwrap();
+        assert_eq!(written, original);
+    }
+
+    #[test]
+    fn a_mistake_in_a_follow_up_object_names_its_field() {
+        let error = serde_json::from_str::<FollowUp>(r#"{"text": "x", "images": []}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown field `images`"), "{error}");
+        let error = serde_json::from_str::<FollowUp>("3")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the follow-up's text"), "{error}");
     }
 }

@@ -60,6 +60,20 @@ const CORPUS: &[Broken] = &[
         expected: &[r#"responses.jsonl:5: case_id: no case "ms-99" in the bundle"#],
     },
     Broken {
+        name: "a turn's image in a series the case does not have",
+        breaks: |b| {
+            edit(
+                &b.join("responses.jsonl"),
+                r#"{"role": "assistant", "content": "Periventricular."}"#,
+                r#"{"role": "assistant", "content": "Periventricular."}, {"role": "user", "content": "And here?", "key_images": [{"series": "t2", "slice": 0}, {"series": "flair", "slice": 7}]}"#,
+            )
+        },
+        expected: &[
+            r#"responses.jsonl:5: turns[2].key_images[0].series: no series "t2" in this case"#,
+            r#"responses.jsonl:5: turns[2].key_images[1].slice: slice 7 does not exist: series "flair" has 4 slices (counted from 0)"#,
+        ],
+    },
+    Broken {
         name: "duplicate response",
         breaks: |b| edit(&b.join("responses.jsonl"), r#""sample": 1,"#, r#""sample": 0,"#),
         expected: &[

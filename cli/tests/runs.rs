@@ -668,6 +668,120 @@ fn exported_responses_and_grader_lines_are_the_lines_imported() {
     }
 }
 
+/// A follow-up that brings another image (issue 17, "turns may carry images"): it is sent as
+/// text and the rendered slice, as the first message is, and the turn records the slice.
+#[test]
+fn a_follow_up_with_key_images_sends_them_and_records_them_on_its_turn() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = write_small_bundle(&dir.path().join("bundle"), false);
+    let case_json = bundle.join("cases/ms-01/case.json");
+    let follow_up = r#""level": 3, "follow_up": [{"text": "And this slice?", "key_images": [{"series": "flair", "slice": 0}]}],
+     "prompt": "Describe the lesions.","#;
+    let original = std::fs::read_to_string(&case_json).unwrap();
+    let scripted = original.replace(
+        r#""level": 2,
+     "prompt": "Describe the lesions.","#,
+        follow_up,
+    );
+    assert!(scripted.contains("And this slice?"));
+
+    // A slice the series does not have is refused at import, naming the field and the line.
+    std::fs::write(
+        &case_json,
+        scripted.replace(r#""slice": 0}]}]"#, r#""slice": 9}]}]"#),
+    )
+    .unwrap();
+    let db = dir.path().join("study.sqlite");
+    let import = || {
+        neurorater(&[
+            "import",
+            bundle.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ])
+    };
+    let refused = import();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let line = scripted
+        .lines()
+        .position(|l| l.contains("And this slice?"))
+        .unwrap()
+        + 1;
+    assert!(
+        text(&refused).contains(&format!(
+            "cases/ms-01/case.json:{line}: tasks[1].follow_up[0].key_images[0].slice: slice 9 does not exist"
+        )),
+        "{}",
+        text(&refused)
+    );
+
+    std::fs::write(&case_json, &scripted).unwrap();
+    let imported = import();
+    assert!(imported.status.success(), "{}", text(&imported));
+    let server = Server::start(Box::new(|body, _, _| {
+        if body["messages"].as_array().map_or(0, Vec::len) == 1 {
+            chat("Two lesions.")
+        } else {
+            chat("The same two.")
+        }
+    }));
+    let spec = write_model_spec(dir.path(), &server, "vlm-local");
+    let out = neurorater(&[
+        "respond",
+        "--db",
+        db.to_str().unwrap(),
+        "--spec",
+        spec.to_str().unwrap(),
+        "--samples",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // FLAIR slice 0 in display order (d c b a) is d.dcm, rendered with its own window.
+    let png = dir.path().join("d.png");
+    let rendered = neurorater(&[
+        "render",
+        bundle.join("cases/ms-01/flair/d.dcm").to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(rendered.status.success(), "{}", text(&rendered));
+    let seen = server.seen.lock().unwrap().clone();
+    let with_follow_up = seen
+        .iter()
+        .find(|(body, _)| body["messages"].as_array().map_or(0, Vec::len) == 3)
+        .expect("the follow-up request");
+    let follow = &with_follow_up.0["messages"][2];
+    assert_eq!(follow["role"], "user");
+    assert_eq!(follow["content"][0]["text"], "And this slice?");
+    assert_eq!(follow["content"].as_array().unwrap().len(), 2);
+    let url = follow["content"][1]["image_url"]["url"].as_str().unwrap();
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(url.strip_prefix("data:image/png;base64,").unwrap())
+        .unwrap();
+    assert_eq!(sent, std::fs::read(&png).unwrap());
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let turns: String = conn
+        .query_row(
+            "SELECT r.turns_json FROM responses r JOIN tasks t ON r.task = t.id
+             WHERE r.model = 'vlm-local' AND t.task_id = 'lesions'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let turns: Vec<Value> = serde_json::from_str(&turns).unwrap();
+    assert_eq!(
+        turns[2]["key_images"],
+        json!([{"series": "flair", "slice": 0}])
+    );
+    assert!(
+        turns[0].get("key_images").is_none(),
+        "a turn without images has none"
+    );
+}
+
 #[test]
 fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
     use base64::Engine;

@@ -57,7 +57,34 @@ pub(crate) struct TaskDef {
     /// The series whose key slice the model was shown.
     pub(crate) series: &'static str,
     /// Level 3: what the clinician asks after the model's first answer.
-    pub(crate) follow_up: Option<&'static str>,
+    pub(crate) follow_up: Option<FollowUpDef>,
+}
+
+/// A level-3 follow-up: the clinician's words and, when the follow-up brings new evidence, the
+/// series whose key slice is shown with it.
+pub(crate) struct FollowUpDef {
+    pub(crate) text: &'static str,
+    pub(crate) shows: Option<&'static str>,
+}
+
+// Macros, not functions: the catalogue's task lists are promoted to `'static` constants, which
+// a function call would prevent.
+macro_rules! asks {
+    ($text:expr) => {
+        Some(FollowUpDef {
+            text: $text,
+            shows: None,
+        })
+    };
+}
+
+macro_rules! asks_showing {
+    ($text:expr, $series:expr) => {
+        Some(FollowUpDef {
+            text: $text,
+            shows: Some($series),
+        })
+    };
 }
 
 /// Phrases a synthetic answer is built from; `None` where an error kind cannot occur (a normal
@@ -290,7 +317,7 @@ fn ms_progressive() -> CaseDef {
         key_z: 24.0,
         tasks: &[
             TaskDef { id: "t1", family: F::DifferentialDiagnosis, level: 1, prompt: "What is the most likely diagnosis? FLAIR and T1 are provided.", series: "flair", follow_up: None },
-            TaskDef { id: "t2", family: F::RationaleGeneration, level: 3, prompt: "Review the FLAIR and T1 with me. What do the T1-hypointense lesions mean?", series: "t1", follow_up: Some("He asks whether this scan shows active disease. Can you tell from these sequences?") },
+            TaskDef { id: "t2", family: F::RationaleGeneration, level: 3, prompt: "Review the FLAIR and T1 with me. What do the T1-hypointense lesions mean?", series: "t1", follow_up: asks!("He asks whether this scan shows active disease. Can you tell from these sequences?") },
         ],
         text: AnswerText {
             sequence: "On FLAIR",
@@ -402,7 +429,7 @@ fn stroke_ct_mca() -> CaseDef {
         key_z: 14.0,
         tasks: &[
             TaskDef { id: "t1", family: F::LesionIdentification, level: 1, prompt: "Non-contrast head CT. Describe any abnormality and its location.", series: "ct", follow_up: None },
-            TaskDef { id: "t2", family: F::DifferentialDiagnosis, level: 3, prompt: "Non-contrast CT of a 74-year-old woman with right-sided weakness on waking. What is your diagnosis?", series: "ct", follow_up: Some("She was last seen well 10 hours ago. Does the extent of the hypodensity change management?") },
+            TaskDef { id: "t2", family: F::DifferentialDiagnosis, level: 3, prompt: "Non-contrast CT of a 74-year-old woman with right-sided weakness on waking. What is your diagnosis?", series: "ct", follow_up: asks!("She was last seen well 10 hours ago. Does the extent of the hypodensity change management?") },
         ],
         text: AnswerText {
             sequence: "On the non-contrast CT",
@@ -593,7 +620,7 @@ fn tumour_metastases() -> CaseDef {
         difficulty: 2,
         key_z: 32.0,
         tasks: &[
-            TaskDef { id: "t1", family: F::DifferentialDiagnosis, level: 3, prompt: "66-year-old woman with headache and unsteadiness. What do you see on FLAIR, and what is the diagnosis?", series: "flair", follow_up: Some("Her chest X-ray shows a right hilar mass. How does that change your assessment?") },
+            TaskDef { id: "t1", family: F::DifferentialDiagnosis, level: 3, prompt: "66-year-old woman with headache and unsteadiness. What do you see on FLAIR, and what is the diagnosis?", series: "flair", follow_up: asks_showing!("Her chest X-ray shows a right hilar mass. How does that change your assessment?", "t2") },
             TaskDef { id: "t2", family: F::LesionIdentification, level: 2, prompt: "Count and localise every lesion on FLAIR and T2, including the posterior fossa.", series: "flair", follow_up: None },
         ],
         text: AnswerText {
@@ -699,7 +726,7 @@ fn other_meningioma() -> CaseDef {
         key_z: 40.0,
         tasks: &[
             TaskDef { id: "t1", family: F::LesionIdentification, level: 1, prompt: "Describe the lesion: intra- or extra-axial? Location and signal.", series: "flair", follow_up: None },
-            TaskDef { id: "t2", family: F::RationaleGeneration, level: 3, prompt: "Walk me through this scan of a 52-year-old woman with right-hand tingling.", series: "t1", follow_up: Some("Which imaging signs tell you the mass is outside the brain?") },
+            TaskDef { id: "t2", family: F::RationaleGeneration, level: 3, prompt: "Walk me through this scan of a 52-year-old woman with right-hand tingling.", series: "t1", follow_up: asks!("Which imaging signs tell you the mass is outside the brain?") },
         ],
         text: AnswerText {
             sequence: "On T1, T2 and FLAIR",
@@ -806,7 +833,7 @@ fn normal_dizziness() -> CaseDef {
         difficulty: 2,
         key_z: -20.0,
         tasks: &[
-            TaskDef { id: "t1", family: F::RationaleGeneration, level: 3, prompt: "70-year-old with transient dizziness. Any acute infarct on DWI/ADC?", series: "dwi", follow_up: Some("If the scan is normal, can we exclude a TIA?") },
+            TaskDef { id: "t1", family: F::RationaleGeneration, level: 3, prompt: "70-year-old with transient dizziness. Any acute infarct on DWI/ADC?", series: "dwi", follow_up: asks!("If the scan is normal, can we exclude a TIA?") },
             TaskDef { id: "t2", family: F::LesionIdentification, level: 1, prompt: "Is there restricted diffusion anywhere, including the posterior fossa?", series: "dwi", follow_up: None },
         ],
         text: normal_text("Acute right cerebellar infarct", "There is a small focus of restricted diffusion in the right cerebellar hemisphere.", "A carotid Doppler last month showed a 90 % left stenosis.", "On the ADC map, read as DWI"),

@@ -217,7 +217,19 @@ fn case_file(case: &CaseDef) -> cases::Result<CaseFile> {
                     series: t.series.to_string(),
                     slice: key_slice(case, &series_grid(case, t.series)?),
                 }],
-                follow_up: t.follow_up.map(|f| vec![f.to_owned()]).unwrap_or_default(),
+                follow_up: match &t.follow_up {
+                    None => Vec::new(),
+                    Some(f) => vec![FollowUp {
+                        text: f.text.to_owned(),
+                        key_images: match f.shows {
+                            None => Vec::new(),
+                            Some(series) => vec![SliceRef {
+                                series: series.to_owned(),
+                                slice: key_slice(case, &series_grid(case, series)?),
+                            }],
+                        },
+                    }],
+                },
             })
         })
         .collect::<cases::Result<Vec<_>>>()?;

@@ -396,33 +396,34 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
                         .join(" ");
                     let turns = (task.level == 3).then(|| {
                         vec![
-                            Turn {
-                                role: "user".into(),
-                                content: task.prompt.to_string(),
-                            },
-                            Turn {
-                                role: "assistant".into(),
-                                content: format!(
+                            Turn::new("user", task.prompt),
+                            Turn::new(
+                                "assistant",
+                                format!(
                                     "{} Initial impression: {}.",
                                     composed.first.join(" "),
                                     composed.answer
                                 ),
+                            ),
+                            match task_file.follow_up.first() {
+                                // The follow-up shows what the script shows with it.
+                                Some(follow_up) => Turn {
+                                    key_images: follow_up.key_images.clone(),
+                                    ..Turn::new("user", follow_up.text.clone())
+                                },
+                                None => Turn::new(
+                                    "user",
+                                    "Please give your final answer and reasoning.",
+                                ),
                             },
-                            Turn {
-                                role: "user".into(),
-                                content: task
-                                    .follow_up
-                                    .unwrap_or("Please give your final answer and reasoning.")
-                                    .to_string(),
-                            },
-                            Turn {
-                                role: "assistant".into(),
-                                content: format!(
+                            Turn::new(
+                                "assistant",
+                                format!(
                                     "{} Final answer: {}.",
                                     composed.second.join(" "),
                                     composed.answer
                                 ),
-                            },
+                            ),
                         ]
                     });
                     let mut extra = serde_json::Map::new();

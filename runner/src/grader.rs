@@ -103,7 +103,24 @@ fn value_of(placeholder: &str, c: &GradingContext, rubric: &Rubric, taxonomy: &T
             .turns
             .iter()
             .flatten()
-            .map(|t| format!("{}: {}", t.role, t.content))
+            .map(|t| {
+                // The grader reads text only: a turn that showed images says which.
+                let shown: Vec<String> = t
+                    .key_images
+                    .iter()
+                    .map(|k| format!("series {} slice {}", k.series, k.slice + 1))
+                    .collect();
+                if shown.is_empty() {
+                    format!("{}: {}", t.role, t.content)
+                } else {
+                    format!(
+                        "{}: {} [images shown: {}]",
+                        t.role,
+                        t.content,
+                        shown.join(", ")
+                    )
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n"),
         "{{rubric}}" => rubric_text(rubric),
@@ -310,12 +327,29 @@ mod tests {
             task_prompt: "Diagnosis?".into(),
             answer: "MS {{rubric}}".into(),
             rationale: None,
-            turns: Some(vec![Turn {
-                role: "user".into(),
-                content: "Where?".into(),
-            }]),
+            turns: Some(vec![Turn::new("user", "Where?")]),
             ground_truth: None,
         }
+    }
+
+    #[test]
+    fn a_turn_that_showed_images_says_which_to_the_grader() {
+        let mut c = context();
+        c.turns = Some(vec![
+            Turn::new("assistant", "Two lesions."),
+            Turn {
+                key_images: vec![cases::model::SliceRef {
+                    series: "t2".into(),
+                    slice: 11,
+                }],
+                ..Turn::new("user", "And here?")
+            },
+        ]);
+        let text = fill("{{turns}}", &c, &rubric(), &Taxonomy::neurorater_default());
+        assert_eq!(
+            text,
+            "assistant: Two lesions.\nuser: And here? [images shown: series t2 slice 12]"
+        );
     }
 
     #[test]

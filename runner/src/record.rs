@@ -312,8 +312,20 @@ pub struct Question {
     pub task: i64,
     pub key: ResponseKey,
     pub prompt: String,
-    pub images: Vec<(std::path::PathBuf, imaging::RenderOptions)>,
-    pub follow_up: Vec<String>,
+    pub images: Vec<KeyImageSource>,
+    pub follow_up: Vec<FollowUpQuestion>,
+}
+
+/// A key image's file and how to render it for the model.
+pub type KeyImageSource = (std::path::PathBuf, imaging::RenderOptions);
+
+/// One follow-up turn to send after the model's reply, with the slices shown with it.
+#[derive(Debug, Clone)]
+pub struct FollowUpQuestion {
+    pub text: String,
+    /// As the script names them, recorded on the consultation's turn.
+    pub key_images: Vec<cases::model::SliceRef>,
+    pub images: Vec<KeyImageSource>,
 }
 
 /// A model's answer, split as docs/formats.md §6 says.
@@ -399,7 +411,7 @@ pub fn pending_questions(
         };
         let slices: Vec<cases::model::SliceRef> =
             serde_json::from_str(&key_images).map_err(|e| corrupt("key images", e))?;
-        let follow_up: Vec<String> =
+        let follow_up: Vec<cases::model::FollowUp> =
             serde_json::from_str(&follow_up).map_err(|e| corrupt("follow-up script", e))?;
         let context = match contexts.entry((study_id.clone(), case_id.clone())) {
             std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
@@ -408,9 +420,22 @@ pub fn pending_questions(
             ),
         };
         let context = &*context;
-        let images = slices
-            .iter()
-            .map(|slice| cases::curation::key_image_source(store, context, slice))
+        let sources = |slices: &[cases::model::SliceRef]| {
+            slices
+                .iter()
+                .map(|slice| cases::curation::key_image_source(store, context, slice))
+                .collect::<cases::Result<Vec<_>>>()
+        };
+        let images = sources(&slices)?;
+        let follow_up = follow_up
+            .into_iter()
+            .map(|turn| {
+                Ok(FollowUpQuestion {
+                    images: sources(&turn.key_images)?,
+                    text: turn.text,
+                    key_images: turn.key_images,
+                })
+            })
             .collect::<cases::Result<Vec<_>>>()?;
         let text = match &spec.prompt {
             Some(template) => {

@@ -362,30 +362,26 @@ impl Work for Responding {
         item: Arc<Question>,
     ) -> Result<(Answer, RunMeta), ItemFailure> {
         let spec = &self.spec;
-        let images = item.images.clone();
-        let urls = tokio::task::spawn_blocking(move || {
+        // The task's images and every follow-up's, rendered once before the first request.
+        let mut images = vec![item.images.clone()];
+        images.extend(item.follow_up.iter().map(|turn| turn.images.clone()));
+        let mut urls = tokio::task::spawn_blocking(move || {
             images
                 .iter()
-                .map(|(path, options)| {
-                    let png = imaging::render_png(path, options)
-                        .map_err(|e| format!("key image {}: {e}", path.display()))?;
-                    Ok(format!("data:image/png;base64,{}", BASE64.encode(png)))
+                .map(|turn| {
+                    turn.iter()
+                        .map(image_url)
+                        .collect::<Result<Vec<_>, String>>()
                 })
                 .collect::<Result<Vec<_>, String>>()
         })
         .await
         .map_err(|e| ItemFailure::Failed(format!("rendering the key images failed: {e}")))?
-        .map_err(ItemFailure::Failed)?;
-        let mut content = vec![json!({"type": "text", "text": item.prompt})];
-        content.extend(
-            urls.into_iter()
-                .map(|url| json!({"type": "image_url", "image_url": {"url": url}})),
-        );
+        .map_err(ItemFailure::Failed)?
+        .into_iter();
+        let content = text_and_images(&item.prompt, urls.next().unwrap_or_default());
         let mut messages = vec![json!({"role": "user", "content": content})];
-        let mut turns = vec![Turn {
-            role: "user".into(),
-            content: item.prompt.clone(),
-        }];
+        let mut turns = vec![Turn::new("user", item.prompt.clone())];
         let mut meta = RunMeta::default();
         let mut follow_ups = item.follow_up.iter();
         loop {
@@ -398,10 +394,7 @@ impl Work for Responding {
             });
             let reply = exchange(&client, &body, &mut meta).await?;
             messages.push(json!({"role": "assistant", "content": reply.text}));
-            turns.push(Turn {
-                role: "assistant".into(),
-                content: reply.text.clone(),
-            });
+            turns.push(Turn::new("assistant", reply.text.clone()));
             let Some(next) = follow_ups.next() else {
                 let (answer, rationale) = split_answer(&reply.text);
                 let turns = (!item.follow_up.is_empty()).then_some(turns);
@@ -414,10 +407,17 @@ impl Work for Responding {
                     meta,
                 ));
             };
-            messages.push(json!({"role": "user", "content": next}));
+            // A follow-up without images stays a plain string, as it was before turns had any.
+            let images = urls.next().unwrap_or_default();
+            let content = if images.is_empty() {
+                json!(next.text)
+            } else {
+                json!(text_and_images(&next.text, images))
+            };
+            messages.push(json!({"role": "user", "content": content}));
             turns.push(Turn {
-                role: "user".into(),
-                content: next.clone(),
+                key_images: next.key_images.clone(),
+                ..Turn::new("user", next.text.clone())
             });
         }
     }
@@ -431,6 +431,24 @@ impl Work for Responding {
     ) -> Result<bool, RunError> {
         record::save_answer(store, &self.spec, item, answer, meta)
     }
+}
+
+/// A key image as a `data:` URL of the PNG the model is shown.
+fn image_url((path, options): &crate::record::KeyImageSource) -> Result<String, String> {
+    let png = imaging::render_png(path, options)
+        .map_err(|e| format!("key image {}: {e}", path.display()))?;
+    Ok(format!("data:image/png;base64,{}", BASE64.encode(png)))
+}
+
+/// A user message's content parts: the text, then its images as `image_url` parts
+/// (docs/formats.md §6).
+fn text_and_images(text: &str, urls: Vec<String>) -> Vec<serde_json::Value> {
+    let mut content = vec![json!({"type": "text", "text": text})];
+    content.extend(
+        urls.into_iter()
+            .map(|url| json!({"type": "image_url", "image_url": {"url": url}})),
+    );
+    content
 }
 
 /// A reply that is a JSON object with `answer` (and `rationale`) is split into them; otherwise

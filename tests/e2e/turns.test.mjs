@@ -2,7 +2,8 @@
 // a rater opens a level-3 response of the demo (a consultation with turns), labels anchoring (R4)
 // on a span of the model's last turn and a hallucination (P3) on a span of its answer, and the
 // labels are stored with the text they lie in; opened again, each highlight is in its own text and
-// nowhere else. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
+// nowhere else. A follow-up that brought another series (the demo metastasis case shows a T2 slice
+// with it) takes the viewer to that slice. Run through scripts/e2e.sh (display, driver, NEURORATER_DB).
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -194,4 +195,35 @@ test('opened again, each label is shown in its own text', async () => {
   await $(`[data-testid="turn-${chosen.turn}"] mark.hl`).scrollIntoView({ block: 'center' })
   await browser.pause(300)
   await shot('3-reopened')
+})
+
+test('a follow-up that brought another series shows its image in the viewer', async () => {
+  // The demo's metastasis consultation: its follow-up turn shows a T2 slice (demo/src/catalogue.rs).
+  const [item] = rows(
+    `SELECT a.id, r.turns_json FROM assignments a JOIN responses r ON a.response = r.id
+      WHERE a.rater = ${chosen.rater} AND r.turns_json LIKE '%"key_images"%'
+        AND (a.not_before IS NULL OR a.not_before <= date('now'))
+      ORDER BY a.position LIMIT 1`,
+  )
+  assert.ok(item, 'the demo queue holds a consultation whose follow-up shows images')
+  const turns = JSON.parse(item.turns_json)
+  const turn = turns.findIndex((t) => (t.key_images ?? []).length > 0)
+  const [shown] = turns[turn].key_images
+  await openFromQueue(browser, item.id, 'answer')
+
+  const button = await $(`[data-testid="turn-images"][data-turn="${turn}"]`)
+  await button.waitForDisplayed({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the turn offers no images' })
+  assert.match(await button.getText(), new RegExp(`T2 slice ${shown.slice + 1}$`))
+  // The key-image bar lists the task's key image, then the turn's.
+  assert.equal(await browser.$$(testid('key-image')).length, 2)
+  await button.click()
+  const viewport = await $(`[data-testid="viewport"][data-series="${shown.series}"]`)
+  await viewport.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `no viewport came to series ${shown.series}` })
+  const badge = await viewport.$(testid('key-badge'))
+  await badge.waitForDisplayed({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the viewport did not go to the turn’s slice' })
+  assert.equal(await badge.getText(), 'Key image 1', 'the first of this series’ key images: the turn’s')
+  const active = await browser.$$(testid('key-image')).map((b) => b.getAttribute('class'))
+  assert.ok(/\bactive\b/.test(active[1] ?? ''), `the turn's image is the bar's current one (${active})`)
+  await browser.pause(300)
+  await shot('4-turn-images')
 })

@@ -77,6 +77,8 @@ export interface CaseView extends CaseSummary {
 export interface Turn {
   role: string
   content: string
+  /** Slices shown with this turn (a follow-up that brings another series or a new scan). */
+  key_images?: SliceRef[]
 }
 
 /** A response as a rater sees it: blinded, no model name. */
@@ -135,8 +137,9 @@ export interface Mark {
   points_lps_mm: [number, number, number][];
 }
 
-/** A slice the model was shown for a task (`TaskView.key_images`): series id, 0-based slice. */
-export type KeyImageRef = SliceRef
+/** A slice the model was shown (a task's or a turn's key image): series id, 0-based slice, and
+ * optionally where it was shown, for the key-image bar's tooltip. */
+export type KeyImageRef = SliceRef & { caption?: string }
 
 /** A mark as the Viewer shows it: `id` is the caller's, `colour` any CSS colour. */
 export interface DisplayMark {

@@ -11,8 +11,8 @@ mod problem;
 pub use problem::{Problem, Problems};
 
 use crate::model::{
-    CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Scale, SeriesKind, StudyFile,
-    Taxonomy,
+    CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Scale, SeriesKind, SliceRef,
+    StudyFile, Taxonomy,
 };
 use crate::progress::Progress;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -201,9 +201,15 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
     progress.phase("reading responses", 0);
     let responses = read_jsonl::<ResponseLine>(&dir, RESPONSES_FILE, true, &mut problems);
     let grader = read_jsonl::<GraderLine>(&dir, GRADER_FILE, false, &mut problems);
-    let cases_by_id: HashMap<&str, &CaseFile> = resolved
+    let cases_by_id: HashMap<&str, (&CaseFile, SliceCounts)> = resolved
         .iter()
-        .map(|c| (c.case.id.as_str(), &c.case))
+        .map(|c| {
+            let images: Vec<usize> = c.series.iter().map(Vec::len).collect();
+            (
+                c.case.id.as_str(),
+                (&c.case, slice_counts(&c.case, &images)),
+            )
+        })
         .collect();
     check_responses(&responses, &cases_by_id, &unreadable_cases, &mut problems);
     if let Some((study, _)) = &study {
@@ -885,7 +891,43 @@ fn hash_file(
     }
 }
 
-/// Slices a task or the ground truth points at must exist in the series.
+/// How many slices each series of a case has, by series id; `None` for NIfTI, whose single file's
+/// slice count is checked when it is decoded.
+type SliceCounts<'a> = HashMap<&'a str, Option<usize>>;
+
+fn slice_counts<'a>(case: &'a CaseFile, images_per_series: &[usize]) -> SliceCounts<'a> {
+    case.series
+        .iter()
+        .zip(images_per_series)
+        .map(|(spec, &images)| {
+            let count = match spec.kind {
+                SeriesKind::Nifti => None,
+                _ => Some(images),
+            };
+            (spec.id.as_str(), count)
+        })
+        .collect()
+}
+
+/// What is wrong with a slice reference, as (the field under `field`, the message).
+fn slice_ref_problem(counts: &SliceCounts, slice_ref: &SliceRef) -> Option<(&'static str, String)> {
+    match counts.get(slice_ref.series.as_str()) {
+        None => Some((
+            "series",
+            format!("no series {:?} in this case", slice_ref.series),
+        )),
+        Some(Some(count)) if slice_ref.slice as usize >= *count && *count > 0 => Some((
+            "slice",
+            format!(
+                "slice {} does not exist: series {:?} has {count} slices (counted from 0)",
+                slice_ref.slice, slice_ref.series
+            ),
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Slices a task or its follow-up turns point at must exist in the series.
 fn check_slice_refs(
     case: &CaseFile,
     series_images: &[Vec<FoundImage>],
@@ -893,40 +935,25 @@ fn check_slice_refs(
     text: &str,
     problems: &mut Problems,
 ) {
-    let slices: HashMap<&str, Option<usize>> = case
-        .series
-        .iter()
-        .zip(series_images)
-        .map(|(spec, images)| {
-            let count = match spec.kind {
-                // One file holds the volume; its slice count is checked when it is decoded.
-                SeriesKind::Nifti => None,
-                _ => Some(images.len()),
-            };
-            (spec.id.as_str(), count)
-        })
-        .collect();
+    let counts = slice_counts(
+        case,
+        &series_images.iter().map(Vec::len).collect::<Vec<_>>(),
+    );
     for (t, task) in case.tasks.iter().enumerate() {
-        for (k, slice_ref) in task.key_images.iter().enumerate() {
-            let field = format!("tasks[{t}].key_images[{k}]");
-            match slices.get(slice_ref.series.as_str()) {
-                None => problems.at_field(
-                    file,
-                    text,
-                    &format!("{field}.series"),
-                    format!("no series {:?} in this case", slice_ref.series),
-                ),
-                Some(Some(count)) if slice_ref.slice as usize >= *count && *count > 0 => problems
-                    .at_field(
-                        file,
-                        text,
-                        &format!("{field}.slice"),
-                        format!(
-                        "slice {} does not exist: series {:?} has {count} slices (counted from 0)",
-                        slice_ref.slice, slice_ref.series
-                    ),
-                    ),
-                Some(_) => {}
+        let task_refs = task
+            .key_images
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (format!("tasks[{t}].key_images[{k}]"), r));
+        let follow_up_refs = task.follow_up.iter().enumerate().flat_map(|(f, turn)| {
+            turn.key_images
+                .iter()
+                .enumerate()
+                .map(move |(k, r)| (format!("tasks[{t}].follow_up[{f}].key_images[{k}]"), r))
+        });
+        for (field, slice_ref) in task_refs.chain(follow_up_refs) {
+            if let Some((part, message)) = slice_ref_problem(&counts, slice_ref) {
+                problems.at_field(file, text, &format!("{field}.{part}"), message);
             }
         }
     }
@@ -934,7 +961,7 @@ fn check_slice_refs(
 
 fn check_responses(
     responses: &[Located<ResponseLine>],
-    cases: &HashMap<&str, &CaseFile>,
+    cases: &HashMap<&str, (&CaseFile, SliceCounts)>,
     unreadable_cases: &BTreeSet<String>,
     problems: &mut Problems,
 ) {
@@ -951,13 +978,22 @@ fn check_responses(
                 "case_id",
                 format!("no case {:?} in the bundle", value.case_id),
             ),
-            Some(case) if !case.tasks.iter().any(|t| t.id == value.task_id) => problems.push(
+            Some((case, _)) if !case.tasks.iter().any(|t| t.id == value.task_id) => problems.push(
                 file,
                 line,
                 "task_id",
                 format!("case {:?} has no task {:?}", value.case_id, value.task_id),
             ),
-            Some(_) => {}
+            Some((_, counts)) => {
+                for (t, turn) in value.turns.iter().flatten().enumerate() {
+                    for (k, slice_ref) in turn.key_images.iter().enumerate() {
+                        if let Some((part, message)) = slice_ref_problem(counts, slice_ref) {
+                            let field = format!("turns[{t}].key_images[{k}].{part}");
+                            problems.push(file, line, field, message);
+                        }
+                    }
+                }
+            }
         }
         if value.model.trim().is_empty() {
             problems.push(file, line, "model", "the model name is empty");

@@ -416,16 +416,7 @@ mod tests {
             // "a", U+1F9E0 (two UTF-16 units: 1 and 2), "b": four units.
             rationale: Some("a\u{1F9E0}b".into()),
             // Turn 0 is one unit; turn 1 seven ("é" is one).
-            turns: vec![
-                Turn {
-                    role: "user".into(),
-                    content: "?".into(),
-                },
-                Turn {
-                    role: "assistant".into(),
-                    content: "still é".into(),
-                },
-            ],
+            turns: vec![Turn::new("user", "?"), Turn::new("assistant", "still é")],
             series_ids: vec!["t1".into()],
         }
     }
