@@ -792,7 +792,7 @@ export type ItemSideBySide_Deserialize = {
 	key_images: SliceRef[],
 	answer: string,
 	rationale?: string | null,
-	turns?: Turn[] | null,
+	turns?: Turn_Deserialize[] | null,
 	clinicians: ClinicianReading[],
 	grader_score?: number | null,
 	grader_rationale?: string | null,
@@ -810,7 +810,7 @@ export type ItemSideBySide_Serialize = {
 	key_images: SliceRef[],
 	answer: string,
 	rationale: string | null,
-	turns: Turn[] | null,
+	turns: Turn_Serialize[] | null,
 	clinicians: ClinicianReading[],
 	grader_score: number | null,
 	grader_rationale: string | null,
@@ -1251,13 +1251,13 @@ export type ReadingResponse = ReadingResponse_Serialize | ReadingResponse_Deseri
 export type ReadingResponse_Deserialize = {
 	answer: string,
 	rationale?: string | null,
-	turns?: Turn[] | null,
+	turns?: Turn_Deserialize[] | null,
 };
 
 export type ReadingResponse_Serialize = {
 	answer: string,
 	rationale: string | null,
-	turns: Turn[] | null,
+	turns: Turn_Serialize[] | null,
 };
 
 export type ReadingSeries = {
@@ -1283,7 +1283,7 @@ export type ResponseView_Deserialize = {
 	key: number,
 	answer: string,
 	rationale?: string | null,
-	turns?: Turn[] | null,
+	turns?: Turn_Deserialize[] | null,
 };
 
 /**  A response as a rater sees it: no model name, no sample index, no grader output. */
@@ -1291,7 +1291,7 @@ export type ResponseView_Serialize = {
 	key: number,
 	answer: string,
 	rationale: string | null,
-	turns: Turn[] | null,
+	turns: Turn_Serialize[] | null,
 };
 
 /**
@@ -1678,9 +1678,26 @@ export type TopUpSummary_Serialize = {
 	added: PlanRaterSummary[],
 };
 
-export type Turn = {
+export type Turn = Turn_Serialize | Turn_Deserialize;
+
+export type Turn_Deserialize = {
 	role: string,
 	content: string,
+	/**
+	 *  Slices shown with this turn (a follow-up that brings another series or a new scan); the
+	 *  reading room shows them when the rater reads the turn.
+	 */
+	key_images?: SliceRef[],
+};
+
+export type Turn_Serialize = {
+	role: string,
+	content: string,
+	/**
+	 *  Slices shown with this turn (a follow-up that brings another series or a new scan); the
+	 *  reading room shows them when the rater reads the turn.
+	 */
+	key_images?: SliceRef[],
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
