@@ -2,8 +2,8 @@
 # Installs what NeuroRater needs on Debian 12 and is not there yet: the system libraries for
 # Tauri (PLATFORM.md), Xvfb and WebKitWebDriver for the real-window tests, cmake for the JPEG-LS
 # codec, the front end's npm packages and tauri-driver; with --with-test-tools also PostgreSQL
-# for the team server's tests. Safe to run again: it only installs what
-# is missing.
+# for the team server's tests and schemathesis for its API. Safe to run again: it only installs
+# what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +16,8 @@ APT_PACKAGES=(
 )
 if [ "${1:-}" = "--with-test-tools" ]; then
   # The team server's tests start a PostgreSQL cluster of their own (initdb, pg_ctl; see
-  # docs/team-server.md), as does scripts/team-demo.sh.
-  APT_PACKAGES+=(postgresql)
+  # docs/team-server.md), as does scripts/team-demo.sh; schemathesis is installed into a venv.
+  APT_PACKAGES+=(postgresql python3-venv)
 fi
 
 missing=()
@@ -69,5 +69,14 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   if ! command -v tauri-driver >/dev/null 2>&1; then
     echo "setup: cargo install tauri-driver"
     cargo install tauri-driver --locked --quiet
+  fi
+  # schemathesis probes the team server's OpenAPI document (scripts/test-schemathesis.sh), from a
+  # venv of its own; pinned, so that a new release's checks do not change what the suite asks.
+  SCHEMATHESIS_VERSION=4.32.5
+  SCHEMATHESIS_VENV="${SCHEMATHESIS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/neurorater/schemathesis-venv}"
+  if ! "$SCHEMATHESIS_VENV/bin/python" -m pip show schemathesis 2>/dev/null | grep -qx "Version: $SCHEMATHESIS_VERSION"; then
+    echo "setup: installing schemathesis $SCHEMATHESIS_VERSION into $SCHEMATHESIS_VENV"
+    python3 -m venv "$SCHEMATHESIS_VENV"
+    "$SCHEMATHESIS_VENV/bin/python" -m pip install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
   fi
 fi

@@ -16,6 +16,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== Rust tests"
 cargo test --workspace
 
+echo "== the team server's API against schemathesis"
+bash scripts/test-schemathesis.sh
+
 echo "== front-end tests"
 (cd ui && npm test --silent)
 

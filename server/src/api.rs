@@ -106,7 +106,7 @@ async fn login(
     State(state): State<AppState>,
     Json(request): Json<LoginRequest>,
 ) -> Result<Json<LoginReply>, ServerError> {
-    crate::auth::check_username(&request.username)?;
+    crate::auth::check_username("username", &request.username)?;
     Ok(Json(
         store::login(&state.pool, &request.username, request.password).await?,
     ))

@@ -57,11 +57,27 @@ pub(crate) fn check_password_shape(password: &str) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// Hashes on a blocking thread: argon2 takes tens of milliseconds of CPU on purpose.
-pub(crate) async fn hash_password(password: String) -> Result<String, ServerError> {
-    tokio::task::spawn_blocking(move || hash_blocking(&password))
+/// Runs argon2 on a blocking thread, one per core at a time. Each hash takes 19 MiB and tens of
+/// milliseconds of CPU on purpose: a burst of logins or accepted invitations would otherwise
+/// take 19 MiB each at once, and gain nothing, as the cores are busy anyway.
+async fn password_work<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ServerError> {
+    static AT_ONCE: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let at_once = AT_ONCE.get_or_init(|| {
+        tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    });
+    let _turn = at_once
+        .acquire()
         .await
-        .map_err(|e| ServerError::Config(format!("password hashing stopped: {e}")))?
+        .map_err(|e| ServerError::Config(format!("password work stopped: {e}")))?;
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ServerError::Config(format!("password work stopped: {e}")))
+}
+
+pub(crate) async fn hash_password(password: String) -> Result<String, ServerError> {
+    password_work(move || hash_blocking(&password)).await?
 }
 
 fn hash_blocking(password: &str) -> Result<String, ServerError> {
@@ -91,7 +107,7 @@ pub(crate) async fn verify_password(
     password: String,
     stored: Option<String>,
 ) -> Result<bool, ServerError> {
-    tokio::task::spawn_blocking(move || {
+    password_work(move || {
         let known = stored.is_some();
         let stored = match stored {
             Some(stored) => stored,
@@ -104,12 +120,12 @@ pub(crate) async fn verify_password(
             .is_ok();
         Ok(known && matches)
     })
-    .await
-    .map_err(|e| ServerError::Config(format!("password check stopped: {e}")))?
+    .await?
 }
 
 /// Usernames are what people type to log in and what audit entries name: short, printable.
-pub(crate) fn check_username(username: &str) -> Result<(), ServerError> {
+/// `field` is where the request carried it (`username`, `raters[2]`).
+pub(crate) fn check_username(field: &str, username: &str) -> Result<(), ServerError> {
     let ok = (1..=64).contains(&username.len())
         && username
             .chars()
@@ -118,7 +134,7 @@ pub(crate) fn check_username(username: &str) -> Result<(), ServerError> {
         Ok(())
     } else {
         Err(invalid(
-            "username",
+            field,
             "1 to 64 characters: letters, digits and . _ @ -",
         ))
     }

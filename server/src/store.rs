@@ -73,7 +73,7 @@ pub async fn import_study(
     lead: Option<(&str, &str)>,
 ) -> Result<ImportReport, ServerError> {
     if let Some((username, _)) = lead {
-        auth::check_username(username)?;
+        auth::check_username("lead", username)?;
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
@@ -574,6 +574,22 @@ fn check_edit_id(edit_id: &str) -> Result<(), ServerError> {
     }
 }
 
+/// Where `value` (found at `path`) holds a string with the NUL character, which PostgreSQL's
+/// `jsonb` refuses: the path of the first, as `edit.rating.labels[0].comment`.
+fn text_with_nul(path: &str, value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => text.contains('\0').then(|| path.to_owned()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| text_with_nul(&format!("{path}[{i}]"), item)),
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(name, field)| text_with_nul(&format!("{path}.{name}"), field)),
+        _ => None,
+    }
+}
+
 /// Applies one edit of the rater's own rating, once: a resent edit id gets the acknowledgement
 /// of the first; an edit from a stale version is refused (409) and overwrites nothing. The
 /// acknowledgement is sent after the commit, so an acknowledged edit survives a crash.
@@ -584,6 +600,12 @@ pub async fn apply_edit(
     request: &EditRequest,
 ) -> Result<EditAck, ServerError> {
     check_edit_id(&request.edit_id)?;
+    if let Some(field) = text_with_nul("edit", &to_json(&request.edit)) {
+        return Err(invalid(
+            &field,
+            "the NUL character (U+0000) cannot be stored; remove it",
+        ));
+    }
     let member = rater.member();
     let request_sha256: String = Sha256::digest(to_json(request).to_string().as_bytes())
         .iter()
@@ -754,9 +776,12 @@ pub async fn invite(
     lead: &TeamLeadSession,
     request: &InviteRequest,
 ) -> Result<Invitation, ServerError> {
-    auth::check_username(&request.username)?;
-    if request.site.chars().count() > 200 {
-        return Err(invalid("site", "at most 200 characters"));
+    auth::check_username("username", &request.username)?;
+    if request.site.chars().count() > 200 || request.site.chars().any(char::is_control) {
+        return Err(invalid(
+            "site",
+            "at most 200 characters, no control characters",
+        ));
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
@@ -773,20 +798,39 @@ pub async fn invite(
     Ok(invitation)
 }
 
+/// A calendar date as YYYY-MM-DD, one PostgreSQL's `date` reads: year 1 to 9999, the month's
+/// own number of days. PostgreSQL refuses any other date, and that is the caller's 422, not a 500.
 fn check_date(field: &str, text: &str) -> Result<(), ServerError> {
-    let bytes = text.as_bytes();
-    let shaped = bytes.len() == 10
-        && bytes.iter().enumerate().all(|(i, b)| {
-            if i == 4 || i == 7 {
-                *b == b'-'
-            } else {
-                b.is_ascii_digit()
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let digits = text.get(range)?;
+        digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse().ok())?
+    };
+    let shaped = text.len() == 10 && &text[4..5] == "-" && &text[7..8] == "-";
+    let in_calendar = shaped
+        && match (number(0..4), number(5..7), number(8..10)) {
+            (Some(year), Some(month), Some(day)) => {
+                let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+                let days = match month {
+                    1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+                    4 | 6 | 9 | 11 => 30,
+                    2 if leap => 29,
+                    2 => 28,
+                    _ => 0,
+                };
+                year >= 1 && (1..=days).contains(&day)
             }
-        });
-    if shaped {
+            _ => false,
+        };
+    if in_calendar {
         Ok(())
     } else {
-        Err(invalid(field, format!("YYYY-MM-DD, got {text:?}")))
+        Err(invalid(
+            field,
+            format!("a date as YYYY-MM-DD, got {text:?}"),
+        ))
     }
 }
 
@@ -800,6 +844,9 @@ pub async fn top_up(
 ) -> Result<TopUpReport, ServerError> {
     if let Some(due_on) = &request.due_on {
         check_date("due_on", due_on)?;
+    }
+    for (i, username) in request.raters.iter().enumerate() {
+        auth::check_username(&format!("raters[{i}]"), username)?;
     }
     let per_rater = request.per_rater.map_or(i64::MAX, i64::from);
     let study = lead.member().study;

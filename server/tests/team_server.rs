@@ -661,3 +661,85 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
         "1"
     );
 }
+
+/// What schemathesis found (scripts/test-schemathesis.sh): text PostgreSQL cannot store (the NUL
+/// character) and dates it cannot read reached the database and came back as 500s. Each is now
+/// a 422 naming the field, and nothing of the refused request is stored.
+#[test]
+fn text_and_dates_the_database_cannot_store_are_refused_naming_the_field() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let lead = Some(t.lead.token.as_str());
+    let rater = Some(t.rater_a.token.as_str());
+    let count = |sql: &str| t.cluster.psql("team", sql).parse::<i64>().unwrap();
+    let assignments_before = count("SELECT count(*) FROM assignments");
+    let refused = |path: &str, token: Option<&str>, body: Value| {
+        let reply = t.http.expect(422, "post", path, token, Some(body));
+        assert_eq!(reply["code"], "invalid", "{reply}");
+        reply["field"].as_str().unwrap().to_owned()
+    };
+
+    assert_eq!(
+        refused(
+            &study_path("/top-up"),
+            lead,
+            json!({ "raters": ["rater-a", "ra\u{0}ter"], "per_rater": 1 })
+        ),
+        "raters[1]"
+    );
+    for impossible in ["2026-02-30", "2026-13-01", "0000-01-01"] {
+        assert_eq!(
+            refused(
+                &study_path("/top-up"),
+                lead,
+                json!({ "raters": ["rater-a"], "per_rater": 1, "due_on": impossible })
+            ),
+            "due_on",
+            "{impossible}"
+        );
+    }
+    assert_eq!(
+        count("SELECT count(*) FROM assignments"),
+        assignments_before
+    );
+    // A real date at the end of a leap February is accepted.
+    t.http.expect(
+        200,
+        "post",
+        &study_path("/top-up"),
+        lead,
+        Some(json!({ "raters": ["rater-a"], "per_rater": 1, "due_on": "2028-02-29" })),
+    );
+
+    assert_eq!(
+        refused(
+            &study_path("/invitations"),
+            lead,
+            json!({ "username": "newcomer", "role": "rater", "site": "Site\u{0}C" })
+        ),
+        "site"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM invitations WHERE username = 'newcomer'"),
+        0
+    );
+
+    let assignment = queue(&t.http, &t.rater_a)[0]["assignment"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(
+        refused(
+            &study_path(&format!("/items/{assignment}/edits")),
+            rater,
+            json!({ "edit_id": "nul-1", "base_version": 0, "edit": save("a\u{0}b", 5.0) })
+        ),
+        "edit.rating.scores.comment"
+    );
+    assert_eq!(
+        count(&format!(
+            "SELECT count(*) FROM ratings WHERE assignment = {assignment}"
+        )),
+        0
+    );
+    assert!(!t.server.log().contains("error: the database failed"));
+}
