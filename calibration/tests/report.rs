@@ -530,6 +530,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "missed_findings_by_model.csv",
             "automatic_metrics.csv",
             "dimension_coverage.csv",
+            "rubric_versions.csv",
         ]
     );
     assert!(

@@ -191,6 +191,11 @@ impl Write<'_> {
         &self.tx
     }
 
+    /// The database file, for errors that name it.
+    pub(crate) fn path(&self) -> &Path {
+        self.path
+    }
+
     /// Wraps a failed statement with what was being done, for a message a user can act on.
     pub fn fail(&self, doing: &str, source: rusqlite::Error) -> Error {
         Error::database(self.path, doing, source)
