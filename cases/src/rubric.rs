@@ -26,6 +26,8 @@ pub struct StudyRubric {
     /// Ratings saved under this version (drafts included): once there is one, a change is a
     /// new version.
     pub ratings: u32,
+    /// The task families the study's tasks are of, the ones a dimension may be limited to.
+    pub families: Vec<crate::model::TaskFamily>,
 }
 
 /// What saving a changed rubric did.
@@ -93,11 +95,22 @@ pub(crate) fn current(conn: &Connection, path: &Path, study_id: &str) -> Result<
             what: format!("study {study_id:?}"),
         })?;
     let ratings = ratings_under(conn, study_key, version).map_err(fail)?;
+    let families = conn
+        .prepare(
+            "SELECT DISTINCT t.family FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?1 ORDER BY t.family",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([study_key], |r| crate::store::enum_column(r, 0))?
+                .collect()
+        })
+        .map_err(fail)?;
     Ok(StudyRubric {
         study_id: study_id.to_owned(),
         rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
         version,
         ratings,
+        families,
     })
 }
 
