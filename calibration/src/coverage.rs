@@ -29,6 +29,35 @@ impl DimensionCoverage {
     }
 }
 
+/// One rubric version's share of the study's submitted first reads. The analyses read the
+/// current version's alone (`docs/report-schema.md`, "Rubric versions"); the others are counted
+/// here so that none is left out silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RubricVersionCount {
+    pub version: u32,
+    /// Submitted first reads last saved under this version.
+    pub ratings: usize,
+    /// Whether this is the study's current version, the one the analyses read.
+    pub current: bool,
+}
+
+/// The rows of `rubric_versions.csv`, header first.
+pub(crate) fn version_csv_rows(versions: Option<&[RubricVersionCount]>) -> Vec<Vec<String>> {
+    std::iter::once(vec![
+        "rubric_version".to_owned(),
+        "ratings".to_owned(),
+        "current".to_owned(),
+    ])
+    .chain(versions.into_iter().flatten().map(|v| {
+        vec![
+            v.version.to_string(),
+            v.ratings.to_string(),
+            v.current.to_string(),
+        ]
+    }))
+    .collect()
+}
+
 /// The rows of `dimension_coverage.csv`, header first.
 pub(crate) fn csv_rows(coverage: Option<&[DimensionCoverage]>) -> Vec<Vec<String>> {
     let header = [

@@ -126,6 +126,9 @@ pub fn to_html(report: &Report) -> String {
         }
     );
     verdict(&mut h, report);
+    if let Some(versions) = &report.rubric_versions {
+        rubric_versions(&mut h, versions);
+    }
     if let Some(coverage) = &report.dimension_coverage {
         dimension_coverage(&mut h, coverage);
     }
@@ -155,6 +158,36 @@ fn forest_caption(report: &Report) -> String {
         "Pearson r (95 % CI) per subgroup; the dashed line is the bar r = {}.",
         num(report.options.bar_pearson_r, 2)
     )
+}
+
+/// Which rubric version the ratings were made under; shown only once the rubric has changed
+/// after ratings were made (one version needs no table).
+fn rubric_versions(h: &mut String, versions: &[crate::coverage::RubricVersionCount]) {
+    if versions.len() < 2 {
+        return;
+    }
+    let current = versions.iter().find(|v| v.current).map_or(0, |v| v.version);
+    let _ = write!(
+        h,
+        "<h2>Rubric versions</h2><p class=\"note\">Submitted first reads per version of the \
+         rubric they were saved under. The statistics below use version {current} only: a score \
+         means what its rubric said when it was given.</p><table><tr><th>Version</th>\
+         <th>Ratings</th><th>In the statistics</th></tr>"
+    );
+    for v in versions {
+        let _ = write!(
+            h,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            v.version,
+            v.ratings,
+            if v.current {
+                "yes"
+            } else {
+                "no (counted only)"
+            }
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// What each dimension's statistics rest on: scores only; "not applicable", ratings of other

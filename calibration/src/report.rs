@@ -104,6 +104,10 @@ pub struct Report {
     /// the task's family, missing. Attached by callers that read a database; absent from a CSV.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimension_coverage: Option<Vec<crate::coverage::DimensionCoverage>>,
+    /// Per rubric version, the submitted first reads saved under it; the analyses read the
+    /// current version's only. Attached by callers that read a database; absent from a CSV.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rubric_versions: Option<Vec<crate::coverage::RubricVersionCount>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -914,6 +918,7 @@ fn build(
         missed_findings: missed_findings_report(&input.missed_findings),
         automatic_metrics: None,
         dimension_coverage: None,
+        rubric_versions: None,
     })
 }
 

@@ -253,6 +253,13 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
                 .map(|row| line(row))
                 .collect(),
         ),
+        (
+            "rubric_versions.csv".to_string(),
+            crate::coverage::version_csv_rows(report.rubric_versions.as_deref())
+                .iter()
+                .map(|row| line(row))
+                .collect(),
+        ),
     ]
 }
 

@@ -3,6 +3,7 @@
 mod common;
 
 use calibration::bootstrap::{NoProgress, Progress};
+use calibration::coverage::RubricVersionCount;
 use calibration::csv_input::parse_long_csv;
 use calibration::input::{
     CalibrationInput, CorrectnessJudgement, ErrorLabel, ItemErrors, ReportOptions, ScaleSpec,
@@ -530,6 +531,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "missed_findings_by_model.csv",
             "automatic_metrics.csv",
             "dimension_coverage.csv",
+            "rubric_versions.csv",
         ]
     );
     assert!(
@@ -650,4 +652,52 @@ fn one_reviewers_labels_are_not_a_consensus() {
         .map(|d| d.item.as_str())
         .collect();
     assert_eq!(dangerous, ["a", "b"]);
+}
+
+#[test]
+fn rubric_versions_are_counted_in_json_html_and_csv_and_the_html_names_the_one_read() {
+    let mut report =
+        build_report(&input_from(&study_csv(0.8)), &options(), &NoProgress).expect("report");
+    // From a CSV: no versions, no key, a header-only table, no section.
+    assert!(serde_json::to_value(&report)
+        .unwrap()
+        .get("rubric_versions")
+        .is_none());
+    let table = |report: &calibration::report::Report| {
+        to_csv_tables(report)
+            .into_iter()
+            .find(|t| t.0 == "rubric_versions.csv")
+            .expect("the table")
+            .1
+    };
+    assert_eq!(table(&report).trim_end(), "rubric_version,ratings,current");
+    assert!(!calibration::html::to_html(&report).contains("Rubric versions"));
+
+    report.rubric_versions = Some(vec![
+        RubricVersionCount {
+            version: 1,
+            ratings: 7,
+            current: false,
+        },
+        RubricVersionCount {
+            version: 2,
+            ratings: 3,
+            current: true,
+        },
+    ]);
+    assert_eq!(
+        serde_json::to_value(&report).unwrap()["rubric_versions"],
+        serde_json::json!([
+            {"version": 1, "ratings": 7, "current": false},
+            {"version": 2, "ratings": 3, "current": true}
+        ])
+    );
+    assert_eq!(
+        table(&report).trim_end(),
+        "rubric_version,ratings,current\n1,7,false\n2,3,true"
+    );
+    let html = calibration::html::to_html(&report);
+    assert!(html.contains("<h2>Rubric versions</h2>"));
+    assert!(html.contains("use version 2 only"));
+    assert!(html.contains("<td class=\"num\">7</td><td>no (counted only)</td>"));
 }

@@ -8,7 +8,7 @@
 
 use crate::store::Store;
 use crate::{Error, Result};
-use calibration::coverage::DimensionCoverage;
+use calibration::coverage::{DimensionCoverage, RubricVersionCount};
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
     LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
@@ -24,6 +24,8 @@ pub struct StudyData {
     pub graders: Vec<String>,
     /// Per rubric dimension, what the clinicians' submitted first reads hold.
     pub coverage: Vec<DimensionCoverage>,
+    /// Per rubric version, the submitted first reads saved under it.
+    pub rubric_versions: Vec<RubricVersionCount>,
 }
 
 pub const GROUPING_COLUMNS: [&str; 5] =
@@ -51,11 +53,12 @@ pub fn study_data_then(
     // report is built from, even while the app or another process writes.
     let snapshot = conn.unchecked_transaction().map_err(fail)?;
     let audit_head = crate::store::audit::head(conn).map_err(fail)?;
-    let (study_key, rubric_json, taxonomy_json): (i64, String, String) = conn
+    let (study_key, rubric_json, taxonomy_json, rubric_version): (i64, String, String, u32) = conn
         .query_row(
-            "SELECT id, rubric_json, taxonomy_json FROM studies WHERE study_id = ?1",
+            "SELECT id, rubric_json, taxonomy_json, rubric_version FROM studies
+             WHERE study_id = ?1",
             [study_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .map_err(|e| match e {
             rusqlite::Error::QueryReturnedNoRows => Error::NotFound {
@@ -151,11 +154,11 @@ pub fn study_data_then(
             "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness,
                     g.not_applicable_json
              FROM ratings g JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' AND g.read_no = 1
+             WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
              ORDER BY g.response, ra.name",
         )
         .map_err(fail)?;
-    let mut rows = stmt.query([]).map_err(fail)?;
+    let mut rows = stmt.query([rubric_version]).map_err(fail)?;
     let mut reviewers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut coverage: Vec<DimensionCoverage> = rubric
         .dimensions
@@ -243,10 +246,11 @@ pub fn study_data_then(
         .prepare(
             "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
              JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' AND g.read_no = 1 ORDER BY e.id",
+             WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
+             ORDER BY e.id",
         )
         .map_err(fail)?;
-    let mut rows = stmt.query([]).map_err(fail)?;
+    let mut rows = stmt.query([rubric_version]).map_err(fail)?;
     while let Some(row) = rows.next().map_err(fail)? {
         let response: i64 = row.get(0).map_err(fail)?;
         let Some(item) = item_of_response.get(&response) else {
@@ -313,6 +317,7 @@ pub fn study_data_then(
         },
         graders: graders.into_iter().collect(),
         coverage,
+        rubric_versions: rubric_version_counts(conn, study_key, rubric_version).map_err(fail)?,
     };
     scores_read(&data)?;
     // A ground truth that cannot be read (a bundle's images moved) leaves this one section
@@ -324,6 +329,32 @@ pub fn study_data_then(
         });
     drop(snapshot);
     Ok(data)
+}
+
+/// Every rubric version of the study with its submitted first reads, current marked.
+fn rubric_version_counts(
+    conn: &rusqlite::Connection,
+    study_key: i64,
+    current: u32,
+) -> rusqlite::Result<Vec<RubricVersionCount>> {
+    let mut stmt = conn.prepare(
+        "SELECT v.version, (SELECT count(*) FROM ratings g JOIN responses r ON g.response = r.id
+                JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+                WHERE c.study = v.study AND g.rubric_version = v.version
+                  AND g.status = 'submitted' AND g.read_no = 1)
+         FROM rubric_versions v WHERE v.study = ?1 ORDER BY v.version",
+    )?;
+    let counts = stmt
+        .query_map([study_key], |row| {
+            let version: u32 = row.get(0)?;
+            Ok(RubricVersionCount {
+                version,
+                ratings: row.get::<_, i64>(1)? as usize,
+                current: version == current,
+            })
+        })?
+        .collect();
+    counts
 }
 
 /// Adds one rating of a task of `family` (as stored) to each dimension's counts.
@@ -519,6 +550,8 @@ pub fn repeat_pairs(store: &Store, study_id: &str) -> Result<Vec<RepeatPair>> {
              JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id
              WHERE g1.read_no = 1 AND g1.status = 'submitted' AND st.study_id = ?1
+               AND g1.rubric_version = st.rubric_version
+               AND g2.rubric_version = st.rubric_version
              ORDER BY ra.name, r.id",
         )
         .map_err(fail)?;

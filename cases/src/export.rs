@@ -56,7 +56,7 @@ fn ratings(store: &Store) -> Result<Rows> {
     let sql = format!(
         "SELECT {RESPONSE_KEY_SQL}, ra.name, ra.role, g.overall, g.dimensions_json, g.correctness,
                 g.confidence, g.status, g.seconds_on_task, g.updated_at, g.comment, g.id,
-                g.read_no, g.submitted_at, g.not_applicable_json
+                g.read_no, g.submitted_at, g.not_applicable_json, g.rubric_version
          FROM ratings g JOIN raters ra ON g.rater = ra.id JOIN responses r ON g.response = r.id
          JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
          JOIN studies st ON c.study = st.id
@@ -91,6 +91,7 @@ fn ratings(store: &Store) -> Result<Rows> {
             "not_applicable".into(),
             serde_json::from_str(&row.get::<_, String>(18)?).unwrap_or(Value::Null),
         );
+        map.insert("rubric_version".into(), row.get::<_, i64>(19)?.into());
         Ok(map)
     })?;
     for row in &rows {
@@ -113,6 +114,9 @@ fn ratings(store: &Store) -> Result<Rows> {
             "updated_at",
             "submitted_at",
             "comment",
+            // The version of the study's rubric the rating was last saved under (last column:
+            // added after the others, so a reader by position keeps working).
+            "rubric_version",
         ]
         .map(String::from),
     );

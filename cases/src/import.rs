@@ -4,7 +4,8 @@
 //! write, and conflicts with what is stored are found before the write transaction opens).
 //! Re-importing a bundle changes nothing; an updated bundle adds new responses and grader scores
 //! and refreshes case metadata, but never alters a stored response or grader score — ratings
-//! refer to those.
+//! refer to those. A changed rubric is stored by the rubric-version rule (`crate::rubric`): in
+//! place before the first rating under it, a new version after.
 
 use crate::bundle::{self, Bundle, Problem, GRADER_FILE, RESPONSES_FILE};
 use crate::model::ResponseKey;
@@ -32,6 +33,10 @@ pub struct ImportSummary {
     pub rows_written: usize,
     /// PS3.15 identifying attributes found in the DICOM files and not stored.
     pub identifying_attributes_dropped: usize,
+    /// How a changed rubric was stored (in place, or a new version because ratings were made
+    /// under the stored one); absent when the study is new or its rubric unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rubric_change: Option<crate::rubric::SavedRubric>,
 }
 
 /// Who the audit log names for an import from this build.
@@ -154,21 +159,32 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
     let mut updated = 0;
     let fail = |doing: &str, e| w.fail(doing, e);
 
-    updated += tx
+    // A new study stores its rubric as version 1; a stored study's rubric changes only through
+    // the rubric-version rule (`crate::rubric`), as the lead's edit in the app does.
+    let inserted = tx
         .execute(
             "INSERT INTO studies (study_id, title, description, rubric_json, taxonomy_json, bundle_dir)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (study_id) DO UPDATE SET title = excluded.title,
-                description = excluded.description, rubric_json = excluded.rubric_json,
-                taxonomy_json = excluded.taxonomy_json, bundle_dir = excluded.bundle_dir
-             WHERE (title, description, rubric_json, taxonomy_json, bundle_dir) IS NOT
-                (excluded.title, excluded.description, excluded.rubric_json,
-                 excluded.taxonomy_json, excluded.bundle_dir)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (study_id) DO NOTHING",
             params![
                 study.study.id,
                 study.study.title,
                 study.study.description,
                 json(&study.rubric),
+                json(&bundle.taxonomy),
+                bundle.dir.to_string_lossy(),
+            ],
+        )
+        .map_err(|e| fail("storing the study", e))?;
+    updated += inserted;
+    updated += tx
+        .execute(
+            "UPDATE studies SET title = ?2, description = ?3, taxonomy_json = ?4, bundle_dir = ?5
+             WHERE study_id = ?1 AND (title, description, taxonomy_json, bundle_dir) IS NOT
+                (?2, ?3, ?4, ?5)",
+            params![
+                study.study.id,
+                study.study.title,
+                study.study.description,
                 json(&bundle.taxonomy),
                 bundle.dir.to_string_lossy(),
             ],
@@ -181,10 +197,18 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
             |r| r.get(0),
         )
         .map_err(|e| fail("storing the study", e))?;
+    let rubric = if inserted == 1 {
+        crate::rubric::record_first(w, study_key, &study.rubric)?;
+        None
+    } else {
+        crate::rubric::save(w, IMPORT_ACTOR, &study.study.id, &study.rubric)?
+    };
+    updated += usize::from(rubric.is_some());
 
     let mut summary = ImportSummary {
         study_id: study.study.id.clone(),
         identifying_attributes_dropped: bundle.identifying_attributes_found,
+        rubric_change: rubric,
         ..ImportSummary::default()
     };
     for bundle_case in &bundle.cases {

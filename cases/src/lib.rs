@@ -21,6 +21,7 @@ pub mod package;
 pub mod progress;
 pub mod rating;
 pub mod ratings_import;
+pub mod rubric;
 pub mod scaffold;
 pub mod store;
 pub mod text_metrics;

@@ -43,6 +43,9 @@ pub struct Rubric {
 pub struct RubricDimension {
     pub id: String,
     pub label: String,
+    /// What the dimension asks the rater to judge, shown beside its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     #[serde(flatten)]
     pub scale: Scale,
     /// The task families the dimension is scored on; absent: every family. A rating of a task

@@ -253,9 +253,9 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
         csv,
         "study_id,case_id,task_id,model,sample,rating_id,read_no,rater,rater_role,overall,\
          dimension:diagnosis,not_applicable,correctness,confidence,status,seconds_on_task,\
-         updated_at,submitted_at,comment\n\
+         updated_at,submitted_at,comment,rubric_version\n\
          pilot,ms-01,dx,vlm-a,1,1,1,dr-a,neuroradiologist,2.0,1,[],incorrect,,submitted,0.0,\
-         2026-11-21T10:00:00Z,,\n"
+         2026-11-21T10:00:00Z,,,1\n"
     );
     let out = work.path().join("errors.jsonl");
     let output = neurorater(&[

@@ -384,6 +384,7 @@ fn study_file(n_cases: usize) -> StudyFile {
                 .map(|(id, label, descriptors)| RubricDimension {
                     id: id.to_string(),
                     label: label.to_string(),
+                    description: None,
                     scale: scale(None, *descriptors),
                     families: None,
                     allow_not_applicable: false,

@@ -5,7 +5,7 @@
 
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import { commands } from './bindings'
+import { commands, type Rubric_Deserialize, type RubricSave, type StudyRubric_Serialize } from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
@@ -371,3 +371,9 @@ export const newStudyImport = () => call<ImportReply>(commands.newStudyImport())
 export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void): Promise<UnlistenFn> {
   return listen<NewStudyProgress>('new-study-progress', (event) => handler(event.payload))
 }
+
+// The study lead's rubric editor: edited in place before the first rating under the current
+// version, a new version after. Refused ('refused') while a rater reads blinded here.
+export const rubricCurrent = (studyId: string) => call<StudyRubric_Serialize>(commands.rubricCurrent(studyId))
+/** Saved (its version, whether new), unchanged, or invalid with each problem at its field. */
+export const rubricSave = (studyId: string, rubric: Rubric_Deserialize) => call<RubricSave>(commands.rubricSave(studyId, rubric))

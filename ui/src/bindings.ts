@@ -85,6 +85,10 @@ export const commands = {
 	reopenRating: (madeAs: number, assignment: number) => __TAURI_INVOKE<EditAck>("reopen_rating", { madeAs, assignment }),
 	setPosition: (assignment: number) => __TAURI_INVOKE<null>("set_position", { assignment }),
 	resumePosition: () => __TAURI_INVOKE<ResumePoint | null>("resume_position"),
+	/**  The study's current rubric, its version, the ratings saved under it and its task families. */
+	rubricCurrent: (studyId: string) => __TAURI_INVOKE<StudyRubric_Serialize>("rubric_current", { studyId }),
+	/**  Saves the lead's edit: saved (in place or as a new version), unchanged, or its problems. */
+	rubricSave: (studyId: string, rubric: Rubric_Deserialize) => __TAURI_INVOKE<RubricSave>("rubric_save", { studyId, rubric }),
 	/**  Every grader that scored a response of the study, for the grader picker. */
 	listGraders: (studyId: string) => __TAURI_INVOKE<string[]>("list_graders", { studyId }),
 	/**
@@ -747,11 +751,13 @@ export type HumanRole = "medical_student" | "resident" | "neurologist" | "neuror
 
 export type ImportReply = ImportReply_Serialize | ImportReply_Deserialize;
 
-export type ImportReply_Deserialize = { outcome: "imported"; summary: ImportSummary } | { outcome: "refused"; problems: ProblemRow_Deserialize[] };
+export type ImportReply_Deserialize = { outcome: "imported"; summary: ImportSummary_Deserialize } | { outcome: "refused"; problems: ProblemRow_Deserialize[] };
 
-export type ImportReply_Serialize = { outcome: "imported"; summary: ImportSummary } | { outcome: "refused"; problems: ProblemRow_Serialize[] };
+export type ImportReply_Serialize = { outcome: "imported"; summary: ImportSummary_Serialize } | { outcome: "refused"; problems: ProblemRow_Serialize[] };
 
-export type ImportSummary = {
+export type ImportSummary = ImportSummary_Serialize | ImportSummary_Deserialize;
+
+export type ImportSummary_Deserialize = {
 	study_id: string,
 	cases: number,
 	series: number,
@@ -765,6 +771,32 @@ export type ImportSummary = {
 	rows_written: number,
 	/**  PS3.15 identifying attributes found in the DICOM files and not stored. */
 	identifying_attributes_dropped: number,
+	/**
+	 *  How a changed rubric was stored (in place, or a new version because ratings were made
+	 *  under the stored one); absent when the study is new or its rubric unchanged.
+	 */
+	rubric_change?: SavedRubric | null,
+};
+
+export type ImportSummary_Serialize = {
+	study_id: string,
+	cases: number,
+	series: number,
+	images: number,
+	tasks: number,
+	responses_added: number,
+	responses_already_stored: number,
+	grader_scores_added: number,
+	grader_scores_already_stored: number,
+	/**  Study, case, series, image, task and ground-truth rows added or changed. */
+	rows_written: number,
+	/**  PS3.15 identifying attributes found in the DICOM files and not stored. */
+	identifying_attributes_dropped: number,
+	/**
+	 *  How a changed rubric was stored (in place, or a new version because ratings were made
+	 *  under the stored one); absent when the study is new or its rubric unchanged.
+	 */
+	rubric_change?: SavedRubric,
 };
 
 /**  What the rater sees after an import. */
@@ -1354,6 +1386,8 @@ export type RubricDimension = RubricDimension_Serialize | RubricDimension_Deseri
 export type RubricDimension_Deserialize = {
 	id: string,
 	label: string,
+	/**  What the dimension asks the rater to judge, shown beside its name. */
+	description?: string | null,
 	/**
 	 *  The task families the dimension is scored on; absent: every family. A rating of a task
 	 *  of another family neither needs nor accepts it.
@@ -1369,6 +1403,8 @@ export type RubricDimension_Deserialize = {
 export type RubricDimension_Serialize = {
 	id: string,
 	label: string,
+	/**  What the dimension asks the rater to judge, shown beside its name. */
+	description?: string,
 	/**
 	 *  The task families the dimension is scored on; absent: every family. A rating of a task
 	 *  of another family neither needs nor accepts it.
@@ -1380,6 +1416,25 @@ export type RubricDimension_Serialize = {
 	 */
 	allow_not_applicable?: boolean,
 } & Scale_Serialize;
+
+/**
+ *  A problem of an edited rubric, at its field (`rubric.dimensions[1].id`), for the editor to
+ *  show beside that field.
+ */
+export type RubricProblem = {
+	field: string,
+	message: string,
+};
+
+/**
+ *  What saving an edited rubric did: stored (in place, as a new version, or unchanged), or
+ *  refused with every problem, nothing written.
+ */
+export type RubricSave = {
+	outcome: "saved",
+} & SavedRubric | 
+/**  The rubric already stored: nothing was written. */
+({ outcome: "unchanged"; version: number }) & { problems?: never } | ({ outcome: "invalid"; problems: RubricProblem[] }) & { version?: never };
 
 export type Rubric_Deserialize = {
 	/**  The overall score; grader `score` and a rater's overall score use this scale. */
@@ -1419,6 +1474,19 @@ export type RunSummary_Serialize = {
 	prompt_tokens: number,
 	completion_tokens: number,
 	cost: number | null,
+};
+
+/**  What saving a changed rubric did. */
+export type SavedRubric = {
+	/**  The study's rubric version now. */
+	version: number,
+	/**
+	 *  Whether the change made a new version (ratings existed under the previous one, which is
+	 *  kept as it was) rather than editing the current one in place.
+	 */
+	new_version: boolean,
+	/**  The ratings saved under the previous version, when the change made a new one; else 0. */
+	ratings_under_previous: number,
 };
 
 export type Scale = Scale_Serialize | Scale_Deserialize;
@@ -1576,6 +1644,37 @@ export type StoredSpec_Serialize = {
 
 /**  A key a plan may be stratified by: every combination of the chosen keys is one stratum. */
 export type StratifyBy = "model" | "sample" | "task_family";
+
+/**  A study's current rubric, as the lead edits it. */
+export type StudyRubric = StudyRubric_Serialize | StudyRubric_Deserialize;
+
+/**  A study's current rubric, as the lead edits it. */
+export type StudyRubric_Deserialize = {
+	study_id: string,
+	rubric: Rubric_Deserialize,
+	version: number,
+	/**
+	 *  Ratings saved under this version (drafts included): once there is one, a change is a
+	 *  new version.
+	 */
+	ratings: number,
+	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
+	families: TaskFamily[],
+};
+
+/**  A study's current rubric, as the lead edits it. */
+export type StudyRubric_Serialize = {
+	study_id: string,
+	rubric: Rubric_Serialize,
+	version: number,
+	/**
+	 *  Ratings saved under this version (drafts included): once there is one, a change is a
+	 *  new version.
+	 */
+	ratings: number,
+	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
+	families: TaskFamily[],
+};
 
 export type StudySummary = {
 	id: string,

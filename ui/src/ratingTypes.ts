@@ -138,6 +138,8 @@ export interface Scale {
 export interface RubricDimension extends Scale {
   id: string
   label: string
+  /** What the dimension asks the rater to judge, shown beside its name. */
+  description?: string | null
   /** The task families the dimension is scored on; absent or null: every family. */
   families?: TaskFamily[] | null
   /** A rater may mark it "not applicable" instead of scoring it. */

@@ -34,6 +34,8 @@ pub struct StudyReport {
     pub automatic: AutomaticMetricsInput,
     /// What each rubric dimension holds, attached to the whole report.
     pub coverage: Vec<calibration::coverage::DimensionCoverage>,
+    /// Per rubric version, the submitted first reads saved under it, attached likewise.
+    pub rubric_versions: Vec<calibration::coverage::RubricVersionCount>,
 }
 
 /// Reads `study_id` for its calibration report. `options` is completed from the study: the
@@ -83,6 +85,7 @@ pub fn study_report_with_headline(
         graders: data.graders,
         automatic,
         coverage: data.coverage,
+        rubric_versions: data.rubric_versions,
     })
 }
 
@@ -169,6 +172,7 @@ impl StudyReport {
         report.automatic_metrics =
             automatic_metrics_report(&self.automatic, &self.input, &self.options);
         report.dimension_coverage = Some(self.coverage.clone());
+        report.rubric_versions = Some(self.rubric_versions.clone());
         Ok(report)
     }
 

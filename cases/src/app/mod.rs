@@ -19,6 +19,7 @@ pub mod curation;
 pub mod new_study;
 pub mod plans;
 pub mod reading;
+pub mod rubric;
 pub mod series;
 pub mod team;
 pub mod workbench;

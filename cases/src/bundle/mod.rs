@@ -11,8 +11,8 @@ mod problem;
 pub use problem::{Problem, Problems};
 
 use crate::model::{
-    CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Scale, SeriesKind, SliceRef,
-    StudyFile, Taxonomy,
+    CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Rubric, Scale, SeriesKind,
+    SliceRef, StudyFile, Taxonomy,
 };
 use crate::progress::Progress;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -428,6 +428,48 @@ fn check_scale(scale: &Scale, field: &str, file: &str, text: &str, problems: &mu
     }
 }
 
+/// The rubric's own rules (scales, unique plain dimension ids, families named when given),
+/// each problem at its `rubric.…` field of `file`: a bundle's study.json and the lead's edit in
+/// the app (`crate::rubric`) are checked alike.
+pub(crate) fn check_rubric(rubric: &Rubric, file: &str, text: &str, problems: &mut Problems) {
+    check_scale(&rubric.overall, "rubric.overall", file, text, problems);
+    let mut seen = BTreeSet::new();
+    for (index, dimension) in rubric.dimensions.iter().enumerate() {
+        let field = format!("rubric.dimensions[{index}]");
+        if let Some(message) = check_id("dimension", &dimension.id) {
+            problems.at_field(file, text, &format!("{field}.id"), message);
+        }
+        if dimension.id == "overall" || !seen.insert(dimension.id.as_str()) {
+            problems.at_field(
+                file,
+                text,
+                &format!("{field}.id"),
+                format!(
+                    "dimension id {:?} is used twice (\"overall\" is reserved)",
+                    dimension.id
+                ),
+            );
+        }
+        if dimension.label.trim().is_empty() {
+            problems.at_field(
+                file,
+                text,
+                &format!("{field}.label"),
+                "needs a name to show the rater",
+            );
+        }
+        check_scale(&dimension.scale, &field, file, text, problems);
+        if dimension.families.as_ref().is_some_and(Vec::is_empty) {
+            problems.at_field(
+                file,
+                text,
+                &format!("{field}.families"),
+                "names no task family: leave it out to score the dimension on every family",
+            );
+        }
+    }
+}
+
 fn check_study(study: &StudyFile, text: &str, problems: &mut Problems) {
     let file = STUDY_FILE;
     if study.format_version != FORMAT_VERSION {
@@ -444,40 +486,7 @@ fn check_study(study: &StudyFile, text: &str, problems: &mut Problems) {
     if let Some(message) = check_id("study", &study.study.id) {
         problems.at_field(file, text, "study.id", message);
     }
-    check_scale(
-        &study.rubric.overall,
-        "rubric.overall",
-        file,
-        text,
-        problems,
-    );
-    let mut seen = BTreeSet::new();
-    for (index, dimension) in study.rubric.dimensions.iter().enumerate() {
-        let field = format!("rubric.dimensions[{index}]");
-        if let Some(message) = check_id("dimension", &dimension.id) {
-            problems.at_field(file, text, &format!("{field}.id"), message);
-        }
-        if dimension.id == "overall" || !seen.insert(dimension.id.as_str()) {
-            problems.at_field(
-                file,
-                text,
-                &format!("{field}.id"),
-                format!(
-                    "dimension id {:?} is used twice (\"overall\" is reserved)",
-                    dimension.id
-                ),
-            );
-        }
-        check_scale(&dimension.scale, &field, file, text, problems);
-        if dimension.families.as_ref().is_some_and(Vec::is_empty) {
-            problems.at_field(
-                file,
-                text,
-                &format!("{field}.families"),
-                "names no task family: leave it out to score the dimension on every family",
-            );
-        }
-    }
+    check_rubric(&study.rubric, file, text, problems);
     if let Some(taxonomy) = &study.taxonomy {
         let mut codes = BTreeSet::new();
         for (index, category) in taxonomy.categories.iter().enumerate() {

@@ -68,6 +68,12 @@ pub(crate) struct ResultRating {
     pub updated_at: String,
     pub submitted_at: Option<String>,
     pub labels: Vec<ResultLabel>,
+    /// The rubric version the rating was saved under, as the rater's database numbers it (it
+    /// imported the rubric with the rater package): what the rubric was is pinned by the
+    /// manifest's `study_sha256`, and a merge records the lead's version of that rubric.
+    /// Left out by builds before rubric versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric_version: Option<u32>,
 }
 
 impl ResultLabel {
@@ -151,6 +157,7 @@ impl ResultRating {
             updated_at,
             submitted_at,
             labels,
+            rubric_version: None,
         }
     }
 
@@ -306,6 +313,14 @@ pub fn export_results_package(
             continue;
         };
         rating.item = *item;
+        rating.rubric_version = Some(
+            conn.query_row(
+                "SELECT rubric_version FROM ratings WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(fail("reading a rating's rubric version"))?,
+        );
         rated += 1;
         submitted += u32::from(rating.status == RatingStatus::Submitted);
         ratings.push_str(&serde_json::to_string(&rating).expect("a rating serialises"));

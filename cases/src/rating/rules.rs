@@ -346,6 +346,7 @@ mod tests {
                 RubricDimension {
                     id: "accuracy".into(),
                     label: "Accuracy".into(),
+                    description: None,
                     scale: scale(0.0, 2.0, 0.5),
                     families: None,
                     allow_not_applicable: false,
@@ -354,6 +355,7 @@ mod tests {
                 RubricDimension {
                     id: "localisation".into(),
                     label: "Localisation".into(),
+                    description: None,
                     scale: scale(1.0, 5.0, 1.0),
                     families: Some(vec![TaskFamily::LesionIdentification]),
                     allow_not_applicable: true,
@@ -362,6 +364,7 @@ mod tests {
                 RubricDimension {
                     id: "turns".into(),
                     label: "Use of follow-up".into(),
+                    description: None,
                     scale: scale(1.0, 5.0, 1.0),
                     families: None,
                     allow_not_applicable: true,

@@ -2,7 +2,8 @@
 //! import and the results merge all store through these functions, so every column is written
 //! in one way: dimensions as a JSON map, dimensions marked not applicable as a JSON array, enums
 //! as their snake_case names, a mark as its JSON, times from [`NOW_SQL`] unless the rating
-//! arrives with its own.
+//! arrives with its own, and the rubric version it is saved under as the study's current one
+//! (the rules checked it against the current rubric).
 //!
 //! Each runs inside the caller's [`crate::store::Store::write`] transaction; the caller has
 //! checked the rules (`rules.rs`) and writes the audit entry.
@@ -28,6 +29,15 @@ pub(crate) struct WholeRating<'a> {
     pub submitted_at: Option<&'a str>,
 }
 
+/// The current rubric version of the study of the response `response` (an SQL expression).
+fn rubric_version_of(response: &str) -> String {
+    format!(
+        "(SELECT st.rubric_version FROM responses p JOIN tasks t ON p.task = t.id
+          JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+          WHERE p.id = {response})"
+    )
+}
+
 fn dimensions_json(scores: &RatingEdit) -> String {
     serde_json::to_string(&scores.dimensions).expect("a map of numbers serialises")
 }
@@ -40,8 +50,9 @@ fn not_applicable_json(scores: &RatingEdit) -> String {
 pub(crate) fn ensure_draft(conn: &Connection, key: ReadKey) -> rusqlite::Result<i64> {
     conn.execute(
         &format!(
-            "INSERT INTO ratings (response, rater, read_no, updated_at)
-             VALUES (?1, ?2, ?3, {NOW_SQL}) ON CONFLICT DO NOTHING"
+            "INSERT INTO ratings (response, rater, read_no, updated_at, rubric_version)
+             VALUES (?1, ?2, ?3, {NOW_SQL}, {}) ON CONFLICT DO NOTHING",
+            rubric_version_of("?1")
         ),
         params![key.response, key.rater, key.read_no],
     )?;
@@ -62,8 +73,9 @@ pub(crate) fn set_scores(
         &format!(
             "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
                  confidence = ?4, comment = ?5, seconds_on_task = ?6, not_applicable_json = ?7,
-                 updated_at = {NOW_SQL}
-             WHERE id = ?8"
+                 updated_at = {NOW_SQL}, rubric_version = {}
+             WHERE id = ?8",
+            rubric_version_of("ratings.response")
         ),
         params![
             scores.overall,
@@ -92,7 +104,8 @@ pub(crate) fn set_status(
     conn.execute(
         &format!(
             "UPDATE ratings SET status = ?1, submitted_at = {submitted_at},
-                 updated_at = {NOW_SQL} WHERE id = ?2"
+                 updated_at = {NOW_SQL}, rubric_version = {} WHERE id = ?2",
+            rubric_version_of("ratings.response")
         ),
         params![enum_text(&status), rating],
     )?;
@@ -102,7 +115,10 @@ pub(crate) fn set_status(
 /// Stamps a rating as changed now (a label edit changes its rating).
 pub(crate) fn touch(conn: &Connection, rating: i64) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("UPDATE ratings SET updated_at = {NOW_SQL} WHERE id = ?1"),
+        &format!(
+            "UPDATE ratings SET updated_at = {NOW_SQL}, rubric_version = {} WHERE id = ?1",
+            rubric_version_of("ratings.response")
+        ),
         [rating],
     )?;
     Ok(())
@@ -116,10 +132,13 @@ pub(crate) fn insert_whole(
 ) -> rusqlite::Result<i64> {
     let scores = rating.scores;
     conn.execute(
-        "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json, correctness,
-             confidence, comment, status, seconds_on_task, updated_at, submitted_at,
-             not_applicable_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        &format!(
+            "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json, correctness,
+                 confidence, comment, status, seconds_on_task, updated_at, submitted_at,
+                 not_applicable_json, rubric_version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {})",
+            rubric_version_of("?1")
+        ),
         params![
             key.response,
             key.rater,
@@ -148,9 +167,13 @@ pub(crate) fn replace_whole(
 ) -> rusqlite::Result<()> {
     let scores = rating.scores;
     conn.execute(
-        "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
-             confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
-             updated_at = ?8, submitted_at = ?9, not_applicable_json = ?10 WHERE id = ?11",
+        &format!(
+            "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
+                 confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
+                 updated_at = ?8, submitted_at = ?9, not_applicable_json = ?10,
+                 rubric_version = {} WHERE id = ?11",
+            rubric_version_of("ratings.response")
+        ),
         params![
             scores.overall,
             dimensions_json(scores),

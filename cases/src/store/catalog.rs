@@ -375,7 +375,10 @@ pub(crate) fn enum_text<T: Serialize>(value: &T) -> String {
     }
 }
 
-fn enum_column<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize) -> rusqlite::Result<T> {
+pub(crate) fn enum_column<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    index: usize,
+) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
     parse_enum(&text).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(

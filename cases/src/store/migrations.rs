@@ -518,6 +518,26 @@ INSERT INTO plan_raters (plan, rater, seat)
     FROM assignments GROUP BY plan, rater;
 INSERT INTO plan_responses (plan, response) SELECT DISTINCT plan, response FROM assignments;
 "#,
+    // 14: rubric versions (issue 17). The lead edits a study's rubric in place until a rating is
+    // made under it; after that a change is a new version (`crate::rubric`). Every version's
+    // rubric is kept; `studies.rubric_json` stays the current one (its many readers unchanged)
+    // and `studies.rubric_version` its number. A rating records the version it was last saved
+    // under. Studies and ratings from before: version 1, the rubric they hold.
+    r#"
+ALTER TABLE studies ADD COLUMN rubric_version INTEGER NOT NULL DEFAULT 1
+    CHECK (rubric_version >= 1);
+ALTER TABLE ratings ADD COLUMN rubric_version INTEGER NOT NULL DEFAULT 1
+    CHECK (rubric_version >= 1);
+CREATE TABLE rubric_versions (
+    study       INTEGER NOT NULL REFERENCES studies(id),
+    version     INTEGER NOT NULL CHECK (version >= 1),
+    rubric_json TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (study, version)
+) STRICT;
+INSERT INTO rubric_versions (study, version, rubric_json, created_at)
+    SELECT id, 1, rubric_json, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM studies;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -8,7 +8,7 @@
 pub mod audit;
 mod backup;
 mod catalog;
-pub(crate) use catalog::enum_text;
+pub(crate) use catalog::{enum_column, enum_text};
 pub(crate) mod geometry;
 pub use geometry::geometry_from_files;
 pub mod migrations;
@@ -189,6 +189,11 @@ pub struct Write<'a> {
 impl Write<'_> {
     pub fn tx(&self) -> &Transaction<'_> {
         &self.tx
+    }
+
+    /// The database file, for errors that name it.
+    pub(crate) fn path(&self) -> &Path {
+        self.path
     }
 
     /// Wraps a failed statement with what was being done, for a message a user can act on.

@@ -45,6 +45,8 @@ app_commands![
     rating::reopen_rating,
     rating::set_position,
     rating::resume_position,
+    rubric::rubric_current,
+    rubric::rubric_save,
     calibration::list_graders,
     calibration::calibration_report::<tauri::Wry>,
     calibration::cancel_calibration_report,

@@ -10,5 +10,6 @@ pub mod metrics;
 pub mod new_study;
 pub mod package;
 pub mod rating;
+pub mod rubric;
 pub mod startup;
 pub mod workbench;

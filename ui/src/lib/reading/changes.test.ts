@@ -5,7 +5,7 @@ import type { RubricRow } from './scoring'
 
 const scale = { min: 1, max: 5, step: 1, levels: [] }
 const rows: RubricRow[] = [
-  { kind: 'dimension', id: 'accuracy', label: 'Accuracy', scale, values: [1, 2, 3, 4, 5], allowNotApplicable: false },
+  { kind: 'dimension', id: 'accuracy', label: 'Accuracy', description: null, scale, values: [1, 2, 3, 4, 5], allowNotApplicable: false },
   { kind: 'correctness', label: 'Final answer', values: [1, 2, 3] },
 ]
 const names: Record<string, string> = { P4: 'Mislocalisation' }

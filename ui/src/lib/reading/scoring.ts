@@ -43,7 +43,16 @@ export function descriptorFor(scale: ScaleLike, value: number): string | null {
 
 /** One line of the rubric panel, in the order digits walk through them. */
 export type RubricRow =
-  | { kind: 'dimension'; id: string; label: string; scale: ScaleLike; values: number[]; allowNotApplicable: boolean }
+  | {
+      kind: 'dimension'
+      id: string
+      label: string
+      /** What the dimension asks the rater to judge, from the rubric; null without one. */
+      description: string | null
+      scale: ScaleLike
+      values: number[]
+      allowNotApplicable: boolean
+    }
   | { kind: 'overall'; label: string; scale: ScaleLike; values: number[] }
   | { kind: 'correctness'; label: string; values: number[] }
   | { kind: 'confidence'; label: string; values: number[] }
@@ -71,6 +80,7 @@ export function rubricRows(rubric: Rubric, family: TaskFamily): RubricRow[] {
         kind: 'dimension',
         id: d.id,
         label: d.label,
+        description: d.description ?? null,
         scale: d,
         values: scaleValues(d),
         allowNotApplicable: d.allow_not_applicable ?? false,

@@ -1,0 +1,354 @@
+//! Rubric versions on a real SQLite file holding the real demo study: the lead's edit is in place
+//! before the first rating and a new version after; each rating records the version it was saved
+//! under; re-importing a bundle whose rubric changed follows the same rule; a blinded reader
+//! cannot edit the rubric.
+
+#[path = "support/rating.rs"]
+mod rating_support;
+
+use cases::app::rubric::{self, RubricSave};
+use cases::app::{LeadSession, Session};
+use cases::import::import_bundle;
+use cases::model::Rubric;
+use cases::progress::NoProgress;
+use cases::rating::{RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
+use cases::rubric::SavedRubric;
+use cases::store::audit::{self, Verdict};
+use cases::store::Store;
+use cases::Error;
+use rating_support::demo_store;
+
+fn lead(store: &Store) -> LeadSession {
+    Session::current(store)
+        .unwrap()
+        .study_lead("Editing the rubric")
+        .unwrap()
+}
+
+fn described(rubric: &Rubric, description: &str) -> Rubric {
+    let mut edited = rubric.clone();
+    edited.dimensions[0].description = Some(description.to_owned());
+    edited
+}
+
+/// A rater with the demo queue, and the key of their first item.
+fn rater_with_item(store: &mut Store, name: &str) -> (i64, i64) {
+    let rater = store
+        .create_rater(name, RaterRole::Neuroradiologist, Some(10))
+        .unwrap()
+        .id;
+    store.ensure_demo_queue(rater).unwrap().expect("a queue");
+    let item = store.reading_queue(rater, DEMO_STUDY_ID).unwrap()[0].assignment;
+    (rater, item)
+}
+
+fn commented(comment: &str) -> RatingEdit {
+    RatingEdit {
+        overall: None,
+        dimensions: Default::default(),
+        not_applicable: Default::default(),
+        correctness: None,
+        confidence: None,
+        comment: comment.into(),
+        seconds_on_task: 0.0,
+    }
+}
+
+/// Every rating's comment and recorded rubric version, read straight from the file.
+fn stored_versions(store: &Store) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT comment, rubric_version FROM ratings ORDER BY id")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows
+}
+
+/// The versions stored for the demo study: (version, rubric).
+fn versions(store: &Store) -> Vec<(i64, Rubric)> {
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT v.version, v.rubric_json FROM rubric_versions v
+             JOIN studies s ON v.study = s.id WHERE s.study_id = ?1 ORDER BY v.version",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([DEMO_STUDY_ID], |r| Ok((r.get(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|row| {
+            let (version, json) = row.unwrap();
+            (version, serde_json::from_str(&json).unwrap())
+        })
+        .collect();
+    rows
+}
+
+fn saved(outcome: RubricSave) -> SavedRubric {
+    match outcome {
+        RubricSave::Saved(saved) => saved,
+        other => panic!("expected a saved rubric, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_edit_before_any_rating_is_in_place_and_after_one_is_a_new_version() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let before = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((before.version, before.ratings), (1, 0));
+
+    // Nobody has rated: the edit changes version 1 itself.
+    let first = described(&before.rubric, "Is the finding named and placed right?");
+    let outcome = rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &first).unwrap();
+    assert_eq!(
+        saved(outcome),
+        SavedRubric {
+            version: 1,
+            new_version: false,
+            ratings_under_previous: 0
+        }
+    );
+    assert_eq!(versions(&store), [(1, first.clone())]);
+    // Saving it again writes nothing.
+    assert_eq!(
+        rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &first).unwrap(),
+        RubricSave::Unchanged { version: 1 }
+    );
+
+    // A rating under version 1 (a draft counts: it holds scores against those dimensions).
+    let (rater, item) = rater_with_item(&mut store, "Dr Vera");
+    store
+        .save_rating(rater, item, &commented("under v1"))
+        .unwrap();
+    let now = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((now.version, now.ratings), (1, 1));
+    assert_eq!(now.rubric, first);
+
+    // Now a change is version 2; version 1 and its rating stay as they were.
+    let second = described(&first, "Is every lesion named, with its site and side?");
+    let outcome = rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &second).unwrap();
+    assert_eq!(
+        saved(outcome),
+        SavedRubric {
+            version: 2,
+            new_version: true,
+            ratings_under_previous: 1
+        }
+    );
+    assert_eq!(versions(&store), [(1, first), (2, second.clone())]);
+    assert_eq!(stored_versions(&store), [("under v1".to_owned(), 1)]);
+    let now = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((now.version, now.ratings, now.rubric), (2, 0, second));
+
+    // The rating saved again is saved under version 2.
+    store
+        .save_rating(rater, item, &commented("under v2"))
+        .unwrap();
+    assert_eq!(stored_versions(&store), [("under v2".to_owned(), 2)]);
+
+    // Each change is in the audit log, which still verifies.
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let actions: Vec<String> = conn
+        .prepare(
+            "SELECT action FROM audit_log WHERE entity = ?1 AND action LIKE '%rubric%' ORDER BY id",
+        )
+        .unwrap()
+        .query_map([format!("study:{DEMO_STUDY_ID}")], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(actions, ["edit rubric", "new rubric version"]);
+    assert_eq!(
+        audit::verify(&conn).unwrap(),
+        Verdict::Intact {
+            entries: audit_entries(&conn)
+        }
+    );
+}
+
+fn audit_entries(conn: &rusqlite::Connection) -> u64 {
+    conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get::<_, i64>(0))
+        .unwrap() as u64
+}
+
+#[test]
+fn an_invalid_rubric_is_refused_at_its_fields_and_nothing_is_written() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let before = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    let mut edited = before.rubric.clone();
+    edited.dimensions[1].id = edited.dimensions[0].id.clone();
+    edited.dimensions[0].label = String::new();
+    edited.overall.max = edited.overall.min;
+    let RubricSave::Invalid { problems } =
+        rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &edited).unwrap()
+    else {
+        panic!("an invalid rubric must be refused");
+    };
+    let mut fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "rubric.dimensions[0].label",
+            "rubric.dimensions[1].id",
+            "rubric.overall"
+        ]
+    );
+    assert_eq!(versions(&store), [(1, before.rubric)]);
+}
+
+#[test]
+fn a_blinded_reader_cannot_open_the_rubric_editor() {
+    let (_dir, mut store) = demo_store();
+    let (reader, _) = rater_with_item(&mut store, "Dr Vera");
+    store.set_current_rater(reader).unwrap();
+    match Session::current(&store)
+        .unwrap()
+        .study_lead("Editing the rubric")
+    {
+        Err(Error::Rating(RatingError::Refused(message))) => assert!(
+            message.starts_with("Editing the rubric is the study lead's"),
+            "{message}"
+        ),
+        other => panic!("a blinded reader must be refused: {other:?}"),
+    }
+}
+
+#[test]
+fn reimporting_a_bundle_with_a_changed_rubric_follows_the_same_rule() {
+    let (_dir, mut store) = demo_store();
+    let bundle_dir: String = store
+        .read()
+        .query_row("SELECT bundle_dir FROM studies", [], |r| r.get(0))
+        .unwrap();
+    let mut bundle = cases::bundle::load(std::path::Path::new(&bundle_dir), &NoProgress).unwrap();
+    let original = bundle.study.rubric.clone();
+
+    // The same bundle again: no version, nothing changed.
+    let summary = import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+    assert_eq!(summary.rubric_change, None);
+
+    // Changed before any rating: in place.
+    bundle.study.rubric = described(&original, "first wording");
+    let summary = import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+    assert_eq!(
+        summary.rubric_change,
+        Some(SavedRubric {
+            version: 1,
+            new_version: false,
+            ratings_under_previous: 0
+        })
+    );
+
+    // Changed after a rating: a new version, the rating keeps version 1.
+    let (rater, item) = rater_with_item(&mut store, "Dr Vera");
+    store
+        .save_rating(rater, item, &commented("under v1"))
+        .unwrap();
+    bundle.study.rubric = described(&original, "second wording");
+    let summary = import_bundle(&mut store, &bundle, &NoProgress).unwrap();
+    assert_eq!(
+        summary.rubric_change,
+        Some(SavedRubric {
+            version: 2,
+            new_version: true,
+            ratings_under_previous: 1
+        })
+    );
+    let stored: Vec<i64> = versions(&store).into_iter().map(|(v, _)| v).collect();
+    assert_eq!(stored, [1, 2]);
+    assert_eq!(stored_versions(&store), [("under v1".to_owned(), 1)]);
+    let actor: String = store
+        .read()
+        .query_row(
+            "SELECT actor FROM audit_log WHERE action = 'new rubric version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(actor, "import");
+}
+
+/// A rating every rule accepts for submission: every dimension scored at its scale's minimum.
+fn complete(rubric: &Rubric, comment: &str) -> RatingEdit {
+    RatingEdit {
+        overall: Some(rubric.overall.min),
+        dimensions: rubric
+            .dimensions
+            .iter()
+            .map(|d| (d.id.clone(), d.scale.min))
+            .collect(),
+        correctness: Some(cases::rating::Correctness::Correct),
+        confidence: Some(3),
+        ..commented(comment)
+    }
+}
+
+#[test]
+fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let first = rubric::current(&store, &lead_session, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    let (ada, _) = rater_with_item(&mut store, "Dr Ada");
+    let (bo, _) = rater_with_item(&mut store, "Dr Bo");
+    let queue = |store: &Store, rater| -> Vec<i64> {
+        store
+            .reading_queue(rater, DEMO_STUDY_ID)
+            .unwrap()
+            .iter()
+            .map(|item| item.assignment)
+            .collect()
+    };
+    let (ada_items, bo_items) = (queue(&store, ada), queue(&store, bo));
+    // Version 1: Ada submits three, Bo two; Bo leaves a third as a draft (not counted).
+    for &item in &ada_items[..3] {
+        store
+            .save_rating(ada, item, &complete(&first, "v1"))
+            .unwrap();
+        store.submit_rating(ada, item).unwrap();
+    }
+    for &item in &bo_items[..2] {
+        store
+            .save_rating(bo, item, &complete(&first, "v1"))
+            .unwrap();
+        store.submit_rating(bo, item).unwrap();
+    }
+    store
+        .save_rating(bo, bo_items[2], &commented("draft"))
+        .unwrap();
+    // Version 2 (a changed description): Ada submits one more.
+    let second = described(&first, "reworded");
+    saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &second).unwrap());
+    store
+        .save_rating(ada, ada_items[3], &complete(&second, "v2"))
+        .unwrap();
+    store.submit_rating(ada, ada_items[3]).unwrap();
+
+    let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();
+    let counts: Vec<(u32, usize, bool)> = data
+        .rubric_versions
+        .iter()
+        .map(|v| (v.version, v.ratings, v.current))
+        .collect();
+    // By construction above: five submitted under version 1, one under version 2.
+    assert_eq!(counts, [(1, 5, false), (2, 1, true)]);
+    // The analyses read version 2's rating alone: one overall score by one clinician.
+    let overall: Vec<_> = data
+        .input
+        .table
+        .scores
+        .iter()
+        .filter(|s| s.dimension == "overall" && !s.rater.starts_with("demo-grader"))
+        .map(|s| s.rater.as_str())
+        .collect();
+    assert_eq!(overall, ["Dr Ada"]);
+    assert!(data.coverage.iter().all(|c| c.ratings() == 1));
+}

@@ -1,0 +1,200 @@
+// Rubric versions in the real window (WebKitGTK through tauri-driver). The study lead opens the
+// rubric editor from the case list: an edit made while no rating was saved under the current
+// version changes that version in place; a rater then saves a rating, which records the version;
+// the lead's next edit becomes a new version, the rating keeping its own. A problem is shown
+// beside its field and nothing is saved. Run through scripts/e2e.sh (display, driver,
+// NEURORATER_DB).
+//
+// Other files of the run rate the demo study too, so the version this file starts from may
+// already hold ratings: then its first edit is itself a new version, and the rest follows from
+// there. The rubric and the versions are put back at the end (as rubric.test.mjs puts its
+// rubric back), so the files after this one read the demo study as it was.
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import {
+  DB,
+  FIRST_START_TIMEOUT_MS,
+  LOAD_TIMEOUT_MS,
+  backToCaseList,
+  becomeNewRater,
+  openFromQueue,
+  openSession,
+  screenshots,
+  testid,
+  waitSaved,
+} from './support.mjs'
+
+const RATER = 'Dr Vera Versteeg'
+const STUDY = 'neurorater-demo'
+
+let browser
+/** The study's rubric and version as this file found them, put back at the end. */
+let found = null
+/** The version the lead's in-place edit is made on, and the rating made under it. */
+const state = {}
+
+const sql = (query) => execFileSync('sqlite3', ['-json', DB, query]).toString().trim()
+const rows = (query) => JSON.parse(sql(query) || '[]')
+const quoted = (text) => `'${text.replaceAll("'", "''")}'`
+const studyRow = () => rows(`SELECT id, rubric_json, rubric_version FROM studies WHERE study_id = '${STUDY}'`)[0]
+
+before(async () => {
+  browser = await openSession()
+})
+
+after(async () => {
+  if (found !== null) {
+    // Test cleanup, not a path the app offers: the study's rubric and version as found, the
+    // versions this file added removed, and the ratings saved under them counted as before.
+    sql(
+      `UPDATE studies SET rubric_json = ${quoted(found.rubric_json)}, rubric_version = ${found.rubric_version}
+         WHERE id = ${found.id};
+       DELETE FROM rubric_versions WHERE study = ${found.id} AND version > ${found.rubric_version};
+       UPDATE ratings SET rubric_version = ${found.rubric_version} WHERE rubric_version > ${found.rubric_version};`,
+    )
+  }
+  // Back on the study's case list out of reading mode, as rubric.test.mjs ends: the next file's
+  // app starts where this one left.
+  if (browser) await backToCaseList(browser)
+  await browser?.deleteSession().catch(() => {})
+})
+
+const shot = (name) => screenshots(browser, 'rubric_versions')(name)
+const $ = (selector) => browser.$(selector)
+
+async function openEditor() {
+  await backToCaseList(browser)
+  await $(testid('open-rubric-editor')).click()
+  await $(testid('rubric-version')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+}
+
+/** The editor's version line: { version, ratings }. */
+async function shownVersion() {
+  const line = await $(testid('rubric-version'))
+  return { version: Number(await line.getAttribute('data-version')), ratings: Number(await line.getAttribute('data-ratings')) }
+}
+
+async function save(expectedStatus) {
+  const status = await $(testid('rubric-status'))
+  const before = (await status.isExisting()) ? await status.getText() : null
+  await $(testid('rubric-save')).click()
+  await browser.waitUntil(async () => (await status.isExisting()) && (await status.getText()) !== before, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `saving the rubric never reported (expected "${expectedStatus}")`,
+  })
+  assert.equal(await status.getText(), expectedStatus)
+}
+
+async function describeFirstDimension(text) {
+  const description = await $(`${testid('rubric-dimension')}[data-index="0"] ${testid('dimension-description')}`)
+  await description.setValue(text)
+}
+
+/** The version line and the edited (first) dimension in sight for a screenshot; Save and its
+ * outcome stay at the bottom. */
+async function showFirstDimension() {
+  await (await $(testid('rubric-editor'))).scrollIntoView({ block: 'start' })
+  await browser.pause(300)
+}
+
+test('the lead edits a dimension before any rating under the version: the version stays', async () => {
+  await $(testid('case-table')).waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  found = studyRow()
+  await openEditor()
+  let { version, ratings } = await shownVersion()
+  assert.equal(version, found.rubric_version)
+  if (ratings > 0) {
+    // Earlier files rated under this version: the first edit is the next version.
+    await describeFirstDimension('Is the finding named right?')
+    const word = ratings === 1 ? 'rating was' : 'ratings were'
+    await save(`Saved as new version ${version + 1} — ${ratings} ${word} made under version ${version}`)
+    ;({ version, ratings } = await shownVersion())
+    assert.equal(ratings, 0)
+  }
+  state.version = version
+
+  await describeFirstDimension('Is every finding named, with its site and side?')
+  await save(`Saved (version ${version})`)
+  assert.deepEqual(await shownVersion(), { version, ratings: 0 })
+  await showFirstDimension()
+  await shot('1-edited-in-place')
+
+  const stored = studyRow()
+  assert.equal(stored.rubric_version, version)
+  assert.equal(JSON.parse(stored.rubric_json).dimensions[0].description, 'Is every finding named, with its site and side?')
+  const versions = rows(`SELECT version, rubric_json FROM rubric_versions WHERE study = ${stored.id} ORDER BY version`)
+  assert.equal(versions.at(-1).version, version, 'an in-place edit adds no version')
+  assert.equal(JSON.parse(versions.at(-1).rubric_json).dimensions[0].description, 'Is every finding named, with its site and side?')
+})
+
+test('a problem is shown beside its field and nothing is saved', async () => {
+  const name = await $(`${testid('rubric-dimension')}[data-index="0"] ${testid('dimension-label')}`)
+  const kept = await name.getValue()
+  await name.setValue(' ')
+  await save('Not saved: see the fields marked above.')
+  const problem = await $(`${testid('problem')}[data-field="rubric.dimensions[0].label"]`)
+  assert.ok(await problem.isDisplayed(), 'the problem is shown at the name')
+  assert.match(await problem.getText(), /name/)
+  await browser.pause(300)
+  await shot('2-problem-beside-field')
+  assert.equal(JSON.parse(studyRow().rubric_json).dimensions[0].label, kept, 'nothing was saved')
+  await name.setValue(kept)
+})
+
+test('a rater sees the description and saves a rating, recorded under the version', async () => {
+  await $(testid('mode-reading')).click()
+  await becomeNewRater(browser, RATER, 'neuroradiologist', 11)
+  await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const [rater] = rows(`SELECT id FROM raters WHERE name = '${RATER}'`)
+  const [first] = rows(
+    `SELECT a.id FROM assignments a JOIN assignment_plans p ON a.plan = p.id
+      WHERE a.rater = ${rater.id} AND (a.not_before IS NULL OR a.not_before <= date('now'))
+      ORDER BY p.id, a.position LIMIT 1`,
+  )
+  await openFromQueue(browser, first.id, 'rubric')
+  const description = await $(testid('dimension-description'))
+  assert.equal(await description.getText(), 'Is every finding named, with its site and side?')
+  await description.scrollIntoView({ block: 'center' })
+  await browser.pause(300)
+  await shot('3-description-for-the-rater')
+  const dimension = JSON.parse(studyRow().rubric_json).dimensions[0].id
+  await $(`[data-testid="rubric-row"][data-row="${dimension}"] button.level`).click()
+  await waitSaved(browser, 'a score')
+  await browser.pause(300)
+  await shot('4-rated')
+
+  const saved = rows(
+    `SELECT g.id, g.rubric_version FROM ratings g
+       JOIN assignments a ON a.response = g.response AND a.rater = g.rater AND a.read_no = g.read_no
+      WHERE a.id = ${first.id}`,
+  )
+  assert.equal(saved.length, 1)
+  assert.equal(saved[0].rubric_version, state.version)
+  state.rating = saved[0].id
+})
+
+test('after that rating, the lead’s edit is a new version and the rating keeps its own', async () => {
+  await openEditor()
+  assert.deepEqual(await shownVersion(), { version: state.version, ratings: 1 })
+  await describeFirstDimension('Is every lesion named, with its site, side and size?')
+  await save(`Saved as new version ${state.version + 1} — 1 rating was made under version ${state.version}`)
+  assert.deepEqual(await shownVersion(), { version: state.version + 1, ratings: 0 })
+  await showFirstDimension()
+  await shot('5-new-version')
+
+  const stored = studyRow()
+  assert.equal(stored.rubric_version, state.version + 1)
+  const versions = rows(`SELECT version, rubric_json FROM rubric_versions WHERE study = ${stored.id} ORDER BY version`)
+  assert.deepEqual(versions.slice(-2).map((v) => [v.version, JSON.parse(v.rubric_json).dimensions[0].description]), [
+    [state.version, 'Is every finding named, with its site and side?'],
+    [state.version + 1, 'Is every lesion named, with its site, side and size?'],
+  ])
+  const [rating] = rows(`SELECT rubric_version FROM ratings WHERE id = ${state.rating}`)
+  assert.equal(rating.rubric_version, state.version, 'the rating keeps the version it was saved under')
+  const audit = rows(`SELECT action FROM audit_log WHERE entity = 'study:${STUDY}' AND action LIKE '%rubric%' ORDER BY id`)
+  assert.equal(audit.at(-1).action, 'new rubric version')
+  await $(testid('rubric-editor-close')).click()
+  await $(testid('case-table')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+})
