@@ -74,6 +74,19 @@ const CORPUS: &[Broken] = &[
         ],
     },
     Broken {
+        name: "a grader scoring a dimension the rubric does not apply to the task's family",
+        breaks: |b| {
+            edit(
+                &b.join("study.json"),
+                r#"{"id": "reasoning", "label": "Reasoning","#,
+                r#"{"id": "reasoning", "families": ["lesion_identification"], "label": "Reasoning","#,
+            )
+        },
+        expected: &[
+            r#"grader.jsonl:1: dimensions.reasoning: "Reasoning" is not scored on differential_diagnosis tasks (the rubric applies it to lesion_identification)"#,
+        ],
+    },
+    Broken {
         name: "duplicate response",
         breaks: |b| edit(&b.join("responses.jsonl"), r#""sample": 1,"#, r#""sample": 0,"#),
         expected: &[

@@ -12,9 +12,10 @@ pub use problem::{Problem, Problems};
 
 use crate::model::{
     CaseFile, GraderLine, MarkShape, ResponseKey, ResponseLine, Rubric, Scale, SeriesKind,
-    SliceRef, StudyFile, Taxonomy,
+    SliceRef, StudyFile, TaskFamily, Taxonomy,
 };
 use crate::progress::Progress;
+use crate::rating::rules::applying_dimension;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
@@ -213,7 +214,22 @@ pub fn load(dir: &Path, progress: &dyn Progress) -> Result<Bundle, Vec<Problem>>
         .collect();
     check_responses(&responses, &cases_by_id, &unreadable_cases, &mut problems);
     if let Some((study, _)) = &study {
-        check_grader(&grader, &responses, study, &taxonomy, &mut problems);
+        let families: HashMap<(&str, &str), TaskFamily> = cases_by_id
+            .iter()
+            .flat_map(|(case_id, (case, _))| {
+                case.tasks
+                    .iter()
+                    .map(move |t| ((*case_id, t.id.as_str()), t.family))
+            })
+            .collect();
+        check_grader(
+            &grader,
+            &responses,
+            &families,
+            study,
+            &taxonomy,
+            &mut problems,
+        );
     }
 
     match study {
@@ -1024,6 +1040,7 @@ fn check_responses(
 fn check_grader(
     grader: &[Located<GraderLine>],
     responses: &[Located<ResponseLine>],
+    families: &HashMap<(&str, &str), TaskFamily>,
     study: &StudyFile,
     taxonomy: &Taxonomy,
     problems: &mut Problems,
@@ -1068,7 +1085,16 @@ fn check_grader(
                 ),
             );
         }
+        let family = families.get(&(value.case_id.as_str(), value.task_id.as_str()));
         for (id, score) in value.dimensions.iter().flatten() {
+            // A dimension the rubric does not apply to the task's family is refused as the
+            // app and the ratings import refuse it: one rule.
+            if let Some(&family) = family {
+                if let Err(refused) = applying_dimension(&study.rubric, family, id) {
+                    problems.push(file, at, refused.field, refused.message);
+                    continue;
+                }
+            }
             match dimensions.get(id.as_str()) {
                 None => problems.push(
                     file,
