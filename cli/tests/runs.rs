@@ -668,11 +668,37 @@ fn exported_responses_and_grader_lines_are_the_lines_imported() {
     }
 }
 
+/// What `neurorater render` makes of the bundle's DICOM file `file` (with the file's own window):
+/// the PNG a model must have been sent for that slice, computed by another command.
+fn rendered_png(dir: &Path, bundle: &Path, file: &str) -> Vec<u8> {
+    let png = dir.join(format!("{file}.png"));
+    let rendered = neurorater(&[
+        "render",
+        bundle
+            .join("cases/ms-01/flair")
+            .join(file)
+            .to_str()
+            .unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(rendered.status.success(), "{}", text(&rendered));
+    std::fs::read(&png).unwrap()
+}
+
+/// The PNG bytes of an `image_url` part's `data:` URL.
+fn sent_png(part: &Value) -> Vec<u8> {
+    use base64::Engine;
+    let url = part["image_url"]["url"].as_str().unwrap();
+    base64::engine::general_purpose::STANDARD
+        .decode(url.strip_prefix("data:image/png;base64,").unwrap())
+        .unwrap()
+}
+
 /// A follow-up that brings another image (issue 17, "turns may carry images"): it is sent as
 /// text and the rendered slice, as the first message is, and the turn records the slice.
 #[test]
 fn a_follow_up_with_key_images_sends_them_and_records_them_on_its_turn() {
-    use base64::Engine;
     let dir = tempfile::tempdir().unwrap();
     let bundle = write_small_bundle(&dir.path().join("bundle"), false);
     let case_json = bundle.join("cases/ms-01/case.json");
@@ -738,15 +764,8 @@ fn a_follow_up_with_key_images_sends_them_and_records_them_on_its_turn() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
-    // FLAIR slice 0 in display order (d c b a) is d.dcm, rendered with its own window.
-    let png = dir.path().join("d.png");
-    let rendered = neurorater(&[
-        "render",
-        bundle.join("cases/ms-01/flair/d.dcm").to_str().unwrap(),
-        "--out",
-        png.to_str().unwrap(),
-    ]);
-    assert!(rendered.status.success(), "{}", text(&rendered));
+    // FLAIR slice 0 in display order (d c b a) is d.dcm.
+    let d_png = rendered_png(dir.path(), &bundle, "d.dcm");
     let seen = server.seen.lock().unwrap().clone();
     let with_follow_up = seen
         .iter()
@@ -756,11 +775,7 @@ fn a_follow_up_with_key_images_sends_them_and_records_them_on_its_turn() {
     assert_eq!(follow["role"], "user");
     assert_eq!(follow["content"][0]["text"], "And this slice?");
     assert_eq!(follow["content"].as_array().unwrap().len(), 2);
-    let url = follow["content"][1]["image_url"]["url"].as_str().unwrap();
-    let sent = base64::engine::general_purpose::STANDARD
-        .decode(url.strip_prefix("data:image/png;base64,").unwrap())
-        .unwrap();
-    assert_eq!(sent, std::fs::read(&png).unwrap());
+    assert_eq!(sent_png(&follow["content"][1]), d_png);
 
     let conn = rusqlite::Connection::open(&db).unwrap();
     let turns: String = conn
@@ -784,7 +799,6 @@ fn a_follow_up_with_key_images_sends_them_and_records_them_on_its_turn() {
 
 #[test]
 fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
-    use base64::Engine;
     let dir = tempfile::tempdir().unwrap();
     let bundle = write_small_bundle(&dir.path().join("bundle"), false);
     // The lesions task becomes a level-3 consultation with a follow-up script.
@@ -831,16 +845,8 @@ fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
     // dx: 2 samples × 1 request; lesions: 2 samples × (question + follow-up).
     assert_eq!(server.requests(), 2 + 4);
 
-    // The dx task's key image is FLAIR slice 2 in display order (d c b a): file b.dcm, rendered
-    // by `neurorater render` with the file's own window.
-    let png = dir.path().join("b.png");
-    let rendered = neurorater(&[
-        "render",
-        bundle.join("cases/ms-01/flair/b.dcm").to_str().unwrap(),
-        "--out",
-        png.to_str().unwrap(),
-    ]);
-    assert!(rendered.status.success(), "{}", text(&rendered));
+    // The dx task's key image is FLAIR slice 2 in display order (d c b a): file b.dcm.
+    let b_png = rendered_png(dir.path(), &bundle, "b.dcm");
     let seen = server.seen.lock().unwrap().clone();
     let dx = seen
         .iter()
@@ -851,13 +857,7 @@ fn respond_sends_rendered_key_images_plays_follow_ups_and_adds_samples() {
                 .ends_with("Most likely diagnosis?")
         })
         .expect("a dx request");
-    let url = dx.0["messages"][0]["content"][1]["image_url"]["url"]
-        .as_str()
-        .unwrap();
-    let sent = base64::engine::general_purpose::STANDARD
-        .decode(url.strip_prefix("data:image/png;base64,").unwrap())
-        .unwrap();
-    assert_eq!(sent, std::fs::read(&png).unwrap());
+    assert_eq!(sent_png(&dx.0["messages"][0]["content"][1]), b_png);
     assert_eq!(dx.0["messages"][0]["content"].as_array().unwrap().len(), 2);
     assert!(dx.0["messages"][0]["content"][0]["text"]
         .as_str()
