@@ -183,7 +183,8 @@ impl From<cases::Error> for Failure {
             | StaleGroundTruth { .. }
             | CurationRefused(_)
             | Rating(_)
-            | Package { .. } => Failure::Input(vec![error.to_string()]),
+            | Package { .. }
+            | ServerRatings { .. } => Failure::Input(vec![error.to_string()]),
             Responses { problems } => {
                 Failure::Input(problems.iter().map(ToString::to_string).collect())
             }

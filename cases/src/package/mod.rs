@@ -16,8 +16,9 @@
 mod archive;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
+pub(crate) mod incoming;
 mod rater;
-mod results;
+pub(crate) mod results;
 
 pub use archive::Member;
 pub use rater::{
