@@ -10,7 +10,7 @@ use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -72,7 +72,7 @@ pub struct ReadingResponse {
     pub turns: Option<Vec<Turn>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TaxonomyCategory {
     pub code: String,

@@ -25,6 +25,7 @@ pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, T
 
 /// A person's role in one study on the server; an account holds one role per study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum TeamRole {
     /// Runs the study: invites people, sees progress, tops up assignments, locks reveal.
@@ -252,7 +253,7 @@ pub struct StoredItem {
 }
 
 /// The case as a rater sees it: the clinical context, not the disease group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaterCase {
     pub case_id: String,
     pub age: u32,
@@ -263,7 +264,7 @@ pub struct RaterCase {
 }
 
 /// A response as a rater sees it: what was answered, not who answered.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaterResponse {
     pub answer: String,
     pub rationale: Option<String>,
@@ -271,7 +272,7 @@ pub struct RaterResponse {
 }
 
 /// One item of a rater's queue, blinded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaterItem {
     pub assignment: i64,
     pub position: u32,

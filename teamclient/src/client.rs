@@ -1,0 +1,303 @@
+//! The HTTP calls. Each maps the server's answer onto [`ClientError`] in one place
+//! ([`TeamClient::send`]): a network failure or 5xx is "unreachable" (send again later), 401 is
+//! "log in again", 409 `conflict` carries the server's current version, anything else the
+//! server's own `{code, message}`.
+
+use crate::error::{ClientError, Result};
+use crate::token::{Session, Token};
+use crate::url::{check_segment, ServerUrl};
+use crate::wire::{EditAck, EditRequest, ErrorBody, LoginReply, Me, Progress, QueueEntry};
+use cases::app::team::RaterItem;
+use cases::progress::Progress as ProgressSink;
+use serde::de::DeserializeOwned;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// Longer than the server ever takes to answer a JSON call (an edit is one transaction), short
+/// enough that a connection that hangs is given up and retried.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A download is as long as the package; only a stall between two reads gives it up.
+const DOWNLOAD_STALL: Duration = Duration::from_secs(60);
+
+/// A client of one team server, with or without a session. Cheap to clone (one connection pool).
+#[derive(Debug, Clone)]
+pub struct TeamClient {
+    http: reqwest::Client,
+    server: ServerUrl,
+    token: Option<Token>,
+}
+
+impl TeamClient {
+    pub fn new(server: ServerUrl) -> Result<TeamClient> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(DOWNLOAD_STALL)
+            .user_agent(concat!("neurorater/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Unexpected {
+                what: "the HTTP client".to_owned(),
+                reason: e.to_string(),
+            })?;
+        Ok(TeamClient {
+            http,
+            server,
+            token: None,
+        })
+    }
+
+    /// A client acting in a saved session.
+    pub fn resume(session: &Session) -> Result<TeamClient> {
+        let mut client = TeamClient::new(session.server.clone())?;
+        client.token = Some(session.token.clone());
+        Ok(client)
+    }
+
+    pub fn server(&self) -> &ServerUrl {
+        &self.server
+    }
+
+    /// Logs in; the client acts in the new session from now on. The password is sent once and
+    /// kept nowhere; save the returned session with `SessionFiles::save` to stay logged in.
+    pub async fn login(&mut self, username: &str, password: &str) -> Result<Session> {
+        check_segment("username", username)?;
+        let request = self
+            .http
+            .post(self.server.join("api/login"))
+            .json(&serde_json::json!({ "username": username, "password": password }));
+        let reply: LoginReply = match self.json(request, "login").await {
+            // Unknown user or wrong password: say which thing to check, not which one was wrong.
+            Err(ClientError::Unauthorised) => {
+                return Err(ClientError::Refused {
+                    status: 401,
+                    code: "wrong_credentials".to_owned(),
+                    field: None,
+                    message: "the username or the password is not right".to_owned(),
+                })
+            }
+            other => other?,
+        };
+        self.token = Some(reply.token.clone());
+        Ok(Session {
+            server: self.server.clone(),
+            username: username.to_owned(),
+            token: reply.token,
+            expires_at: reply.expires_at,
+        })
+    }
+
+    /// Ends the session on the server. An expired session is already ended: no error.
+    pub async fn logout(&mut self) -> Result<()> {
+        let request = self.authorised(self.http.post(self.server.join("api/logout")))?;
+        match self.send(request).await {
+            Ok(_) | Err(ClientError::Unauthorised) => {
+                self.token = None;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn me(&self) -> Result<Me> {
+        let request = self.authorised(self.http.get(self.server.join("api/me")))?;
+        self.json(request, "/api/me").await
+    }
+
+    /// The rater's own queue.
+    pub async fn queue(&self, study: &str) -> Result<Vec<QueueEntry>> {
+        let request = self.authorised(self.http.get(self.study_url(study, "queue")?))?;
+        self.json(request, "the queue").await
+    }
+
+    /// One item of the rater's queue, blinded by the server (`cases::app::team::rater_item`).
+    pub async fn item(&self, study: &str, assignment: i64) -> Result<RaterItem> {
+        let url = self.study_url(study, &format!("items/{assignment}"))?;
+        self.json(self.authorised(self.http.get(url))?, "an item")
+            .await
+    }
+
+    /// Sends one edit of the rater's own rating. A resend of the same `edit_id` is answered with
+    /// the first acknowledgement; a stale `base_version` is [`ClientError::Conflict`].
+    pub async fn edit(
+        &self,
+        study: &str,
+        assignment: i64,
+        request: &EditRequest,
+    ) -> Result<EditAck> {
+        let url = self.study_url(study, &format!("items/{assignment}/edits"))?;
+        self.json(
+            self.authorised(self.http.post(url).json(request))?,
+            "an edit",
+        )
+        .await
+    }
+
+    /// The lead's view of the study's progress, per rater and per site.
+    pub async fn progress(&self, study: &str) -> Result<Progress> {
+        let url = self.study_url(study, "progress")?;
+        self.json(self.authorised(self.http.get(url))?, "the progress")
+            .await
+    }
+
+    /// Downloads the rater package the server builds (the rater's own queue; the lead names a
+    /// rater for a site with no connection) to `destination`, written whole or not at all: the
+    /// bytes go to a `.partial` file renamed into place once complete. `progress` hears the bytes
+    /// received; its `cancelled()` stops the download between two reads. Returns the size.
+    pub async fn download_package(
+        &self,
+        study: &str,
+        rater: Option<&str>,
+        destination: &Path,
+        progress: &dyn ProgressSink,
+    ) -> Result<u64> {
+        let mut url = self.study_url(study, "package")?;
+        if let Some(rater) = rater {
+            check_segment("rater", rater)?;
+            url.query_pairs_mut().append_pair("rater", rater);
+        }
+        let response = self.send(self.authorised(self.http.get(url))?).await?;
+        let partial = destination.with_extension("partial");
+        let written = self
+            .write_body(response, &partial, progress)
+            .await
+            .and_then(|size| {
+                std::fs::rename(&partial, destination).map_err(|source| ClientError::Download {
+                    path: destination.to_owned(),
+                    source,
+                })?;
+                Ok(size)
+            });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written
+    }
+
+    async fn write_body(
+        &self,
+        mut response: reqwest::Response,
+        path: &Path,
+        progress: &dyn ProgressSink,
+    ) -> Result<u64> {
+        let failed = |source| ClientError::Download {
+            path: path.to_owned(),
+            source,
+        };
+        // Plain writes of one chunk each (a few KiB): not worth a blocking-pool hop apiece.
+        let mut file = std::fs::File::create(path).map_err(failed)?;
+        progress.phase("downloading", response.content_length().unwrap_or(0));
+        let mut size = 0u64;
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.unreachable(&e))? {
+            if progress.cancelled() {
+                return Err(ClientError::Cancelled);
+            }
+            file.write_all(&chunk).map_err(failed)?;
+            size += chunk.len() as u64;
+            progress.advance(size);
+        }
+        file.sync_all().map_err(failed)?;
+        Ok(size)
+    }
+
+    /// Uploads a results package (docs/multisite.md) made from a server-built rater package; the
+    /// server answers with what it did per item (its JSON as it is).
+    pub async fn upload_results(&self, study: &str, package: &Path) -> Result<serde_json::Value> {
+        let bytes = std::fs::read(package).map_err(|source| ClientError::Download {
+            path: package.to_owned(),
+            source,
+        })?;
+        let url = self.study_url(study, "results")?;
+        let request = self
+            .http
+            .post(url)
+            .body(bytes)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream");
+        self.json(self.authorised(request)?, "the results upload")
+            .await
+    }
+
+    fn study_url(&self, study: &str, rest: &str) -> Result<url::Url> {
+        check_segment("study", study)?;
+        Ok(self.server.join(&format!("api/studies/{study}/{rest}")))
+    }
+
+    fn authorised(&self, request: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder> {
+        let token = self.token.as_ref().ok_or(ClientError::Unauthorised)?;
+        Ok(request.bearer_auth(token.secret()))
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Result<T> {
+        let response = self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        let bytes = response.bytes().await.map_err(|e| self.unreachable(&e))?;
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Unexpected {
+            what: what.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Sends `request`; a success status is returned, everything else is a [`ClientError`].
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        let response = request.send().await.map_err(|e| self.unreachable(&e))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        // A reverse proxy's 502/504 page is not JSON: the status alone decides then.
+        let body: Option<ErrorBody> = response
+            .bytes()
+            .await
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let (code, message, field, current_version) = match body {
+            Some(b) => (b.code, b.message, b.field, b.current_version),
+            None => (String::new(), status.to_string(), None, None),
+        };
+        Err(match status.as_u16() {
+            401 => ClientError::Unauthorised,
+            409 if code == "conflict" => ClientError::Conflict {
+                current_version,
+                message,
+            },
+            s if status.is_server_error() => ClientError::Unreachable {
+                server: self.server.to_string(),
+                reason: format!("the server failed ({s}): {message}"),
+            },
+            s => ClientError::Refused {
+                status: s,
+                code: if code.is_empty() {
+                    "refused".to_owned()
+                } else {
+                    code
+                },
+                field,
+                message,
+            },
+        })
+    }
+
+    fn unreachable(&self, error: &reqwest::Error) -> ClientError {
+        // reqwest's text names the URL, which holds no secret (tokens travel in a header).
+        let reason = if error.is_timeout() {
+            "no answer in time".to_owned()
+        } else if error.is_connect() {
+            "the connection was refused or the network is down".to_owned()
+        } else {
+            let mut reason = error.to_string();
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                reason = format!("{reason}: {cause}");
+                source = cause.source();
+            }
+            reason
+        };
+        ClientError::Unreachable {
+            server: self.server.to_string(),
+            reason,
+        }
+    }
+}
