@@ -67,7 +67,7 @@ impl From<cases::Error> for CommandError {
             // not fit the study; the message names the member or line and the field.
             E::Package { .. } | E::Responses { .. } | E::ServerRatings { .. } => {
                 ErrorCode::InvalidArgument
-            },
+            }
             E::Cancelled { .. } => ErrorCode::Cancelled,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,
