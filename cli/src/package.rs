@@ -62,13 +62,6 @@ pub enum PackageCommand {
     },
 }
 
-fn print_json<T: serde::Serialize>(value: &T) {
-    say!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("a summary serialises")
-    );
-}
-
 pub fn run(command: &PackageCommand) -> Result<(), Failure> {
     match command {
         PackageCommand::ExportRater {
@@ -85,7 +78,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             bar.finish();
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else {
                 say!(
                     "wrote rater package {} for {} at {} to {}: {} items, {} cases, {} images",
@@ -118,7 +111,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             }
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else if summary.already_imported {
                 say!(
                     "rater package {} was imported before; nothing changed",
@@ -148,7 +141,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             bar.finish();
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else {
                 say!(
                     "wrote results package {} to {}: {} of {} items rated ({} submitted)",
@@ -168,7 +161,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             bar.finish();
             let report = outcome?;
             if *json {
-                print_json(&report);
+                crate::print_json(&report);
             } else {
                 print_report(&report);
             }

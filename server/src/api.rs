@@ -25,7 +25,7 @@ use utoipa::{Modify, OpenApi};
     ),
     paths(
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth
+        reveal_lock, ground_truth, ratings
     ),
     modifiers(&BearerAuth)
 )]
@@ -56,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/studies/{study}/items/{assignment}", get(item))
         .route("/api/studies/{study}/items/{assignment}/edits", post(edit))
         .route("/api/studies/{study}/progress", get(progress))
+        .route("/api/studies/{study}/ratings", get(ratings))
         .route("/api/studies/{study}/invitations", post(invite))
         .route("/api/studies/{study}/top-up", post(top_up))
         .route(
@@ -204,6 +205,23 @@ async fn progress(
         .lead(TeamAction::SeeProgress)
         .map_err(forbidden)?;
     Ok(Json(store::progress(&state.pool, &lead).await?))
+}
+
+#[utoipa::path(get, path = "/api/studies/{study}/ratings", security(("bearer" = [])),
+    params(("study" = String, Path)),
+    responses((status = 200, body = StudyRatings), (status = 403, description = "the study lead's")))]
+async fn ratings(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(study): Path<String>,
+) -> Result<Json<StudyRatings>, ServerError> {
+    let lead = member_of(&state, &caller, &study)
+        .await?
+        .lead(TeamAction::ExportRatings)
+        .map_err(forbidden)?;
+    Ok(Json(StudyRatings(
+        store::study_ratings(&state.pool, &lead).await?,
+    )))
 }
 
 #[utoipa::path(post, path = "/api/studies/{study}/invitations", security(("bearer" = [])),

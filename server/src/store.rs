@@ -10,7 +10,7 @@ use crate::wire::{
 };
 use cases::app::team::{
     decide_edit, rater_item, RaterItem, StoredItem, TeamLeadSession, TeamMember, TeamRaterSession,
-    TeamRating, TeamRole, TeamStudy, TeamUnblindedSession,
+    TeamRating, TeamRole, TeamStudy, TeamStudyRating, TeamUnblindedSession,
 };
 use cases::rating::RatingStatus;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
@@ -965,4 +965,48 @@ pub async fn ground_truth(
         .await?
         .ok_or_else(|| ServerError::NotFound(format!("case {case_id:?}")))?;
     Ok(row.get(0))
+}
+
+/// Every rating of the lead's study, with who made it and which response it rates, for the
+/// lead's own database (`cases::app::team::pull_ratings`), in assignment order.
+pub async fn study_ratings(
+    pool: &Pool,
+    lead: &TeamLeadSession,
+) -> Result<Vec<TeamStudyRating>, ServerError> {
+    let rows = pool
+        .get()
+        .await?
+        .query(
+            &format!(
+                "SELECT g.assignment, ac.username, ac.site, c.case_id, t.task_id, r.model,
+                        r.sample, g.status, g.version, g.state, {}, {}
+                 FROM ratings g JOIN assignments a ON a.id = g.assignment
+                 JOIN accounts ac ON ac.id = a.account JOIN responses r ON r.id = a.response
+                 JOIN tasks t ON t.id = r.task JOIN cases c ON c.id = t.case_ref
+                 WHERE a.study = $1 ORDER BY g.assignment",
+                time_text("g.updated_at"),
+                time_text("g.submitted_at")
+            ),
+            &[&lead.member().study],
+        )
+        .await?;
+    let mut ratings = Vec::with_capacity(rows.len());
+    for row in rows {
+        let sample: i32 = row.get(6);
+        ratings.push(TeamStudyRating {
+            assignment: row.get(0),
+            rater: row.get(1),
+            site: row.get(2),
+            case_id: row.get(3),
+            task_id: row.get(4),
+            model: row.get(5),
+            sample: sample as u32,
+            status: from_json(Value::String(row.get(7)), "a rating's status")?,
+            version: row.get(8),
+            state: from_json(row.get(9), "a rating's state")?,
+            updated_at: row.get(10),
+            submitted_at: row.get(11),
+        });
+    }
+    Ok(ratings)
 }

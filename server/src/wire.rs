@@ -2,7 +2,7 @@
 //! application layer's types (`cases::app::team`) appear as objects; docs/team-server.md lists
 //! their fields.
 
-use cases::app::team::{RaterItem, TeamEdit, TeamRole};
+use cases::app::team::{RaterItem, TeamEdit, TeamRole, TeamStudyRating};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -61,6 +61,13 @@ pub struct QueueEntry {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Object)]
 pub struct Item(pub RaterItem);
+
+/// Every rating of the study, for the lead's own database: `cases::app::team::TeamStudyRating`
+/// each (the server's assignment, the rater's username and site, the response's case, task,
+/// model and sample, status, version, the whole state, times).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Vec<Object>)]
+pub struct StudyRatings(pub Vec<TeamStudyRating>);
 
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -262,6 +262,10 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
             [401, 200, 403, 403, 403],
         ),
         (
+            ("get", "/api/studies/{study}/ratings"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
             ("post", "/api/studies/{study}/invitations"),
             [401, 200, 403, 403, 403],
         ),
@@ -742,4 +746,208 @@ fn text_and_dates_the_database_cannot_store_are_refused_naming_the_field() {
         0
     );
     assert!(!t.server.log().contains("error: the database failed"));
+}
+
+/// Rates the first `count` items of `rater`'s queue on the server, each differently (overall,
+/// dimensions, one error label on the answer), and submits them.
+fn rate_on_server(http: &Http, rater: &Person, count: usize, offset: f64) {
+    for (index, entry) in queue(http, rater).iter().take(count).enumerate() {
+        let assignment = entry["assignment"].as_i64().unwrap();
+        let path = study_path(&format!("/items/{assignment}"));
+        let item = http.expect(200, "get", &path, Some(&rater.token), None);
+        let rubric = &item["rubric"];
+        let step = (index as f64 + offset) % 3.0;
+        let dimensions: serde_json::Map<String, Value> = rubric["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let (min, max) = (d["min"].as_f64().unwrap(), d["max"].as_f64().unwrap());
+                (
+                    d["id"].as_str().unwrap().to_owned(),
+                    json!(min + step.min(max - min)),
+                )
+            })
+            .collect();
+        let overall_min = rubric["overall"]["min"].as_f64().unwrap();
+        let overall_max = rubric["overall"]["max"].as_f64().unwrap();
+        let on_text: Vec<&str> = item["taxonomy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["anchor"] != "image")
+            .map(|c| c["code"].as_str().unwrap())
+            .collect();
+        let category = on_text[index % on_text.len()];
+        let correctness = ["correct", "partly", "incorrect"][index % 3];
+        let save = json!({ "kind": "save", "rating": { "scores": {
+            "overall": (overall_min + step + index as f64).min(overall_max),
+            "correctness": correctness,
+            "confidence": 1 + index % 5, "comment": format!("read {index}"),
+            "seconds_on_task": 30.0 + 7.0 * index as f64, "dimensions": dimensions
+        }, "labels": [{ "category": category, "severity": 1 + index % 3, "span": [0, 4],
+                        "text": "answer", "mark": null, "comment": "" }] } });
+        let edits = study_path(&format!("/items/{assignment}/edits"));
+        let saved = http.expect(
+            200,
+            "post",
+            &edits,
+            Some(&rater.token),
+            Some(json!({ "edit_id": edit_id(), "base_version": 0, "edit": save })),
+        );
+        http.expect(
+            200,
+            "post",
+            &edits,
+            Some(&rater.token),
+            Some(json!({
+                "edit_id": edit_id(), "base_version": saved["version"], "edit": { "kind": "submit" }
+            })),
+        );
+    }
+}
+
+/// The report as JSON without what names the database it was read from (its audit head, the
+/// time it was built): the figures alone.
+fn report_figures(db: &Path, grader: &str) -> Value {
+    let store = Store::open(db).unwrap();
+    let lead = cases::app::Session::command_line();
+    let report = cases::app::calibration::study_report(
+        &store,
+        &lead,
+        DEMO_STUDY_ID,
+        calibration::input::ReportOptions {
+            grader: Some(grader.to_owned()),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .build(&NoProgress)
+    .unwrap();
+    let mut figures = serde_json::to_value(&report).unwrap();
+    strip_provenance(&mut figures);
+    figures
+}
+
+fn strip_provenance(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| !matches!(key.as_str(), "audit_head" | "generated_at"));
+            map.values_mut().for_each(strip_provenance);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_provenance),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_leads_report_from_the_servers_ratings_equals_one_from_the_same_ratings_made_locally() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+    rate_on_server(http, &t.rater_a, 4, 0.0);
+    rate_on_server(http, &t.rater_b, 4, 1.0);
+    let pulled: Vec<cases::app::team::TeamStudyRating> = serde_json::from_value(http.expect(
+        200,
+        "get",
+        &study_path("/ratings"),
+        Some(&t.lead.token),
+        None,
+    ))
+    .unwrap();
+    assert_eq!(pulled.len(), 8, "{pulled:?}");
+    assert!(pulled
+        .iter()
+        .all(|r| r.status == cases::rating::RatingStatus::Submitted));
+
+    // The lead's database as it was copied onto the server, twice over.
+    let local = work.path().join("local.sqlite");
+    let (from_server, rated_here) = (
+        work.path().join("pulled.sqlite"),
+        work.path().join("here.sqlite"),
+    );
+    for db in [&from_server, &rated_here] {
+        std::fs::copy(&local, db).unwrap();
+        let mut store = Store::open(db).unwrap();
+        for person in [&t.rater_a, &t.rater_b] {
+            store
+                .create_rater(
+                    &person.username,
+                    cases::rating::RaterRole::Neuroradiologist,
+                    Some(9),
+                )
+                .unwrap();
+        }
+    }
+
+    // One: the server's ratings pulled; a second pull writes nothing.
+    let mut store = Store::open(&from_server).unwrap();
+    let lead = cases::app::Session::command_line();
+    let first = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &pulled).unwrap();
+    assert_eq!(
+        (first.added, first.updated, first.conflicts.len()),
+        (8, 0, 0),
+        "{first:?}"
+    );
+    let again = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &pulled).unwrap();
+    assert_eq!((again.added, again.unchanged), (0, 8), "{again:?}");
+    drop(store);
+
+    // Two: the same ratings made at this workstation through the app's own edits.
+    let mut store = Store::open(&rated_here).unwrap();
+    for (position, rating) in pulled.iter().enumerate() {
+        let rater = store
+            .raters()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.name == rating.rater)
+            .unwrap();
+        let assignment = {
+            let conn = store.read();
+            let response: i64 = conn
+                .query_row(
+                    "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+                     JOIN cases c ON t.case_ref = c.id
+                     WHERE c.case_id = ?1 AND t.task_id = ?2 AND r.model = ?3 AND r.sample = ?4",
+                    rusqlite::params![rating.case_id, rating.task_id, rating.model, rating.sample],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            conn.execute(
+                "INSERT OR IGNORE INTO assignment_plans (study, name, seed, overlap_share,
+                     repeat_share, repeat_after_days, created_by, created_at)
+                 SELECT id, 'here', 1, 0, 0, 0, ?1, '2026-11-27T00:00:00.000Z' FROM studies",
+                [rater.id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO assignments (plan, rater, response, position, overlap)
+                 VALUES ((SELECT id FROM assignment_plans WHERE name = 'here'), ?1, ?2, ?3, 0)",
+                rusqlite::params![rater.id, response, position as i64 + 1],
+            )
+            .unwrap();
+            conn.last_insert_rowid()
+        };
+        store
+            .save_rating(rater.id, assignment, &rating.state.scores)
+            .unwrap();
+        for label in &rating.state.labels {
+            store.add_error_label(rater.id, assignment, label).unwrap();
+        }
+        store.submit_rating(rater.id, assignment).unwrap();
+    }
+    drop(store);
+
+    let grader = &t.graders[0];
+    let (pulled_figures, local_figures) = (
+        report_figures(&from_server, grader),
+        report_figures(&rated_here, grader),
+    );
+    assert_eq!(pulled_figures, local_figures);
+    assert_eq!(
+        pulled_figures["summary"]["human_raters"],
+        json!([t.rater_a.username, t.rater_b.username])
+    );
+    // The verdict is computed on the eight ratings themselves.
+    assert_eq!(pulled_figures["verdict"]["pearson"]["n"], 8);
 }

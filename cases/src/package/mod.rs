@@ -16,8 +16,9 @@
 mod archive;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
+pub(crate) mod incoming;
 mod rater;
-mod results;
+pub(crate) mod results;
 mod server_link;
 
 pub use archive::Member;

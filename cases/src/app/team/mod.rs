@@ -17,8 +17,10 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod pull;
 mod study;
 
+pub use pull::{pull_ratings, PullReport, PulledConflict, TeamStudyRating};
 pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, TeamStudyTask};
 
 /// A person's role in one study on the server; an account holds one role per study.
@@ -50,6 +52,8 @@ pub enum TeamAction {
     TopUp,
     /// Lock or unlock a rater out of reveal-then-edit.
     LockReveal,
+    /// Every rater's ratings, for the lead's own database (`pull`) and the report built there.
+    ExportRatings,
 }
 
 impl TeamAction {
@@ -63,7 +67,8 @@ impl TeamAction {
             TeamAction::SeeProgress
             | TeamAction::Invite
             | TeamAction::TopUp
-            | TeamAction::LockReveal => &[Lead],
+            | TeamAction::LockReveal
+            | TeamAction::ExportRatings => &[Lead],
         }
     }
 
@@ -75,6 +80,7 @@ impl TeamAction {
             TeamAction::Invite => "inviting people",
             TeamAction::TopUp => "topping up assignments",
             TeamAction::LockReveal => "locking reveal",
+            TeamAction::ExportRatings => "the raters' ratings",
         }
     }
 }
@@ -581,6 +587,7 @@ mod tests {
             (Invite, true, false, false),
             (TopUp, true, false, false),
             (LockReveal, true, false, false),
+            (ExportRatings, true, false, false),
         ];
         for (action, lead, curator, rater) in table {
             for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {
