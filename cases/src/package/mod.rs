@@ -22,7 +22,10 @@ mod server_link;
 
 pub use archive::Member;
 pub use rater::{
-    export_rater_package, import_rater_package, RaterPackageExport, RaterPackageImport,
+    blinded_samples, deidentified_image, export_rater_package, import_rater_package,
+    package_extension, write_rater_package, ImageSource, PackageCase, PackageImage, PackageItem,
+    PackagePlan, PackageSeries, RaterPackageContents, RaterPackageExport, RaterPackageImport,
+    WrittenPackage, BLINDED_MODEL,
 };
 pub use results::{export_results_package, merge_results_package, ResultsPackageExport};
 pub use server_link::{server_link, server_links, AssignmentLink, ServerLink};
