@@ -17,9 +17,17 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod package;
 mod study;
 
-pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, TeamStudyTask};
+pub use package::{
+    rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
+    StoredImage,
+};
+pub use study::{
+    study_for_server, TeamImageFile, TeamSeriesFiles, TeamStudy, TeamStudyCase, TeamStudyResponse,
+    TeamStudyTask,
+};
 
 /// A person's role in one study on the server; an account holds one role per study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +57,9 @@ pub enum TeamAction {
     TopUp,
     /// Lock or unlock a rater out of reveal-then-edit.
     LockReveal,
+    /// Build any rater's package and upload any rater's results (a site with no connection);
+    /// a rater downloads their own package and uploads their own results under `Rate`.
+    ExchangePackages,
 }
 
 impl TeamAction {
@@ -62,7 +73,8 @@ impl TeamAction {
             TeamAction::SeeProgress
             | TeamAction::Invite
             | TeamAction::TopUp
-            | TeamAction::LockReveal => &[Lead],
+            | TeamAction::LockReveal
+            | TeamAction::ExchangePackages => &[Lead],
         }
     }
 
@@ -74,6 +86,7 @@ impl TeamAction {
             TeamAction::Invite => "inviting people",
             TeamAction::TopUp => "topping up assignments",
             TeamAction::LockReveal => "locking reveal",
+            TeamAction::ExchangePackages => "another rater's packages",
         }
     }
 }
@@ -580,6 +593,7 @@ mod tests {
             (Invite, true, false, false),
             (TopUp, true, false, false),
             (LockReveal, true, false, false),
+            (ExchangePackages, true, false, false),
         ];
         for (action, lead, curator, rater) in table {
             for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {
