@@ -760,3 +760,55 @@ pub(super) fn violations(
     }
     found
 }
+
+/// One rating of a results package, as the team server applies it (docs/multisite.md): the
+/// rater package's item it rates, the state to save, and whether it was submitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadedRating {
+    /// Its line in `ratings.jsonl`.
+    pub line: usize,
+    pub item: u32,
+    pub scores: RatingEdit,
+    pub labels: Vec<LabelEdit>,
+    pub submitted: bool,
+}
+
+/// A results package checked as a file (every member's digest, the format, each line parsed; an
+/// item rated twice is refused): its manifest and ratings, for the team server, which decides
+/// each rating as an edit of its own (`cases::app::team::results_edits`) rather than merging it
+/// into a local database.
+pub fn read_uploaded_results(file: &Path) -> Result<(Manifest, Vec<UploadedRating>)> {
+    let ResultsPackage {
+        manifest, ratings, ..
+    } = read_results_package(file)?;
+    if manifest.answers_package.is_none() {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "answers_package",
+            "a results package names the rater package it answers".into(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut uploaded = Vec::with_capacity(ratings.len());
+    for (line, rating) in ratings {
+        if !seen.insert(rating.item) {
+            return Err(refuse(
+                file,
+                RATINGS,
+                Some(line),
+                "item",
+                format!("item {} is rated on an earlier line too", rating.item),
+            ));
+        }
+        uploaded.push(UploadedRating {
+            line,
+            item: rating.item,
+            scores: rating.scores(),
+            labels: rating.labels.iter().map(ResultLabel::edit).collect(),
+            submitted: rating.status == RatingStatus::Submitted,
+        });
+    }
+    Ok((manifest, uploaded))
+}

@@ -17,11 +17,19 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod package;
 mod pull;
 mod study;
 
+pub use package::{
+    rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
+    StoredImage,
+};
 pub use pull::{pull_ratings, PullReport, PulledConflict, TeamStudyRating};
-pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, TeamStudyTask};
+pub use study::{
+    study_for_server, TeamImageFile, TeamSeriesFiles, TeamStudy, TeamStudyCase, TeamStudyResponse,
+    TeamStudyTask,
+};
 
 /// A person's role in one study on the server; an account holds one role per study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +62,9 @@ pub enum TeamAction {
     LockReveal,
     /// Every rater's ratings, for the lead's own database (`pull`) and the report built there.
     ExportRatings,
+    /// Build any rater's package and upload any rater's results (a site with no connection);
+    /// a rater downloads their own package and uploads their own results under `Rate`.
+    ExchangePackages,
 }
 
 impl TeamAction {
@@ -68,7 +79,8 @@ impl TeamAction {
             | TeamAction::Invite
             | TeamAction::TopUp
             | TeamAction::LockReveal
-            | TeamAction::ExportRatings => &[Lead],
+            | TeamAction::ExportRatings
+            | TeamAction::ExchangePackages => &[Lead],
         }
     }
 
@@ -81,6 +93,7 @@ impl TeamAction {
             TeamAction::TopUp => "topping up assignments",
             TeamAction::LockReveal => "locking reveal",
             TeamAction::ExportRatings => "the raters' ratings",
+            TeamAction::ExchangePackages => "another rater's packages",
         }
     }
 }
@@ -588,6 +601,7 @@ mod tests {
             (TopUp, true, false, false),
             (LockReveal, true, false, false),
             (ExportRatings, true, false, false),
+            (ExchangePackages, true, false, false),
         ];
         for (action, lead, curator, rater) in table {
             for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {
