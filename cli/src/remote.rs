@@ -183,6 +183,30 @@ impl Remote {
     }
 }
 
+impl Remote {
+    /// `rater`'s package built by the server, written whole to `out`; its size.
+    pub fn download_package(
+        &self,
+        rater: &str,
+        out: &std::path::Path,
+        progress: &dyn cases::progress::Progress,
+    ) -> Result<u64, Failure> {
+        let client = self.client()?;
+        Ok(crate::run::runtime()?.block_on(async {
+            client
+                .download_package(&self.study, Some(rater), out, progress)
+                .await
+        })?)
+    }
+
+    /// A results package answering a server-built package, uploaded; the server's report.
+    pub fn upload_results(&self, file: &std::path::Path) -> Result<serde_json::Value, Failure> {
+        let client = self.client()?;
+        Ok(crate::run::runtime()?
+            .block_on(async { client.upload_results(&self.study, file).await })?)
+    }
+}
+
 pub fn pull(args: &PullArgs) -> Result<(), Failure> {
     let report = args.remote.pull_into(args.db.clone())?;
     crate::print_json(&report);

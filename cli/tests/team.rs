@@ -201,3 +201,134 @@ fn ok_empty(output: Output) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_with_no_connection_gets_its_package_from_the_server_and_its_results_go_back() {
+    let work = tempfile::tempdir().unwrap();
+    let server = TeamServer::start(work.path()).await;
+    server.enrol_rater("rater-b", "Hospital C", 3).await;
+    let config = work.path().join("config");
+    let config = config.as_path();
+    let base = server.base.as_str();
+    let (package, site_db, results) = (
+        work.path().join("rater-b.nrpkg.tar"),
+        work.path().join("site.sqlite"),
+        work.path().join("rater-b.results.tar"),
+    );
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        &format!("{}\n", password("lead")),
+    ));
+
+    // The lead builds rater-b's package on the server and sends it.
+    let exported = ok(neurorater(
+        config,
+        &[
+            "package",
+            "export-rater",
+            "--server",
+            base,
+            "--study",
+            STUDY,
+            "--rater",
+            "rater-b",
+            "--out",
+            &path(&package),
+            "--json",
+        ],
+        "",
+    ));
+    assert!(exported["bytes"].as_u64().unwrap() > 0);
+
+    // At the site: imported, one item rated and submitted offline, results written.
+    ok(neurorater(
+        config,
+        &[
+            "package",
+            "import",
+            "--db",
+            &path(&site_db),
+            &path(&package),
+            "--json",
+        ],
+        "",
+    ));
+    {
+        let mut store = cases::store::Store::open(&site_db).unwrap();
+        let rater = store
+            .raters()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.name == "rater-b")
+            .unwrap()
+            .id;
+        let queue = store.reading_queue(rater, STUDY).unwrap();
+        assert_eq!(queue.len(), 3, "the server's three items");
+        let item = store.reading_item(rater, queue[0].assignment).unwrap();
+        let complete = cases::rating::RatingEdit {
+            overall: Some(item.rubric.overall.max),
+            not_applicable: Default::default(),
+            dimensions: item
+                .rubric
+                .dimensions
+                .iter()
+                .map(|d| (d.id.clone(), d.scale.max))
+                .collect(),
+            correctness: Some(cases::rating::Correctness::Correct),
+            confidence: Some(5),
+            comment: "read at a site with no connection".into(),
+            seconds_on_task: 75.0,
+        };
+        store
+            .save_rating(rater, queue[0].assignment, &complete)
+            .unwrap();
+        store.submit_rating(rater, queue[0].assignment).unwrap();
+    }
+    ok(neurorater(
+        config,
+        &[
+            "package",
+            "export-results",
+            "--db",
+            &path(&site_db),
+            "--out",
+            &path(&results),
+            "--json",
+        ],
+        "",
+    ));
+
+    // Back at the lead: uploaded once, stored once; the server's progress shows it.
+    let merge = [
+        "package",
+        "merge",
+        "--server",
+        base,
+        "--study",
+        STUDY,
+        &path(&results),
+        "--json",
+    ];
+    let first = ok(neurorater(config, &merge, ""));
+    assert_eq!(
+        (first["applied"].as_u64(), first["unchanged"].as_u64()),
+        (Some(1), Some(0)),
+        "{first}"
+    );
+    let again = ok(neurorater(config, &merge, ""));
+    assert_eq!(
+        (again["applied"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(1)),
+        "{again}"
+    );
+    let progress = ok(neurorater(
+        config,
+        &["team-progress", "--server", base, "--study", STUDY],
+        "",
+    ));
+    assert_eq!(progress["raters"][0]["username"], "rater-b");
+    assert_eq!(progress["raters"][0]["submitted"], 1);
+    assert_eq!(progress["raters"][0]["seconds_on_task"], 75.0);
+}
