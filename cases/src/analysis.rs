@@ -69,208 +69,20 @@ pub fn study_data_then(
     let rubric = crate::store::stored_rubric(study_id, &rubric_json)?;
     let taxonomy = crate::store::stored_taxonomy(study_id, &taxonomy_json)?;
 
-    // Items: every response of the study.
-    let mut items = BTreeMap::new();
-    let mut item_of_response = BTreeMap::new();
-    let mut stmt = conn
-        .prepare(
-            "SELECT r.id, c.case_id, t.task_id, r.model, r.sample, c.disease_group, c.modality,
-                    t.family, t.level
-             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
-             WHERE c.study = ?1 ORDER BY r.id",
-        )
-        .map_err(fail)?;
-    let mut rows = stmt.query([study_key]).map_err(fail)?;
-    let mut response_meta = BTreeMap::new();
-    while let Some(row) = rows.next().map_err(fail)? {
-        let response: i64 = row.get(0).map_err(fail)?;
-        let case: String = row.get(1).map_err(fail)?;
-        let task: String = row.get(2).map_err(fail)?;
-        let model: String = row.get(3).map_err(fail)?;
-        let sample: u32 = row.get(4).map_err(fail)?;
-        let family: String = row.get(7).map_err(fail)?;
-        let level: i64 = row.get(8).map_err(fail)?;
-        let item = format!("{case}/{task}/{model}/{sample}");
-        let groups = BTreeMap::from([
-            (
-                "disease_group".to_owned(),
-                row.get::<_, String>(5).map_err(fail)?,
-            ),
-            (
-                "modality".to_owned(),
-                row.get::<_, String>(6).map_err(fail)?,
-            ),
-            ("task_family".to_owned(), family.clone()),
-            ("level".to_owned(), level.to_string()),
-            ("model".to_owned(), model.clone()),
-        ]);
-        items.insert(
-            item.clone(),
-            ItemInfo {
-                case: Some(case.clone()),
-                groups,
-            },
-        );
-        item_of_response.insert(response, item);
-        response_meta.insert(
-            response,
-            (
-                model,
-                family,
-                level.to_string(),
-                format!("{case}/{task}"),
-                sample,
-                case.clone(),
-            ),
-        );
-    }
-    drop(rows);
-
+    let responses = read_responses(conn, study_key).map_err(fail)?;
     let mut scores = Vec::new();
-    let mut push_scores = |item: &str, rater: &str, overall: Option<f64>, dimensions: &str| {
-        if let Some(score) = overall {
-            scores.push(ScoreRow {
-                item: item.to_owned(),
-                rater: rater.to_owned(),
-                dimension: "overall".into(),
-                score,
-            });
-        }
-        let dimensions: BTreeMap<String, f64> =
-            serde_json::from_str(dimensions).unwrap_or_default();
-        for (dimension, score) in dimensions {
-            scores.push(ScoreRow {
-                item: item.to_owned(),
-                rater: rater.to_owned(),
-                dimension,
-                score,
-            });
-        }
-    };
-
-    let mut correctness = Vec::new();
-    let mut stmt = conn
-        .prepare(
-            "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness,
-                    g.not_applicable_json
-             FROM ratings g JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
-             ORDER BY g.response, ra.name",
-        )
+    let clinicians = read_clinician_ratings(conn, &rubric, rubric_version, &responses, &mut scores)
         .map_err(fail)?;
-    let mut rows = stmt.query([rubric_version]).map_err(fail)?;
-    let mut reviewers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut coverage: Vec<DimensionCoverage> = rubric
-        .dimensions
-        .iter()
-        .map(|d| DimensionCoverage {
-            dimension: d.id.clone(),
-            rated: 0,
-            not_applicable: 0,
-            not_applied: 0,
-            missing: 0,
-        })
-        .collect();
-    while let Some(row) = rows.next().map_err(fail)? {
-        let response: i64 = row.get(0).map_err(fail)?;
-        let Some(item) = item_of_response.get(&response) else {
-            continue;
-        };
-        let rater: String = row.get(1).map_err(fail)?;
-        let dimensions: String = row.get(3).map_err(fail)?;
-        let not_applicable: String = row.get(5).map_err(fail)?;
-        count_coverage(
-            &mut coverage,
-            &rubric,
-            &response_meta[&response].1,
-            &dimensions,
-            &not_applicable,
-        );
-        push_scores(item, &rater, row.get(2).map_err(fail)?, &dimensions);
-        reviewers
-            .entry(item.clone())
-            .or_default()
-            .insert(rater.clone());
-        if let Some(judgement) = row.get::<_, Option<String>>(4).map_err(fail)? {
-            let (model, family, level, task, sample, case) = &response_meta[&response];
-            correctness.push(CorrectnessJudgement {
-                case: case.clone(),
-                model: model.clone(),
-                task_family: family.clone(),
-                level: level.clone(),
-                task: task.clone(),
-                sample: *sample,
-                rater,
-                correct: judgement == "correct",
-            });
-        }
-    }
-    drop(rows);
-
-    let mut graders = BTreeSet::new();
-    let mut grader_claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stmt = conn
-        .prepare("SELECT response, grader, score, dimensions_json, errors_json FROM grader_scores ORDER BY id")
-        .map_err(fail)?;
-    let mut rows = stmt.query([]).map_err(fail)?;
-    while let Some(row) = rows.next().map_err(fail)? {
-        let response: i64 = row.get(0).map_err(fail)?;
-        let Some(item) = item_of_response.get(&response) else {
-            continue;
-        };
-        let name: String = row.get(1).map_err(fail)?;
-        let dimensions: Option<String> = row.get(3).map_err(fail)?;
-        push_scores(
-            item,
-            &name,
-            Some(row.get(2).map_err(fail)?),
-            dimensions.as_deref().unwrap_or("{}"),
-        );
-        if Some(name.as_str()) == grader {
-            let errors: Option<String> = row.get(4).map_err(fail)?;
-            let claims: Vec<crate::model::GraderError> = errors
-                .and_then(|e| serde_json::from_str(&e).ok())
-                .unwrap_or_default();
-            // An empty set is a claim too: the grader found no error in this item.
-            grader_claims
-                .entry(item.clone())
-                .or_default()
-                .extend(claims.into_iter().map(|c| c.category));
-        }
-        graders.insert(name);
-    }
-    drop(rows);
-
-    let mut labels: BTreeMap<String, Vec<ErrorLabel>> = BTreeMap::new();
-    let mut stmt = conn
-        .prepare(
-            "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
-             JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
-             WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
-             ORDER BY e.id",
-        )
-        .map_err(fail)?;
-    let mut rows = stmt.query([rubric_version]).map_err(fail)?;
-    while let Some(row) = rows.next().map_err(fail)? {
-        let response: i64 = row.get(0).map_err(fail)?;
-        let Some(item) = item_of_response.get(&response) else {
-            continue;
-        };
-        labels.entry(item.clone()).or_default().push(ErrorLabel {
-            rater: row.get(1).map_err(fail)?,
-            category: row.get(2).map_err(fail)?,
-            severity: row.get(3).map_err(fail)?,
-        });
-    }
-    drop(rows);
-
+    let graders = read_grader_scores(conn, &responses, grader, &mut scores).map_err(fail)?;
+    let labels = read_error_labels(conn, rubric_version, &responses).map_err(fail)?;
     // Error comparison needs both sides: items the grader scored and clinicians reviewed.
-    let errors = reviewers
+    let errors = clinicians
+        .reviewers
         .iter()
         .filter_map(|(item, who)| {
             Some(ItemErrors {
                 item: item.clone(),
-                grader_claims: grader_claims.get(item)?.clone(),
+                grader_claims: graders.claims.get(item)?.clone(),
                 reviewers: who.clone(),
                 clinician_labels: labels.get(item).cloned().unwrap_or_default(),
             })
@@ -293,11 +105,11 @@ pub fn study_data_then(
             table: LongTable {
                 scores,
                 grouping_columns: GROUPING_COLUMNS.map(String::from).to_vec(),
-                items,
+                items: responses.items,
                 scales: rubric_scales(&rubric),
             },
             errors,
-            correctness,
+            correctness: clinicians.correctness,
             category_buckets: taxonomy
                 .categories
                 .iter()
@@ -315,20 +127,274 @@ pub fn study_data_then(
             max: rubric.overall.max,
             step: rubric.overall.step,
         },
-        graders: graders.into_iter().collect(),
-        coverage,
+        graders: graders.names.into_iter().collect(),
+        coverage: clinicians.coverage,
         rubric_versions: rubric_version_counts(conn, study_key, rubric_version).map_err(fail)?,
     };
     scores_read(&data)?;
     // A ground truth that cannot be read (a bundle's images moved) leaves this one section
     // unchecked, with the reason, rather than the whole report unbuilt.
-    data.input.missed_findings = missed_findings_input(store, study_id, &item_of_response)
-        .unwrap_or_else(|e| MissedFindingsInput {
-            not_checked: Some(format!("the ground truth could not be read: {e}")),
-            ..MissedFindingsInput::default()
+    data.input.missed_findings =
+        missed_findings_input(store, study_id, &responses.item_of_response).unwrap_or_else(|e| {
+            MissedFindingsInput {
+                not_checked: Some(format!("the ground truth could not be read: {e}")),
+                ..MissedFindingsInput::default()
+            }
         });
     drop(snapshot);
     Ok(data)
+}
+
+/// What the report needs of one response besides its scores.
+struct ResponseMeta {
+    model: String,
+    family: String,
+    level: String,
+    /// `case/task`.
+    task: String,
+    sample: u32,
+    case: String,
+}
+
+/// Every response of the study as a report item (`case/task/model/sample`) with its groups.
+struct Responses {
+    items: BTreeMap<String, ItemInfo>,
+    item_of_response: BTreeMap<i64, String>,
+    meta: BTreeMap<i64, ResponseMeta>,
+}
+
+fn read_responses(conn: &rusqlite::Connection, study_key: i64) -> rusqlite::Result<Responses> {
+    let mut responses = Responses {
+        items: BTreeMap::new(),
+        item_of_response: BTreeMap::new(),
+        meta: BTreeMap::new(),
+    };
+    let mut stmt = conn.prepare(
+        "SELECT r.id, c.case_id, t.task_id, r.model, r.sample, c.disease_group, c.modality,
+                t.family, t.level
+         FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+         WHERE c.study = ?1 ORDER BY r.id",
+    )?;
+    let mut rows = stmt.query([study_key])?;
+    while let Some(row) = rows.next()? {
+        let response: i64 = row.get(0)?;
+        let case: String = row.get(1)?;
+        let task: String = row.get(2)?;
+        let model: String = row.get(3)?;
+        let sample: u32 = row.get(4)?;
+        let family: String = row.get(7)?;
+        let level: i64 = row.get(8)?;
+        let item = format!("{case}/{task}/{model}/{sample}");
+        let groups = BTreeMap::from([
+            ("disease_group".to_owned(), row.get::<_, String>(5)?),
+            ("modality".to_owned(), row.get::<_, String>(6)?),
+            ("task_family".to_owned(), family.clone()),
+            ("level".to_owned(), level.to_string()),
+            ("model".to_owned(), model.clone()),
+        ]);
+        responses.items.insert(
+            item.clone(),
+            ItemInfo {
+                case: Some(case.clone()),
+                groups,
+            },
+        );
+        responses.item_of_response.insert(response, item);
+        responses.meta.insert(
+            response,
+            ResponseMeta {
+                model,
+                family,
+                level: level.to_string(),
+                task: format!("{case}/{task}"),
+                sample,
+                case,
+            },
+        );
+    }
+    Ok(responses)
+}
+
+/// An overall score and a dimensions map (stored JSON) as score rows of `item` by `rater`.
+fn push_scores(
+    scores: &mut Vec<ScoreRow>,
+    item: &str,
+    rater: &str,
+    overall: Option<f64>,
+    dimensions: &str,
+) {
+    if let Some(score) = overall {
+        scores.push(ScoreRow {
+            item: item.to_owned(),
+            rater: rater.to_owned(),
+            dimension: "overall".into(),
+            score,
+        });
+    }
+    let dimensions: BTreeMap<String, f64> = serde_json::from_str(dimensions).unwrap_or_default();
+    for (dimension, score) in dimensions {
+        scores.push(ScoreRow {
+            item: item.to_owned(),
+            rater: rater.to_owned(),
+            dimension,
+            score,
+        });
+    }
+}
+
+/// The clinicians' submitted first reads under the current rubric, beyond their scores.
+struct ClinicianRatings {
+    coverage: Vec<DimensionCoverage>,
+    /// Per item, who reviewed it.
+    reviewers: BTreeMap<String, BTreeSet<String>>,
+    correctness: Vec<CorrectnessJudgement>,
+}
+
+fn read_clinician_ratings(
+    conn: &rusqlite::Connection,
+    rubric: &crate::model::Rubric,
+    rubric_version: u32,
+    responses: &Responses,
+    scores: &mut Vec<ScoreRow>,
+) -> rusqlite::Result<ClinicianRatings> {
+    let mut stmt = conn.prepare(
+        "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness,
+                g.not_applicable_json
+         FROM ratings g JOIN raters ra ON g.rater = ra.id
+         WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
+         ORDER BY g.response, ra.name",
+    )?;
+    let mut rows = stmt.query([rubric_version])?;
+    let mut read = ClinicianRatings {
+        coverage: rubric
+            .dimensions
+            .iter()
+            .map(|d| DimensionCoverage {
+                dimension: d.id.clone(),
+                rated: 0,
+                not_applicable: 0,
+                not_applied: 0,
+                missing: 0,
+            })
+            .collect(),
+        reviewers: BTreeMap::new(),
+        correctness: Vec::new(),
+    };
+    while let Some(row) = rows.next()? {
+        let response: i64 = row.get(0)?;
+        let Some(item) = responses.item_of_response.get(&response) else {
+            continue;
+        };
+        let meta = &responses.meta[&response];
+        let rater: String = row.get(1)?;
+        let dimensions: String = row.get(3)?;
+        let not_applicable: String = row.get(5)?;
+        count_coverage(
+            &mut read.coverage,
+            rubric,
+            &meta.family,
+            &dimensions,
+            &not_applicable,
+        );
+        push_scores(scores, item, &rater, row.get(2)?, &dimensions);
+        read.reviewers
+            .entry(item.clone())
+            .or_default()
+            .insert(rater.clone());
+        if let Some(judgement) = row.get::<_, Option<String>>(4)? {
+            read.correctness.push(CorrectnessJudgement {
+                case: meta.case.clone(),
+                model: meta.model.clone(),
+                task_family: meta.family.clone(),
+                level: meta.level.clone(),
+                task: meta.task.clone(),
+                sample: meta.sample,
+                rater,
+                correct: judgement == "correct",
+            });
+        }
+    }
+    Ok(read)
+}
+
+/// Every grader that scored a response of the study, and `grader`'s error claims per item.
+struct GraderScores {
+    names: BTreeSet<String>,
+    claims: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn read_grader_scores(
+    conn: &rusqlite::Connection,
+    responses: &Responses,
+    grader: Option<&str>,
+    scores: &mut Vec<ScoreRow>,
+) -> rusqlite::Result<GraderScores> {
+    let mut read = GraderScores {
+        names: BTreeSet::new(),
+        claims: BTreeMap::new(),
+    };
+    let mut stmt = conn.prepare(
+        "SELECT response, grader, score, dimensions_json, errors_json FROM grader_scores
+         ORDER BY id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let response: i64 = row.get(0)?;
+        let Some(item) = responses.item_of_response.get(&response) else {
+            continue;
+        };
+        let name: String = row.get(1)?;
+        let dimensions: Option<String> = row.get(3)?;
+        push_scores(
+            scores,
+            item,
+            &name,
+            Some(row.get(2)?),
+            dimensions.as_deref().unwrap_or("{}"),
+        );
+        if Some(name.as_str()) == grader {
+            let errors: Option<String> = row.get(4)?;
+            let claims: Vec<crate::model::GraderError> = errors
+                .and_then(|e| serde_json::from_str(&e).ok())
+                .unwrap_or_default();
+            // An empty set is a claim too: the grader found no error in this item.
+            read.claims
+                .entry(item.clone())
+                .or_default()
+                .extend(claims.into_iter().map(|c| c.category));
+        }
+        read.names.insert(name);
+    }
+    Ok(read)
+}
+
+/// The clinicians' error labels of their submitted first reads under the current rubric, per
+/// item.
+fn read_error_labels(
+    conn: &rusqlite::Connection,
+    rubric_version: u32,
+    responses: &Responses,
+) -> rusqlite::Result<BTreeMap<String, Vec<ErrorLabel>>> {
+    let mut labels: BTreeMap<String, Vec<ErrorLabel>> = BTreeMap::new();
+    let mut stmt = conn.prepare(
+        "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
+         JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
+         WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
+         ORDER BY e.id",
+    )?;
+    let mut rows = stmt.query([rubric_version])?;
+    while let Some(row) = rows.next()? {
+        let response: i64 = row.get(0)?;
+        let Some(item) = responses.item_of_response.get(&response) else {
+            continue;
+        };
+        labels.entry(item.clone()).or_default().push(ErrorLabel {
+            rater: row.get(1)?,
+            category: row.get(2)?,
+            severity: row.get(3)?,
+        });
+    }
+    Ok(labels)
 }
 
 /// Every rubric version of the study with its submitted first reads, current marked.
