@@ -339,78 +339,25 @@ fn check_rows(
             continue;
         }
         if view.graders.contains(rater) {
-            match view.grader_scores.get(&(response.id, rater.to_owned())) {
-                None => problem(
-                    line,
-                    "rater",
-                    format!(
-                        "`{rater}` is a grader and has no stored score for `{item}`; grader \
-                         scores are imported from grader.jsonl, not from a ratings file"
-                    ),
-                ),
-                Some((overall, dimensions)) => {
-                    let stored = if dimension == "overall" {
-                        Some(*overall)
-                    } else {
-                        dimensions.get(dimension).copied()
-                    };
-                    match stored {
-                        Some(stored) if (stored - score).abs() < 1e-9 => {
-                            summary.grader_rows_checked += 1
-                        }
-                        Some(stored) => problem(
-                            line,
-                            "score",
-                            format!(
-                                "grader `{rater}` scored `{item}` {stored} on `{dimension}` in \
-                                 grader.jsonl, here {score}"
-                            ),
-                        ),
-                        None => problem(
-                            line,
-                            "dimension",
-                            format!(
-                                "grader `{rater}` gave no `{dimension}` score for `{item}` in \
-                                 grader.jsonl"
-                            ),
-                        ),
-                    }
-                }
+            if check_grader_row(
+                view,
+                response,
+                rater,
+                item,
+                dimension,
+                score,
+                line,
+                &mut problem,
+            ) {
+                summary.grader_rows_checked += 1;
             }
             continue;
         }
         let role = field(ROLE_COLUMN);
-        if !role.is_empty() {
-            if !ROLES.contains(&role) {
-                problem(
-                    line,
-                    ROLE_COLUMN,
-                    format!("`{role}` is not a role ({})", ROLES.join(", ")),
-                );
-                row_ok = false;
-            } else if let Some((_, stored)) = view.raters.get(rater).filter(|(_, r)| r != role) {
-                problem(
-                    line,
-                    ROLE_COLUMN,
-                    format!("`{rater}` is stored as a {stored}, here `{role}`"),
-                );
-                row_ok = false;
-            } else {
-                match roles_in_file.get(rater) {
-                    Some((first, first_line)) if first != role => {
-                        problem(
-                            line,
-                            ROLE_COLUMN,
-                            format!("`{rater}` is a {first} at line {first_line}, here `{role}`"),
-                        );
-                        row_ok = false;
-                    }
-                    Some(_) => {}
-                    None => {
-                        roles_in_file.insert(rater.to_owned(), (role.to_owned(), line));
-                    }
-                }
-            }
+        if !role.is_empty()
+            && !check_role(view, &mut roles_in_file, rater, role, line, &mut problem)
+        {
+            row_ok = false;
         }
         if !row_ok {
             continue;
@@ -429,6 +376,129 @@ fn check_rows(
         rating.lines.insert(dimension.to_owned(), line);
     }
 
+    let new_ratings = unstored(view, pending, &mut summary, &mut problem);
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(ImportError::Invalid(problems));
+    }
+
+    let new_raters = new_raters(view, &new_ratings, &roles_in_file, &mut summary);
+    summary.ratings_added = new_ratings.len();
+    Ok(Plan {
+        summary,
+        new_raters,
+        new_ratings,
+    })
+}
+
+/// A grader's row checked against its stored score (grader scores come from grader.jsonl,
+/// never from a ratings file); whether it agrees.
+#[allow(clippy::too_many_arguments)]
+fn check_grader_row(
+    view: &StoreView,
+    response: &StoredResponse,
+    rater: &str,
+    item: &str,
+    dimension: &str,
+    score: f64,
+    line: usize,
+    problem: &mut impl FnMut(usize, &str, String),
+) -> bool {
+    let Some((overall, dimensions)) = view.grader_scores.get(&(response.id, rater.to_owned()))
+    else {
+        problem(
+            line,
+            "rater",
+            format!(
+                "`{rater}` is a grader and has no stored score for `{item}`; grader \
+                 scores are imported from grader.jsonl, not from a ratings file"
+            ),
+        );
+        return false;
+    };
+    let stored = if dimension == "overall" {
+        Some(*overall)
+    } else {
+        dimensions.get(dimension).copied()
+    };
+    match stored {
+        Some(stored) if (stored - score).abs() < 1e-9 => true,
+        Some(stored) => {
+            problem(
+                line,
+                "score",
+                format!(
+                    "grader `{rater}` scored `{item}` {stored} on `{dimension}` in \
+                     grader.jsonl, here {score}"
+                ),
+            );
+            false
+        }
+        None => {
+            problem(
+                line,
+                "dimension",
+                format!(
+                    "grader `{rater}` gave no `{dimension}` score for `{item}` in \
+                     grader.jsonl"
+                ),
+            );
+            false
+        }
+    }
+}
+
+/// A row's role: one of [`ROLES`], the stored rater's, and the same on every line of the file
+/// (the first line giving it is remembered in `roles_in_file`); whether it is.
+fn check_role(
+    view: &StoreView,
+    roles_in_file: &mut BTreeMap<String, (String, usize)>,
+    rater: &str,
+    role: &str,
+    line: usize,
+    problem: &mut impl FnMut(usize, &str, String),
+) -> bool {
+    if !ROLES.contains(&role) {
+        problem(
+            line,
+            ROLE_COLUMN,
+            format!("`{role}` is not a role ({})", ROLES.join(", ")),
+        );
+        return false;
+    }
+    if let Some((_, stored)) = view.raters.get(rater).filter(|(_, r)| r != role) {
+        problem(
+            line,
+            ROLE_COLUMN,
+            format!("`{rater}` is stored as a {stored}, here `{role}`"),
+        );
+        return false;
+    }
+    match roles_in_file.get(rater) {
+        Some((first, first_line)) if first != role => {
+            problem(
+                line,
+                ROLE_COLUMN,
+                format!("`{rater}` is a {first} at line {first_line}, here `{role}`"),
+            );
+            false
+        }
+        Some(_) => true,
+        None => {
+            roles_in_file.insert(rater.to_owned(), (role.to_owned(), line));
+            true
+        }
+    }
+}
+
+/// The file's ratings the database does not hold yet. One it holds the same is counted as
+/// already stored; one it holds otherwise is a problem: an import never overwrites a rating.
+fn unstored(
+    view: &StoreView,
+    pending: BTreeMap<(i64, String), PendingRating>,
+    summary: &mut RatingsImportSummary,
+    problem: &mut impl FnMut(usize, &str, String),
+) -> BTreeMap<(i64, String), PendingRating> {
     let mut new_ratings = BTreeMap::new();
     for ((response, rater), rating) in pending {
         let stored = view
@@ -461,11 +531,17 @@ fn check_rows(
             },
         }
     }
-    if !problems.is_empty() {
-        problems.sort_by_key(|p| p.line);
-        return Err(ImportError::Invalid(problems));
-    }
+    new_ratings
+}
 
+/// The raters the new ratings name that the database does not hold, with their role: the
+/// file's, else [`ASSUMED_ROLE`] (said in the summary).
+fn new_raters(
+    view: &StoreView,
+    new_ratings: &BTreeMap<(i64, String), PendingRating>,
+    roles_in_file: &BTreeMap<String, (String, usize)>,
+    summary: &mut RatingsImportSummary,
+) -> BTreeMap<String, String> {
     let mut new_raters = BTreeMap::new();
     for (_, rater) in new_ratings.keys() {
         if view.raters.contains_key(rater) || new_raters.contains_key(rater) {
@@ -481,12 +557,7 @@ fn check_rows(
         summary.raters_added.push(rater.clone());
         new_raters.insert(rater.clone(), role);
     }
-    summary.ratings_added = new_ratings.len();
-    Ok(Plan {
-        summary,
-        new_raters,
-        new_ratings,
-    })
+    new_raters
 }
 
 /// How a stored rating differs from the file's: the dimension first found different, and what
