@@ -1404,6 +1404,14 @@ pub async fn upload_results(
                     ));
                     break;
                 }
+                // Text PostgreSQL cannot store (a NUL character): this item only.
+                Err(ServerError::Invalid { field, message }) => {
+                    stopped = Some((
+                        "invalid".to_owned(),
+                        format!("ratings.jsonl:{}: {field}: {message}", uploaded.line),
+                    ));
+                    break;
+                }
                 // The edit id was stored for another request: another upload of this item raced
                 // this one from another version. Listed, nothing overwritten.
                 Err(ServerError::Conflict(message)) => {
