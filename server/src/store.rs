@@ -1362,8 +1362,14 @@ pub async fn upload_results(
             )
             .await?
             .get(0);
+        if stored_before == ids.len() as i64 {
+            // This upload's edits of the item are stored already (a resend, or a later change
+            // the rater made on the server since): nothing to do.
+            report.unchanged += 1;
+            continue;
+        }
         let current_version = current.map_or(0, |r| r.version);
-        if stored_before == 0 && current_version != base_version {
+        if current_version != base_version {
             report.conflicts.push(outcome(
                 "conflict",
                 Some(assignment),
@@ -1376,7 +1382,7 @@ pub async fn upload_results(
             continue;
         }
         let mut version = base_version;
-        let mut refusal = None;
+        let mut stopped = None;
         for (edit_id, edit) in edits {
             let request = EditRequest {
                 edit_id,
@@ -1385,42 +1391,59 @@ pub async fn upload_results(
             };
             match apply_edit(pool, &rater, assignment, &request).await {
                 Ok(ack) => version = ack.version,
-                Err(ServerError::EditRefused(refused)) => {
-                    refusal = Some(refused);
+                Err(ServerError::EditRefused(refusal)) => {
+                    let value = to_json(&refusal);
+                    let code = value["code"].as_str().unwrap_or("refused").to_owned();
+                    let field = value["field"]
+                        .as_str()
+                        .map(|f| format!("{f}: "))
+                        .unwrap_or_default();
+                    let message = value["message"].as_str().unwrap_or_default();
+                    stopped = Some((
+                        code,
+                        format!("ratings.jsonl:{}: {field}{message}", uploaded.line),
+                    ));
+                    break;
+                }
+                // Text PostgreSQL cannot store (a NUL character): this item only.
+                Err(ServerError::Invalid { field, message }) => {
+                    stopped = Some((
+                        "invalid".to_owned(),
+                        format!("ratings.jsonl:{}: {field}: {message}", uploaded.line),
+                    ));
+                    break;
+                }
+                // The edit id was stored for another request: another upload of this item raced
+                // this one from another version. Listed, nothing overwritten.
+                Err(ServerError::Conflict(message)) => {
+                    stopped = Some(("conflict".to_owned(), message));
                     break;
                 }
                 Err(other) => return Err(other),
             }
         }
-        match refusal {
-            None => {
-                pool.get()
-                    .await?
-                    .execute(
-                        "UPDATE rater_package_items SET base_version = $3
-                         WHERE package = $1 AND item = $2",
-                        &[&package, &item, &version],
-                    )
-                    .await?;
-                if stored_before == ids.len() as i64 {
-                    report.unchanged += 1;
-                } else {
-                    report.applied += 1;
-                }
+        if version != base_version {
+            // What was stored is where the rater's next upload of this package starts from.
+            pool.get()
+                .await?
+                .execute(
+                    "UPDATE rater_package_items SET base_version = $3
+                     WHERE package = $1 AND item = $2",
+                    &[&package, &item, &version],
+                )
+                .await?;
+        }
+        match stopped {
+            None => report.applied += 1,
+            Some((code, message)) if code == "conflict" => {
+                report
+                    .conflicts
+                    .push(outcome(&code, Some(assignment), message));
             }
-            Some(refused) => {
-                let value = to_json(&refused);
-                let code = value["code"].as_str().unwrap_or("refused").to_owned();
-                let message = value["message"].as_str().unwrap_or_default().to_owned();
-                let field = value["field"]
-                    .as_str()
-                    .map(|f| format!("{f}: "))
-                    .unwrap_or_default();
-                report.refused.push(outcome(
-                    &code,
-                    Some(assignment),
-                    format!("ratings.jsonl:{}: {field}{message}", uploaded.line),
-                ));
+            Some((code, message)) => {
+                report
+                    .refused
+                    .push(outcome(&code, Some(assignment), message));
             }
         }
     }

@@ -293,8 +293,9 @@ pub fn rater_package(
 }
 
 /// The edits that bring the server's rating of an item to what a results package says, with
-/// ids derived from (rater package, item, content, step) so an upload sent again is answered
-/// from the edits already stored. Empty when the server's rating already says the same.
+/// ids derived from (rater package, item, content, kind of step) so an upload sent again is
+/// answered from the edits already stored. Empty when the server's rating already says the
+/// same.
 pub fn results_edits(
     package_id: &str,
     uploaded: &UploadedRating,
@@ -329,10 +330,17 @@ pub fn results_edits(
         .expect("a rating serialises");
     steps
         .into_iter()
-        .enumerate()
-        .map(|(step, edit)| {
+        .map(|edit| {
+            // By the step's kind (each at most once), not its place: the submit of an upload is
+            // the same edit whether or not its save was stored by an earlier attempt.
+            let kind = match &edit {
+                TeamEdit::Reopen => "reopen",
+                TeamEdit::Save { .. } => "save",
+                TeamEdit::Submit => "submit",
+                TeamEdit::Reveal => "reveal",
+            };
             let digest = crate::digest::sha256_hex(
-                format!("{package_id}\0{}\0{content}\0{step}", uploaded.item).as_bytes(),
+                format!("{package_id}\0{}\0{content}\0{kind}", uploaded.item).as_bytes(),
             );
             (format!("pkg-{}", &digest[..40]), edit)
         })
@@ -443,5 +451,12 @@ mod tests {
             "another content"
         );
         assert_eq!(once.iter().collect::<BTreeSet<_>>().len(), once.len());
+        // The submit is the same edit whether or not an earlier attempt stored the save.
+        let after_save = ids(results_edits(
+            "p-1",
+            &submitted,
+            Some(&stored(&submitted, RatingStatus::Draft)),
+        ));
+        assert_eq!(after_save, vec![once[1].clone()]);
     }
 }
