@@ -1264,6 +1264,23 @@ pub async fn build_package(
     })
 }
 
+/// An error reading an upload, naming it as the client knows it rather than by the server's
+/// temporary file.
+fn as_uploaded(error: cases::Error) -> cases::Error {
+    let upload = std::path::PathBuf::from("the uploaded results package");
+    match error {
+        cases::Error::Package { problems, .. } => cases::Error::Package {
+            package: upload,
+            problems,
+        },
+        cases::Error::Io { source, .. } => cases::Error::Io {
+            path: upload,
+            source,
+        },
+        other => other,
+    }
+}
+
 /// Applies an uploaded results package (docs/multisite.md) to the ratings of the server-built
 /// rater package it answers: each rating becomes the edits the app would send
 /// (`cases::app::team::results_edits`), decided by `decide_edit` through [`apply_edit`] under
@@ -1279,7 +1296,8 @@ pub async fn upload_results(
     let (manifest, ratings) =
         tokio::task::spawn_blocking(move || cases::package::read_uploaded_results(&path))
             .await
-            .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))??;
+            .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?
+            .map_err(as_uploaded)?;
     let answers = manifest.answers_package.clone().unwrap_or_default();
     let study = exchange.member().study;
     let row = pool

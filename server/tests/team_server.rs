@@ -1287,6 +1287,25 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
     let mut b_store = import_package(&work.path().join("site-b"), &lead_built);
     rate_offline(&mut b_store, &t.rater_b.username, "site b");
     let b_results = results_of(&b_store, &work.path().join("b-results.tar"));
+    // A damaged upload is refused naming it as the client sent it, never the server's own file.
+    let mut damaged = std::fs::read(&b_results).unwrap();
+    damaged.truncate(damaged.len() / 2);
+    let (status, reply) = http
+        .raw(
+            "post",
+            &study_path("/results"),
+            Some(&t.lead.token),
+            "application/octet-stream",
+            &damaged,
+        )
+        .unwrap();
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    assert_eq!(status, 422, "{reply}");
+    assert!(reply.contains("the uploaded results package"), "{reply}");
+    assert!(
+        !reply.contains(std::env::temp_dir().to_str().unwrap()),
+        "{reply}"
+    );
     let report = upload_results(http, &t.lead, &b_results);
     assert_eq!(report["applied"], 2, "{report}");
     let b_first = queue(http, &t.rater_b)[0]["assignment"].as_i64().unwrap();
