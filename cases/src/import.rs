@@ -153,7 +153,40 @@ fn json<T: Serialize>(value: &T) -> String {
 }
 
 pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSummary, Error> {
-    use crate::store::enum_text;
+    let study = &bundle.study;
+    let (study_key, rubric, mut updated) = write_study(w, bundle)?;
+    let mut summary = ImportSummary {
+        study_id: study.study.id.clone(),
+        identifying_attributes_dropped: bundle.identifying_attributes_found,
+        rubric_change: rubric,
+        ..ImportSummary::default()
+    };
+    for bundle_case in &bundle.cases {
+        updated += write_case(w, study_key, bundle_case, &mut summary)?;
+    }
+    write_responses(w, study_key, bundle, &mut summary)?;
+    write_grader_scores(w, study_key, bundle, &mut summary)?;
+
+    summary.rows_written = updated;
+    if updated > 0 || summary.responses_added > 0 || summary.grader_scores_added > 0 {
+        let after = serde_json::to_value(&summary).unwrap_or_default();
+        w.audit(&Entry {
+            actor: IMPORT_ACTOR,
+            action: "import bundle",
+            entity: &format!("study:{}", study.study.id),
+            before: None,
+            after: Some(&after),
+        })?;
+    }
+    Ok(summary)
+}
+
+/// The study's row (its rubric through the rubric-version rule): its key, the rubric change if
+/// any, and the rows written.
+fn write_study(
+    w: &Write<'_>,
+    bundle: &Bundle,
+) -> Result<(i64, Option<crate::rubric::SavedRubric>, usize), Error> {
     let tx = w.tx();
     let study = &bundle.study;
     let mut updated = 0;
@@ -204,120 +237,142 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
         crate::rubric::save(w, IMPORT_ACTOR, &study.study.id, &study.rubric)?
     };
     updated += usize::from(rubric.is_some());
+    Ok((study_key, rubric, updated))
+}
 
-    let mut summary = ImportSummary {
-        study_id: study.study.id.clone(),
-        identifying_attributes_dropped: bundle.identifying_attributes_found,
-        rubric_change: rubric,
-        ..ImportSummary::default()
-    };
-    for bundle_case in &bundle.cases {
-        let case = &bundle_case.case;
+/// One case with its series (images, geometry), tasks and ground truth; the rows written.
+fn write_case(
+    w: &Write<'_>,
+    study_key: i64,
+    bundle_case: &crate::bundle::BundleCase,
+    summary: &mut ImportSummary,
+) -> Result<usize, Error> {
+    use crate::store::enum_text;
+    let tx = w.tx();
+    let fail = |doing: &str, e| w.fail(doing, e);
+    let mut updated = 0;
+    let case = &bundle_case.case;
+    updated += tx
+        .execute(
+            "INSERT INTO cases (study, case_id, disease_group, modality, age, sex, ehr_json,
+                clinical_note, to_complete_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (study, case_id) DO UPDATE SET disease_group = excluded.disease_group,
+                modality = excluded.modality, age = excluded.age, sex = excluded.sex,
+                ehr_json = excluded.ehr_json, clinical_note = excluded.clinical_note,
+                to_complete_json = excluded.to_complete_json
+             WHERE (disease_group, modality, age, sex, ehr_json, clinical_note,
+                    to_complete_json) IS NOT
+                (excluded.disease_group, excluded.modality, excluded.age, excluded.sex,
+                 excluded.ehr_json, excluded.clinical_note, excluded.to_complete_json)",
+            params![
+                study_key,
+                case.id,
+                enum_text(&case.disease_group),
+                enum_text(&case.modality),
+                case.age,
+                enum_text(&case.sex),
+                json(&case.ehr),
+                case.clinical_note,
+                json(&case.to_complete),
+            ],
+        )
+        .map_err(|e| fail("storing a case", e))?;
+    let case_key: i64 = tx
+        .query_row(
+            "SELECT id FROM cases WHERE study = ?1 AND case_id = ?2",
+            params![study_key, case.id],
+            |r| r.get(0),
+        )
+        .map_err(|e| fail("storing a case", e))?;
+    summary.cases += 1;
+
+    for ((spec, images), geometry) in case
+        .series
+        .iter()
+        .zip(&bundle_case.series)
+        .zip(&bundle_case.geometry)
+    {
         updated += tx
             .execute(
-                "INSERT INTO cases (study, case_id, disease_group, modality, age, sex, ehr_json,
-                    clinical_note, to_complete_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT (study, case_id) DO UPDATE SET disease_group = excluded.disease_group,
-                    modality = excluded.modality, age = excluded.age, sex = excluded.sex,
-                    ehr_json = excluded.ehr_json, clinical_note = excluded.clinical_note,
-                    to_complete_json = excluded.to_complete_json
-                 WHERE (disease_group, modality, age, sex, ehr_json, clinical_note,
-                        to_complete_json) IS NOT
-                    (excluded.disease_group, excluded.modality, excluded.age, excluded.sex,
-                     excluded.ehr_json, excluded.clinical_note, excluded.to_complete_json)",
+                "INSERT INTO series (case_ref, series_id, label, kind, path)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (case_ref, series_id) DO UPDATE SET label = excluded.label,
+                    kind = excluded.kind, path = excluded.path
+                 WHERE (label, kind, path) IS NOT (excluded.label, excluded.kind, excluded.path)",
                 params![
-                    study_key,
-                    case.id,
-                    enum_text(&case.disease_group),
-                    enum_text(&case.modality),
-                    case.age,
-                    enum_text(&case.sex),
-                    json(&case.ehr),
-                    case.clinical_note,
-                    json(&case.to_complete),
+                    case_key,
+                    spec.id,
+                    spec.label,
+                    enum_text(&spec.kind),
+                    spec.path
                 ],
             )
-            .map_err(|e| fail("storing a case", e))?;
-        let case_key: i64 = tx
+            .map_err(|e| fail("storing a series", e))?;
+        let series_key: i64 = tx
             .query_row(
-                "SELECT id FROM cases WHERE study = ?1 AND case_id = ?2",
-                params![study_key, case.id],
+                "SELECT id FROM series WHERE case_ref = ?1 AND series_id = ?2",
+                params![case_key, spec.id],
                 |r| r.get(0),
             )
-            .map_err(|e| fail("storing a case", e))?;
-        summary.cases += 1;
-
-        for ((spec, images), geometry) in case
-            .series
-            .iter()
-            .zip(&bundle_case.series)
-            .zip(&bundle_case.geometry)
-        {
-            updated += tx
-                .execute(
-                    "INSERT INTO series (case_ref, series_id, label, kind, path)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (case_ref, series_id) DO UPDATE SET label = excluded.label,
-                        kind = excluded.kind, path = excluded.path
-                     WHERE (label, kind, path) IS NOT (excluded.label, excluded.kind, excluded.path)",
-                    params![case_key, spec.id, spec.label, enum_text(&spec.kind), spec.path],
-                )
-                .map_err(|e| fail("storing a series", e))?;
-            let series_key: i64 = tx
-                .query_row(
-                    "SELECT id FROM series WHERE case_ref = ?1 AND series_id = ?2",
-                    params![case_key, spec.id],
-                    |r| r.get(0),
-                )
-                .map_err(|e| fail("storing a series", e))?;
-            updated += replace_images_if_changed(w, series_key, images)?;
-            // Derived from the images: it changes only with them, so it is not counted apart.
-            crate::store::geometry::write(tx, series_key, geometry)
-                .map_err(|e| fail("storing a series' geometry", e))?;
-            summary.series += 1;
-            summary.images += images.len();
-        }
-
-        for task in &case.tasks {
-            updated += tx
-                .execute(
-                    "INSERT INTO tasks (case_ref, task_id, family, level, prompt, key_images_json,
-                        follow_up_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                     ON CONFLICT (case_ref, task_id) DO UPDATE SET family = excluded.family,
-                        level = excluded.level, prompt = excluded.prompt,
-                        key_images_json = excluded.key_images_json,
-                        follow_up_json = excluded.follow_up_json
-                     WHERE (family, level, prompt, key_images_json, follow_up_json) IS NOT
-                        (excluded.family, excluded.level, excluded.prompt, excluded.key_images_json,
-                         excluded.follow_up_json)",
-                    params![
-                        case_key,
-                        task.id,
-                        enum_text(&task.family),
-                        task.level,
-                        task.prompt,
-                        json(&task.key_images),
-                        json(&task.follow_up)
-                    ],
-                )
-                .map_err(|e| fail("storing a task", e))?;
-            summary.tasks += 1;
-        }
-
-        if let Some(truth) = &case.ground_truth {
-            // A curator's edit in the app (source 'curator') is newer than the bundle: keep it.
-            updated += tx
-                .execute(
-                    "INSERT INTO ground_truth (case_ref, body_json, source) VALUES (?1, ?2, 'bundle')
-                     ON CONFLICT (case_ref) DO UPDATE SET body_json = excluded.body_json
-                     WHERE source = 'bundle' AND body_json IS NOT excluded.body_json",
-                    params![case_key, json(truth)],
-                )
-                .map_err(|e| fail("storing ground truth", e))?;
-        }
+            .map_err(|e| fail("storing a series", e))?;
+        updated += replace_images_if_changed(w, series_key, images)?;
+        // Derived from the images: it changes only with them, so it is not counted apart.
+        crate::store::geometry::write(tx, series_key, geometry)
+            .map_err(|e| fail("storing a series' geometry", e))?;
+        summary.series += 1;
+        summary.images += images.len();
     }
 
+    for task in &case.tasks {
+        updated += tx
+            .execute(
+                "INSERT INTO tasks (case_ref, task_id, family, level, prompt, key_images_json,
+                    follow_up_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (case_ref, task_id) DO UPDATE SET family = excluded.family,
+                    level = excluded.level, prompt = excluded.prompt,
+                    key_images_json = excluded.key_images_json,
+                    follow_up_json = excluded.follow_up_json
+                 WHERE (family, level, prompt, key_images_json, follow_up_json) IS NOT
+                    (excluded.family, excluded.level, excluded.prompt, excluded.key_images_json,
+                     excluded.follow_up_json)",
+                params![
+                    case_key,
+                    task.id,
+                    enum_text(&task.family),
+                    task.level,
+                    task.prompt,
+                    json(&task.key_images),
+                    json(&task.follow_up)
+                ],
+            )
+            .map_err(|e| fail("storing a task", e))?;
+        summary.tasks += 1;
+    }
+
+    if let Some(truth) = &case.ground_truth {
+        // A curator's edit in the app (source 'curator') is newer than the bundle: keep it.
+        updated += tx
+            .execute(
+                "INSERT INTO ground_truth (case_ref, body_json, source) VALUES (?1, ?2, 'bundle')
+                 ON CONFLICT (case_ref) DO UPDATE SET body_json = excluded.body_json
+                 WHERE source = 'bundle' AND body_json IS NOT excluded.body_json",
+                params![case_key, json(truth)],
+            )
+            .map_err(|e| fail("storing ground truth", e))?;
+    }
+    Ok(updated)
+}
+
+/// The bundle's responses, each stored once: a response already stored is counted, not changed.
+fn write_responses(
+    w: &Write<'_>,
+    study_key: i64,
+    bundle: &Bundle,
+    summary: &mut ImportSummary,
+) -> Result<(), Error> {
+    let tx = w.tx();
+    let fail = |doing: &str, e| w.fail(doing, e);
     let mut insert_response = tx
         .prepare(
             "INSERT INTO responses (task, model, sample, answer, rationale, turns_json, extra_json)
@@ -347,7 +402,18 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
             summary.responses_already_stored += 1;
         }
     }
+    Ok(())
+}
 
+/// The bundle's grader scores, each stored once, as its responses.
+fn write_grader_scores(
+    w: &Write<'_>,
+    study_key: i64,
+    bundle: &Bundle,
+    summary: &mut ImportSummary,
+) -> Result<(), Error> {
+    let tx = w.tx();
+    let fail = |doing: &str, e| w.fail(doing, e);
     let mut insert_grade = tx
         .prepare(
             "INSERT INTO grader_scores (response, grader, score, dimensions_json, errors_json,
@@ -382,21 +448,7 @@ pub(crate) fn write_bundle(w: &Write<'_>, bundle: &Bundle) -> Result<ImportSumma
             summary.grader_scores_already_stored += 1;
         }
     }
-    drop(insert_response);
-    drop(insert_grade);
-
-    summary.rows_written = updated;
-    if updated > 0 || summary.responses_added > 0 || summary.grader_scores_added > 0 {
-        let after = serde_json::to_value(&summary).unwrap_or_default();
-        w.audit(&Entry {
-            actor: IMPORT_ACTOR,
-            action: "import bundle",
-            entity: &format!("study:{}", study.study.id),
-            before: None,
-            after: Some(&after),
-        })?;
-    }
-    Ok(summary)
+    Ok(())
 }
 
 /// Rewrites a series' image list only when its files or their content changed.
