@@ -1228,7 +1228,8 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
         .unwrap() as i64;
     conn.execute_batch("DROP TABLE series_geometry").unwrap();
     // What the later migrations that are not re-runnable added (the N/A column, the plan
-    // top-ups' columns and tables, the rubric versions), undone so they run again.
+    // top-ups' columns and tables, the rubric versions, the server links of package items),
+    // undone so they run again.
     conn.execute_batch(
         "ALTER TABLE ratings DROP COLUMN not_applicable_json;
          DROP TABLE plan_raters; DROP TABLE plan_responses;
@@ -1237,7 +1238,10 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
          ALTER TABLE assignment_plans DROP COLUMN top_ups;
          DROP TABLE rubric_versions;
          ALTER TABLE studies DROP COLUMN rubric_version;
-         ALTER TABLE ratings DROP COLUMN rubric_version;",
+         ALTER TABLE ratings DROP COLUMN rubric_version;
+         DROP INDEX rater_package_items_by_assignment;
+         DROP INDEX rater_package_items_by_server_assignment;
+         ALTER TABLE rater_package_items DROP COLUMN server_assignment;",
     )
     .unwrap();
     conn.pragma_update(None, "user_version", version).unwrap();

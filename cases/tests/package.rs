@@ -938,3 +938,174 @@ fn labels_in_a_turn_and_in_the_answer_travel_with_their_text_and_a_missing_turn_
     let fold = cases::rating::ratings_against_audit(&lead.store).unwrap();
     assert!(fold.unaccounted.is_empty(), "{:?}", fold.unaccounted);
 }
+
+/// `package` rewritten as the team server would send it: each item of `items.jsonl` given
+/// `server_assignment(item)` (or left without one where that is `None`), the manifest's digest of
+/// the member updated.
+fn with_server_assignments(
+    package: &Path,
+    out: &Path,
+    server_assignment: impl Fn(u64) -> Option<i64>,
+) {
+    let mut files = members(package);
+    let items: String = std::str::from_utf8(&files["items.jsonl"])
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut item: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(id) = server_assignment(item["item"].as_u64().unwrap()) {
+                item["server_assignment"] = id.into();
+            }
+            item.to_string() + "\n"
+        })
+        .collect();
+    let mut manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    for member in manifest["members"].as_array_mut().unwrap() {
+        if member["path"] == "items.jsonl" {
+            member["bytes"] = items.len().into();
+            member["sha256"] = format!("{:x}", Sha256::digest(items.as_bytes())).into();
+        }
+    }
+    files.insert("items.jsonl".into(), items.into_bytes());
+    files.insert(
+        "manifest.json".into(),
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    );
+    let order: Vec<String> = manifest["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap().to_owned())
+        .chain(["manifest.json".to_owned()])
+        .collect();
+    let mut builder = tar::Builder::new(std::fs::File::create(out).unwrap());
+    for name in order {
+        let bytes = &files[&name];
+        let mut header = tar::Header::new_ustar();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o600);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder
+            .append_data(&mut header, &name, bytes.as_slice())
+            .unwrap();
+    }
+    builder.finish().unwrap();
+}
+
+#[test]
+fn a_server_built_package_links_each_item_to_its_server_assignment_and_a_local_one_links_none() {
+    let (lead, package, exported) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    // A local lead's package names no server assignment (and stays readable by older builds).
+    let text = String::from_utf8(members(&package)["items.jsonl"].clone()).unwrap();
+    assert!(!text.contains("server_assignment"), "{text}");
+    let local = remote(&dir, &package);
+    let queue = local
+        .reading_queue(rater_id(&local, RATER), DEMO_STUDY_ID)
+        .unwrap();
+    assert_eq!(queue.len() as u32, exported.items);
+    assert_eq!(
+        cases::package::server_link(&local, queue[0].assignment).unwrap(),
+        None
+    );
+    assert!(cases::package::server_links(&local, DEMO_STUDY_ID)
+        .unwrap()
+        .is_empty());
+
+    // The same package as the server would send it: item n is server assignment 700 + 3n.
+    let from_server = dir.join("from-server.tar");
+    with_server_assignments(&package, &from_server, |item| Some(700 + 3 * item as i64));
+    let items: Vec<serde_json::Value> = std::str::from_utf8(&members(&from_server)["items.jsonl"])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut store = Store::open(&dir.join("server-mode").join("rater.sqlite")).unwrap();
+    let imported = import_rater_package(&mut store, &from_server, &NoProgress).unwrap();
+    let rater = rater_id(&store, RATER);
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(queue.len(), items.len());
+    let links = cases::package::server_links(&store, DEMO_STUDY_ID).unwrap();
+    assert_eq!(links.len(), items.len());
+    for (entry, item) in queue.iter().zip(&items) {
+        // Each queue entry is the package item it came from (same case and task) ...
+        let (case_id, task_id): (String, String) = store
+            .read()
+            .query_row(
+                "SELECT c.case_id, t.task_id FROM assignments a JOIN responses r
+                 ON a.response = r.id JOIN tasks t ON r.task = t.id JOIN cases c
+                 ON t.case_ref = c.id WHERE a.id = ?1",
+                [entry.assignment],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(case_id, item["case_id"].as_str().unwrap());
+        assert_eq!(task_id, item["task_id"].as_str().unwrap());
+        // ... and is linked to that item's server assignment.
+        let expected = 700 + 3 * item["item"].as_i64().unwrap();
+        assert_eq!(
+            cases::package::server_link(&store, entry.assignment).unwrap(),
+            Some(cases::package::ServerLink {
+                study_id: DEMO_STUDY_ID.to_owned(),
+                server_assignment: expected,
+                package_id: imported.package_id.clone(),
+            })
+        );
+        assert!(links
+            .iter()
+            .any(|l| l.assignment == entry.assignment && l.server_assignment == expected));
+    }
+    assert!(cases::package::server_links(&store, "another-study")
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn server_assignments_repeated_missing_on_some_items_or_below_one_are_refused_and_nothing_is_written(
+) {
+    let (lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    // (name, each item's server assignment, the items.jsonl lines refused)
+    type Forgery = (&'static str, Box<dyn Fn(u64) -> Option<i64>>, Vec<usize>);
+    let cases: [Forgery; 3] = [
+        // Items 1 and 2 both claim server assignment 10.
+        (
+            "repeated",
+            Box::new(|item| Some(if item <= 2 { 10 } else { 10 + item as i64 })),
+            vec![2],
+        ),
+        // Item 3 names none while the others do.
+        (
+            "missing",
+            Box::new(|item| (item != 3).then_some(item as i64)),
+            vec![3],
+        ),
+        ("zero", Box::new(|item| Some(item as i64 - 1)), vec![1]),
+    ];
+    for (name, server_assignment, lines) in cases {
+        let forged = dir.join(format!("{name}.tar"));
+        with_server_assignments(&package, &forged, server_assignment);
+        let mut store = Store::open(&dir.join(name).join("rater.sqlite")).unwrap();
+        let digest = tables_digest(&store);
+        let error = import_rater_package(&mut store, &forged, &NoProgress).unwrap_err();
+        let Error::Package { problems, .. } = error else {
+            panic!("{name}: expected a refused package, got {error}");
+        };
+        let found: Vec<(String, Option<usize>, String)> = problems
+            .into_iter()
+            .map(|p| (p.file, p.line, p.field))
+            .collect();
+        let expected: Vec<(String, Option<usize>, String)> = lines
+            .into_iter()
+            .map(|line| {
+                (
+                    "items.jsonl".to_owned(),
+                    Some(line),
+                    "server_assignment".to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(found, expected, "{name}");
+        assert_eq!(tables_digest(&store), digest, "{name}");
+    }
+}

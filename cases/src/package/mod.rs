@@ -18,12 +18,14 @@ pub(crate) mod date_shift;
 pub(crate) mod deid;
 mod rater;
 mod results;
+mod server_link;
 
 pub use archive::Member;
 pub use rater::{
     export_rater_package, import_rater_package, RaterPackageExport, RaterPackageImport,
 };
 pub use results::{export_results_package, merge_results_package, ResultsPackageExport};
+pub use server_link::{server_link, server_links, AssignmentLink, ServerLink};
 
 use crate::{Error, Result};
 use rusqlite::Connection;

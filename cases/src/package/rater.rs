@@ -58,6 +58,11 @@ pub(crate) struct PackageItem {
     pub position: u32,
     pub overlap: bool,
     pub not_before: Option<String>,
+    /// The team server's id of this assignment, in a package the server built: where the
+    /// rater's edits of this item are sent (`POST /api/studies/{study}/items/{assignment}/edits`).
+    /// Absent in a package a local lead built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_assignment: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -249,6 +254,7 @@ pub fn export_rater_package(
             position: row.position,
             overlap: row.overlap,
             not_before: row.not_before.clone(),
+            server_assignment: None,
         });
     }
 
@@ -759,6 +765,11 @@ pub fn import_rater_package(
             )
         })
         .collect();
+    // Every item of a package the team server built names its server assignment, once.
+    let server_built = items
+        .first()
+        .is_some_and(|(_, item)| item.server_assignment.is_some());
+    let mut server_assignments = BTreeSet::new();
     for (expected, (line, item)) in items.iter().enumerate() {
         let mut problem = |field: &str, message: String| {
             problems.push(Problem {
@@ -788,6 +799,25 @@ pub fn import_rater_package(
         }
         if item.read_no == 0 || item.position == 0 {
             problem("read_no", "read_no and position count from 1".to_owned());
+        }
+        match item.server_assignment {
+            Some(id) if id < 1 => problem(
+                "server_assignment",
+                format!("{id}: the team server's assignment ids count from 1"),
+            ),
+            Some(id) if !server_assignments.insert(id) => problem(
+                "server_assignment",
+                format!("{id} names an earlier item's assignment too"),
+            ),
+            _ => {}
+        }
+        if item.server_assignment.is_some() != server_built {
+            problem(
+                "server_assignment",
+                "either every item names its team server assignment (a package the server \
+                 built) or none does (a package a local lead built)"
+                    .to_owned(),
+            );
         }
     }
     if items.is_empty() {
@@ -927,8 +957,9 @@ pub fn import_rater_package(
             .map_err(|e| w.fail("writing the queue", e))?;
             let assignment = tx.last_insert_rowid();
             tx.execute(
-                "INSERT INTO rater_package_items (package, item, assignment) VALUES (?1, ?2, ?3)",
-                params![package, item.item, assignment],
+                "INSERT INTO rater_package_items (package, item, assignment, server_assignment)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![package, item.item, assignment, item.server_assignment],
             )
             .map_err(|e| w.fail("recording the package", e))?;
         }

@@ -538,6 +538,17 @@ CREATE TABLE rubric_versions (
 INSERT INTO rubric_versions (study, version, rubric_json, created_at)
     SELECT id, 1, rubric_json, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM studies;
 "#,
+    // 15: rater packages the team server builds (issue 16). Each item names the server's id of
+    // its assignment, so the rater's edits of an item imported here can be sent to the server
+    // (`cases::package::server_link`). Packages a local lead built, and those imported before,
+    // name none.
+    r#"
+ALTER TABLE rater_package_items ADD COLUMN server_assignment INTEGER
+    CHECK (server_assignment >= 1);
+CREATE INDEX rater_package_items_by_assignment ON rater_package_items(assignment);
+CREATE UNIQUE INDEX rater_package_items_by_server_assignment
+    ON rater_package_items(package, server_assignment) WHERE server_assignment IS NOT NULL;
+"#,
 ];
 
 /// The schema version this build writes.
