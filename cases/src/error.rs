@@ -97,6 +97,14 @@ pub enum Error {
         package: PathBuf,
         problems: Vec<crate::bundle::Problem>,
     },
+    /// Ratings from the team server that cannot be written into this database (a rater or
+    /// response it does not have, a rating the rules refuse); each problem names the server's
+    /// assignment and the field. Nothing was written.
+    #[error("the team server's ratings were refused, nothing was written:\n{}",
+        problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    ServerRatings {
+        problems: Vec<crate::bundle::Problem>,
+    },
     /// A harness's responses file that cannot be read through its column map, or names cases,
     /// tasks or key images that do not exist; each problem names the file, line and field.
     #[error("the responses were refused, nothing was written:\n{}",

@@ -91,7 +91,8 @@ pub fn run(args: &AssignArgs) -> Result<(), Failure> {
             plan: args.name.clone(),
             new_raters: raters,
         };
-        return print_json(&store.top_up_assignment_plan(lead.id, &spec)?);
+        crate::print_json(&store.top_up_assignment_plan(lead.id, &spec)?);
+        return Ok(());
     }
     let spec = PlanSpec {
         study_id: args.study.clone(),
@@ -105,7 +106,8 @@ pub fn run(args: &AssignArgs) -> Result<(), Failure> {
         repeat_after_days: args.repeat_after_days,
         stratify_by,
     };
-    print_json(&store.create_assignment_plan(lead.id, &spec)?)
+    crate::print_json(&store.create_assignment_plan(lead.id, &spec)?);
+    Ok(())
 }
 
 #[derive(clap::Subcommand)]
@@ -144,18 +146,13 @@ pub fn rater(command: &RaterCommand) -> Result<(), Failure> {
                 )])
             })?;
             let mut store = Store::open_existing(&db_path(db.clone())?)?;
-            print_json(&store.create_rater(name, role, *years)?)
+            crate::print_json(&store.create_rater(name, role, *years)?);
+            Ok(())
         }
         RaterCommand::List { db } => {
             let store = Store::open_existing(&db_path(db.clone())?)?;
-            print_json(&store.raters()?)
+            crate::print_json(&store.raters()?);
+            Ok(())
         }
     }
-}
-
-fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
-    let json = serde_json::to_string_pretty(value)
-        .map_err(|e| Failure::Internal(format!("writing JSON: {e}")))?;
-    say!("{json}");
-    Ok(())
 }

@@ -19,6 +19,13 @@ pub struct CalibrateArgs {
     /// The study to report on, when the database holds several.
     #[arg(long)]
     study: Option<String>,
+    /// A team server the study runs on: its ratings are pulled into the database first
+    /// (neurorater pull), then the report is built there. Needs --study.
+    #[arg(long, requires = "study", conflicts_with = "ratings")]
+    server: Option<String>,
+    /// The session to use on --server, when you are logged in there under several names.
+    #[arg(long, requires = "server")]
+    user: Option<String>,
     /// The LLM grader's rater name; without it the report holds human-human agreement only.
     #[arg(long)]
     grader: Option<String>,
@@ -90,6 +97,21 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             "--bar: {} is not a correlation between -1 and 1",
             args.bar
         )]));
+    }
+    if let (Some(server), Some(study)) = (&args.server, &args.study) {
+        let remote = crate::remote::Remote {
+            server: server.clone(),
+            study: study.clone(),
+            user: args.user.clone(),
+        };
+        let pulled = remote.pull_into(args.db.clone())?;
+        eprintln!(
+            "neurorater: pulled from {server}: {} added, {} updated, {} unchanged, {} left alone",
+            pulled.added,
+            pulled.updated,
+            pulled.unchanged,
+            pulled.conflicts.len()
+        );
     }
     let options = ReportOptions {
         grader: args.grader.clone(),

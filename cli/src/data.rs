@@ -81,6 +81,13 @@ pub struct ExportArgs {
     /// The study a ground-truth bundle is written for (needed when the database holds several).
     #[arg(long)]
     study: Option<String>,
+    /// A team server the study runs on: its ratings are pulled into the database first
+    /// (neurorater pull), then the export runs there. Needs --study.
+    #[arg(long, requires = "study")]
+    server: Option<String>,
+    /// The session to use on --server, when you are logged in there under several names.
+    #[arg(long, requires = "server")]
+    user: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -103,6 +110,14 @@ enum ExportFormat {
 }
 
 pub fn export(args: &ExportArgs) -> Result<(), Failure> {
+    if let (Some(server), Some(study)) = (&args.server, &args.study) {
+        let remote = crate::remote::Remote {
+            server: server.clone(),
+            study: study.clone(),
+            user: args.user.clone(),
+        };
+        remote.pull_into(args.db.clone())?;
+    }
     let store = Store::open(&db_path(args.db.clone())?)?;
     let what = match args.what {
         ExportWhat::Ratings => What::Ratings,

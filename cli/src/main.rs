@@ -20,6 +20,7 @@ mod metrics;
 mod package;
 mod progress;
 mod ratings;
+mod remote;
 mod run;
 mod scaffold;
 mod team;
@@ -137,6 +138,16 @@ enum Command {
     /// Copy a study from a local database onto the team server's PostgreSQL, or add what is new
     /// (cases, responses, grader scores); optionally invite its lead.
     ServerImport(team::ServerImportArgs),
+    /// Log in to a team server; the session is kept in a file only you can read (the password
+    /// is read at the prompt or from standard input, and never kept).
+    Login(remote::LoginArgs),
+    /// End your session on a team server and delete its file.
+    Logout(remote::LogoutArgs),
+    /// The lead: bring every rating of a study on the team server into the database the study
+    /// was copied from, for the report and exports (docs/team-server.md).
+    Pull(remote::PullArgs),
+    /// The lead: the study's progress on the team server, per rater and per site.
+    TeamProgress(remote::TeamProgressArgs),
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -183,7 +194,8 @@ impl From<cases::Error> for Failure {
             | StaleGroundTruth { .. }
             | CurationRefused(_)
             | Rating(_)
-            | Package { .. } => Failure::Input(vec![error.to_string()]),
+            | Package { .. }
+            | ServerRatings { .. } => Failure::Input(vec![error.to_string()]),
             Responses { problems } => {
                 Failure::Input(problems.iter().map(ToString::to_string).collect())
             }
@@ -209,6 +221,14 @@ fn write_stdout_line(line: std::fmt::Arguments) {
         }
         std::process::exit(0);
     }
+}
+
+/// `value` as pretty JSON on standard output: what every command that reports prints.
+fn print_json<T: serde::Serialize>(value: &T) {
+    say!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("a summary serialises")
+    );
 }
 
 fn main() -> ExitCode {
@@ -252,6 +272,10 @@ fn main() -> ExitCode {
         Command::Metrics(args) => metrics::run(&args),
         Command::Serve(args) => team::serve(&args),
         Command::ServerImport(args) => team::import(&args),
+        Command::Login(args) => remote::login(&args),
+        Command::Logout(args) => remote::logout(&args),
+        Command::Pull(args) => remote::pull(&args),
+        Command::TeamProgress(args) => remote::team_progress(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 
 use crate::data::db_path;
 use crate::progress::Bar;
+use crate::remote::Remote;
 use crate::Failure;
 use cases::package::{self, MergeReport};
 use cases::store::Store;
@@ -31,6 +32,13 @@ pub enum PackageCommand {
         out: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Build it on this team server instead, from the rater's queue there (the site is the
+        /// rater's account's); its results then go back with `package merge --server`.
+        #[arg(long, conflicts_with = "db")]
+        server: Option<String>,
+        /// The session to use on --server, when you are logged in there under several names.
+        #[arg(long, requires = "server")]
+        user: Option<String>,
     },
     /// Remote rater: import a rater package into your own database (a new file is best).
     Import {
@@ -59,18 +67,50 @@ pub enum PackageCommand {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Upload it to this team server instead (results of a package the server built).
+        #[arg(long, conflicts_with = "db", requires = "study")]
+        server: Option<String>,
+        /// The study on --server.
+        #[arg(long, requires = "server")]
+        study: Option<String>,
+        /// The session to use on --server, when you are logged in there under several names.
+        #[arg(long, requires = "server")]
+        user: Option<String>,
     },
-}
-
-fn print_json<T: serde::Serialize>(value: &T) {
-    say!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("a summary serialises")
-    );
 }
 
 pub fn run(command: &PackageCommand) -> Result<(), Failure> {
     match command {
+        PackageCommand::ExportRater {
+            server: Some(server),
+            user,
+            study,
+            rater,
+            out,
+            json,
+            ..
+        } => {
+            let remote = Remote {
+                server: server.clone(),
+                study: study.clone(),
+                user: user.clone(),
+            };
+            let bar = Bar::new();
+            let outcome = remote.download_package(rater, out, &bar);
+            bar.finish();
+            let bytes = outcome?;
+            if *json {
+                crate::print_json(&serde_json::json!({
+                    "server": server, "study_id": study, "rater": rater, "out": out, "bytes": bytes,
+                }));
+            } else {
+                say!(
+                    "wrote {rater}'s rater package from {server} to {} ({bytes} bytes)",
+                    out.display()
+                );
+            }
+            Ok(())
+        }
         PackageCommand::ExportRater {
             db,
             study,
@@ -78,6 +118,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             site,
             out,
             json,
+            ..
         } => {
             let mut store = Store::open_existing(&db_path(db.clone())?)?;
             let bar = Bar::new();
@@ -85,7 +126,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             bar.finish();
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else {
                 say!(
                     "wrote rater package {} for {} at {} to {}: {} items, {} cases, {} images",
@@ -118,7 +159,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             }
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else if summary.already_imported {
                 say!(
                     "rater package {} was imported before; nothing changed",
@@ -148,7 +189,7 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             bar.finish();
             let summary = outcome?;
             if *json {
-                print_json(&summary);
+                crate::print_json(&summary);
             } else {
                 say!(
                     "wrote results package {} to {}: {} of {} items rated ({} submitted)",
@@ -161,14 +202,55 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             }
             Ok(())
         }
-        PackageCommand::Merge { db, file, json } => {
+        PackageCommand::Merge {
+            server: Some(server),
+            study: Some(study),
+            user,
+            file,
+            json,
+            ..
+        } => {
+            let remote = Remote {
+                server: server.clone(),
+                study: study.clone(),
+                user: user.clone(),
+            };
+            let report = remote.upload_results(file)?;
+            if *json {
+                crate::print_json(&report);
+            } else {
+                say!(
+                    "uploaded to {server}: {} applied, {} unchanged",
+                    report["applied"],
+                    report["unchanged"]
+                );
+            }
+            let left: Vec<String> = ["conflicts", "refused"]
+                .iter()
+                .flat_map(|kind| report[kind].as_array().cloned().unwrap_or_default())
+                .map(|item| {
+                    format!(
+                        "item {} (line {}): {}",
+                        item["item"],
+                        item["line"],
+                        item["message"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect();
+            if left.is_empty() {
+                Ok(())
+            } else {
+                Err(Failure::Input(left))
+            }
+        }
+        PackageCommand::Merge { db, file, json, .. } => {
             let mut store = Store::open_existing(&db_path(db.clone())?)?;
             let bar = Bar::new();
             let outcome = package::merge_results_package(&mut store, file, &bar);
             bar.finish();
             let report = outcome?;
             if *json {
-                print_json(&report);
+                crate::print_json(&report);
             } else {
                 print_report(&report);
             }

@@ -7,13 +7,19 @@ use crate::error::{invalid, ServerError};
 use crate::store;
 use crate::wire::*;
 use crate::AppState;
-use axum::extract::{Path, State};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::header;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use cases::app::team::{TeamAction, TeamMember};
+use cases::app::team::{PackageExchange, TeamAction, TeamMember};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
+
+/// A results package is text (ratings and their audit trail); larger is not one.
+const MAX_RESULTS_BYTES: usize = 64 << 20;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -25,7 +31,7 @@ use utoipa::{Modify, OpenApi};
     ),
     paths(
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth
+        reveal_lock, ground_truth, ratings, package, results
     ),
     modifiers(&BearerAuth)
 )]
@@ -56,6 +62,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/studies/{study}/items/{assignment}", get(item))
         .route("/api/studies/{study}/items/{assignment}/edits", post(edit))
         .route("/api/studies/{study}/progress", get(progress))
+        .route("/api/studies/{study}/ratings", get(ratings))
         .route("/api/studies/{study}/invitations", post(invite))
         .route("/api/studies/{study}/top-up", post(top_up))
         .route(
@@ -65,6 +72,11 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/api/studies/{study}/cases/{case_id}/ground-truth",
             get(ground_truth),
+        )
+        .route("/api/studies/{study}/package", get(package))
+        .route(
+            "/api/studies/{study}/results",
+            post(results).layer(DefaultBodyLimit::max(MAX_RESULTS_BYTES)),
         )
         .with_state(state)
 }
@@ -206,6 +218,23 @@ async fn progress(
     Ok(Json(store::progress(&state.pool, &lead).await?))
 }
 
+#[utoipa::path(get, path = "/api/studies/{study}/ratings", security(("bearer" = [])),
+    params(("study" = String, Path)),
+    responses((status = 200, body = StudyRatings), (status = 403, description = "the study lead's")))]
+async fn ratings(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(study): Path<String>,
+) -> Result<Json<StudyRatings>, ServerError> {
+    let lead = member_of(&state, &caller, &study)
+        .await?
+        .lead(TeamAction::ExportRatings)
+        .map_err(forbidden)?;
+    Ok(Json(StudyRatings(
+        store::study_ratings(&state.pool, &lead).await?,
+    )))
+}
+
 #[utoipa::path(post, path = "/api/studies/{study}/invitations", security(("bearer" = [])),
     params(("study" = String, Path)), request_body = InviteRequest,
     responses((status = 200, body = Invitation), (status = 403, description = "the study lead's")))]
@@ -274,4 +303,82 @@ async fn ground_truth(
         case_id,
         ground_truth,
     }))
+}
+
+#[utoipa::path(get, path = "/api/studies/{study}/package", security(("bearer" = [])),
+    params(("study" = String, Path), PackageQuery),
+    responses((status = 200, description = "the rater package (a tar file, docs/multisite.md): \
+                                            a rater's own queue, or with `rater` the lead's \
+                                            package for that rater",
+               content_type = "application/octet-stream", body = String),
+              (status = 403, description = "a curator"),
+              (status = 404, description = "`rater` is not a rater of this study (for a rater: \
+                                            not themselves)"),
+              (status = 422, description = "the lead did not name `rater`"),
+              (status = 409, description = "the queue is empty")))]
+async fn package(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(study): Path<String>,
+    Query(query): Query<PackageQuery>,
+) -> Result<Response, ServerError> {
+    let member = member_of(&state, &caller, &study).await?;
+    let exchange = member.clone().exchange_packages().map_err(forbidden)?;
+    let rater = match (&query.rater, &exchange) {
+        (Some(username), _) => {
+            check_segment("rater", username)?;
+            store::study_member(&state.pool, member.study, username).await?
+        }
+        (None, PackageExchange::Own(_)) => member,
+        (None, PackageExchange::AnyRater(_)) => {
+            return Err(invalid(
+                "rater",
+                "name the rater whose package to build: ?rater=USERNAME",
+            ))
+        }
+    };
+    let recipient = exchange.recipient(rater)?;
+    let built = store::build_package(&state.pool, &exchange, &recipient).await?;
+    let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(built.file));
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+            (header::CONTENT_LENGTH, built.bytes.to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}.tar\"", built.package_id),
+            ),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+#[utoipa::path(post, path = "/api/studies/{study}/results", security(("bearer" = [])),
+    params(("study" = String, Path)),
+    request_body(content = String, content_type = "application/octet-stream",
+                 description = "a results package (docs/multisite.md) answering a rater package \
+                                this server built"),
+    responses((status = 200, body = ResultsReport),
+              (status = 403, description = "a curator"),
+              (status = 404, description = "no rater package of yours (a lead: of this study) \
+                                            with that id"),
+              (status = 422, description = "not a results package; `message` names the member, \
+                                            line and field")))]
+async fn results(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(study): Path<String>,
+    body: Bytes,
+) -> Result<Json<ResultsReport>, ServerError> {
+    let exchange = member_of(&state, &caller, &study)
+        .await?
+        .exchange_packages()
+        .map_err(forbidden)?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("results.tar");
+    tokio::fs::write(&file, &body).await?;
+    Ok(Json(
+        store::upload_results(&state.pool, &exchange, &file).await?,
+    ))
 }

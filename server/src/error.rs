@@ -90,6 +90,14 @@ impl ServerError {
             ServerError::Domain(cases::Error::NotFound { .. }) => {
                 (StatusCode::NOT_FOUND, "not_found")
             }
+            // An uploaded package that is not one, or breaks its format: the body names the
+            // member, line and field.
+            ServerError::Domain(cases::Error::Package { .. }) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid")
+            }
+            ServerError::Domain(cases::Error::Rating(cases::rating::RatingError::Refused(_))) => {
+                (StatusCode::CONFLICT, "refused")
+            }
             ServerError::Database(_)
             | ServerError::Pool(_)
             | ServerError::Config(_)

@@ -159,6 +159,47 @@ BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
 CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
     FOR EACH ROW EXECUTE FUNCTION audit_log_is_append_only();
 "#,
+    // 2: images and rater packages (issue 16). Each series' images, de-identified once at import
+    // by the rater package's code (`cases::package::deidentified_image`) with a random key per
+    // study that never leaves the server, kept once per content (`images`, by the SHA-256 of
+    // the de-identified bytes) and placed per series (`series_images`, with the SHA-256 of the
+    // file it came from, so a re-import skips what it copied). A package the server built is
+    // recorded with its items, so its results can be uploaded: `base_version` is the rating's
+    // version the package's rater worked from (at build, then after each upload).
+    r#"
+ALTER TABLE studies ADD COLUMN deid_key text;
+
+CREATE TABLE images (
+    sha256 text PRIMARY KEY,
+    bytes  bytea NOT NULL
+);
+
+CREATE TABLE series_images (
+    series        bigint NOT NULL REFERENCES series(id),
+    position      integer NOT NULL CHECK (position >= 1),
+    source_sha256 text NOT NULL,
+    image         text NOT NULL REFERENCES images(sha256),
+    extension     text NOT NULL,
+    PRIMARY KEY (series, position)
+);
+
+CREATE TABLE rater_packages (
+    id         bigserial PRIMARY KEY,
+    package_id text NOT NULL UNIQUE,
+    study      bigint NOT NULL REFERENCES studies(id),
+    account    bigint NOT NULL REFERENCES accounts(id),
+    built_by   text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE rater_package_items (
+    package      bigint NOT NULL REFERENCES rater_packages(id),
+    item         integer NOT NULL CHECK (item >= 1),
+    assignment   bigint NOT NULL REFERENCES assignments(id),
+    base_version bigint NOT NULL CHECK (base_version >= 0),
+    PRIMARY KEY (package, item)
+);
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

@@ -6,12 +6,17 @@ use crate::auth::{self, Caller};
 use crate::error::{invalid, ServerError};
 use crate::wire::{
     EditAck, EditRequest, ImportReport, Invitation, InviteRequest, LoginReply, Me, Membership,
-    Progress, QueueEntry, RaterProgress, SiteProgress, TopUpAdded, TopUpReport, TopUpRequest,
+    Progress, QueueEntry, RaterProgress, ResultsItem, ResultsReport, SiteProgress, TopUpAdded,
+    TopUpReport, TopUpRequest,
 };
 use cases::app::team::{
-    decide_edit, rater_item, RaterItem, StoredItem, TeamLeadSession, TeamMember, TeamRaterSession,
-    TeamRating, TeamRole, TeamStudy, TeamUnblindedSession,
+    decide_edit, rater_item, rater_package, results_edits, PackageExchange, PackageRecipient,
+    PackageSource, QueuedItem, RaterItem, StoredImage, StoredItem, TeamLeadSession, TeamMember,
+    TeamRaterSession, TeamRating, TeamRole, TeamSeriesFiles, TeamStudy, TeamStudyRating,
+    TeamUnblindedSession,
 };
+use cases::model::StudyMeta;
+use cases::package::ImageSource;
 use cases::rating::RatingStatus;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use serde::de::DeserializeOwned;
@@ -93,7 +98,18 @@ pub async fn import_study(
         )
         .await?
         .get(0);
-    let (mut cases_added, mut responses_added, mut grader_scores_added) = (0, 0, 0);
+    // The key that salts the replaced DICOM UIDs of this study's images: drawn at the first
+    // import, kept on the server, never sent, so a rater cannot map a UID back.
+    let deid_key: String = tx
+        .query_one(
+            "UPDATE studies SET deid_key = coalesce(deid_key, $2) WHERE id = $1
+             RETURNING deid_key",
+            &[&study_key, &auth::new_secret()?],
+        )
+        .await?
+        .get(0);
+    let (mut cases_added, mut responses_added, mut grader_scores_added, mut images_added) =
+        (0, 0, 0, 0);
     for case in &study.cases {
         let inserted = tx
             .query_opt(
@@ -122,6 +138,9 @@ pub async fn import_study(
                 &[&case_key, &series.series_id, &to_json(series)],
             )
             .await?;
+        }
+        for files in &case.images {
+            images_added += import_series_images(&tx, case_key, &deid_key, files).await?;
         }
         for task in &case.tasks {
             let task_key: i64 = tx
@@ -198,6 +217,7 @@ pub async fn import_study(
             "cases_added": cases_added,
             "responses_added": responses_added,
             "grader_scores_added": grader_scores_added,
+            "images_added": images_added,
         })),
     )
     .await?;
@@ -207,8 +227,72 @@ pub async fn import_study(
         cases_added,
         responses_added,
         grader_scores_added,
+        images_added,
         lead_invitation,
     })
+}
+
+/// Copies the image files of one series the server does not place yet, one file at a time (read,
+/// checked, de-identified on a blocking thread, then stored): never the whole study in memory.
+/// An image already stored under the same content is placed, not stored again.
+async fn import_series_images(
+    tx: &Transaction<'_>,
+    case_key: i64,
+    deid_key: &str,
+    files: &TeamSeriesFiles,
+) -> Result<u64, ServerError> {
+    let series_key: i64 = tx
+        .query_one(
+            "SELECT id FROM series WHERE case_ref = $1 AND series_id = $2",
+            &[&case_key, &files.series_id],
+        )
+        .await?
+        .get(0);
+    let placed: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM series_images WHERE series = $1",
+            &[&series_key],
+        )
+        .await?
+        .get(0);
+    let mut added = 0;
+    for (index, file) in files.files.iter().enumerate().skip(placed as usize) {
+        let position = index as i32 + 1;
+        let (kind, path, sha256, key) = (
+            files.kind,
+            file.path.clone(),
+            file.sha256.clone(),
+            deid_key.to_owned(),
+        );
+        let bytes = tokio::task::spawn_blocking(move || {
+            cases::package::deidentified_image(kind, &path, &sha256, &key)
+        })
+        .await
+        .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))??;
+        let image: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        tx.execute(
+            "INSERT INTO images (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
+            &[&image, &bytes],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO series_images (series, position, source_sha256, image, extension)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &series_key,
+                &position,
+                &file.sha256,
+                &image,
+                &file.extension,
+            ],
+        )
+        .await?;
+        added += 1;
+    }
+    Ok(added)
 }
 
 async fn create_invitation(
@@ -965,4 +1049,442 @@ pub async fn ground_truth(
         .await?
         .ok_or_else(|| ServerError::NotFound(format!("case {case_id:?}")))?;
     Ok(row.get(0))
+}
+
+/// A study member by username, for the lead's `?rater=` and for the rater a package was built
+/// for; `cases::app::team::PackageExchange::recipient` decides whether the caller reaches them.
+pub async fn study_member(
+    pool: &Pool,
+    study: i64,
+    username: &str,
+) -> Result<TeamMember, ServerError> {
+    let row = pool
+        .get()
+        .await?
+        .query_opt(
+            "SELECT a.id, m.role, m.reveal_locked FROM memberships m
+             JOIN accounts a ON a.id = m.account WHERE m.study = $1 AND a.username = $2",
+            &[&study, &username],
+        )
+        .await?
+        .ok_or_else(|| ServerError::NotFound(format!("rater {username:?} in this study")))?;
+    Ok(TeamMember {
+        account: row.get(0),
+        username: username.to_owned(),
+        study,
+        role: from_json(Value::String(row.get(1)), "a membership's role")?,
+        reveal_locked: row.get(2),
+    })
+}
+
+/// A rater package the server wrote, opened for streaming; the file itself is already deleted
+/// (the open handle keeps its bytes until the stream ends).
+pub struct BuiltPackage {
+    pub package_id: String,
+    pub file: std::fs::File,
+    pub bytes: u64,
+}
+
+/// Builds the rater package of `recipient`'s queue (docs/multisite.md): the server's rows read
+/// into `cases::app::team::rater_package`, written by `cases::package::write_rater_package` on a
+/// blocking thread into a temporary file, images fetched one at a time; then recorded with each
+/// item's assignment and the rating version the rater starts from, so its results can be
+/// uploaded.
+pub async fn build_package(
+    pool: &Pool,
+    exchange: &PackageExchange,
+    recipient: &PackageRecipient,
+) -> Result<BuiltPackage, ServerError> {
+    let rater = recipient.rater();
+    let client = pool.get().await?;
+    let study = client
+        .query_one(
+            &format!(
+                "SELECT s.study_id, s.title, s.description, s.rubric, s.taxonomy, a.site, {NOW_TEXT}
+                 FROM studies s, accounts a WHERE s.id = $1 AND a.id = $2"
+            ),
+            &[&rater.study, &rater.account],
+        )
+        .await?;
+    let mut queue = Vec::new();
+    let mut versions = Vec::new();
+    let mut case_keys: Vec<(i64, String)> = Vec::new();
+    for row in client
+        .query(
+            "SELECT a.id, a.position, r.id, c.id, c.body, t.body, r.body, coalesce(g.version, 0)
+             FROM assignments a JOIN responses r ON r.id = a.response
+             JOIN tasks t ON t.id = r.task JOIN cases c ON c.id = t.case_ref
+             LEFT JOIN ratings g ON g.assignment = a.id
+             WHERE a.study = $1 AND a.account = $2 ORDER BY a.position",
+            &[&rater.study, &rater.account],
+        )
+        .await?
+    {
+        let case: cases::app::team::TeamCase = from_json(row.get(4), "a case")?;
+        let case_key: i64 = row.get(3);
+        if !case_keys.iter().any(|(key, _)| *key == case_key) {
+            case_keys.push((case_key, case.case_id.clone()));
+        }
+        let position: i32 = row.get(1);
+        versions.push((row.get::<_, i64>(0), row.get::<_, i64>(7)));
+        queue.push(QueuedItem {
+            assignment: row.get(0),
+            position: position as u32,
+            response_key: row.get(2),
+            case,
+            task: from_json(row.get(5), "a task")?,
+            response: from_json(row.get(6), "a response")?,
+        });
+    }
+    let mut series = BTreeMap::new();
+    for (case_key, case_id) in case_keys {
+        let mut of_case = Vec::new();
+        for row in client
+            .query(
+                "SELECT id, body FROM series WHERE case_ref = $1 ORDER BY id",
+                &[&case_key],
+            )
+            .await?
+        {
+            let series_key: i64 = row.get(0);
+            let images = client
+                .query(
+                    "SELECT image, extension FROM series_images WHERE series = $1
+                     ORDER BY position",
+                    &[&series_key],
+                )
+                .await?
+                .into_iter()
+                .map(|image| StoredImage {
+                    sha256: image.get(0),
+                    extension: image.get(1),
+                })
+                .collect();
+            of_case.push((from_json(row.get(1), "a series")?, images));
+        }
+        series.insert(case_id, of_case);
+    }
+    drop(client);
+    let source = PackageSource {
+        study: StudyMeta {
+            id: study.get(0),
+            title: study.get(1),
+            description: study.get(2),
+        },
+        rubric: from_json(study.get(3), "the study's rubric")?,
+        taxonomy: from_json(study.get(4), "the study's taxonomy")?,
+        site: study.get(5),
+        created_at: study.get(6),
+        queue,
+        series,
+    };
+    let runtime = tokio::runtime::Handle::current();
+    let images_pool = pool.clone();
+    let contents = rater_package(recipient, source, move |image| {
+        let (runtime, pool, sha256) = (runtime.clone(), images_pool.clone(), image.sha256.clone());
+        // Fetched on the writer's blocking thread when it reaches the image.
+        ImageSource::Deidentified(Box::new(move || {
+            runtime
+                .block_on(async {
+                    let row = pool
+                        .get()
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .query_one("SELECT bytes FROM images WHERE sha256 = $1", &[&sha256])
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<Vec<u8>, String>(row.get(0))
+                })
+                .map_err(|message| cases::Error::ImageMissing {
+                    path: format!("team server image {sha256}").into(),
+                    source: std::io::Error::other(message),
+                })
+        }))
+    })?;
+    let package_id = contents.package_id.clone();
+    let items: Vec<(i32, i64, i64)> = contents
+        .items
+        .iter()
+        .zip(&versions)
+        .map(|(item, (assignment, version))| (item.item as i32, *assignment, *version))
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("rater-package.tar");
+    let written_to = out.clone();
+    tokio::task::spawn_blocking(move || {
+        cases::package::write_rater_package(
+            contents,
+            &written_to,
+            &cases::progress::NoProgress,
+            || Ok(()),
+        )
+    })
+    .await
+    .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))??;
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let package: i64 = tx
+        .query_one(
+            "INSERT INTO rater_packages (package_id, study, account, built_by)
+             VALUES ($1, $2, $3, $4) RETURNING id",
+            &[
+                &package_id,
+                &rater.study,
+                &rater.account,
+                &exchange.member().username,
+            ],
+        )
+        .await?
+        .get(0);
+    for (item, assignment, version) in &items {
+        tx.execute(
+            "INSERT INTO rater_package_items (package, item, assignment, base_version)
+             VALUES ($1, $2, $3, $4)",
+            &[&package, item, assignment, version],
+        )
+        .await?;
+    }
+    audit(
+        &tx,
+        &exchange.member().username,
+        "build rater package",
+        &format!("rater_package:{package_id}"),
+        None,
+        Some(&json!({ "rater": rater.username, "items": items.len() })),
+    )
+    .await?;
+    tx.commit().await?;
+    let file = std::fs::File::open(&out)?;
+    let bytes = file.metadata()?.len();
+    drop(dir);
+    Ok(BuiltPackage {
+        package_id,
+        file,
+        bytes,
+    })
+}
+
+/// Applies an uploaded results package (docs/multisite.md) to the ratings of the server-built
+/// rater package it answers: each rating becomes the edits the app would send
+/// (`cases::app::team::results_edits`), decided by `decide_edit` through [`apply_edit`] under
+/// the rater's own session, with ids derived from the package, item and content, so an upload
+/// sent again is stored once. A rating whose server version moved on since the rater's package
+/// (or their last upload) is listed, never overwritten.
+pub async fn upload_results(
+    pool: &Pool,
+    exchange: &PackageExchange,
+    file: &std::path::Path,
+) -> Result<ResultsReport, ServerError> {
+    let path = file.to_path_buf();
+    let (manifest, ratings) =
+        tokio::task::spawn_blocking(move || cases::package::read_uploaded_results(&path))
+            .await
+            .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))??;
+    let answers = manifest.answers_package.clone().unwrap_or_default();
+    let study = exchange.member().study;
+    let row = pool
+        .get()
+        .await?
+        .query_opt(
+            "SELECT p.id, a.username FROM rater_packages p JOIN accounts a ON a.id = p.account
+             WHERE p.package_id = $1 AND p.study = $2",
+            &[&answers, &study],
+        )
+        .await?
+        .ok_or_else(|| {
+            ServerError::NotFound(format!("rater package {answers:?} built by this server"))
+        })?;
+    let (package, username): (i64, String) = (row.get(0), row.get(1));
+    let recipient = exchange
+        .recipient(study_member(pool, study, &username).await?)
+        .map_err(|_| {
+            ServerError::NotFound(format!("rater package {answers:?} built by this server"))
+        })?;
+    if manifest.rater.name != username {
+        return Err(invalid(
+            "manifest.json: rater.name",
+            format!("the rater package was built for {username:?}"),
+        ));
+    }
+    let rater = recipient.into_rater_session();
+    let mut report = ResultsReport {
+        package_id: answers.clone(),
+        rater: username,
+        applied: 0,
+        unchanged: 0,
+        conflicts: Vec::new(),
+        refused: Vec::new(),
+    };
+    for uploaded in &ratings {
+        let outcome = |code: &str, assignment: Option<i64>, message: String| ResultsItem {
+            item: uploaded.item,
+            line: uploaded.line,
+            assignment,
+            code: code.to_owned(),
+            message,
+        };
+        let item = i32::try_from(uploaded.item).unwrap_or(i32::MAX);
+        let Some(row) = pool
+            .get()
+            .await?
+            .query_opt(
+                "SELECT assignment, base_version FROM rater_package_items
+                 WHERE package = $1 AND item = $2",
+                &[&package, &item],
+            )
+            .await?
+        else {
+            report.refused.push(outcome(
+                "unknown_item",
+                None,
+                format!(
+                    "ratings.jsonl:{}: item {} is not in the rater package",
+                    uploaded.line, uploaded.item
+                ),
+            ));
+            continue;
+        };
+        let (assignment, base_version): (i64, i64) = (row.get(0), row.get(1));
+        let stored = stored_item(&pool.get().await?, rater.member(), assignment, false).await?;
+        let current = stored.rating.as_ref();
+        let edits = results_edits(&answers, uploaded, current);
+        if edits.is_empty() {
+            report.unchanged += 1;
+            continue;
+        }
+        let ids: Vec<String> = edits.iter().map(|(id, _)| id.clone()).collect();
+        let stored_before: i64 = pool
+            .get()
+            .await?
+            .query_one(
+                "SELECT count(*) FROM applied_edits WHERE account = $1 AND edit_id = ANY($2)",
+                &[&rater.member().account, &ids],
+            )
+            .await?
+            .get(0);
+        let current_version = current.map_or(0, |r| r.version);
+        if stored_before == 0 && current_version != base_version {
+            report.conflicts.push(outcome(
+                "conflict",
+                Some(assignment),
+                format!(
+                    "item {}: the rating on the server is at version {current_version}, the \
+                     package's rater worked from version {base_version}; kept as it is",
+                    uploaded.item
+                ),
+            ));
+            continue;
+        }
+        let mut version = base_version;
+        let mut refusal = None;
+        for (edit_id, edit) in edits {
+            let request = EditRequest {
+                edit_id,
+                base_version: version,
+                edit,
+            };
+            match apply_edit(pool, &rater, assignment, &request).await {
+                Ok(ack) => version = ack.version,
+                Err(ServerError::EditRefused(refused)) => {
+                    refusal = Some(refused);
+                    break;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        match refusal {
+            None => {
+                pool.get()
+                    .await?
+                    .execute(
+                        "UPDATE rater_package_items SET base_version = $3
+                         WHERE package = $1 AND item = $2",
+                        &[&package, &item, &version],
+                    )
+                    .await?;
+                if stored_before == ids.len() as i64 {
+                    report.unchanged += 1;
+                } else {
+                    report.applied += 1;
+                }
+            }
+            Some(refused) => {
+                let value = to_json(&refused);
+                let code = value["code"].as_str().unwrap_or("refused").to_owned();
+                let message = value["message"].as_str().unwrap_or_default().to_owned();
+                let field = value["field"]
+                    .as_str()
+                    .map(|f| format!("{f}: "))
+                    .unwrap_or_default();
+                report.refused.push(outcome(
+                    &code,
+                    Some(assignment),
+                    format!("ratings.jsonl:{}: {field}{message}", uploaded.line),
+                ));
+            }
+        }
+    }
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    audit(
+        &tx,
+        &exchange.member().username,
+        "upload results package",
+        &format!("rater_package:{answers}"),
+        None,
+        Some(&json!({
+            "results_package": manifest.package_id,
+            "applied": report.applied,
+            "unchanged": report.unchanged,
+            "conflicts": report.conflicts.len(),
+            "refused": report.refused.len(),
+        })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(report)
+}
+
+/// Every rating of the lead's study, with who made it and which response it rates, for the
+/// lead's own database (`cases::app::team::pull_ratings`), in assignment order.
+pub async fn study_ratings(
+    pool: &Pool,
+    lead: &TeamLeadSession,
+) -> Result<Vec<TeamStudyRating>, ServerError> {
+    let rows = pool
+        .get()
+        .await?
+        .query(
+            &format!(
+                "SELECT g.assignment, ac.username, ac.site, c.case_id, t.task_id, r.model,
+                        r.sample, g.status, g.version, g.state, {}, {}
+                 FROM ratings g JOIN assignments a ON a.id = g.assignment
+                 JOIN accounts ac ON ac.id = a.account JOIN responses r ON r.id = a.response
+                 JOIN tasks t ON t.id = r.task JOIN cases c ON c.id = t.case_ref
+                 WHERE a.study = $1 ORDER BY g.assignment",
+                time_text("g.updated_at"),
+                time_text("g.submitted_at")
+            ),
+            &[&lead.member().study],
+        )
+        .await?;
+    let mut ratings = Vec::with_capacity(rows.len());
+    for row in rows {
+        let sample: i32 = row.get(6);
+        ratings.push(TeamStudyRating {
+            assignment: row.get(0),
+            rater: row.get(1),
+            site: row.get(2),
+            case_id: row.get(3),
+            task_id: row.get(4),
+            model: row.get(5),
+            sample: sample as u32,
+            status: from_json(Value::String(row.get(7)), "a rating's status")?,
+            version: row.get(8),
+            state: from_json(row.get(9), "a rating's state")?,
+            updated_at: row.get(10),
+            submitted_at: row.get(11),
+        });
+    }
+    Ok(ratings)
 }

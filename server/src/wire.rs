@@ -2,7 +2,7 @@
 //! application layer's types (`cases::app::team`) appear as objects; docs/team-server.md lists
 //! their fields.
 
-use cases::app::team::{RaterItem, TeamEdit, TeamRole};
+use cases::app::team::{RaterItem, TeamEdit, TeamRole, TeamStudyRating};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -61,6 +61,13 @@ pub struct QueueEntry {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Object)]
 pub struct Item(pub RaterItem);
+
+/// Every rating of the study, for the lead's own database: `cases::app::team::TeamStudyRating`
+/// each (the server's assignment, the rater's username and site, the response's case, task,
+/// model and sample, status, version, the whole state, times).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Vec<Object>)]
+pub struct StudyRatings(pub Vec<TeamStudyRating>);
 
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -181,6 +188,44 @@ pub struct ImportReport {
     pub cases_added: u64,
     pub responses_added: u64,
     pub grader_scores_added: u64,
+    /// Image files de-identified and copied (a re-import copies only new ones).
+    pub images_added: u64,
     /// The lead's one-time code, when the import invited them.
     pub lead_invitation: Option<Invitation>,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct PackageQuery {
+    /// The lead only: the rater whose queue to package (for a site with no connection).
+    pub rater: Option<String>,
+}
+
+/// What an uploaded results package did, item by item.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResultsReport {
+    /// The rater package the results answer.
+    pub package_id: String,
+    pub rater: String,
+    /// Ratings stored (saved, submitted, reopened) by this upload.
+    pub applied: u32,
+    /// Ratings the server already held as the package says (a second upload of the same
+    /// results, for one).
+    pub unchanged: u32,
+    /// Ratings whose server version moved on since the rater's package: kept as they are.
+    pub conflicts: Vec<ResultsItem>,
+    /// Ratings the study's rules refused, or items the package did not hold.
+    pub refused: Vec<ResultsItem>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResultsItem {
+    pub item: u32,
+    /// Its line in `ratings.jsonl`.
+    pub line: usize,
+    pub assignment: Option<i64>,
+    /// `conflict`, `unknown_item`, or the refused edit's code (`invalid`, `incomplete`,
+    /// `refused`).
+    pub code: String,
+    pub message: String,
 }

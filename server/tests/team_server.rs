@@ -44,6 +44,7 @@ struct Team {
     codes: Vec<String>,
     models: Vec<String>,
     graders: Vec<String>,
+    disease_groups: Vec<String>,
 }
 
 fn ok_json(args: &[&str]) -> Value {
@@ -103,6 +104,7 @@ fn team(work: &Path) -> Team {
     drop(store);
     let models = distinct(&local, "SELECT DISTINCT model FROM responses");
     let graders = distinct(&local, "SELECT DISTINCT grader FROM grader_scores");
+    let disease_groups = distinct(&local, "SELECT DISTINCT disease_group FROM cases");
     assert!(
         !models.is_empty() && !graders.is_empty(),
         "the demo has models and a grader"
@@ -178,6 +180,7 @@ fn team(work: &Path) -> Team {
         codes,
         models,
         graders,
+        disease_groups,
     }
 }
 
@@ -262,6 +265,10 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
             [401, 200, 403, 403, 403],
         ),
         (
+            ("get", "/api/studies/{study}/ratings"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
             ("post", "/api/studies/{study}/invitations"),
             [401, 200, 403, 403, 403],
         ),
@@ -277,9 +284,19 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
             ("get", "/api/studies/{study}/cases/{case_id}/ground-truth"),
             [401, 200, 200, 403, 403],
         ),
+        // The lead names the rater (`?rater=`); without, 422. An empty body is no results
+        // package.
+        (
+            ("get", "/api/studies/{study}/package"),
+            [401, 422, 403, 200, 200],
+        ),
+        (
+            ("post", "/api/studies/{study}/results"),
+            [401, 422, 403, 422, 422],
+        ),
     ]);
     let mut probed = 0;
-    let mut bodies: Vec<(Who, String)> = Vec::new();
+    let mut bodies: Vec<(Who, &str, String)> = Vec::new();
     for (path, operations) in document["paths"].as_object().unwrap() {
         for method in operations.as_object().unwrap().keys() {
             let statuses = expected
@@ -344,7 +361,7 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                 };
                 let (got, text) = http.call(method, &concrete, token.as_deref(), body.as_ref());
                 assert_eq!(got, *status, "{method} {path} as {who:?}: {text}");
-                bodies.push((who, text));
+                bodies.push((who, path.as_str(), text));
                 probed += 1;
             }
         }
@@ -357,21 +374,33 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
 
     let lead_saw_marker = bodies
         .iter()
-        .any(|(who, text)| *who == Who::Lead && text.contains(GROUND_TRUTH_MARKER));
+        .any(|(who, _, text)| *who == Who::Lead && text.contains(GROUND_TRUTH_MARKER));
     assert!(
         lead_saw_marker,
         "the lead's ground-truth view carries the planted marker"
     );
-    for (who, text) in &bodies {
+    for (who, path, text) in &bodies {
         if matches!(who, Who::RaterA | Who::RaterB | Who::Nobody) {
             assert!(
                 !text.contains(GROUND_TRUTH_MARKER),
                 "{who:?} got the ground truth: {text}"
             );
-            assert!(
-                !text.contains("disease_group"),
-                "{who:?} got the disease group: {text}"
-            );
+            if path.ends_with("/package") {
+                // The bundle format needs the field; a package says `other_abnormality` for
+                // every case ("not sent").
+                for group in &t.disease_groups {
+                    assert!(
+                        group == "other_abnormality"
+                            || !text.contains(&format!("\"disease_group\": \"{group}\"")),
+                        "{who:?}'s package names the disease group {group}"
+                    );
+                }
+            } else {
+                assert!(
+                    !text.contains("disease_group"),
+                    "{who:?} got the disease group: {text}"
+                );
+            }
             for name in t.models.iter().chain(&t.graders) {
                 assert!(
                     !text.contains(name.as_str()),
@@ -656,9 +685,13 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
         assert!(document["paths"].as_object().unwrap().len() >= 10);
         Http::new(&server.base).expect(401, "get", "/api/me", None, None);
     }
+    // Each of the schema's migrations (server/src/schema.rs) recorded once.
     assert_eq!(
-        cluster.psql("twin", "SELECT count(*) FROM schema_migrations"),
-        "1"
+        cluster.psql(
+            "twin",
+            "SELECT count(*) || '/' || max(version) FROM schema_migrations"
+        ),
+        "2/2"
     );
 }
 
@@ -742,4 +775,520 @@ fn text_and_dates_the_database_cannot_store_are_refused_naming_the_field() {
         0
     );
     assert!(!t.server.log().contains("error: the database failed"));
+}
+
+/// Rates the first `count` items of `rater`'s queue on the server, each differently (overall,
+/// dimensions, one error label on the answer), and submits them.
+fn rate_on_server(http: &Http, rater: &Person, count: usize, offset: f64) {
+    for (index, entry) in queue(http, rater).iter().take(count).enumerate() {
+        let assignment = entry["assignment"].as_i64().unwrap();
+        let path = study_path(&format!("/items/{assignment}"));
+        let item = http.expect(200, "get", &path, Some(&rater.token), None);
+        let rubric = &item["rubric"];
+        let step = (index as f64 + offset) % 3.0;
+        let dimensions: serde_json::Map<String, Value> = rubric["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let (min, max) = (d["min"].as_f64().unwrap(), d["max"].as_f64().unwrap());
+                (
+                    d["id"].as_str().unwrap().to_owned(),
+                    json!(min + step.min(max - min)),
+                )
+            })
+            .collect();
+        let overall_min = rubric["overall"]["min"].as_f64().unwrap();
+        let overall_max = rubric["overall"]["max"].as_f64().unwrap();
+        let on_text: Vec<&str> = item["taxonomy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["anchor"] != "image")
+            .map(|c| c["code"].as_str().unwrap())
+            .collect();
+        let category = on_text[index % on_text.len()];
+        let correctness = ["correct", "partly", "incorrect"][index % 3];
+        let save = json!({ "kind": "save", "rating": { "scores": {
+            "overall": (overall_min + step + index as f64).min(overall_max),
+            "correctness": correctness,
+            "confidence": 1 + index % 5, "comment": format!("read {index}"),
+            "seconds_on_task": 30.0 + 7.0 * index as f64, "dimensions": dimensions
+        }, "labels": [{ "category": category, "severity": 1 + index % 3, "span": [0, 4],
+                        "text": "answer", "mark": null, "comment": "" }] } });
+        let edits = study_path(&format!("/items/{assignment}/edits"));
+        let saved = http.expect(
+            200,
+            "post",
+            &edits,
+            Some(&rater.token),
+            Some(json!({ "edit_id": edit_id(), "base_version": 0, "edit": save })),
+        );
+        http.expect(
+            200,
+            "post",
+            &edits,
+            Some(&rater.token),
+            Some(json!({
+                "edit_id": edit_id(), "base_version": saved["version"], "edit": { "kind": "submit" }
+            })),
+        );
+    }
+}
+
+/// The report as JSON without what names the database it was read from (its audit head, the
+/// time it was built): the figures alone.
+fn report_figures(db: &Path, grader: &str) -> Value {
+    let store = Store::open(db).unwrap();
+    let lead = cases::app::Session::command_line();
+    let report = cases::app::calibration::study_report(
+        &store,
+        &lead,
+        DEMO_STUDY_ID,
+        calibration::input::ReportOptions {
+            grader: Some(grader.to_owned()),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .build(&NoProgress)
+    .unwrap();
+    let mut figures = serde_json::to_value(&report).unwrap();
+    strip_provenance(&mut figures);
+    figures
+}
+
+fn strip_provenance(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| !matches!(key.as_str(), "audit_head" | "generated_at"));
+            map.values_mut().for_each(strip_provenance);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_provenance),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_leads_report_from_the_servers_ratings_equals_one_from_the_same_ratings_made_locally() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+    rate_on_server(http, &t.rater_a, 4, 0.0);
+    rate_on_server(http, &t.rater_b, 4, 1.0);
+    let pulled: Vec<cases::app::team::TeamStudyRating> = serde_json::from_value(http.expect(
+        200,
+        "get",
+        &study_path("/ratings"),
+        Some(&t.lead.token),
+        None,
+    ))
+    .unwrap();
+    assert_eq!(pulled.len(), 8, "{pulled:?}");
+    assert!(pulled
+        .iter()
+        .all(|r| r.status == cases::rating::RatingStatus::Submitted));
+
+    // The lead's database as it was copied onto the server, twice over.
+    let local = work.path().join("local.sqlite");
+    let (from_server, rated_here) = (
+        work.path().join("pulled.sqlite"),
+        work.path().join("here.sqlite"),
+    );
+    for db in [&from_server, &rated_here] {
+        std::fs::copy(&local, db).unwrap();
+        let mut store = Store::open(db).unwrap();
+        for person in [&t.rater_a, &t.rater_b] {
+            store
+                .create_rater(
+                    &person.username,
+                    cases::rating::RaterRole::Neuroradiologist,
+                    Some(9),
+                )
+                .unwrap();
+        }
+    }
+
+    // One: the server's ratings pulled; a second pull writes nothing.
+    let mut store = Store::open(&from_server).unwrap();
+    let lead = cases::app::Session::command_line();
+    let first = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &pulled).unwrap();
+    assert_eq!(
+        (first.added, first.updated, first.conflicts.len()),
+        (8, 0, 0),
+        "{first:?}"
+    );
+    let again = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &pulled).unwrap();
+    assert_eq!((again.added, again.unchanged), (0, 8), "{again:?}");
+    drop(store);
+
+    // Two: the same ratings made at this workstation through the app's own edits.
+    let mut store = Store::open(&rated_here).unwrap();
+    for (position, rating) in pulled.iter().enumerate() {
+        let rater = store
+            .raters()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.name == rating.rater)
+            .unwrap();
+        let assignment = {
+            let conn = store.read();
+            let response: i64 = conn
+                .query_row(
+                    "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+                     JOIN cases c ON t.case_ref = c.id
+                     WHERE c.case_id = ?1 AND t.task_id = ?2 AND r.model = ?3 AND r.sample = ?4",
+                    rusqlite::params![rating.case_id, rating.task_id, rating.model, rating.sample],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            conn.execute(
+                "INSERT OR IGNORE INTO assignment_plans (study, name, seed, overlap_share,
+                     repeat_share, repeat_after_days, created_by, created_at)
+                 SELECT id, 'here', 1, 0, 0, 0, ?1, '2026-11-27T00:00:00.000Z' FROM studies",
+                [rater.id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO assignments (plan, rater, response, position, overlap)
+                 VALUES ((SELECT id FROM assignment_plans WHERE name = 'here'), ?1, ?2, ?3, 0)",
+                rusqlite::params![rater.id, response, position as i64 + 1],
+            )
+            .unwrap();
+            conn.last_insert_rowid()
+        };
+        store
+            .save_rating(rater.id, assignment, &rating.state.scores)
+            .unwrap();
+        for label in &rating.state.labels {
+            store.add_error_label(rater.id, assignment, label).unwrap();
+        }
+        store.submit_rating(rater.id, assignment).unwrap();
+    }
+    drop(store);
+
+    let grader = &t.graders[0];
+    let (pulled_figures, local_figures) = (
+        report_figures(&from_server, grader),
+        report_figures(&rated_here, grader),
+    );
+    assert_eq!(pulled_figures, local_figures);
+    assert_eq!(
+        pulled_figures["summary"]["human_raters"],
+        json!([t.rater_a.username, t.rater_b.username])
+    );
+    // The verdict is computed on the eight ratings themselves.
+    assert_eq!(pulled_figures["verdict"]["pearson"]["n"], 8);
+}
+
+/// Every member of a package: name → bytes.
+fn tar_members(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    use std::io::Read;
+    let mut archive = tar::Archive::new(bytes);
+    let mut out = BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        out.insert(name, data);
+    }
+    out
+}
+
+/// `who`'s rater package from the server (`?rater=` for the lead), written to `out`.
+fn download_package(http: &Http, who: &Person, rater: Option<&str>, out: &Path) -> Vec<u8> {
+    let query = rater.map(|r| format!("?rater={r}")).unwrap_or_default();
+    let (status, bytes) = http
+        .raw(
+            "get",
+            &study_path(&format!("/package{query}")),
+            Some(&who.token),
+            "",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    std::fs::write(out, &bytes).unwrap();
+    bytes
+}
+
+fn upload_results(http: &Http, who: &Person, file: &Path) -> Value {
+    let (status, reply) = http
+        .raw(
+            "post",
+            &study_path("/results"),
+            Some(&who.token),
+            "application/octet-stream",
+            &std::fs::read(file).unwrap(),
+        )
+        .unwrap();
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    assert_eq!(status, 200, "{reply}");
+    serde_json::from_str(&reply).unwrap()
+}
+
+/// A fresh SQLite database of its own with `package` imported, as the desktop app in server mode
+/// keeps it.
+fn import_package(dir: &Path, package: &Path) -> Store {
+    let mut store = Store::open(&dir.join("rater.sqlite")).unwrap();
+    cases::package::import_rater_package(&mut store, package, &NoProgress).unwrap();
+    store
+}
+
+fn local_rater(store: &Store, name: &str) -> i64 {
+    store
+        .raters()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == name)
+        .unwrap()
+        .id
+}
+
+/// Rates the first two items offline: the first complete and submitted, the second a draft.
+fn rate_offline(store: &mut Store, rater: &str, comment: &str) {
+    let rater = local_rater(store, rater);
+    let queue = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    let item = store.reading_item(rater, queue[0].assignment).unwrap();
+    let complete = cases::rating::RatingEdit {
+        overall: Some(item.rubric.overall.max),
+        not_applicable: Default::default(),
+        dimensions: item
+            .rubric
+            .dimensions
+            .iter()
+            .map(|d| (d.id.clone(), d.scale.min))
+            .collect(),
+        correctness: Some(cases::rating::Correctness::Partly),
+        confidence: Some(4),
+        comment: format!("{comment} first"),
+        seconds_on_task: 61.5,
+    };
+    store
+        .save_rating(rater, queue[0].assignment, &complete)
+        .unwrap();
+    store.submit_rating(rater, queue[0].assignment).unwrap();
+    let draft = cases::rating::RatingEdit {
+        overall: Some(item.rubric.overall.min),
+        not_applicable: Default::default(),
+        dimensions: BTreeMap::new(),
+        correctness: None,
+        confidence: None,
+        comment: format!("{comment} second"),
+        seconds_on_task: 10.0,
+    };
+    store
+        .save_rating(rater, queue[1].assignment, &draft)
+        .unwrap();
+}
+
+fn results_of(store: &Store, out: &Path) -> std::path::PathBuf {
+    cases::package::export_results_package(store, None, out, &NoProgress).unwrap();
+    out.to_path_buf()
+}
+
+/// (status, version, comment) of a server rating, read in PostgreSQL.
+fn server_rating(t: &Team, assignment: i64) -> String {
+    t.cluster
+        .psql(
+            "team",
+            &format!(
+                "SELECT status || '|' || version || '|' || (state->'scores'->>'comment')
+                 FROM ratings WHERE assignment = {assignment}"
+            ),
+        )
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results_come_back_once() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+
+    // Rater A's package: every item names its server assignment, in queue order.
+    let package = work.path().join("rater-a.tar");
+    let bytes = download_package(http, &t.rater_a, None, &package);
+    let members = tar_members(&bytes);
+    let items: Vec<Value> = std::str::from_utf8(&members["items.jsonl"])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let a_queue: Vec<i64> = queue(http, &t.rater_a)
+        .iter()
+        .map(|q| q["assignment"].as_i64().unwrap())
+        .collect();
+    let linked: Vec<i64> = items
+        .iter()
+        .map(|i| i["server_assignment"].as_i64().unwrap())
+        .collect();
+    assert_eq!(linked, a_queue);
+
+    // Blinded like a local package: no model or grader name, no ground truth (the marker is
+    // planted in every case's on the server), no disease group, in any byte of any member.
+    let text = String::from_utf8_lossy(&bytes);
+    for hidden in t.models.iter().chain(&t.graders) {
+        assert!(
+            !text.contains(hidden.as_str()),
+            "the package names {hidden}"
+        );
+    }
+    assert!(!text.contains(GROUND_TRUTH_MARKER));
+    assert!(!text.contains("ground_truth"));
+    for (name, data) in &members {
+        if name.ends_with("/case.json") {
+            let case: Value = serde_json::from_slice(data).unwrap();
+            assert_eq!(case["disease_group"], "other_abnormality", "{name}");
+        }
+    }
+    let responses = String::from_utf8_lossy(&members["bundle/responses.jsonl"]).into_owned();
+    assert!(responses
+        .lines()
+        .all(|l| l.contains("\"model\":\"blinded\"")));
+
+    // The desktop app's import reads it into a database of its own, each assignment linked.
+    let offline = work.path().join("offline");
+    let mut store = import_package(&offline, &package);
+    let links = cases::package::server_links(&store, DEMO_STUDY_ID).unwrap();
+    let mut servers: Vec<i64> = links.iter().map(|l| l.server_assignment).collect();
+    servers.sort();
+    let mut expected = a_queue.clone();
+    expected.sort();
+    assert_eq!(servers, expected);
+
+    // The images are the lead's pixels, de-identified: pydicom compares each DICOM file of the
+    // package with the bundle file it came from.
+    let local = work.path().join("local.sqlite");
+    let bundle = work.path().join("demo");
+    let conn = rusqlite::Connection::open(&local).unwrap();
+    let mut pairs = Vec::new();
+    for (name, data) in &members {
+        let Some(rest) = name.strip_prefix("bundle/cases/") else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        if parts.len() != 3 || !parts[2].ends_with(".dcm") {
+            continue;
+        }
+        let position: i64 = parts[2].trim_end_matches(".dcm").parse().unwrap();
+        let original: String = conn
+            .query_row(
+                "SELECT i.path FROM images i JOIN series s ON i.series = s.id
+                 JOIN cases c ON s.case_ref = c.id
+                 WHERE c.case_id = ?1 AND s.series_id = ?2 ORDER BY i.position
+                 LIMIT 1 OFFSET ?3",
+                rusqlite::params![parts[0], parts[1], position - 1],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let sent = work.path().join(format!("sent-{}", pairs.len()));
+        std::fs::write(&sent, data).unwrap();
+        pairs.push(json!([path_str(&sent), path_str(&bundle.join(original))]));
+    }
+    assert!(!pairs.is_empty(), "the package holds DICOM images");
+    let mut python = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/compare_dicom.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (with pydicom and numpy: scripts/setup.sh --with-test-tools)");
+    use std::io::Write;
+    python
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(Value::Array(pairs.clone()).to_string().as_bytes())
+        .unwrap();
+    let compared = python.wait_with_output().unwrap();
+    assert!(
+        compared.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+    let compared: Value = serde_json::from_slice(&compared.stdout).unwrap();
+    assert_eq!(compared["compared"], pairs.len());
+
+    // Results back: the submitted rating and the draft are stored as the app's edits would be.
+    rate_offline(&mut store, &t.rater_a.username, "offline");
+    let results = results_of(&store, &work.path().join("results.tar"));
+    let report = upload_results(http, &t.rater_a, &results);
+    assert_eq!(report["applied"], 2, "{report}");
+    assert_eq!(report["conflicts"], json!([]), "{report}");
+    assert_eq!(report["refused"], json!([]), "{report}");
+    let first = server_rating(&t, a_queue[0]);
+    assert_eq!(first, "submitted|2|offline first");
+    assert_eq!(server_rating(&t, a_queue[1]), "draft|1|offline second");
+    let stored_edits = |t: &Team| {
+        t.cluster
+            .psql("team", "SELECT count(*) FROM applied_edits")
+            .trim()
+            .to_owned()
+    };
+    let edits_before = stored_edits(&t);
+
+    // Sent again: stored once, nothing changes.
+    let again = upload_results(http, &t.rater_a, &results);
+    assert_eq!(again["applied"], 0, "{again}");
+    assert_eq!(again["unchanged"], 2, "{again}");
+    assert_eq!(stored_edits(&t), edits_before);
+    assert_eq!(server_rating(&t, a_queue[0]), first);
+
+    // Another rater cannot upload rater A's results: not found, nothing written.
+    let (status, _) = http
+        .raw(
+            "post",
+            &study_path("/results"),
+            Some(&t.rater_b.token),
+            "application/octet-stream",
+            &std::fs::read(&results).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(status, 404);
+
+    // A stale package: built before rater A saved the second item online again; its rating of
+    // that item is listed as a conflict and the server's is kept.
+    let second_package = work.path().join("rater-a-2.tar");
+    download_package(http, &t.rater_a, None, &second_package);
+    let version = queue(http, &t.rater_a)[1]["version"].as_i64().unwrap();
+    http.expect(
+        200,
+        "post",
+        &study_path(&format!("/items/{}/edits", a_queue[1])),
+        Some(&t.rater_a.token),
+        Some(json!({ "edit_id": edit_id(), "base_version": version, "edit": save("online", 3.0) })),
+    );
+    let online = server_rating(&t, a_queue[1]);
+    let mut stale_store = import_package(&work.path().join("stale"), &second_package);
+    rate_offline(&mut stale_store, &t.rater_a.username, "stale");
+    let stale = results_of(&stale_store, &work.path().join("stale-results.tar"));
+    let report = upload_results(http, &t.rater_a, &stale);
+    let conflicts: Vec<i64> = report["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["assignment"].as_i64().unwrap())
+        .collect();
+    assert_eq!(conflicts, vec![a_queue[1]], "{report}");
+    assert_eq!(server_rating(&t, a_queue[1]), online);
+    // The first item had not moved since this package was built: its new rating is applied
+    // (reopened, saved, submitted).
+    assert_eq!(report["applied"], 1, "{report}");
+    assert_eq!(server_rating(&t, a_queue[0]), "submitted|5|stale first");
+
+    // The lead builds rater B's package for a site with no connection.
+    let lead_built = work.path().join("rater-b.tar");
+    let bytes = download_package(http, &t.lead, Some(&t.rater_b.username), &lead_built);
+    let manifest: Value = serde_json::from_slice(&tar_members(&bytes)["manifest.json"]).unwrap();
+    assert_eq!(manifest["rater"]["name"], t.rater_b.username);
+    let mut b_store = import_package(&work.path().join("site-b"), &lead_built);
+    rate_offline(&mut b_store, &t.rater_b.username, "site b");
+    let b_results = results_of(&b_store, &work.path().join("b-results.tar"));
+    let report = upload_results(http, &t.lead, &b_results);
+    assert_eq!(report["applied"], 2, "{report}");
+    let b_first = queue(http, &t.rater_b)[0]["assignment"].as_i64().unwrap();
+    assert_eq!(server_rating(&t, b_first), "submitted|2|site b first");
 }

@@ -70,7 +70,9 @@ impl From<cases::Error> for CommandError {
             E::StaleGroundTruth { .. } | E::CurationRefused(_) => ErrorCode::Refused,
             // A damaged or foreign rater/results package, or a harness's responses file that does
             // not fit the study; the message names the member or line and the field.
-            E::Package { .. } | E::Responses { .. } => ErrorCode::InvalidArgument,
+            E::Package { .. } | E::Responses { .. } | E::ServerRatings { .. } => {
+                ErrorCode::InvalidArgument
+            }
             E::Cancelled { .. } => ErrorCode::Cancelled,
             E::Rating(rating) => match rating {
                 cases::rating::RatingError::Invalid { .. } => ErrorCode::InvalidArgument,

@@ -7,7 +7,7 @@ use crate::error::{ClientError, Result};
 use crate::token::{Session, Token};
 use crate::url::{check_segment, ServerUrl};
 use crate::wire::{EditAck, EditRequest, ErrorBody, LoginReply, Me, Progress, QueueEntry};
-use cases::app::team::RaterItem;
+use cases::app::team::{RaterItem, TeamStudyRating};
 use cases::progress::Progress as ProgressSink;
 use serde::de::DeserializeOwned;
 use std::io::Write;
@@ -137,6 +137,14 @@ impl TeamClient {
     pub async fn progress(&self, study: &str) -> Result<Progress> {
         let url = self.study_url(study, "progress")?;
         self.json(self.authorised(self.http.get(url))?, "the progress")
+            .await
+    }
+
+    /// Every rating of the study, whole (the lead's): what `cases::app::team::pull_ratings`
+    /// writes into the lead's own database.
+    pub async fn study_ratings(&self, study: &str) -> Result<Vec<TeamStudyRating>> {
+        let url = self.study_url(study, "ratings")?;
+        self.json(self.authorised(self.http.get(url))?, "the study's ratings")
             .await
     }
 

@@ -16,15 +16,22 @@
 mod archive;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
+pub(crate) mod incoming;
 mod rater;
-mod results;
+pub(crate) mod results;
 mod server_link;
 
 pub use archive::Member;
 pub use rater::{
-    export_rater_package, import_rater_package, RaterPackageExport, RaterPackageImport,
+    blinded_samples, deidentified_image, export_rater_package, import_rater_package,
+    package_extension, write_rater_package, ImageSource, PackageCase, PackageImage, PackageItem,
+    PackagePlan, PackageSeries, RaterPackageContents, RaterPackageExport, RaterPackageImport,
+    WrittenPackage, BLINDED_MODEL,
 };
-pub use results::{export_results_package, merge_results_package, ResultsPackageExport};
+pub use results::{
+    export_results_package, merge_results_package, read_uploaded_results, ResultsPackageExport,
+    UploadedRating,
+};
 pub use server_link::{server_link, server_links, AssignmentLink, ServerLink};
 
 use crate::{Error, Result};
@@ -217,7 +224,7 @@ fn db_fail<'a>(path: &'a Path, doing: &'static str) -> impl Fn(rusqlite::Error) 
 }
 
 /// A new package id.
-fn new_package_id() -> String {
+pub(crate) fn new_package_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 

@@ -14,7 +14,8 @@ use super::{
 };
 use crate::bundle::{self, Problem};
 use crate::model::{
-    CaseFile, DiseaseGroup, ResponseLine, SeriesKind, SeriesSpec, StudyFile, StudyMeta, TaskSpec,
+    CaseFile, DiseaseGroup, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec, Sex, StudyFile,
+    StudyMeta, TaskSpec, Taxonomy,
 };
 use crate::progress::Progress;
 use crate::rating::RaterRole;
@@ -27,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The model name every response of a rater package carries.
-pub(crate) const BLINDED_MODEL: &str = "blinded";
+pub const BLINDED_MODEL: &str = "blinded";
 pub(crate) const PLANS: &str = "plans.jsonl";
 pub(crate) const ITEMS: &str = "items.jsonl";
 const BUNDLE_PREFIX: &str = "bundle/";
@@ -36,7 +37,7 @@ const PACKAGES_DIR: &str = "rater-packages";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PackagePlan {
+pub struct PackagePlan {
     pub plan: u32,
     pub name: String,
     pub seed: u64,
@@ -48,7 +49,7 @@ pub(crate) struct PackagePlan {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PackageItem {
+pub struct PackageItem {
     pub item: u32,
     pub plan: u32,
     pub case_id: String,
@@ -90,6 +91,155 @@ pub struct RaterPackageImport {
     pub images_dir: PathBuf,
 }
 
+/// Everything a rater package holds, typed: what [`write_rater_package`] writes. Built from a
+/// local database by [`export_rater_package`] and from the team server's rows by
+/// `cases::app::team::rater_package`; whoever builds it decides what may leave, the writer only
+/// writes it (and de-identifies images that are not de-identified yet).
+#[derive(Debug)]
+pub struct RaterPackageContents {
+    /// A random UUID naming the package on every site; also the salt of a bundle file's
+    /// replaced DICOM UIDs.
+    pub package_id: String,
+    pub study: StudyMeta,
+    pub rubric: Rubric,
+    pub taxonomy: Taxonomy,
+    /// The study content the package was built from (manifest `study_sha256`).
+    pub study_sha256: String,
+    pub rater: PackageRater,
+    pub site: String,
+    pub created_at: String,
+    /// The cases the queue needs, in the order written.
+    pub cases: Vec<PackageCase>,
+    /// Blinded: every `model` is `blinded`, samples numbered per task in reading order
+    /// ([`blinded_samples`]), no other field.
+    pub responses: Vec<ResponseLine>,
+    pub plans: Vec<PackagePlan>,
+    pub items: Vec<PackageItem>,
+}
+
+/// A case as a rater package carries it: its clinical context without disease group or ground
+/// truth, its series with their images, and the tasks of the queue.
+#[derive(Debug)]
+pub struct PackageCase {
+    pub case_id: String,
+    pub modality: Modality,
+    pub age: u32,
+    pub sex: Sex,
+    pub ehr: BTreeMap<String, serde_json::Value>,
+    pub clinical_note: String,
+    pub series: Vec<PackageSeries>,
+    pub tasks: Vec<TaskSpec>,
+}
+
+#[derive(Debug)]
+pub struct PackageSeries {
+    pub series_id: String,
+    pub label: String,
+    pub kind: SeriesKind,
+    /// In display order; a NIfTI series has one.
+    pub images: Vec<PackageImage>,
+}
+
+#[derive(Debug)]
+pub struct PackageImage {
+    /// The file name's extension in the package (`dcm`, `nii`, `nii.gz`, `png`, `jpg`).
+    pub extension: String,
+    pub source: ImageSource,
+}
+
+/// Where an image's bytes come from: one at a time, as the writer reaches it, so a package never
+/// holds its images in memory together.
+pub enum ImageSource {
+    /// A file of the lead's bundle with its SHA-256 as imported: read, checked (a changed file is
+    /// an error naming it) and de-identified with the package id as it is written.
+    BundleFile { path: PathBuf, sha256: String },
+    /// Bytes de-identified already (the team server de-identifies once, at its import),
+    /// fetched when the writer reaches them.
+    Deidentified(Box<dyn FnOnce() -> Result<Vec<u8>> + Send>),
+}
+
+impl std::fmt::Debug for ImageSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageSource::BundleFile { path, sha256 } => f
+                .debug_struct("BundleFile")
+                .field("path", path)
+                .field("sha256", sha256)
+                .finish(),
+            ImageSource::Deidentified(_) => f.write_str("Deidentified(..)"),
+        }
+    }
+}
+
+/// What [`write_rater_package`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenPackage {
+    pub cases: u32,
+    pub images: u32,
+}
+
+/// Each response's sample number in a rater package: per task, counted from 0 in reading order,
+/// so the numbers say nothing about which model answered. `queue` is the reading order as
+/// (response key, case id, task id); a response read twice keeps its first number.
+pub fn blinded_samples<K: Ord + Clone>(queue: &[(K, &str, &str)]) -> BTreeMap<K, u32> {
+    let mut samples = BTreeMap::new();
+    let mut next: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for (response, case_id, task_id) in queue {
+        samples.entry(response.clone()).or_insert_with(|| {
+            let counter = next.entry((case_id, task_id)).or_insert(0);
+            *counter += 1;
+            *counter - 1
+        });
+    }
+    samples
+}
+
+/// One image file of a bundle, checked against the SHA-256 it was imported with (a changed file
+/// is an error naming it) and de-identified as a rater package carries it (`package/deid.rs`):
+/// DICOM under the PS3.15 basic profile with its UIDs replaced by digests salted with `salt`,
+/// NIfTI and key images without their free-text metadata. The team server's import uses it too,
+/// so the images it serves are de-identified by the same code.
+pub fn deidentified_image(
+    kind: SeriesKind,
+    path: &Path,
+    sha256: &str,
+    salt: &str,
+) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::ImageMissing {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    if archive::sha256_hex(&bytes) != sha256 {
+        return Err(Error::ImageChanged {
+            path: path.to_path_buf(),
+        });
+    }
+    deidentified_bytes(kind, path, &bytes, salt)
+}
+
+fn deidentified_bytes(kind: SeriesKind, path: &Path, bytes: &[u8], salt: &str) -> Result<Vec<u8>> {
+    match kind {
+        SeriesKind::Dicom => super::deid::deidentified_dicom(path, salt),
+        SeriesKind::Nifti => super::deid::deidentified_nifti(path, bytes),
+        SeriesKind::KeyImages => super::deid::deidentified_key_image(path, bytes),
+    }
+}
+
+/// The extension an image keeps in a package: a NIfTI's `nii`/`nii.gz`, a key image's own
+/// (lower case), `dcm` for DICOM.
+pub fn package_extension(kind: SeriesKind, file: &str) -> String {
+    match kind {
+        SeriesKind::Dicom => "dcm".to_owned(),
+        SeriesKind::Nifti if file.ends_with(".gz") => "nii.gz".to_owned(),
+        SeriesKind::Nifti => "nii".to_owned(),
+        SeriesKind::KeyImages => Path::new(file)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("png")
+            .to_ascii_lowercase(),
+    }
+}
+
 struct QueueRow {
     assignment: i64,
     plan: i64,
@@ -103,7 +253,8 @@ struct QueueRow {
 }
 
 /// Builds the rater package of `rater_name`'s queue in `study_id` at `out`, and records it in the
-/// lead's database (so that its results can be merged).
+/// lead's database (so that its results can be merged): the database read into
+/// [`RaterPackageContents`], then [`write_rater_package`].
 pub fn export_rater_package(
     store: &mut Store,
     study_id: &str,
@@ -113,6 +264,78 @@ pub fn export_rater_package(
     progress: &dyn Progress,
 ) -> Result<RaterPackageExport> {
     check_label("site", site)?;
+    let local = local_contents(store, study_id, rater_name, site.trim())?;
+    let LocalContents {
+        contents,
+        study,
+        rater,
+        queue,
+    } = local;
+    let package_id = contents.package_id.clone();
+    let study_hash = contents.study_sha256.clone();
+    let created_at = contents.created_at.clone();
+    let rater_name = contents.rater.name.clone();
+    let site = contents.site.clone();
+    // Recorded before the file is moved into place: a package without its record could never be
+    // merged, while a record whose file was lost is harmless.
+    let written = write_rater_package(contents, out, progress, || {
+        store.write(|w| {
+            let tx = w.tx();
+            tx.execute(
+                "INSERT INTO rater_packages (package_id, direction, study, rater, site,
+                     study_sha256, created_at) VALUES (?1, 'exported', ?2, ?3, ?4, ?5, ?6)",
+                params![package_id, study, rater, site, study_hash, created_at],
+            )
+            .map_err(|e| w.fail("recording the rater package", e))?;
+            let package = tx.last_insert_rowid();
+            for (index, assignment) in queue.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO rater_package_items (package, item, assignment)
+                     VALUES (?1, ?2, ?3)",
+                    params![package, index as i64 + 1, assignment],
+                )
+                .map_err(|e| w.fail("recording the rater package", e))?;
+            }
+            w.audit(&Entry {
+                actor: "package",
+                action: "export rater package",
+                entity: &format!("rater_package:{package_id}"),
+                before: None,
+                after: Some(&serde_json::json!({
+                    "study_id": study_id, "rater": rater_name, "site": site,
+                    "items": queue.len(), "study_sha256": study_hash,
+                })),
+            })
+        })
+    })?;
+    Ok(RaterPackageExport {
+        package_id,
+        study_id: study_id.to_owned(),
+        rater: rater_name,
+        site,
+        items: queue.len() as u32,
+        cases: written.cases,
+        images: written.images,
+        out: out.to_path_buf(),
+    })
+}
+
+/// A local rater package's contents and what recording its export needs.
+struct LocalContents {
+    contents: RaterPackageContents,
+    study: i64,
+    rater: i64,
+    /// The assignments, item by item.
+    queue: Vec<i64>,
+}
+
+/// Reads what a rater package of `rater_name`'s queue holds from the lead's database.
+fn local_contents(
+    store: &Store,
+    study_id: &str,
+    rater_name: &str,
+    site: &str,
+) -> Result<LocalContents> {
     let path = store.path().to_path_buf();
     let fail = |doing: &'static str| super::db_fail(&path, doing);
     let conn = store.read();
@@ -194,12 +417,15 @@ pub fn export_rater_package(
     let study_hash = study_sha256(conn, store.path(), study)?;
     let package_id = new_package_id();
 
-    // Plans in queue order, numbered from 1; samples numbered per task in reading order, so the
-    // numbering says nothing about which model answered.
+    // Plans in queue order, numbered from 1.
     let mut plan_numbers: BTreeMap<i64, u32> = BTreeMap::new();
     let mut plans = Vec::new();
-    let mut samples: BTreeMap<i64, (String, String, u32)> = BTreeMap::new();
-    let mut next_sample: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let samples = blinded_samples(
+        &queue
+            .iter()
+            .map(|row| (row.response, row.case_id.as_str(), row.task_id.as_str()))
+            .collect::<Vec<_>>(),
+    );
     let mut items = Vec::new();
     for (index, row) in queue.iter().enumerate() {
         let plan = match plan_numbers.get(&row.plan) {
@@ -229,27 +455,12 @@ pub fn export_rater_package(
                 number
             }
         };
-        let sample = match samples.get(&row.response) {
-            Some((_, _, sample)) => *sample,
-            None => {
-                let counter = next_sample
-                    .entry((row.case_id.clone(), row.task_id.clone()))
-                    .or_insert(0);
-                let sample = *counter;
-                *counter += 1;
-                samples.insert(
-                    row.response,
-                    (row.case_id.clone(), row.task_id.clone(), sample),
-                );
-                sample
-            }
-        };
         items.push(PackageItem {
             item: index as u32 + 1,
             plan,
             case_id: row.case_id.clone(),
             task_id: row.task_id.clone(),
-            sample,
+            sample: samples[&row.response],
             read_no: row.read_no,
             position: row.position,
             overlap: row.overlap,
@@ -258,151 +469,174 @@ pub fn export_rater_package(
         });
     }
 
-    let mut writer = PackageWriter::create(out)?;
-    let written = (|| -> Result<(u32, u32)> {
-        let study_file = StudyFile {
-            format_version: 1,
-            study: StudyMeta {
-                id: study_id.to_owned(),
-                title,
-                description,
-            },
-            rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
-            taxonomy: Some(crate::store::stored_taxonomy(study_id, &taxonomy_json)?),
-        };
-        writer.add(
-            "bundle/study.json",
-            &serde_json::to_vec_pretty(&study_file).expect("a study serialises"),
-        )?;
-        let cases: BTreeSet<&str> = items.iter().map(|i| i.case_id.as_str()).collect();
-        let mut images = 0;
-        progress.phase("de-identifying images", cases.len() as u64);
-        for (done, case_id) in cases.iter().enumerate() {
-            let tasks: BTreeSet<&str> = items
-                .iter()
-                .filter(|i| i.case_id == *case_id)
-                .map(|i| i.task_id.as_str())
-                .collect();
-            images += write_case(
-                &mut writer,
-                conn,
-                store.path(),
-                study,
-                case_id,
-                &tasks,
-                Path::new(&bundle_dir),
-                &package_id,
-            )?;
-            progress.advance(done as u64 + 1);
-        }
-        let mut responses = String::new();
-        let mut by_sample: Vec<(&i64, &(String, String, u32))> = samples.iter().collect();
-        by_sample.sort_by(|a, b| a.1.cmp(b.1));
-        for (response, (case_id, task_id, sample)) in by_sample {
-            let (answer, rationale, turns): (String, Option<String>, Option<String>) = conn
-                .query_row(
-                    "SELECT answer, rationale, turns_json FROM responses WHERE id = ?1",
-                    [response],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .map_err(fail("reading a response"))?;
-            let line = ResponseLine {
-                case_id: case_id.clone(),
-                task_id: task_id.clone(),
-                model: BLINDED_MODEL.to_owned(),
-                sample: *sample,
-                answer,
-                rationale,
-                turns: turns
-                    .map(|t| serde_json::from_str(&t))
-                    .transpose()
-                    .map_err(|e| Error::Corrupt {
-                        what: format!("a response's turns: {e}"),
-                    })?,
-                extra: serde_json::Map::new(),
-            };
-            responses.push_str(&serde_json::to_string(&line).expect("a response serialises"));
-            responses.push('\n');
-        }
-        writer.add("bundle/responses.jsonl", responses.as_bytes())?;
-        writer.add(PLANS, jsonl(&plans).as_bytes())?;
-        writer.add(ITEMS, jsonl(&items).as_bytes())?;
-        Ok((cases.len() as u32, images))
-    })();
-    let (n_cases, n_images) = match written {
-        Ok(counts) => counts,
-        Err(e) => {
-            writer.abandon();
-            return Err(e);
-        }
-    };
+    let case_ids: BTreeSet<&str> = items.iter().map(|i| i.case_id.as_str()).collect();
+    let mut cases = Vec::with_capacity(case_ids.len());
+    for case_id in case_ids {
+        let tasks: BTreeSet<&str> = items
+            .iter()
+            .filter(|i| i.case_id == case_id)
+            .map(|i| i.task_id.as_str())
+            .collect();
+        cases.push(local_case(
+            conn,
+            store.path(),
+            study,
+            case_id,
+            &tasks,
+            Path::new(&bundle_dir),
+        )?);
+    }
+    // Responses by case, task and sample: the order says nothing the numbers do not.
+    let task_of: BTreeMap<i64, (&str, &str)> = queue
+        .iter()
+        .map(|q| (q.response, (q.case_id.as_str(), q.task_id.as_str())))
+        .collect();
+    let mut by_sample: Vec<(&str, &str, u32, i64)> = samples
+        .iter()
+        .map(|(response, sample)| {
+            let (case_id, task_id) = task_of[response];
+            (case_id, task_id, *sample, *response)
+        })
+        .collect();
+    by_sample.sort();
+    let mut responses = Vec::with_capacity(by_sample.len());
+    for (case_id, task_id, sample, response) in by_sample {
+        let (answer, rationale, turns): (String, Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT answer, rationale, turns_json FROM responses WHERE id = ?1",
+                [response],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(fail("reading a response"))?;
+        responses.push(ResponseLine {
+            case_id: case_id.to_owned(),
+            task_id: task_id.to_owned(),
+            model: BLINDED_MODEL.to_owned(),
+            sample,
+            answer,
+            rationale,
+            turns: turns
+                .map(|t| serde_json::from_str(&t))
+                .transpose()
+                .map_err(|e| Error::Corrupt {
+                    what: format!("a response's turns: {e}"),
+                })?,
+            extra: serde_json::Map::new(),
+        });
+    }
     let created_at: String = conn
         .query_row(&format!("SELECT {}", crate::store::NOW_SQL), [], |r| {
             r.get(0)
         })
         .map_err(fail("reading the clock"))?;
-    let manifest = Manifest {
-        format: PackageKind::RaterPackage,
-        format_version: FORMAT_VERSION,
-        package_id: package_id.clone(),
-        answers_package: None,
-        study_id: study_id.to_owned(),
-        study_sha256: study_hash.clone(),
+    let contents = RaterPackageContents {
+        package_id,
+        study: StudyMeta {
+            id: study_id.to_owned(),
+            title,
+            description,
+        },
+        rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
+        taxonomy: crate::store::stored_taxonomy(study_id, &taxonomy_json)?,
+        study_sha256: study_hash,
         rater: PackageRater {
             name: rater.name.clone(),
             role: rater.role,
             years_experience: rater.years_experience,
         },
-        site: site.trim().to_owned(),
-        created_at: created_at.clone(),
-        members: Vec::new(),
+        site: site.to_owned(),
+        created_at,
+        cases,
+        responses,
+        plans,
+        items,
     };
-    let queue_ids: Vec<i64> = queue.iter().map(|q| q.assignment).collect();
-    // Recorded before the file is moved into place: a package without its record could never be
-    // merged, while a record whose file was lost is harmless.
-    let recorded =
-        store.write(|w| {
-            let tx = w.tx();
-            tx.execute(
-            "INSERT INTO rater_packages (package_id, direction, study, rater, site, study_sha256,
-                 created_at) VALUES (?1, 'exported', ?2, ?3, ?4, ?5, ?6)",
-            params![package_id, study, rater.id, site.trim(), study_hash, created_at],
-        )
-        .map_err(|e| w.fail("recording the rater package", e))?;
-            let package = tx.last_insert_rowid();
-            for (index, assignment) in queue_ids.iter().enumerate() {
-                tx.execute(
-                "INSERT INTO rater_package_items (package, item, assignment) VALUES (?1, ?2, ?3)",
-                params![package, index as i64 + 1, assignment],
-            )
-            .map_err(|e| w.fail("recording the rater package", e))?;
-            }
-            w.audit(&Entry {
-                actor: "package",
-                action: "export rater package",
-                entity: &format!("rater_package:{package_id}"),
-                before: None,
-                after: Some(&serde_json::json!({
-                    "study_id": study_id, "rater": rater.name, "site": site.trim(),
-                    "items": queue_ids.len(), "study_sha256": study_hash,
-                })),
-            })
-        });
-    if let Err(e) = recorded {
-        writer.abandon();
-        return Err(e);
-    }
-    writer.finish(manifest)?;
-    Ok(RaterPackageExport {
-        package_id,
-        study_id: study_id.to_owned(),
-        rater: rater.name,
-        site: site.trim().to_owned(),
-        items: queue_ids.len() as u32,
-        cases: n_cases,
-        images: n_images,
-        out: out.to_path_buf(),
+    Ok(LocalContents {
+        contents,
+        study,
+        rater: rater.id,
+        queue: queue.iter().map(|q| q.assignment).collect(),
     })
+}
+
+/// Writes `contents` as a rater package at `out`: the members to `<out>.partial`, then
+/// `before_publish` (the caller records the package; its error abandons the file), then the
+/// manifest, and the file moved into place. Nothing is left at `out` unless all of it succeeded.
+pub fn write_rater_package(
+    contents: RaterPackageContents,
+    out: &Path,
+    progress: &dyn Progress,
+    before_publish: impl FnOnce() -> Result<()>,
+) -> Result<WrittenPackage> {
+    let RaterPackageContents {
+        package_id,
+        study,
+        rubric,
+        taxonomy,
+        study_sha256,
+        rater,
+        site,
+        created_at,
+        cases,
+        responses,
+        plans,
+        items,
+    } = contents;
+    let mut writer = PackageWriter::create(out)?;
+    let study_id = study.id.clone();
+    let written = (|| -> Result<WrittenPackage> {
+        let study_file = StudyFile {
+            format_version: 1,
+            study,
+            rubric,
+            taxonomy: Some(taxonomy),
+        };
+        writer.add(
+            "bundle/study.json",
+            &serde_json::to_vec_pretty(&study_file).expect("a study serialises"),
+        )?;
+        let n_cases = cases.len() as u32;
+        let mut images = 0;
+        progress.phase("de-identifying images", cases.len() as u64);
+        for (done, case) in cases.into_iter().enumerate() {
+            crate::progress::stop_if_cancelled(progress, "exporting the rater package")?;
+            images += write_case(&mut writer, case, &package_id)?;
+            progress.advance(done as u64 + 1);
+        }
+        let mut lines = String::new();
+        for line in &responses {
+            lines.push_str(&serde_json::to_string(line).expect("a response serialises"));
+            lines.push('\n');
+        }
+        writer.add("bundle/responses.jsonl", lines.as_bytes())?;
+        writer.add(PLANS, jsonl(&plans).as_bytes())?;
+        writer.add(ITEMS, jsonl(&items).as_bytes())?;
+        before_publish()?;
+        Ok(WrittenPackage {
+            cases: n_cases,
+            images,
+        })
+    })();
+    let written = match written {
+        Ok(written) => written,
+        Err(e) => {
+            writer.abandon();
+            return Err(e);
+        }
+    };
+    writer.finish(Manifest {
+        format: PackageKind::RaterPackage,
+        format_version: FORMAT_VERSION,
+        package_id,
+        answers_package: None,
+        study_id,
+        study_sha256,
+        rater,
+        site,
+        created_at,
+        members: Vec::new(),
+    })?;
+    Ok(written)
 }
 
 fn jsonl<T: Serialize>(rows: &[T]) -> String {
@@ -411,18 +645,15 @@ fn jsonl<T: Serialize>(rows: &[T]) -> String {
         .collect()
 }
 
-/// Writes one case's `case.json` and images; returns the number of images.
-#[allow(clippy::too_many_arguments)]
-fn write_case(
-    writer: &mut PackageWriter,
+/// One case of the lead's database as a rater package carries it.
+fn local_case(
     conn: &rusqlite::Connection,
     db: &Path,
     study: i64,
     case_id: &str,
     tasks: &BTreeSet<&str>,
     bundle_dir: &Path,
-    package_id: &str,
-) -> Result<u32> {
+) -> Result<PackageCase> {
     let fail = |e| Error::database(db, "reading a case for the package", e);
     let (case_key, modality, age, sex, ehr, note): (i64, String, u32, String, String, String) =
         conn.query_row(
@@ -441,21 +672,17 @@ fn write_case(
             },
         )
         .map_err(fail)?;
-    let series: Vec<(i64, String, String, String, String)> = conn
-        .prepare(
-            "SELECT id, series_id, label, kind, path FROM series WHERE case_ref = ?1 ORDER BY id",
-        )
+    let series_rows: Vec<(i64, String, String, String)> = conn
+        .prepare("SELECT id, series_id, label, kind FROM series WHERE case_ref = ?1 ORDER BY id")
         .and_then(|mut s| {
             s.query_map([case_key], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?
             .collect()
         })
         .map_err(fail)?;
-    let case_dir = format!("{BUNDLE_PREFIX}cases/{case_id}");
-    let mut specs = Vec::new();
-    let mut images = 0;
-    for (key, series_id, label, kind, source_path) in series {
+    let mut series = Vec::with_capacity(series_rows.len());
+    for (key, series_id, label, kind) in series_rows {
         let kind: SeriesKind = enum_from_text(&kind, "a series kind")?;
         let files: Vec<(String, String)> = conn
             .prepare("SELECT path, sha256 FROM images WHERE series = ?1 ORDER BY position")
@@ -464,56 +691,20 @@ fn write_case(
                     .collect()
             })
             .map_err(fail)?;
-        let series_path = match kind {
-            SeriesKind::Nifti => {
-                let extension = if source_path.ends_with(".gz") {
-                    "nii.gz"
-                } else {
-                    "nii"
-                };
-                format!("{series_id}.{extension}")
-            }
-            SeriesKind::Dicom | SeriesKind::KeyImages => series_id.clone(),
-        };
-        for (position, (file, sha256)) in files.iter().enumerate() {
-            let source = bundle_dir.join(file);
-            let bytes = std::fs::read(&source).map_err(|e| Error::ImageMissing {
-                path: source.clone(),
-                source: e,
-            })?;
-            if archive::sha256_hex(&bytes) != *sha256 {
-                return Err(Error::ImageChanged { path: source });
-            }
-            let (name, bytes) = match kind {
-                SeriesKind::Dicom => (
-                    format!("{case_dir}/{series_path}/{:05}.dcm", position + 1),
-                    super::deid::deidentified_dicom(&source, package_id)?,
-                ),
-                SeriesKind::Nifti => (
-                    format!("{case_dir}/{series_path}"),
-                    super::deid::deidentified_nifti(&source, &bytes)?,
-                ),
-                SeriesKind::KeyImages => {
-                    let extension = Path::new(file)
-                        .extension()
-                        .and_then(|e| e.to_str())
-                        .unwrap_or("png")
-                        .to_ascii_lowercase();
-                    (
-                        format!("{case_dir}/{series_path}/{:05}.{extension}", position + 1),
-                        super::deid::deidentified_key_image(&source, &bytes)?,
-                    )
-                }
-            };
-            writer.add(&name, &bytes)?;
-            images += 1;
-        }
-        specs.push(SeriesSpec {
-            id: series_id,
+        series.push(PackageSeries {
+            series_id,
             label,
             kind,
-            path: series_path,
-            label_guessed: false,
+            images: files
+                .into_iter()
+                .map(|(file, sha256)| PackageImage {
+                    extension: package_extension(kind, &file),
+                    source: ImageSource::BundleFile {
+                        path: bundle_dir.join(file),
+                        sha256,
+                    },
+                })
+                .collect(),
         });
     }
     let task_specs: Vec<TaskSpec> = conn
@@ -550,11 +741,8 @@ fn write_case(
             })
         })
         .collect::<Result<_>>()?;
-    let case = CaseFile {
-        id: case_id.to_owned(),
-        // Withheld: the disease group names the diagnosis, and the reading item never shows it.
-        // The bundle format requires a value; docs/multisite.md says which one stands in.
-        disease_group: DiseaseGroup::OtherAbnormality,
+    Ok(PackageCase {
+        case_id: case_id.to_owned(),
         modality: enum_from_text(&modality, "a case's modality")?,
         age,
         sex: enum_from_text(&sex, "a case's sex")?,
@@ -562,8 +750,76 @@ fn write_case(
             what: format!("a case's EHR fields: {e}"),
         })?,
         clinical_note: note,
-        series: specs,
+        series,
         tasks: task_specs,
+    })
+}
+
+/// Writes one case's `case.json` and images; returns the number of images.
+fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -> Result<u32> {
+    let PackageCase {
+        case_id,
+        modality,
+        age,
+        sex,
+        ehr,
+        clinical_note,
+        series,
+        tasks,
+    } = case;
+    let case_dir = format!("{BUNDLE_PREFIX}cases/{case_id}");
+    let mut specs = Vec::with_capacity(series.len());
+    let mut images = 0;
+    for PackageSeries {
+        series_id,
+        label,
+        kind,
+        images: files,
+    } in series
+    {
+        let series_path = match kind {
+            SeriesKind::Nifti => {
+                let extension = files.first().map_or("nii", |f| f.extension.as_str());
+                format!("{series_id}.{extension}")
+            }
+            SeriesKind::Dicom | SeriesKind::KeyImages => series_id.clone(),
+        };
+        for (position, PackageImage { extension, source }) in files.into_iter().enumerate() {
+            let bytes = match source {
+                ImageSource::BundleFile { path, sha256 } => {
+                    deidentified_image(kind, &path, &sha256, package_id)?
+                }
+                ImageSource::Deidentified(fetch) => fetch()?,
+            };
+            let name = match kind {
+                SeriesKind::Nifti => format!("{case_dir}/{series_path}"),
+                SeriesKind::Dicom | SeriesKind::KeyImages => {
+                    format!("{case_dir}/{series_path}/{:05}.{extension}", position + 1)
+                }
+            };
+            writer.add(&name, &bytes)?;
+            images += 1;
+        }
+        specs.push(SeriesSpec {
+            id: series_id,
+            label,
+            kind,
+            path: series_path,
+            label_guessed: false,
+        });
+    }
+    let case = CaseFile {
+        id: case_id,
+        // Withheld: the disease group names the diagnosis, and the reading item never shows it.
+        // The bundle format requires a value; docs/multisite.md says which one stands in.
+        disease_group: DiseaseGroup::OtherAbnormality,
+        modality,
+        age,
+        sex,
+        ehr,
+        clinical_note,
+        series: specs,
+        tasks,
         ground_truth: None,
         to_complete: Vec::new(),
     };

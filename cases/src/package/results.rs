@@ -7,6 +7,7 @@
 //! id crosses sites.
 
 use super::archive::{self, PackageWriter};
+use super::incoming::{self, load_rating, Action, Planned, Target, Verdict};
 use super::rater::parse_jsonl;
 use super::{
     new_package_id, refuse, study_sha256, Conflict, Manifest, MergeReport, PackageKind,
@@ -16,15 +17,13 @@ use crate::bundle::Problem;
 use crate::marks::Mark;
 use crate::progress::Progress;
 use crate::rating::rules;
-use crate::rating::table::{self, ReadKey, WholeRating};
 use crate::rating::{
-    stored_rating, Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView,
-    ResponseContext, SpanText,
+    Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView, ResponseContext,
+    SpanText,
 };
-use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -77,7 +76,7 @@ pub(crate) struct ResultRating {
 }
 
 impl ResultLabel {
-    fn edit(&self) -> LabelEdit {
+    pub(crate) fn edit(&self) -> LabelEdit {
         LabelEdit {
             category: self.category.clone(),
             severity: self.severity,
@@ -92,7 +91,7 @@ impl ResultLabel {
 
 impl ResultRating {
     /// The part a rater edits, as the rules check and the table stores it.
-    fn scores(&self) -> RatingEdit {
+    pub(crate) fn scores(&self) -> RatingEdit {
         RatingEdit {
             overall: self.overall,
             dimensions: self.dimensions.clone(),
@@ -106,7 +105,7 @@ impl ResultRating {
 
     /// A stored rating as it travels. Every field is named, so a field added to ratings fails
     /// to compile here until the package carries it too, instead of being dropped in transit.
-    fn from_view(item: u32, view: RatingView) -> Self {
+    pub(crate) fn from_view(item: u32, view: RatingView) -> Self {
         let RatingView {
             status,
             overall,
@@ -162,7 +161,7 @@ impl ResultRating {
     }
 
     /// What two sites compare: everything the rater decided, not when it was stored.
-    fn content_sha256(&self) -> String {
+    pub(crate) fn content_sha256(&self) -> String {
         let mut labels: Vec<String> = self
             .labels
             .iter()
@@ -214,17 +213,6 @@ pub struct ResultsPackageExport {
     pub submitted: u32,
     pub items: u32,
     pub out: PathBuf,
-}
-
-/// The rating of one read with its labels, and its row id.
-fn load_rating(
-    conn: &Connection,
-    response: i64,
-    rater: i64,
-    read_no: i64,
-) -> rusqlite::Result<Option<(i64, ResultRating)>> {
-    Ok(stored_rating(conn, rater, response, read_no)?
-        .map(|(id, view)| (id, ResultRating::from_view(0, view))))
 }
 
 /// Exports the ratings of an imported rater package (the only one, or `package_id`) as a results
@@ -307,8 +295,12 @@ pub fn export_results_package(
     let (mut rated, mut submitted) = (0, 0);
     for (done, (item, response, read_no)) in items.iter().enumerate() {
         crate::progress::stop_if_cancelled(progress, "exporting the results package")?;
-        let Some((id, mut rating)) =
-            load_rating(conn, *response, rater_id, *read_no).map_err(fail("reading a rating"))?
+        let target = Target {
+            rater: rater_id,
+            response: *response,
+            read_no: *read_no,
+        };
+        let Some((id, mut rating)) = load_rating(conn, target).map_err(fail("reading a rating"))?
         else {
             continue;
         };
@@ -395,19 +387,6 @@ pub fn export_results_package(
     })
 }
 
-enum Action {
-    Add,
-    Update { rating: i64, before: ResultRating },
-}
-
-struct Planned {
-    line: usize,
-    rating: ResultRating,
-    response: i64,
-    read_no: i64,
-    action: Action,
-}
-
 /// Merges a results package into the lead's database. The package is validated whole first
 /// (damaged, foreign or invalid: [`Error::Package`], nothing written); then every rating is added,
 /// updated (only a rating an earlier merge wrote and nobody changed since), left unchanged, or
@@ -441,13 +420,21 @@ pub fn merge_results_package(
             return Ok(report);
         }
     };
-    let planned = plan_merge(store, file, &answered, ratings, &trail, &mut report)?;
+    let planned = plan_merge(
+        store,
+        file,
+        &manifest,
+        &answered,
+        ratings,
+        &trail,
+        &mut report,
+    )?;
     if planned.is_empty() {
         return Ok(report);
     }
     crate::progress::stop_if_cancelled(progress, "merging the results package")?;
     progress.phase("merging", 1);
-    write_merge(store, &manifest, &trail, answered.rater, &planned)?;
+    incoming::write(store, &planned)?;
     for plan in &planned {
         match plan.action {
             Action::Add => report.added += 1,
@@ -595,6 +582,7 @@ fn answered_package(
 fn plan_merge(
     store: &Store,
     file: &Path,
+    manifest: &Manifest,
     answered: &Answered,
     ratings: Vec<(usize, ResultRating)>,
     trail: &[(usize, ResultAudit)],
@@ -637,11 +625,7 @@ fn plan_merge(
             continue;
         };
         let context = crate::rating::response_context(conn, store.path(), response)?;
-        let mut found = violations(&context, &rating);
-        if found.is_empty() {
-            found = marks_outside_volume(store, &mut cases, &context, &rating)?;
-        }
-        for (field, message) in found {
+        for (field, message) in incoming::problems(store, &mut cases, &context, &rating)? {
             problems.push(Problem {
                 file: RATINGS.into(),
                 line: Some(line),
@@ -649,65 +633,57 @@ fn plan_merge(
                 message,
             });
         }
-        let current =
-            load_rating(conn, response, rater, read_no).map_err(fail("reading a rating"))?;
-        let action = match current {
-            None => Action::Add,
-            Some((_, ref here)) if here.content_sha256() == rating.content_sha256() => {
+        let target = Target {
+            rater,
+            response,
+            read_no,
+        };
+        let action = match incoming::verdict(store, target, &rating)? {
+            Verdict::Write(action) => action,
+            Verdict::Unchanged => {
                 report.unchanged += 1;
                 continue;
             }
-            Some((id, here)) => {
-                let merged: Option<(String, String)> = conn
-                    .query_row(
-                        "SELECT content_sha256, remote_updated_at FROM merged_ratings
-                         WHERE rating = ?1",
-                        [id],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()
-                    .map_err(fail("reading what earlier merges wrote"))?;
-                match merged {
-                    Some((hash, _)) if hash != here.content_sha256() => {
-                        report.conflicts.push(Conflict::EditedAtLead {
-                            item: rating.item,
-                            line,
-                            case_id,
-                            task_id,
-                        });
-                        continue;
-                    }
-                    None => {
-                        report.conflicts.push(Conflict::EditedAtLead {
-                            item: rating.item,
-                            line,
-                            case_id,
-                            task_id,
-                        });
-                        continue;
-                    }
-                    Some((_, remote_updated_at)) if rating.updated_at <= remote_updated_at => {
-                        report.conflicts.push(Conflict::OlderThanMerged {
-                            item: rating.item,
-                            line,
-                            case_id,
-                            task_id,
-                        });
-                        continue;
-                    }
-                    Some(_) => Action::Update {
-                        rating: id,
-                        before: here,
-                    },
-                }
+            Verdict::EditedHere => {
+                report.conflicts.push(Conflict::EditedAtLead {
+                    item: rating.item,
+                    line,
+                    case_id,
+                    task_id,
+                });
+                continue;
+            }
+            Verdict::Older => {
+                report.conflicts.push(Conflict::OlderThanMerged {
+                    item: rating.item,
+                    line,
+                    case_id,
+                    task_id,
+                });
+                continue;
             }
         };
+        let remote_audit: Vec<&ResultAudit> = trail
+            .iter()
+            .filter(|(_, e)| e.item == rating.item)
+            .map(|(_, e)| e)
+            .collect();
+        let mut provenance = serde_json::Map::new();
+        provenance.insert("results_package".into(), manifest.package_id.clone().into());
+        provenance.insert("site".into(), manifest.site.clone().into());
+        provenance.insert("line".into(), line.into());
+        provenance.insert(
+            "remote_audit".into(),
+            serde_json::to_value(remote_audit).expect("an audit trail serialises"),
+        );
         planned.push(Planned {
-            line,
+            target,
             rating,
-            response,
-            read_no,
             action,
+            source: manifest.package_id.clone(),
+            actor: manifest.rater.name.clone(),
+            verb: "merge rating",
+            provenance,
         });
     }
     for (line, entry) in trail {
@@ -729,92 +705,9 @@ fn plan_merge(
     Ok(planned)
 }
 
-/// Writes the planned ratings, their labels and the merge record, each audited with the remote
-/// audit trail of its item, in one transaction.
-fn write_merge(
-    store: &mut Store,
-    manifest: &Manifest,
-    trail: &[(usize, ResultAudit)],
-    rater: i64,
-    planned: &[Planned],
-) -> Result<()> {
-    store.write(|w| {
-        let tx = w.tx();
-        for plan in planned {
-            let r = &plan.rating;
-            let scores = r.scores();
-            let whole = WholeRating {
-                scores: &scores,
-                status: r.status,
-                updated_at: &r.updated_at,
-                submitted_at: r.submitted_at.as_deref(),
-            };
-            let (rating_id, before) = match &plan.action {
-                Action::Add => {
-                    let key = ReadKey {
-                        response: plan.response,
-                        rater,
-                        read_no: plan.read_no,
-                    };
-                    let id = table::insert_whole(tx, key, &whole)
-                        .map_err(|e| w.fail("adding a merged rating", e))?;
-                    (id, None)
-                }
-                Action::Update { rating, before } => {
-                    table::replace_whole(tx, *rating, &whole)
-                        .map_err(|e| w.fail("updating a merged rating", e))?;
-                    (*rating, Some(before))
-                }
-            };
-            for label in &r.labels {
-                table::insert_label(tx, rating_id, &label.edit())
-                    .map_err(|e| w.fail("adding a merged error label", e))?;
-            }
-            tx.execute(
-                "INSERT INTO merged_ratings (rating, results_package, content_sha256,
-                     remote_updated_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (rating) DO UPDATE SET results_package = excluded.results_package,
-                     content_sha256 = excluded.content_sha256,
-                     remote_updated_at = excluded.remote_updated_at",
-                params![
-                    rating_id,
-                    manifest.package_id,
-                    r.content_sha256(),
-                    r.updated_at
-                ],
-            )
-            .map_err(|e| w.fail("recording the merge", e))?;
-            let remote_trail: Vec<&ResultAudit> = trail
-                .iter()
-                .filter(|(_, e)| e.item == r.item)
-                .map(|(_, e)| e)
-                .collect();
-            w.audit(&Entry {
-                actor: &manifest.rater.name,
-                action: match plan.action {
-                    Action::Add => "merge rating (added)",
-                    Action::Update { .. } => "merge rating (updated)",
-                },
-                entity: &format!("rating:{rating_id}"),
-                before: before
-                    .map(|b| serde_json::to_value(b).expect("a rating serialises"))
-                    .as_ref(),
-                after: Some(&serde_json::json!({
-                    "rating": r,
-                    "results_package": manifest.package_id,
-                    "site": manifest.site,
-                    "line": plan.line,
-                    "remote_audit": remote_trail,
-                })),
-            })?;
-        }
-        Ok(())
-    })
-}
-
 /// Labels whose mark lies outside its series' volume, as an edit in the app is refused for
 /// (`rating::mark_outside_volume`): `(field, message)` pairs as [`violations`] gives them.
-fn marks_outside_volume(
+pub(super) fn marks_outside_volume(
     store: &Store,
     cases: &mut BTreeMap<i64, crate::curation::CaseContext>,
     context: &ResponseContext,
@@ -841,7 +734,10 @@ fn marks_outside_volume(
 
 /// The rules an edit in the app obeys (`rating/rules.rs`), on a rating that arrives whole:
 /// `(field, message)` pairs, label fields as `labels[<index>].<field>`.
-fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, String)> {
+pub(super) fn violations(
+    context: &ResponseContext,
+    rating: &ResultRating,
+) -> Vec<(String, String)> {
     let scores = rating.scores();
     let mut found: Vec<(String, String)> =
         rules::rating_violations(&context.rubric, context.family, &scores)
@@ -863,4 +759,56 @@ fn violations(context: &ResponseContext, rating: &ResultRating) -> Vec<(String, 
         }
     }
     found
+}
+
+/// One rating of a results package, as the team server applies it (docs/multisite.md): the
+/// rater package's item it rates, the state to save, and whether it was submitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadedRating {
+    /// Its line in `ratings.jsonl`.
+    pub line: usize,
+    pub item: u32,
+    pub scores: RatingEdit,
+    pub labels: Vec<LabelEdit>,
+    pub submitted: bool,
+}
+
+/// A results package checked as a file (every member's digest, the format, each line parsed; an
+/// item rated twice is refused): its manifest and ratings, for the team server, which decides
+/// each rating as an edit of its own (`cases::app::team::results_edits`) rather than merging it
+/// into a local database.
+pub fn read_uploaded_results(file: &Path) -> Result<(Manifest, Vec<UploadedRating>)> {
+    let ResultsPackage {
+        manifest, ratings, ..
+    } = read_results_package(file)?;
+    if manifest.answers_package.is_none() {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "answers_package",
+            "a results package names the rater package it answers".into(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut uploaded = Vec::with_capacity(ratings.len());
+    for (line, rating) in ratings {
+        if !seen.insert(rating.item) {
+            return Err(refuse(
+                file,
+                RATINGS,
+                Some(line),
+                "item",
+                format!("item {} is rated on an earlier line too", rating.item),
+            ));
+        }
+        uploaded.push(UploadedRating {
+            line,
+            item: rating.item,
+            scores: rating.scores(),
+            labels: rating.labels.iter().map(ResultLabel::edit).collect(),
+            submitted: rating.status == RatingStatus::Submitted,
+        });
+    }
+    Ok((manifest, uploaded))
 }

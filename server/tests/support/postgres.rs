@@ -116,9 +116,24 @@ impl Http {
         token: Option<&str>,
         body: Option<&serde_json::Value>,
     ) -> std::io::Result<(u16, String)> {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, reply) = self.raw(method, path, token, "application/json", body.as_bytes())?;
+        Ok((status, String::from_utf8_lossy(&reply).into_owned()))
+    }
+
+    /// `method path` with `body` (none when empty) of `content_type`: the status and the body's
+    /// bytes as sent (the server sets Content-Length; nothing is chunked).
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        content_type: &str,
+        body: &[u8],
+    ) -> std::io::Result<(u16, Vec<u8>)> {
         use std::io::Write;
         let mut stream = std::net::TcpStream::connect(&self.address)?;
-        stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(120)))?;
         let mut request = format!(
             "{} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
             method.to_uppercase(),
@@ -127,28 +142,31 @@ impl Http {
         if let Some(token) = token {
             request.push_str(&format!("Authorization: Bearer {token}\r\n"));
         }
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
         if !body.is_empty() {
             request.push_str(&format!(
-                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                "Content-Type: {content_type}\r\nContent-Length: {}\r\n",
                 body.len()
             ));
         }
         request.push_str("\r\n");
-        request.push_str(&body);
-        stream.write_all(request.as_bytes())?;
+        let mut bytes = request.into_bytes();
+        bytes.extend_from_slice(body);
+        stream.write_all(&bytes)?;
         let mut reply = Vec::new();
         stream.read_to_end(&mut reply)?;
-        let reply = String::from_utf8_lossy(&reply).into_owned();
-        let (head, body) = reply.split_once("\r\n\r\n").ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no complete reply")
-        })?;
+        let end = reply
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no complete reply")
+            })?;
+        let head = String::from_utf8_lossy(&reply[..end]).into_owned();
         let status = head
             .split(' ')
             .nth(1)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
-        Ok((status, body.to_owned()))
+        Ok((status, reply[end + 4..].to_vec()))
     }
 
     /// `method path` expecting `status`; the body as JSON (null when empty).

@@ -17,9 +17,19 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod package;
+mod pull;
 mod study;
 
-pub use study::{study_for_server, TeamStudy, TeamStudyCase, TeamStudyResponse, TeamStudyTask};
+pub use package::{
+    rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
+    StoredImage,
+};
+pub use pull::{pull_ratings, PullReport, PulledConflict, TeamStudyRating};
+pub use study::{
+    study_for_server, TeamImageFile, TeamSeriesFiles, TeamStudy, TeamStudyCase, TeamStudyResponse,
+    TeamStudyTask,
+};
 
 /// A person's role in one study on the server; an account holds one role per study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +60,11 @@ pub enum TeamAction {
     TopUp,
     /// Lock or unlock a rater out of reveal-then-edit.
     LockReveal,
+    /// Every rater's ratings, for the lead's own database (`pull`) and the report built there.
+    ExportRatings,
+    /// Build any rater's package and upload any rater's results (a site with no connection);
+    /// a rater downloads their own package and uploads their own results under `Rate`.
+    ExchangePackages,
 }
 
 impl TeamAction {
@@ -63,7 +78,9 @@ impl TeamAction {
             TeamAction::SeeProgress
             | TeamAction::Invite
             | TeamAction::TopUp
-            | TeamAction::LockReveal => &[Lead],
+            | TeamAction::LockReveal
+            | TeamAction::ExportRatings
+            | TeamAction::ExchangePackages => &[Lead],
         }
     }
 
@@ -75,6 +92,8 @@ impl TeamAction {
             TeamAction::Invite => "inviting people",
             TeamAction::TopUp => "topping up assignments",
             TeamAction::LockReveal => "locking reveal",
+            TeamAction::ExportRatings => "the raters' ratings",
+            TeamAction::ExchangePackages => "another rater's packages",
         }
     }
 }
@@ -581,6 +600,8 @@ mod tests {
             (Invite, true, false, false),
             (TopUp, true, false, false),
             (LockReveal, true, false, false),
+            (ExportRatings, true, false, false),
+            (ExchangePackages, true, false, false),
         ];
         for (action, lead, curator, rater) in table {
             for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {

@@ -2,15 +2,17 @@
 
 use super::{TeamCase, TeamGraderScore, TeamResponse, TeamSeries, TeamTask};
 use crate::app::LeadSession;
-use crate::model::{Rubric, Taxonomy};
+use crate::model::{Rubric, SeriesKind, Taxonomy};
 use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// A study as it goes onto the team server: everything a local database holds of it that the
 /// server serves (cases, series metadata, tasks, responses, grader scores, ground truth, rubric,
-/// taxonomy). Image bytes stay at the lead's site this round (docs/team-server.md).
+/// taxonomy), and where each series' image files are, for the server's import to de-identify and
+/// copy one by one (`cases::package::deidentified_image`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeamStudy {
     pub study_id: String,
@@ -25,8 +27,28 @@ pub struct TeamStudy {
 pub struct TeamStudyCase {
     pub case: TeamCase,
     pub series: Vec<TeamSeries>,
+    /// Each series' image files, in the order of `series`.
+    pub images: Vec<TeamSeriesFiles>,
     pub tasks: Vec<TeamStudyTask>,
     pub ground_truth: Option<serde_json::Value>,
+}
+
+/// A series' image files at the lead's site, in display order. The files may still carry
+/// identifying headers: only their de-identified copies leave for the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamSeriesFiles {
+    pub series_id: String,
+    pub kind: SeriesKind,
+    pub files: Vec<TeamImageFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamImageFile {
+    pub path: PathBuf,
+    /// As imported: a file changed since is refused, naming it.
+    pub sha256: String,
+    /// Its extension in a rater package (`cases::package::package_extension`).
+    pub extension: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,18 +69,28 @@ pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> R
     let conn = store.read();
     let fail =
         |doing: &'static str| move |e: rusqlite::Error| Error::database(store.path(), doing, e);
-    let (study_key, title, description, rubric_json, taxonomy_json): (
+    let (study_key, title, description, rubric_json, taxonomy_json, bundle_dir): (
         i64,
         String,
         String,
         String,
         String,
+        PathBuf,
     ) = conn
         .query_row(
-            "SELECT id, title, description, rubric_json, taxonomy_json FROM studies
+            "SELECT id, title, description, rubric_json, taxonomy_json, bundle_dir FROM studies
              WHERE study_id = ?1",
             [study_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    PathBuf::from(r.get::<_, String>(5)?),
+                ))
+            },
         )
         .optional()
         .map_err(fail("finding the study"))?
@@ -105,8 +137,10 @@ pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> R
         case_rows
     {
         let what = |field: &str| format!("case {case_id:?}: {field}");
+        let series = read_series(store, key)?;
         cases.push(TeamStudyCase {
-            series: read_series(store, key)?,
+            images: read_images(store, key, &bundle_dir)?,
+            series,
             tasks: read_tasks(store, key)?,
             ground_truth: ground_truth
                 .map(|text| json(&text, &what("ground_truth")))
@@ -157,6 +191,45 @@ fn read_series(store: &Store, case_key: i64) -> Result<Vec<TeamSeries>> {
             })
         })
         .collect()
+}
+
+fn read_images(store: &Store, case_key: i64, bundle_dir: &Path) -> Result<Vec<TeamSeriesFiles>> {
+    let fail = |e| Error::database(store.path(), "reading the image files", e);
+    let series: Vec<(i64, String, String)> = store
+        .read()
+        .prepare("SELECT id, series_id, kind FROM series WHERE case_ref = ?1 ORDER BY id")
+        .and_then(|mut stmt| {
+            stmt.query_map([case_key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect()
+        })
+        .map_err(fail)?;
+    let mut files_of = store
+        .read()
+        .prepare("SELECT path, sha256 FROM images WHERE series = ?1 ORDER BY position")
+        .map_err(fail)?;
+    let mut out = Vec::with_capacity(series.len());
+    for (key, series_id, kind) in series {
+        let kind: SeriesKind = stored_enum(&kind, &format!("series {series_id:?}: kind"))?;
+        let files = files_of
+            .query_map([key], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(fail)?
+            .into_iter()
+            .map(|(file, sha256)| TeamImageFile {
+                extension: crate::package::package_extension(kind, &file),
+                path: bundle_dir.join(file),
+                sha256,
+            })
+            .collect();
+        out.push(TeamSeriesFiles {
+            series_id,
+            kind,
+            files,
+        });
+    }
+    Ok(out)
 }
 
 fn read_tasks(store: &Store, case_key: i64) -> Result<Vec<TeamStudyTask>> {

@@ -1,0 +1,311 @@
+//! The lead's own database brought up to date with the ratings made on the team server, so the
+//! calibration report and every export run there as on any local study, with the same code and
+//! so the same figures.
+//!
+//! A server rating arrives whole, as a results package's does, and goes through the same rule
+//! (`package::incoming`): the app's rating rules, marks inside their volume, written only over
+//! a rating an earlier pull wrote and nobody changed here since; anything else is listed as a
+//! conflict and left alone. Pulling again writes nothing new.
+
+use super::TeamRatingState;
+use crate::app::LeadSession;
+use crate::bundle::Problem;
+use crate::package::incoming::{self, Planned, Target, Verdict};
+use crate::package::results::{ResultLabel, ResultRating};
+use crate::rating::RatingStatus;
+use crate::store::Store;
+use crate::{Error, Result};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One rating as the team server gives it to its study's lead
+/// (`GET /api/studies/{study}/ratings`, docs/team-server.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStudyRating {
+    /// The server's assignment: one rater's one read of one response.
+    pub assignment: i64,
+    /// The rater's username on the server; the lead's database names its rater the same.
+    pub rater: String,
+    pub site: String,
+    pub case_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub status: RatingStatus,
+    pub version: i64,
+    pub state: TeamRatingState,
+    pub updated_at: String,
+    pub submitted_at: Option<String>,
+}
+
+/// What a pull did: each server rating counted once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PullReport {
+    pub study_id: String,
+    pub added: u32,
+    pub updated: u32,
+    pub unchanged: u32,
+    pub conflicts: Vec<PulledConflict>,
+}
+
+/// A server rating the pull left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PulledConflict {
+    /// The lead's database holds another rating of this read that no pull wrote, or one
+    /// changed here after a pull wrote it.
+    EditedAtLead {
+        assignment: i64,
+        rater: String,
+        case_id: String,
+        task_id: String,
+    },
+    /// Older than what an earlier pull wrote.
+    OlderThanPulled {
+        assignment: i64,
+        rater: String,
+        case_id: String,
+        task_id: String,
+    },
+}
+
+impl std::fmt::Display for PulledConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PulledConflict::EditedAtLead {
+                assignment,
+                rater,
+                case_id,
+                task_id,
+            } => write!(
+                f,
+                "assignment {assignment} ({rater}, {case_id}/{task_id}): this database holds \
+                 another rating of that read that did not come from the server; kept it"
+            ),
+            PulledConflict::OlderThanPulled {
+                assignment,
+                rater,
+                case_id,
+                task_id,
+            } => write!(
+                f,
+                "assignment {assignment} ({rater}, {case_id}/{task_id}): older than the rating \
+                 an earlier pull wrote; kept that one"
+            ),
+        }
+    }
+}
+
+/// Where pulled ratings are said to come from, in problems.
+const SOURCE: &str = "the team server's ratings";
+
+fn result_rating(rating: &TeamStudyRating) -> ResultRating {
+    let scores = &rating.state.scores;
+    ResultRating {
+        item: 0,
+        status: rating.status,
+        overall: scores.overall,
+        dimensions: scores.dimensions.clone(),
+        not_applicable: scores.not_applicable.clone(),
+        correctness: scores.correctness,
+        confidence: scores.confidence,
+        comment: scores.comment.clone(),
+        seconds_on_task: scores.seconds_on_task,
+        updated_at: rating.updated_at.clone(),
+        submitted_at: rating.submitted_at.clone(),
+        labels: rating
+            .state
+            .labels
+            .iter()
+            .map(|label| ResultLabel {
+                category: label.category.clone(),
+                severity: label.severity,
+                span: label.span,
+                text: label.text,
+                turn: label.turn,
+                mark: label.mark.clone(),
+                comment: label.comment.clone(),
+            })
+            .collect(),
+        rubric_version: None,
+    }
+}
+
+/// Writes `ratings` (the server's, of `study_id`) into the lead's database. Every rater must
+/// exist here under their server username (`neurorater rater add`): their clinical role is the
+/// lead's record, not the server's. Refused whole, naming each problem, if a rater or response
+/// is unknown or a rating breaks the rules; otherwise one transaction.
+pub fn pull_ratings(
+    store: &mut Store,
+    _lead: &LeadSession,
+    study_id: &str,
+    ratings: &[TeamStudyRating],
+) -> Result<PullReport> {
+    let mut report = PullReport {
+        study_id: study_id.to_owned(),
+        added: 0,
+        updated: 0,
+        unchanged: 0,
+        conflicts: Vec::new(),
+    };
+    let raters: BTreeMap<String, i64> = store
+        .raters()?
+        .into_iter()
+        .map(|r| (r.name, r.id))
+        .collect();
+    let mut problems = Vec::new();
+    let mut planned = Vec::new();
+    let mut cases = BTreeMap::new();
+    let mut seen = BTreeSet::new();
+    let unknown_raters: BTreeSet<&str> = ratings
+        .iter()
+        .map(|r| r.rater.as_str())
+        .filter(|name| !raters.contains_key(*name))
+        .collect();
+    for name in &unknown_raters {
+        problems.push(Problem {
+            file: SOURCE.into(),
+            line: None,
+            field: "rater".into(),
+            message: format!(
+                "{name:?} rates on the server but is not a rater of this database: add them \
+                 with their clinical role (neurorater rater add {name} --role …) and pull again"
+            ),
+        });
+    }
+    for (index, rating) in ratings.iter().enumerate() {
+        let line = Some(index + 1);
+        let Some(&rater) = raters.get(&rating.rater) else {
+            continue;
+        };
+        if !seen.insert(rating.assignment) {
+            problems.push(Problem {
+                file: SOURCE.into(),
+                line,
+                field: "assignment".into(),
+                message: format!("assignment {} appears twice", rating.assignment),
+            });
+            continue;
+        }
+        let response: Option<i64> = store
+            .read()
+            .query_row(
+                "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+                 JOIN cases c ON t.case_ref = c.id JOIN studies s ON c.study = s.id
+                 WHERE s.study_id = ?1 AND c.case_id = ?2 AND t.task_id = ?3
+                   AND r.model = ?4 AND r.sample = ?5",
+                params![
+                    study_id,
+                    rating.case_id,
+                    rating.task_id,
+                    rating.model,
+                    rating.sample
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| Error::database(store.path(), "finding a response", e))?;
+        let Some(response) = response else {
+            problems.push(Problem {
+                file: SOURCE.into(),
+                line,
+                field: "response".into(),
+                message: format!(
+                    "{}/{} answered by {} (sample {}) is not in study {study_id} here: import \
+                     the responses the server has before pulling",
+                    rating.case_id, rating.task_id, rating.model, rating.sample
+                ),
+            });
+            continue;
+        };
+        let arriving = result_rating(rating);
+        let context = crate::rating::response_context(store.read(), store.path(), response)?;
+        for (field, message) in incoming::problems(store, &mut cases, &context, &arriving)? {
+            problems.push(Problem {
+                file: SOURCE.into(),
+                line,
+                field: format!("assignment {}: {field}", rating.assignment),
+                message,
+            });
+        }
+        // The server keeps one read per rater and response.
+        let target = Target {
+            rater,
+            response,
+            read_no: 1,
+        };
+        let conflict = |older: bool| {
+            let (assignment, rater, case_id, task_id) = (
+                rating.assignment,
+                rating.rater.clone(),
+                rating.case_id.clone(),
+                rating.task_id.clone(),
+            );
+            if older {
+                PulledConflict::OlderThanPulled {
+                    assignment,
+                    rater,
+                    case_id,
+                    task_id,
+                }
+            } else {
+                PulledConflict::EditedAtLead {
+                    assignment,
+                    rater,
+                    case_id,
+                    task_id,
+                }
+            }
+        };
+        let action = match incoming::verdict(store, target, &arriving)? {
+            Verdict::Write(action) => action,
+            Verdict::Unchanged => {
+                report.unchanged += 1;
+                continue;
+            }
+            Verdict::EditedHere => {
+                report.conflicts.push(conflict(false));
+                continue;
+            }
+            Verdict::Older => {
+                report.conflicts.push(conflict(true));
+                continue;
+            }
+        };
+        let mut provenance = serde_json::Map::new();
+        provenance.insert(
+            "team_server".into(),
+            serde_json::json!({
+                "study_id": study_id,
+                "assignment": rating.assignment,
+                "version": rating.version,
+                "site": rating.site,
+            }),
+        );
+        planned.push(Planned {
+            target,
+            rating: arriving,
+            action,
+            source: format!("team-server:{study_id}:{}", rating.assignment),
+            actor: rating.rater.clone(),
+            verb: "pull rating",
+            provenance,
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::ServerRatings { problems });
+    }
+    if planned.is_empty() {
+        return Ok(report);
+    }
+    incoming::write(store, &planned)?;
+    for plan in &planned {
+        match plan.action {
+            incoming::Action::Add => report.added += 1,
+            incoming::Action::Update { .. } => report.updated += 1,
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,334 @@
+//! `neurorater login`, `pull`, `team-progress`, `logout` and `calibrate --server` against the
+//! real team server (in this process, on a PostgreSQL cluster of the test's own: teamclient's
+//! test support), as a study lead at a terminal would use them.
+
+// Shared with teamclient's tests, which use the parts (the relay, psql) this file does not.
+#[allow(dead_code)]
+#[path = "../../teamclient/tests/support/team.rs"]
+mod team;
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use team::{password, post, TeamServer, STUDY};
+
+/// The CLI with its config folder (where sessions are kept) inside the test's folder.
+fn neurorater(config: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neurorater"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", config)
+        .env("HOME", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ok(output: Output) -> Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The rater saves and submits a complete rating of each of their first `count` items.
+async fn rate(base: &str, username: &str, count: usize) {
+    let login = post(
+        base,
+        "/api/login",
+        None,
+        json!({ "username": username, "password": password(username) }),
+    )
+    .await;
+    let token = login["token"].as_str().unwrap();
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        let request = client.get(format!("{base}{path}")).bearer_auth(token);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let queue = get(format!("/api/studies/{STUDY}/queue")).await;
+    for (index, entry) in queue.as_array().unwrap().iter().take(count).enumerate() {
+        let assignment = entry["assignment"].as_i64().unwrap();
+        let item = get(format!("/api/studies/{STUDY}/items/{assignment}")).await;
+        let rubric = &item["rubric"];
+        let dimensions: serde_json::Map<String, Value> = rubric["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["id"].as_str().unwrap().to_owned(), d["max"].clone()))
+            .collect();
+        let edits = format!("/api/studies/{STUDY}/items/{assignment}/edits");
+        let saved = post(
+            base,
+            &edits,
+            Some(token),
+            json!({
+                "edit_id": format!("cli-{username}-{index}-save"), "base_version": 0,
+                "edit": { "kind": "save", "rating": { "scores": {
+                    "overall": rubric["overall"]["min"].as_f64().unwrap() + index as f64,
+                    "correctness": "correct", "confidence": 3, "comment": "",
+                    "seconds_on_task": 20.0, "dimensions": dimensions }, "labels": [] } }
+            }),
+        )
+        .await;
+        post(
+            base,
+            &edits,
+            Some(token),
+            json!({
+                "edit_id": format!("cli-{username}-{index}-submit"),
+                "base_version": saved["version"], "edit": { "kind": "submit" }
+            }),
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_logs_in_pulls_the_ratings_reports_and_logs_out() {
+    let work = tempfile::tempdir().unwrap();
+    let server = TeamServer::start(work.path()).await;
+    server.enrol_rater("rater-a", "Hospital B", 3).await;
+    rate(&server.base, "rater-a", 2).await;
+    let (config, local) = (work.path().join("config"), work.path().join("local.sqlite"));
+    let (config, db) = (config.as_path(), local.to_str().unwrap());
+    let base = server.base.as_str();
+    let remote = ["--server", base, "--study", STUDY];
+
+    let refused = neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        "wrong password\n",
+    );
+    assert_eq!(refused.status.code(), Some(2));
+
+    let login = ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        &format!("{}\n", password("lead")),
+    ));
+    let session_file = Path::new(login["session_file"].as_str().unwrap());
+    let mode = std::fs::metadata(session_file)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the session file is the user's alone");
+    let kept = std::fs::read_to_string(session_file).unwrap();
+    assert!(
+        !kept.contains(&password("lead")),
+        "the password is never kept"
+    );
+
+    // A pull names the rater the lead's database does not know, and writes nothing.
+    let unknown = neurorater(config, &[&["pull", "--db", db][..], &remote].concat(), "");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("neurorater rater add rater-a"));
+
+    ok(neurorater(
+        config,
+        &[
+            "rater",
+            "add",
+            "rater-a",
+            "--role",
+            "neurologist",
+            "--db",
+            db,
+        ],
+        "",
+    ));
+    let pulled = ok(neurorater(
+        config,
+        &[&["pull", "--db", db][..], &remote].concat(),
+        "",
+    ));
+    assert_eq!(
+        (pulled["added"].as_u64(), pulled["unchanged"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let again = ok(neurorater(
+        config,
+        &[&["pull", "--db", db][..], &remote].concat(),
+        "",
+    ));
+    assert_eq!(
+        (again["added"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(2))
+    );
+
+    let report = ok(neurorater(
+        config,
+        &[
+            &["calibrate", "--db", db, "--grader", "demo-grader-v1"][..],
+            &remote,
+        ]
+        .concat(),
+        "",
+    ));
+    assert_eq!(report["summary"]["human_raters"], json!(["rater-a"]));
+
+    let progress = ok(neurorater(
+        config,
+        &[&["team-progress"][..], &remote].concat(),
+        "",
+    ));
+    assert_eq!(progress["raters"][0]["username"], "rater-a");
+    assert_eq!(progress["raters"][0]["submitted"], 2);
+
+    ok_empty(neurorater(config, &["logout", "--server", base], ""));
+    assert!(!session_file.exists(), "logout deletes the session file");
+    let after = neurorater(config, &[&["team-progress"][..], &remote].concat(), "");
+    assert_eq!(after.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&after.stderr).contains("not logged in"));
+}
+
+fn ok_empty(output: Output) {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_with_no_connection_gets_its_package_from_the_server_and_its_results_go_back() {
+    let work = tempfile::tempdir().unwrap();
+    let server = TeamServer::start(work.path()).await;
+    server.enrol_rater("rater-b", "Hospital C", 3).await;
+    let config = work.path().join("config");
+    let config = config.as_path();
+    let base = server.base.as_str();
+    let (package, site_db, results) = (
+        work.path().join("rater-b.nrpkg.tar"),
+        work.path().join("site.sqlite"),
+        work.path().join("rater-b.results.tar"),
+    );
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        &format!("{}\n", password("lead")),
+    ));
+
+    // The lead builds rater-b's package on the server and sends it.
+    let exported = ok(neurorater(
+        config,
+        &[
+            "package",
+            "export-rater",
+            "--server",
+            base,
+            "--study",
+            STUDY,
+            "--rater",
+            "rater-b",
+            "--out",
+            &path(&package),
+            "--json",
+        ],
+        "",
+    ));
+    assert!(exported["bytes"].as_u64().unwrap() > 0);
+
+    // At the site: imported, one item rated and submitted offline, results written.
+    ok(neurorater(
+        config,
+        &[
+            "package",
+            "import",
+            "--db",
+            &path(&site_db),
+            &path(&package),
+            "--json",
+        ],
+        "",
+    ));
+    {
+        let mut store = cases::store::Store::open(&site_db).unwrap();
+        let rater = store
+            .raters()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.name == "rater-b")
+            .unwrap()
+            .id;
+        let queue = store.reading_queue(rater, STUDY).unwrap();
+        assert_eq!(queue.len(), 3, "the server's three items");
+        let item = store.reading_item(rater, queue[0].assignment).unwrap();
+        let complete = cases::rating::RatingEdit {
+            overall: Some(item.rubric.overall.max),
+            not_applicable: Default::default(),
+            dimensions: item
+                .rubric
+                .dimensions
+                .iter()
+                .map(|d| (d.id.clone(), d.scale.max))
+                .collect(),
+            correctness: Some(cases::rating::Correctness::Correct),
+            confidence: Some(5),
+            comment: "read at a site with no connection".into(),
+            seconds_on_task: 75.0,
+        };
+        store
+            .save_rating(rater, queue[0].assignment, &complete)
+            .unwrap();
+        store.submit_rating(rater, queue[0].assignment).unwrap();
+    }
+    ok(neurorater(
+        config,
+        &[
+            "package",
+            "export-results",
+            "--db",
+            &path(&site_db),
+            "--out",
+            &path(&results),
+            "--json",
+        ],
+        "",
+    ));
+
+    // Back at the lead: uploaded once, stored once; the server's progress shows it.
+    let merge = [
+        "package",
+        "merge",
+        "--server",
+        base,
+        "--study",
+        STUDY,
+        &path(&results),
+        "--json",
+    ];
+    let first = ok(neurorater(config, &merge, ""));
+    assert_eq!(
+        (first["applied"].as_u64(), first["unchanged"].as_u64()),
+        (Some(1), Some(0)),
+        "{first}"
+    );
+    let again = ok(neurorater(config, &merge, ""));
+    assert_eq!(
+        (again["applied"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(1)),
+        "{again}"
+    );
+    let progress = ok(neurorater(
+        config,
+        &["team-progress", "--server", base, "--study", STUDY],
+        "",
+    ));
+    assert_eq!(progress["raters"][0]["username"], "rater-b");
+    assert_eq!(progress["raters"][0]["submitted"], 1);
+    assert_eq!(progress["raters"][0]["seconds_on_task"], 75.0);
+}
