@@ -218,7 +218,7 @@ async fn edits_made_offline_are_sent_in_order_once_and_a_conflict_keeps_the_loca
     .await;
 
     // The network goes: items 2 and 3 (two saves of item 2) are kept and counted as waiting.
-    relay.block(true);
+    relay.block(true).await;
     for (item, text) in [(1, "item 2 first"), (1, "item 2 second"), (2, "item 3")] {
         store
             .lock()
@@ -243,7 +243,7 @@ async fn edits_made_offline_are_sent_in_order_once_and_a_conflict_keeps_the_loca
     );
 
     // The network returns: everything is sent without anyone doing anything, in order, once.
-    relay.block(false);
+    relay.block(false).await;
     wait_for("everything on the server", || {
         reports
             .last()
