@@ -27,6 +27,9 @@ fi
 
 WORK="$(mktemp -d -t neurorater-e2e.XXXXXX)"
 export NEURORATER_DB="$WORK/e2e.sqlite"
+# The run's own config folder: the team server's session files (team.test.mjs) land here, not in
+# the user's.
+export XDG_CONFIG_HOME="$WORK/config"
 export NEURORATER_APP="$APP"
 # The driver's log holds the app's own output too: the PHI test searches it.
 export E2E_DRIVER_LOG="$WORK/tauri-driver.log"

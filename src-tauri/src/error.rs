@@ -29,6 +29,11 @@ pub enum ErrorCode {
     /// An edit made as one reader arrived after another (or nobody) took over this workstation:
     /// not written; the UI keeps it and writes it once its reader is chosen again.
     ReaderChanged,
+    /// The team server cannot be reached (network, server down, a failure of its own): try again
+    /// later; nothing was decided there.
+    ServerUnreachable,
+    /// No session with the team server, or it ended or expired: log in again.
+    LoggedOut,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]

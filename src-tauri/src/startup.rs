@@ -51,13 +51,15 @@ impl<R: Runtime> Progress for EventProgress<'_, R> {
     }
 }
 
-/// Runs on its own thread: generating and importing the demo takes seconds.
-pub fn prepare_library<R: Runtime>(app: AppHandle<R>, database: Option<PathBuf>) {
+/// Runs on its own thread: generating and importing the demo takes seconds. `seed_demo`: an empty
+/// database gets the demo study (not when the app was started for a team server, whose studies
+/// are read in databases of their own).
+pub fn prepare_library<R: Runtime>(app: AppHandle<R>, database: Option<PathBuf>, seed_demo: bool) {
     let progress = EventProgress {
         app: &app,
         phase: Mutex::new(("opening the database".into(), 0)),
     };
-    let outcome = open_or_seed(&progress, database);
+    let outcome = open_or_seed(&progress, database, seed_demo);
     let opened = outcome.is_ok();
     app.state::<AppState>().finish(outcome);
     let _ = app.emit(
@@ -97,14 +99,18 @@ fn take_backups_while_running<R: Runtime>(app: AppHandle<R>) {
     }
 }
 
-fn open_or_seed(progress: &dyn Progress, database: Option<PathBuf>) -> Result<Store, CommandError> {
+fn open_or_seed(
+    progress: &dyn Progress,
+    database: Option<PathBuf>,
+    seed_demo: bool,
+) -> Result<Store, CommandError> {
     let db_path = match database {
         Some(path) => path,
         None => Store::default_path().map_err(startup_failed)?,
     };
     progress.phase("opening the database", 1);
     let mut store = Store::open(&db_path).map_err(startup_failed)?;
-    if store.is_empty().map_err(startup_failed)? {
+    if seed_demo && store.is_empty().map_err(startup_failed)? {
         let bundle_dir = demo_bundle_dir(&db_path);
         seed_demo_study(&mut store, &bundle_dir, progress)?;
     }
@@ -220,7 +226,7 @@ mod tests {
     fn first_start_binds_the_demo_specs_as_the_cli_would() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("first.sqlite");
-        let mut store = open_or_seed(&NoProgress, Some(db.clone())).expect("first start");
+        let mut store = open_or_seed(&NoProgress, Some(db.clone()), true).expect("first start");
 
         let graders = stored_specs(&store, Kind::Grader).unwrap();
         let models = stored_specs(&store, Kind::Model).unwrap();

@@ -90,6 +90,12 @@ impl AppState {
         };
     }
 
+    /// Reads and writes `store` from now on, the one open before closed: a team server's study
+    /// is read in a database of its own (`commands::team`).
+    pub fn open_instead(&self, store: Store) {
+        *lock(&self.library) = Library::Ready(store);
+    }
+
     pub fn finish(&self, outcome: Result<Store, CommandError>) {
         let (library, status) = match outcome {
             Ok(store) => (Library::Ready(store), StartupStatus::Ready),

@@ -252,6 +252,7 @@ impl TeamClient {
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
         let response = request.send().await.map_err(|e| self.unreachable(&e))?;
         let status = response.status();
+        let path = response.url().path().to_owned();
         if status.is_success() {
             return Ok(response);
         }
@@ -263,7 +264,15 @@ impl TeamClient {
             .and_then(|b| serde_json::from_slice(&b).ok());
         let (code, message, field, current_version) = match body {
             Some(b) => (b.code, b.message, b.field, b.current_version),
-            None => (String::new(), status.to_string(), None, None),
+            // A proxy's page, or a server too old for this request: the status says enough.
+            None => (
+                String::new(),
+                format!(
+                    "the team server answered {status} to {path}; is it this version of NeuroRater?"
+                ),
+                None,
+                None,
+            ),
         };
         Err(match status.as_u16() {
             401 => ClientError::Unauthorised,
@@ -289,23 +298,27 @@ impl TeamClient {
     }
 
     fn unreachable(&self, error: &reqwest::Error) -> ClientError {
-        // reqwest's text names the URL, which holds no secret (tokens travel in a header).
-        let reason = if error.is_timeout() {
-            "no answer in time".to_owned()
-        } else if error.is_connect() {
-            "the connection was refused or the network is down".to_owned()
+        // In plain words first, the operating system's own last (for the IT person); reqwest's
+        // chain in between names its internals. No part holds a secret: tokens travel in a header.
+        let mut innermost = None;
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            innermost = Some(cause.to_string());
+            source = cause.source();
+        }
+        let what = if error.is_timeout() {
+            "no answer in time"
+        } else if error.is_body() || error.is_decode() {
+            "the answer was cut off"
         } else {
-            let mut reason = error.to_string();
-            let mut source = std::error::Error::source(error);
-            while let Some(cause) = source {
-                reason = format!("{reason}: {cause}");
-                source = cause.source();
-            }
-            reason
+            "the connection failed or was cut"
         };
         ClientError::Unreachable {
             server: self.server.to_string(),
-            reason,
+            reason: match innermost {
+                Some(cause) => format!("{what} ({cause})"),
+                None => what.to_owned(),
+            },
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod client;
 mod error;
+pub mod sync;
 mod token;
 mod url;
 mod wire;

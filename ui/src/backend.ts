@@ -5,7 +5,17 @@
 
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import { commands, type Rubric_Deserialize, type RubricSave, type StudyRubric_Serialize } from './bindings'
+import {
+  commands,
+  type Progress_Serialize as TeamProgress,
+  type Rubric_Deserialize,
+  type RubricSave,
+  type StudyRubric_Serialize,
+  type SyncStatus_Serialize as SyncStatus,
+  type TeamAccount,
+  type TeamOpened_Serialize as TeamOpened,
+  type TeamStart_Serialize as TeamStart,
+} from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   BaselineTask,
@@ -82,6 +92,8 @@ const KNOWN_CODES: readonly ErrorCode[] = [
   'export_failed',
   'cancelled',
   'reader_changed',
+  'server_unreachable',
+  'logged_out',
 ]
 
 /** Normalises whatever `invoke` rejected with into a `BackendError`. */
@@ -287,6 +299,28 @@ export const exportResultsPackage = (path: string, packageId: string | null = nu
 export const cancelPackageAction = () => call<boolean>(commands.cancelPackageAction())
 export function onPackageProgress(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
   return listen<WorkProgress>('package-progress', (event) => handler(event.payload))
+}
+
+// The team server (docs/team-server.md, "The desktop app against a server"). Every request is
+// the app's, in Rust; the webview talks to no server.
+/** The server named by `--server`, and the account of a saved session still valid there. */
+export const teamStart = () => call<TeamStart>(commands.teamStart())
+/** Fails with 'refused' (wrong username or password), 'server_unreachable' or 'invalid_argument'. */
+export const teamLogin = (server: string, username: string, password: string) =>
+  call<TeamAccount>(commands.teamLogin(server, username, password))
+export const teamLogout = () => call<void>(commands.teamLogout())
+/** A rater's queue downloaded and imported (progress as `onTeamDownload` events carrying
+ * `request`; `teamCancelDownload` stops it), or the lead's study to show the dashboard of. */
+export const teamOpenStudy = (studyId: string, request = 0) => call<TeamOpened>(commands.teamOpenStudy(studyId, request))
+export const teamCancelDownload = () => call<boolean>(commands.teamCancelDownload())
+export const teamProgress = (studyId: string) => call<TeamProgress>(commands.teamProgress(studyId))
+/** The sync worker's last status; null when none runs. */
+export const teamSyncStatus = () => call<SyncStatus | null>(commands.teamSyncStatus())
+export function onTeamSync(handler: (status: SyncStatus) => void): Promise<UnlistenFn> {
+  return listen<SyncStatus>('team-sync', (event) => handler(event.payload))
+}
+export function onTeamDownload(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
+  return listen<WorkProgress>('team-download', (event) => handler(event.payload))
 }
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.

@@ -199,6 +199,42 @@ export const commands = {
 	 *  transaction. Refused (with the problems) leaves the draft open for corrections.
 	 */
 	newStudyImport: () => __TAURI_INVOKE<ImportReply_Serialize>("new_study_import"),
+	/**
+	 *  The server named by `--server` and, when a saved session on it is still valid, its account
+	 *  (the client acts in it from now on). While the server cannot be reached, a saved session is
+	 *  resumed as it is, with the studies its account already reads here: reading goes on offline,
+	 *  and the sync worker sends once the server answers.
+	 */
+	teamStart: () => __TAURI_INVOKE<TeamStart_Serialize>("team_start"),
+	/**
+	 *  Logs in to `server` (http or https, no credentials in it) as `username`. The password is sent
+	 *  once and kept nowhere; the session's token is saved in a file only this user can read.
+	 */
+	teamLogin: (server: string, username: string, password: string) => __TAURI_INVOKE<TeamAccount>("team_login", { server, username, password }),
+	/**
+	 *  Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
+	 *  server forgets the token and its file is deleted. Reachable or not, the file goes.
+	 */
+	teamLogout: () => __TAURI_INVOKE<null>("team_logout"),
+	/**
+	 *  Opens `study_id` of the logged-in account. A rater reads it in the database of their account
+	 *  on this server ([`team_database`]), which the app opens instead of the current one: the first
+	 *  time, their queue is downloaded as the rater package the server builds and imported
+	 *  (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
+	 *  writes); after that, the queue already there is read, with or without the network. They
+	 *  become the reader, and the sync worker starts. A lead: nothing to download; the window shows
+	 *  the dashboard.
+	 */
+	teamOpenStudy: (studyId: string, request: number | null) => __TAURI_INVOKE<TeamOpened_Serialize>("team_open_study", { studyId, request }),
+	/**  Stops the download or import under way; whether there was one. */
+	teamCancelDownload: () => __TAURI_INVOKE<boolean>("team_cancel_download"),
+	/**
+	 *  The lead's dashboard: progress per rater and per site, from the server (which refuses anyone
+	 *  but the study's lead).
+	 */
+	teamProgress: (studyId: string) => __TAURI_INVOKE<Progress_Serialize>("team_progress", { studyId }),
+	/**  The sync worker's last status; `None` when no worker runs (no session, or a lead). */
+	teamSyncStatus: () => __TAURI_INVOKE<SyncStatus_Serialize | null>("team_sync_status"),
 };
 
 /* Types */
@@ -652,7 +688,14 @@ export type ErrorCode =
  *  An edit made as one reader arrived after another (or nobody) took over this workstation:
  *  not written; the UI keeps it and writes it once its reader is chosen again.
  */
-"reader_changed";
+"reader_changed" | 
+/**
+ *  The team server cannot be reached (network, server down, a failure of its own): try again
+ *  later; nothing was decided there.
+ */
+"server_unreachable" | 
+/**  No session with the team server, or it ended or expired: log in again. */
+"logged_out";
 
 export type ErrorLabelView = ErrorLabelView_Serialize | ErrorLabelView_Deserialize;
 
@@ -927,6 +970,13 @@ export type MarkKind =
 /**  An outline of 3 or more points, closed from the last back to the first. */
 "freehand";
 
+/**  One study the account has a role in. */
+export type Membership = {
+	study_id: string,
+	title: string,
+	role: TeamRole,
+};
+
 /**
  *  What a merge did, for the study lead: the counts, and each conflict in the words of the CLI
  *  (`file:line: field: why`), none of which carries a score.
@@ -1122,6 +1172,21 @@ export type ProblemRow_Serialize = {
 	message: string,
 };
 
+/**  `GET /api/studies/{study}/progress`, the lead's. */
+export type Progress = Progress_Serialize | Progress_Deserialize;
+
+/**  `GET /api/studies/{study}/progress`, the lead's. */
+export type Progress_Deserialize = {
+	raters: RaterProgress_Deserialize[],
+	sites: SiteProgress[],
+};
+
+/**  `GET /api/studies/{study}/progress`, the lead's. */
+export type Progress_Serialize = {
+	raters: RaterProgress_Serialize[],
+	sites: SiteProgress[],
+};
+
 export type QueueItem = QueueItem_Serialize | QueueItem_Deserialize;
 
 export type QueueItem_Deserialize = {
@@ -1145,6 +1210,34 @@ export type QueueItem_Serialize = {
 };
 
 export type Rater = Rater_Serialize | Rater_Deserialize;
+
+export type RaterProgress = RaterProgress_Serialize | RaterProgress_Deserialize;
+
+export type RaterProgress_Deserialize = {
+	username: string,
+	site: string,
+	assigned: number,
+	submitted: number,
+	drafts: number,
+	/**  Past their due date and not submitted. */
+	overdue: number,
+	seconds_on_task: number | null,
+	reveal_locked: boolean,
+	last_saved_at?: string | null,
+};
+
+export type RaterProgress_Serialize = {
+	username: string,
+	site: string,
+	assigned: number,
+	submitted: number,
+	drafts: number,
+	/**  Past their due date and not submitted. */
+	overdue: number,
+	seconds_on_task: number | null,
+	reveal_locked: boolean,
+	last_saved_at: string | null,
+};
 
 export type RaterRole = "neuroradiologist" | "neurologist" | "resident" | "curator";
 
@@ -1537,6 +1630,15 @@ export type Sex = "F" | "M" |
 
 export type Side = "a" | "b";
 
+export type SiteProgress = {
+	site: string,
+	raters: number,
+	assigned: number,
+	submitted: number,
+	overdue: number,
+	seconds_on_task: number | null,
+};
+
 export type SkippedView = {
 	path: string,
 	reason: string,
@@ -1614,6 +1716,15 @@ export type Spec_Serialize = {
 /**  Where start-up is; the UI shows a progress screen until `Ready`. */
 export type StartupStatus = { state: "preparing"; phase: string; done: number; total: number } | { state: "ready" } | { state: "failed"; error: CommandError };
 
+export type StoppedItem = {
+	assignment: number,
+	/**  The item's place in the rater's queue (1-based). */
+	position: number,
+	/**  Edits of this item kept here and not sent. */
+	kept: number,
+	reason: string,
+};
+
 /**
  *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
  *  results runs stored under it (scores of a grader, responses of a model).
@@ -1685,6 +1796,41 @@ export type StudySummary = {
 	n_responses: number,
 };
 
+/**  Where the sync stands, for the reading screen. */
+export type SyncState = 
+/**  Everything sendable is on the server. */
+"synced" | 
+/**  Sending now. */
+"sending" | 
+/**  The server cannot be reached; the worker retries by itself. */
+"offline" | 
+/**  The session ended or expired: the rater must log in again before anything is sent. */
+"logged_out" | 
+/**  The local database failed; retried like a network failure. */
+"failed";
+
+export type SyncStatus = SyncStatus_Serialize | SyncStatus_Deserialize;
+
+export type SyncStatus_Deserialize = {
+	state: SyncState,
+	/**  Edits saved on this computer and not yet on the server (stopped items apart). */
+	waiting: number,
+	/**  Items the server refused an edit of: their work is kept here, not sent. */
+	stopped: StoppedItem[],
+	/**  Why the last attempt failed, in plain words. */
+	problem?: string | null,
+};
+
+export type SyncStatus_Serialize = {
+	state: SyncState,
+	/**  Edits saved on this computer and not yet on the server (stopped items apart). */
+	waiting: number,
+	/**  Items the server refused an edit of: their work is kept here, not sent. */
+	stopped: StoppedItem[],
+	/**  Why the last attempt failed, in plain words. */
+	problem: string | null,
+};
+
 export type TaskFamily = "differential_diagnosis" | "lesion_identification" | "rationale_generation";
 
 export type TaskTruth = TaskTruth_Serialize | TaskTruth_Deserialize;
@@ -1715,6 +1861,77 @@ export type TaxonomyCategory = {
 	name: string,
 	definition: string,
 	anchor: Anchor,
+};
+
+/**  Who is logged in, where, and their studies there with their role in each. */
+export type TeamAccount = {
+	server: string,
+	username: string,
+	site: string,
+	studies: Membership[],
+};
+
+/**
+ *  A study opened from the server: a rater's queue imported here (they read as the package's
+ *  rater from now on), or the lead's dashboard to show.
+ */
+export type TeamOpened = TeamOpened_Serialize | TeamOpened_Deserialize;
+
+/**
+ *  A study opened from the server: a rater's queue imported here (they read as the package's
+ *  rater from now on), or the lead's dashboard to show.
+ */
+export type TeamOpened_Deserialize = {
+	study_id: string,
+	role: TeamRole,
+	/**  The rater reading the imported queue, now the current reader here. */
+	rater?: Rater_Deserialize | null,
+	items: number,
+};
+
+/**
+ *  A study opened from the server: a rater's queue imported here (they read as the package's
+ *  rater from now on), or the lead's dashboard to show.
+ */
+export type TeamOpened_Serialize = {
+	study_id: string,
+	role: TeamRole,
+	/**  The rater reading the imported queue, now the current reader here. */
+	rater: Rater_Serialize | null,
+	items: number,
+};
+
+/**  A person's role in one study on the server; an account holds one role per study. */
+export type TeamRole = 
+/**  Runs the study: invites people, sees progress, tops up assignments, locks reveal. */
+"lead" | 
+/**  Works on the ground truth: reads it, never rates. */
+"curator" | 
+/**  Reads blinded and rates their own queue. */
+"rater";
+
+/**
+ *  What the window starts with: the server named at launch, and the account of a saved session
+ *  on it that the server still honours.
+ */
+export type TeamStart = TeamStart_Serialize | TeamStart_Deserialize;
+
+/**
+ *  What the window starts with: the server named at launch, and the account of a saved session
+ *  on it that the server still honours.
+ */
+export type TeamStart_Deserialize = {
+	server?: string | null,
+	account?: TeamAccount | null,
+};
+
+/**
+ *  What the window starts with: the server named at launch, and the account of a saved session
+ *  on it that the server still honours.
+ */
+export type TeamStart_Serialize = {
+	server: string | null,
+	account: TeamAccount | null,
 };
 
 /**  A part of a case that a person has to complete or check before the study runs. */

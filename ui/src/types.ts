@@ -118,6 +118,10 @@ export type ErrorCode =
   /** An edit made as a reader who is no longer the one reading here: not written; kept by the
    *  save queue until that reader is chosen again. */
   | 'reader_changed'
+  /** The team server cannot be reached (network, server down): try again later. */
+  | 'server_unreachable'
+  /** No session with the team server, or it ended: log in again. */
+  | 'logged_out'
   /** Not from the backend: the IPC call itself failed (e.g. a denied permission). */
   | 'ipc'
 

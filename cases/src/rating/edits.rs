@@ -2,6 +2,7 @@
 //! with an audit entry holding the state before and after, and returns once committed (the store
 //! runs WAL with `synchronous = FULL`, so an acknowledged edit survives a crash or power loss).
 
+use super::outbox::{self, Outgoing};
 use super::reading::{rating_view, RatingView};
 use super::rules::{self, Violation};
 use super::table::{self, ReadKey};
@@ -103,16 +104,18 @@ pub struct LabelAck {
 struct Target {
     actor: String,
     rater: i64,
+    /// The assignment's key.
+    id: i64,
     assignment: Assignment,
     context: ResponseContext,
 }
 
 impl Store {
-    fn target(&self, rater: i64, assignment: i64) -> Result<Target> {
+    fn target(&self, rater: i64, assignment_id: i64) -> Result<Target> {
         let actor = self.rater(rater)?.name;
-        let assignment = own_assignment(self.read(), rater, assignment)
+        let assignment = own_assignment(self.read(), rater, assignment_id)
             .map_err(self.fail("reading an assignment"))?
-            .ok_or_else(|| assignment_not_found(assignment))?;
+            .ok_or_else(|| assignment_not_found(assignment_id))?;
         if !assignment.available {
             return Err(refused(format!(
                 "this repeat read opens on {}",
@@ -123,6 +126,7 @@ impl Store {
         Ok(Target {
             actor,
             rater,
+            id: assignment_id,
             assignment,
             context,
         })
@@ -146,7 +150,7 @@ impl Store {
             refuse_if_submitted(before.as_ref())?;
             let rating = ensure_rating(w, &target)?;
             table::set_scores(w.tx(), rating, edit).map_err(|e| w.fail("saving the rating", e))?;
-            finish(w, &target, rating, "save rating", before)
+            finish(w, &target, rating, "save rating", before, Outgoing::State)
         })
     }
 
@@ -165,7 +169,14 @@ impl Store {
             let rating = ensure_rating(w, &target)?;
             let label_id = table::insert_label(w.tx(), rating, label)
                 .map_err(|e| w.fail("adding an error label", e))?;
-            let ack = finish(w, &target, rating, "add error label", before)?;
+            let ack = finish(
+                w,
+                &target,
+                rating,
+                "add error label",
+                before,
+                Outgoing::State,
+            )?;
             Ok(LabelAck {
                 label_id,
                 saved_at: ack.saved_at,
@@ -188,7 +199,14 @@ impl Store {
             refuse_if_submitted(before.as_ref())?;
             table::update_label(w.tx(), label_id, label)
                 .map_err(|e| w.fail("changing an error label", e))?;
-            finish(w, &target, rating, "update error label", before)
+            finish(
+                w,
+                &target,
+                rating,
+                "update error label",
+                before,
+                Outgoing::State,
+            )
         })
     }
 
@@ -199,7 +217,14 @@ impl Store {
             refuse_if_submitted(before.as_ref())?;
             table::delete_label(w.tx(), label_id)
                 .map_err(|e| w.fail("deleting an error label", e))?;
-            finish(w, &target, rating, "delete error label", before)
+            finish(
+                w,
+                &target,
+                rating,
+                "delete error label",
+                before,
+                Outgoing::State,
+            )
         })
     }
 
@@ -224,7 +249,14 @@ impl Store {
             let rating = ensure_rating(w, &target)?;
             table::set_status(w.tx(), rating, RatingStatus::Submitted)
                 .map_err(|e| w.fail("submitting the rating", e))?;
-            finish(w, &target, rating, "submit rating", before)
+            finish(
+                w,
+                &target,
+                rating,
+                "submit rating",
+                before,
+                Outgoing::Submit,
+            )
         })
     }
 
@@ -242,7 +274,14 @@ impl Store {
             let rating = ensure_rating(w, &target)?;
             table::set_status(w.tx(), rating, RatingStatus::Draft)
                 .map_err(|e| w.fail("reopening the rating", e))?;
-            finish(w, &target, rating, "reopen rating", before)
+            finish(
+                w,
+                &target,
+                rating,
+                "reopen rating",
+                before,
+                Outgoing::Reopen,
+            )
         })
     }
 
@@ -326,13 +365,15 @@ fn ensure_rating(w: &Write<'_>, target: &Target) -> Result<i64> {
     table::ensure_draft(w.tx(), key).map_err(|e| w.fail("starting the rating", e))
 }
 
-/// Stamps the rating, audits before → after and acknowledges.
+/// Stamps the rating, audits before → after, queues the edit for the team server when the
+/// assignment is the server's (`outbox::enqueue`, in this same transaction) and acknowledges.
 fn finish(
     w: &Write<'_>,
     target: &Target,
     rating: i64,
     action: &str,
     before: Option<RatingView>,
+    outgoing: Outgoing,
 ) -> Result<EditAck> {
     table::touch(w.tx(), rating).map_err(|e| w.fail("stamping the rating", e))?;
     let after = current(w, target)?.ok_or_else(|| Error::Corrupt {
@@ -347,6 +388,7 @@ fn finish(
         before: before_json.as_ref(),
         after: Some(&after_json),
     })?;
+    outbox::enqueue(w, target.id, &after, outgoing)?;
     Ok(EditAck {
         saved_at: after.updated_at,
         status: after.status,

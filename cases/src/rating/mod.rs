@@ -10,6 +10,7 @@
 mod assignment;
 mod edits;
 mod fold;
+pub mod outbox;
 mod raters;
 mod reading;
 pub(crate) mod rules;

@@ -549,6 +549,28 @@ CREATE INDEX rater_package_items_by_assignment ON rater_package_items(assignment
 CREATE UNIQUE INDEX rater_package_items_by_server_assignment
     ON rater_package_items(package, server_assignment) WHERE server_assignment IS NOT NULL;
 "#,
+    // 16: the team server's outbox (issue 16, `cases::rating::outbox`). Every local edit of an
+    // assignment that came from a package the server built is queued here in the edit's own
+    // transaction, in local order (`id`), with its own edit id (a resend is stored once by the
+    // server) and the edit as the server takes it. An acknowledged row keeps its server version
+    // and time, for audit; a refused one (`stopped`: someone else's newer version) holds its
+    // assignment's queue, the local rating untouched.
+    r#"
+CREATE TABLE team_outbox (
+    id                INTEGER PRIMARY KEY,
+    assignment        INTEGER NOT NULL REFERENCES assignments(id),
+    study_id          TEXT NOT NULL,
+    server_assignment INTEGER NOT NULL CHECK (server_assignment >= 1),
+    edit_id           TEXT NOT NULL UNIQUE,
+    edit_json         TEXT NOT NULL,
+    queued_at         TEXT NOT NULL,
+    sent_at           TEXT,
+    server_version    INTEGER CHECK (server_version >= 1),
+    stopped           TEXT,
+    CHECK ((sent_at IS NULL) = (server_version IS NULL))
+) STRICT;
+CREATE INDEX team_outbox_by_link ON team_outbox(study_id, server_assignment, id);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -74,4 +74,11 @@ app_commands![
     new_study::new_study_edit_case,
     new_study::new_study_thumbnails,
     new_study::new_study_import::<tauri::Wry>,
+    team::team_start,
+    team::team_login,
+    team::team_logout,
+    team::team_open_study::<tauri::Wry>,
+    team::team_cancel_download,
+    team::team_progress,
+    team::team_sync_status,
 ]

@@ -12,4 +12,5 @@ pub mod package;
 pub mod rating;
 pub mod rubric;
 pub mod startup;
+pub mod team;
 pub mod workbench;

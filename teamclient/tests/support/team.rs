@@ -13,7 +13,7 @@ pub use cluster::Cluster;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -151,49 +151,55 @@ pub async fn post(base: &str, path: &str, token: Option<&str>, body: Value) -> V
 /// connections (accepts and closes them at once) and cuts the open ones, as a lost network does.
 pub struct Relay {
     pub port: u16,
-    blocked: Arc<AtomicBool>,
+    blocked: tokio::sync::watch::Sender<bool>,
+    open: Arc<AtomicUsize>,
 }
 
 impl Relay {
     pub async fn start(target: SocketAddr) -> Relay {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let blocked = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&blocked);
+        let (blocked, watch) = tokio::sync::watch::channel(false);
+        let open = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&open);
         tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
-                if flag.load(Ordering::SeqCst) {
+                if *watch.borrow() {
                     drop(inbound);
                     continue;
                 }
-                let flag = Arc::clone(&flag);
+                let mut watch = watch.clone();
+                let open = Arc::clone(&counted);
+                open.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
-                    let Ok(mut outbound) = TcpStream::connect(target).await else {
-                        return;
-                    };
-                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
-                    tokio::pin!(copy);
-                    loop {
-                        tokio::select! {
-                            _ = &mut copy => return,
-                            _ = tokio::time::sleep(Duration::from_millis(20)) => {
-                                if flag.load(Ordering::SeqCst) {
-                                    return;
-                                }
+                    if let Ok(mut outbound) = TcpStream::connect(target).await {
+                        if !*watch.borrow_and_update() {
+                            tokio::select! {
+                                _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                                _ = watch.wait_for(|blocked| *blocked) => {}
                             }
                         }
                     }
+                    open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
-        Relay { port, blocked }
+        Relay {
+            port,
+            blocked,
+            open,
+        }
     }
 
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    pub fn block(&self, blocked: bool) {
-        self.blocked.store(blocked, Ordering::SeqCst);
+    /// Cuts the network (returning once every open connection is closed) or opens it again.
+    pub async fn block(&self, blocked: bool) {
+        self.blocked.send_replace(blocked);
+        while blocked && self.open.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }

@@ -1,0 +1,480 @@
+//! The team server (docs/team-server.md, "The desktop app against a server"). A rater logs in,
+//! picks a study, and the app downloads their queue as a rater package the server builds,
+//! imports it with the package import, and reads it exactly as an imported package: offline
+//! capable, blinded, the reading room unchanged. Every local edit of it is queued in the store's
+//! outbox in its own transaction (`cases::rating::outbox`), and the sync worker
+//! (`teamclient::sync`) sends the queue while a session exists, reporting [`SYNC_EVENT`]s the
+//! reading screen shows. A lead gets the dashboard: the server's progress per rater and site.
+//!
+//! All HTTP is here, in Rust: the webview talks to no server. The server decides who may do
+//! what (its roles); the token stays in a 0600 file (`teamclient::SessionFiles`), never in the
+//! webview.
+
+use crate::error::{CommandError, ErrorCode};
+use crate::long_work::{EventProgress, LongWork, Overlap};
+use crate::state::AppState;
+use cases::app::team::TeamRole;
+use cases::rating::outbox::{self, OutboxEdit, OutboxStatus};
+use cases::rating::Rater;
+use cases::store::Store;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use teamclient::sync::{Outbox, SyncControl, SyncStatus};
+use teamclient::{
+    check_segment, ClientError, Me, Membership, Progress, ServerUrl, Session, SessionFiles,
+    TeamClient,
+};
+
+/// The sync worker's status, each time it changes.
+pub const SYNC_EVENT: &str = "team-sync";
+/// The package download and import.
+pub const DOWNLOAD_EVENT: &str = "team-download";
+/// The server's own limit; a longer one is refused before it is sent.
+const MAX_PASSWORD_BYTES: usize = 1024;
+
+/// The server named by `--server URL` at launch, checked then.
+pub struct LaunchServer(pub Option<ServerUrl>);
+
+/// The session with a team server, if any, and what runs for it.
+pub struct TeamState {
+    connection: Mutex<Option<Connection>>,
+    download: LongWork,
+    last_status: Mutex<Option<SyncStatus>>,
+}
+
+impl Default for TeamState {
+    fn default() -> Self {
+        TeamState {
+            connection: Mutex::new(None),
+            // A newer download replaces the one under way; the import writes in one transaction
+            // at its end, so a stopped one leaves nothing behind.
+            download: LongWork::new(Overlap::Replace),
+            last_status: Mutex::new(None),
+        }
+    }
+}
+
+struct Connection {
+    client: TeamClient,
+    session: Session,
+    sync: Option<Arc<SyncControl>>,
+}
+
+impl TeamState {
+    fn connection(&self) -> MutexGuard<'_, Option<Connection>> {
+        self.connection.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn client(&self) -> Result<TeamClient, CommandError> {
+        Ok(self.client_and_session()?.0)
+    }
+
+    fn client_and_session(&self) -> Result<(TeamClient, Session), CommandError> {
+        self.connection()
+            .as_ref()
+            .map(|c| (c.client.clone(), c.session.clone()))
+            .ok_or_else(|| CommandError::new(ErrorCode::LoggedOut, "log in to a team server first"))
+    }
+
+    /// Replaces the connection, stopping the previous one's sync worker.
+    fn connect(&self, connection: Option<Connection>) {
+        let previous = std::mem::replace(&mut *self.connection(), connection);
+        if let Some(sync) = previous.and_then(|c| c.sync) {
+            sync.stop();
+        }
+        *self.last_status.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+impl From<ClientError> for CommandError {
+    fn from(error: ClientError) -> CommandError {
+        let code = match &error {
+            ClientError::Unreachable { .. } | ClientError::Unexpected { .. } => {
+                ErrorCode::ServerUnreachable
+            }
+            ClientError::Unauthorised => ErrorCode::LoggedOut,
+            ClientError::Conflict { .. } => ErrorCode::Refused,
+            ClientError::Refused { code, .. } => match code.as_str() {
+                "not_found" => ErrorCode::NotFound,
+                "invalid" => ErrorCode::InvalidArgument,
+                "incomplete" => ErrorCode::Incomplete,
+                _ => ErrorCode::Refused,
+            },
+            ClientError::Invalid { .. } | ClientError::InvalidUrl { .. } => {
+                ErrorCode::InvalidArgument
+            }
+            ClientError::SessionFile { .. } | ClientError::Download { .. } => ErrorCode::Database,
+            ClientError::Cancelled => ErrorCode::Cancelled,
+        };
+        CommandError::new(code, error.to_string())
+    }
+}
+
+/// Who is logged in, where, and their studies there with their role in each.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct TeamAccount {
+    pub server: String,
+    pub username: String,
+    pub site: String,
+    pub studies: Vec<Membership>,
+}
+
+fn account(session: &Session, me: Me) -> TeamAccount {
+    TeamAccount {
+        server: session.server.to_string(),
+        username: me.username,
+        site: me.site,
+        studies: me.studies,
+    }
+}
+
+/// What the window starts with: the server named at launch, and the account of a saved session
+/// on it that the server still honours.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct TeamStart {
+    pub server: Option<String>,
+    pub account: Option<TeamAccount>,
+}
+
+fn session_files() -> Result<SessionFiles, CommandError> {
+    Ok(SessionFiles::in_config_dir()?)
+}
+
+/// The studies an account already reads on this computer (in its own database), for a start
+/// while the server cannot be reached: each as a rater's.
+fn studies_held(state: &AppState, session: &Session) -> Result<Vec<Membership>, CommandError> {
+    let path = state.with_store(|store| Ok(team_database(store.path(), session)))?;
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(Store::open_existing(&path)?
+        .studies()?
+        .into_iter()
+        .map(|s| Membership {
+            study_id: s.id,
+            title: s.title,
+            role: TeamRole::Rater,
+        })
+        .collect())
+}
+
+/// The server named by `--server` and, when a saved session on it is still valid, its account
+/// (the client acts in it from now on). While the server cannot be reached, a saved session is
+/// resumed as it is, with the studies its account already reads here: reading goes on offline,
+/// and the sync worker sends once the server answers.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_start(
+    launch: State<'_, LaunchServer>,
+    state: State<'_, AppState>,
+    team: State<'_, TeamState>,
+) -> Result<TeamStart, CommandError> {
+    let Some(server) = launch.0.clone() else {
+        return Ok(TeamStart {
+            server: None,
+            account: None,
+        });
+    };
+    let files = session_files()?;
+    for session in files.for_server(&server)? {
+        let client = TeamClient::resume(&session)?;
+        match client.me().await {
+            Ok(me) => {
+                let account = account(&session, me);
+                team.connect(Some(Connection {
+                    client,
+                    session,
+                    sync: None,
+                }));
+                return Ok(TeamStart {
+                    server: Some(server.to_string()),
+                    account: Some(account),
+                });
+            }
+            // Ended or expired on the server: a new login replaces it.
+            Err(ClientError::Unauthorised) => files.delete(&server, &session.username)?,
+            Err(e) if e.is_retryable() => {
+                let account = TeamAccount {
+                    server: session.server.to_string(),
+                    username: session.username.clone(),
+                    site: String::new(),
+                    studies: studies_held(&state, &session)?,
+                };
+                team.connect(Some(Connection {
+                    client,
+                    session,
+                    sync: None,
+                }));
+                return Ok(TeamStart {
+                    server: Some(server.to_string()),
+                    account: Some(account),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(TeamStart {
+        server: Some(server.to_string()),
+        account: None,
+    })
+}
+
+/// Logs in to `server` (http or https, no credentials in it) as `username`. The password is sent
+/// once and kept nowhere; the session's token is saved in a file only this user can read.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_login(
+    team: State<'_, TeamState>,
+    server: String,
+    username: String,
+    password: String,
+) -> Result<TeamAccount, CommandError> {
+    let server = ServerUrl::parse(&server)?;
+    check_segment("username", &username)?;
+    if password.is_empty() || password.len() > MAX_PASSWORD_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("password: 1 to {MAX_PASSWORD_BYTES} bytes"),
+        ));
+    }
+    let mut client = TeamClient::new(server)?;
+    let session = client.login(&username, &password).await?;
+    session_files()?.save(&session)?;
+    let me = client.me().await?;
+    let account = account(&session, me);
+    team.connect(Some(Connection {
+        client,
+        session,
+        sync: None,
+    }));
+    Ok(account)
+}
+
+/// Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
+/// server forgets the token and its file is deleted. Reachable or not, the file goes.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_logout(team: State<'_, TeamState>) -> Result<(), CommandError> {
+    let Some(Connection {
+        mut client,
+        session,
+        sync,
+    }) = team.connection().take()
+    else {
+        return Ok(());
+    };
+    if let Some(sync) = sync {
+        sync.stop();
+    }
+    let ended = client.logout().await;
+    session_files()?.delete(&session.server, &session.username)?;
+    match ended {
+        Ok(()) | Err(ClientError::Unreachable { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A study opened from the server: a rater's queue imported here (they read as the package's
+/// rater from now on), or the lead's dashboard to show.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct TeamOpened {
+    pub study_id: String,
+    pub role: TeamRole,
+    /// The rater reading the imported queue, now the current reader here.
+    pub rater: Option<Rater>,
+    pub items: u32,
+}
+
+/// The database a rater reads a server's study in: one per server and account, beside the one
+/// the app opened (a rater package is read in a database of its own, and two people reading at
+/// one workstation must not share one), named by a digest so no URL or name becomes a path.
+fn team_database(beside: &Path, session: &Session) -> PathBuf {
+    let digest = Sha256::digest(format!("{}\n{}", session.server, session.username).as_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    beside
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("team-{name}.sqlite"))
+}
+
+/// Opens `study_id` of the logged-in account. A rater reads it in the database of their account
+/// on this server ([`team_database`]), which the app opens instead of the current one: the first
+/// time, their queue is downloaded as the rater package the server builds and imported
+/// (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
+/// writes); after that, the queue already there is read, with or without the network. They
+/// become the reader, and the sync worker starts. A lead: nothing to download; the window shows
+/// the dashboard.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_open_study<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    team: State<'_, TeamState>,
+    study_id: String,
+    request: Option<u32>,
+) -> Result<TeamOpened, CommandError> {
+    check_segment("study_id", &study_id)?;
+    let (client, session) = team.client_and_session()?;
+    let role = match client.me().await {
+        Ok(me) => me
+            .studies
+            .into_iter()
+            .find(|m| m.study_id == study_id)
+            .map(|m| m.role),
+        // Offline: a study already read here opens as it is.
+        Err(e) if e.is_retryable() => Some(
+            studies_held(&state, &session)?
+                .into_iter()
+                .find(|m| m.study_id == study_id)
+                .map(|m| m.role)
+                .ok_or(e)?,
+        ),
+        Err(e) => return Err(e.into()),
+    }
+    .ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NotFound,
+            format!("study {study_id} on the team server (not one of yours)"),
+        )
+    })?;
+    if role != TeamRole::Rater {
+        return Ok(TeamOpened {
+            study_id,
+            role,
+            rater: None,
+            items: 0,
+        });
+    }
+    let path = state.with_store(|store| Ok(team_database(store.path(), &session)))?;
+    let mut store = Store::open(&path)?;
+    let held: bool = store.studies()?.iter().any(|s| s.id == study_id);
+    let rater_name = if held {
+        None
+    } else {
+        let file = path.with_extension("download.tar");
+        let started = team.download.start()?;
+        let progress = EventProgress::new(
+            app.clone(),
+            DOWNLOAD_EVENT,
+            request.unwrap_or_default(),
+            &started,
+        );
+        client
+            .download_package(&study_id, None, &file, &progress)
+            .await?;
+        let imported = cases::package::import_rater_package(&mut store, &file, &progress);
+        let _ = std::fs::remove_file(&file);
+        Some(imported?.rater)
+    };
+    // The account's own database holds this rater alone (the package's).
+    let rater = store
+        .raters()?
+        .into_iter()
+        .find(|r| rater_name.as_ref().is_none_or(|name| &r.name == name))
+        .ok_or_else(|| {
+            CommandError::new(ErrorCode::Database, "the rater package named no rater")
+        })?;
+    let rater = store.set_current_rater(rater.id)?;
+    let items = store.reading_queue(rater.id, &study_id)?.len() as u32;
+    state.open_instead(store);
+    start_sync(&app, &team, client);
+    Ok(TeamOpened {
+        study_id,
+        role,
+        rater: Some(rater),
+        items,
+    })
+}
+
+/// Stops the download or import under way; whether there was one.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_cancel_download(team: State<'_, TeamState>) -> Result<bool, CommandError> {
+    Ok(team.download.cancel())
+}
+
+/// The lead's dashboard: progress per rater and per site, from the server (which refuses anyone
+/// but the study's lead).
+#[tauri::command]
+#[specta::specta]
+pub async fn team_progress(
+    team: State<'_, TeamState>,
+    study_id: String,
+) -> Result<Progress, CommandError> {
+    check_segment("study_id", &study_id)?;
+    Ok(team.client()?.progress(&study_id).await?)
+}
+
+/// The sync worker's last status; `None` when no worker runs (no session, or a lead).
+#[tauri::command]
+#[specta::specta]
+pub async fn team_sync_status(
+    team: State<'_, TeamState>,
+) -> Result<Option<SyncStatus>, CommandError> {
+    Ok(team
+        .last_status
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone())
+}
+
+/// The app's store as the sync worker's outbox: each call takes the store's lock for one query.
+struct StoreOutbox<R: Runtime>(AppHandle<R>);
+
+impl<R: Runtime> StoreOutbox<R> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut cases::store::Store) -> cases::Result<T>,
+    ) -> Result<T, String> {
+        self.0
+            .state::<AppState>()
+            .with_store_mut(|store| Ok(f(store)?))
+            .map_err(|e| e.message)
+    }
+}
+
+impl<R: Runtime> Outbox for StoreOutbox<R> {
+    fn next_to_send(&self) -> Result<Option<OutboxEdit>, String> {
+        self.with(|store| outbox::next_to_send(store))
+    }
+    fn mark_sent(&self, row: i64, server_version: i64) -> Result<(), String> {
+        self.with(|store| outbox::mark_sent(store, row, server_version))
+    }
+    fn mark_stopped(&self, row: i64, reason: &str) -> Result<(), String> {
+        self.with(|store| outbox::mark_stopped(store, row, reason))
+    }
+    fn status(&self) -> Result<OutboxStatus, String> {
+        self.with(|store| outbox::status(store))
+    }
+}
+
+/// Starts the sync worker for the connection (once; a running one is kept).
+fn start_sync<R: Runtime>(app: &AppHandle<R>, team: &TeamState, client: TeamClient) {
+    let control = {
+        let mut connection = team.connection();
+        let Some(connection) = connection.as_mut() else {
+            return;
+        };
+        if connection.sync.is_some() {
+            return;
+        }
+        let control = Arc::new(SyncControl::default());
+        connection.sync = Some(Arc::clone(&control));
+        control
+    };
+    let reporter = app.clone();
+    let report = move |status: SyncStatus| {
+        let team = reporter.state::<TeamState>();
+        let mut last = team.last_status.lock().unwrap_or_else(|p| p.into_inner());
+        if last.as_ref() != Some(&status) {
+            // A closed window cannot listen; the worker carries on.
+            let _ = reporter.emit(SYNC_EVENT, &status);
+            *last = Some(status);
+        }
+    };
+    let outbox: Arc<dyn Outbox> = Arc::new(StoreOutbox(app.clone()));
+    tauri::async_runtime::spawn(teamclient::sync::run(client, outbox, control, report));
+}
