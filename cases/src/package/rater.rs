@@ -339,34 +339,14 @@ fn local_contents(
     let path = store.path().to_path_buf();
     let fail = |doing: &'static str| super::db_fail(&path, doing);
     let conn = store.read();
-    let (study, title, description, rubric_json, taxonomy_json, bundle_dir): (
-        i64,
-        String,
-        String,
-        String,
-        String,
-        String,
-    ) = conn
-        .query_row(
-            "SELECT id, title, description, rubric_json, taxonomy_json, bundle_dir FROM studies
-             WHERE study_id = ?1",
-            [study_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
-        )
-        .optional()
-        .map_err(fail("finding the study"))?
-        .ok_or_else(|| Error::NotFound {
-            what: format!("study {study_id:?}"),
-        })?;
+    let crate::store::StudyRow {
+        key: study,
+        title,
+        description,
+        rubric_json,
+        taxonomy_json,
+        bundle_dir,
+    } = crate::store::study_row(store, study_id)?;
     let rater = store
         .raters()?
         .into_iter()

@@ -18,8 +18,7 @@ use crate::marks::Mark;
 use crate::progress::Progress;
 use crate::rating::rules;
 use crate::rating::{
-    Correctness, ErrorLabelView, LabelEdit, RatingEdit, RatingStatus, RatingView, ResponseContext,
-    SpanText,
+    Correctness, LabelEdit, RatingEdit, RatingStatus, RatingView, ResponseContext, SpanText,
 };
 use crate::store::Store;
 use crate::{Error, Result};
@@ -76,6 +75,27 @@ pub(crate) struct ResultRating {
 }
 
 impl ResultLabel {
+    fn from_edit(edit: LabelEdit) -> Self {
+        let LabelEdit {
+            category,
+            severity,
+            span,
+            text,
+            turn,
+            mark,
+            comment,
+        } = edit;
+        ResultLabel {
+            category,
+            severity,
+            span,
+            text,
+            turn,
+            mark,
+            comment,
+        }
+    }
+
     pub(crate) fn edit(&self) -> LabelEdit {
         LabelEdit {
             category: self.category.clone(),
@@ -120,28 +140,8 @@ impl ResultRating {
             labels,
         } = view;
         let labels = labels
-            .into_iter()
-            .map(|label| {
-                let ErrorLabelView {
-                    id: _,
-                    category,
-                    severity,
-                    span,
-                    text,
-                    turn,
-                    mark,
-                    comment,
-                } = label;
-                ResultLabel {
-                    category,
-                    severity,
-                    span,
-                    text,
-                    turn,
-                    mark,
-                    comment,
-                }
-            })
+            .iter()
+            .map(|label| ResultLabel::from_edit(label.edit()))
             .collect();
         ResultRating {
             item,

@@ -13,7 +13,6 @@
 //! version) stops that assignment's queue: its rows stay unsent, the local rating untouched.
 
 use super::reading::{ErrorLabelView, RatingView};
-use super::LabelEdit;
 use crate::app::team::{TeamEdit, TeamRatingState};
 use crate::store::{Store, Write, NOW_SQL};
 use crate::{Error, Result};
@@ -58,7 +57,7 @@ pub(crate) fn enqueue(
         Outgoing::State => TeamEdit::Save {
             rating: TeamRatingState {
                 scores: after.scores(),
-                labels: after.labels.iter().map(label_edit).collect(),
+                labels: after.labels.iter().map(ErrorLabelView::edit).collect(),
             },
         },
         Outgoing::Submit => TeamEdit::Submit,
@@ -82,28 +81,6 @@ pub(crate) fn enqueue(
         )
         .map_err(|e| w.fail("queueing the edit for the team server", e))?;
     Ok(())
-}
-
-fn label_edit(label: &ErrorLabelView) -> LabelEdit {
-    let ErrorLabelView {
-        id: _,
-        category,
-        severity,
-        span,
-        text,
-        turn,
-        mark,
-        comment,
-    } = label;
-    LabelEdit {
-        category: category.clone(),
-        severity: *severity,
-        span: *span,
-        text: *text,
-        turn: *turn,
-        mark: mark.clone(),
-        comment: comment.clone(),
-    }
 }
 
 /// One queued edit, ready to send as `POST /api/studies/{study_id}/items/{server_assignment}/edits`.

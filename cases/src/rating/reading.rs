@@ -4,7 +4,9 @@
 //! model name, sample number, response key, grader output, `extra_json` (the demo's planted
 //! errors live there) or other raters' ratings. Tests check the serialised JSON.
 
-use super::{assignment_not_found, own_assignment, refused, Correctness, RatingStatus, SpanText};
+use super::{
+    assignment_not_found, own_assignment, refused, Correctness, LabelEdit, RatingStatus, SpanText,
+};
 use crate::model::{Anchor, Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Turn};
 use crate::store::audit::Entry;
 use crate::store::Store;
@@ -95,6 +97,32 @@ pub struct ErrorLabelView {
     pub turn: Option<u32>,
     pub mark: Option<crate::marks::Mark>,
     pub comment: String,
+}
+
+impl ErrorLabelView {
+    /// The label as an edit sets it: every field but its row id. Every field is named, so a
+    /// field added to labels fails to compile here until edits carry it too.
+    pub(crate) fn edit(&self) -> LabelEdit {
+        let ErrorLabelView {
+            id: _,
+            category,
+            severity,
+            span,
+            text,
+            turn,
+            mark,
+            comment,
+        } = self;
+        LabelEdit {
+            category: category.clone(),
+            severity: *severity,
+            span: *span,
+            text: *text,
+            turn: *turn,
+            mark: mark.clone(),
+            comment: comment.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -36,6 +36,44 @@ pub fn now(conn: &Connection) -> rusqlite::Result<String> {
     conn.query_row(&format!("SELECT {NOW_SQL}"), [], |row| row.get(0))
 }
 
+/// A study's own row, where every read of a whole study starts.
+pub(crate) struct StudyRow {
+    pub key: i64,
+    pub title: String,
+    pub description: String,
+    pub rubric_json: String,
+    pub taxonomy_json: String,
+    /// Where its bundle (and so its images) lies.
+    pub bundle_dir: std::path::PathBuf,
+}
+
+/// `study_id`'s row, or "not found" naming it.
+pub(crate) fn study_row(store: &Store, study_id: &str) -> Result<StudyRow> {
+    use rusqlite::OptionalExtension;
+    store
+        .read()
+        .query_row(
+            "SELECT id, title, description, rubric_json, taxonomy_json, bundle_dir FROM studies
+             WHERE study_id = ?1",
+            [study_id],
+            |r| {
+                Ok(StudyRow {
+                    key: r.get(0)?,
+                    title: r.get(1)?,
+                    description: r.get(2)?,
+                    rubric_json: r.get(3)?,
+                    taxonomy_json: r.get(4)?,
+                    bundle_dir: std::path::PathBuf::from(r.get::<_, String>(5)?),
+                })
+            },
+        )
+        .optional()
+        .map_err(|e| crate::Error::database(store.path(), "finding the study", e))?
+        .ok_or_else(|| crate::Error::NotFound {
+            what: format!("study {study_id:?}"),
+        })
+}
+
 /// A study's rubric as stored in `studies.rubric_json` (written from a validated bundle, so a
 /// failure here means the file was changed outside NeuroRater). `study` names it in the error.
 pub fn stored_rubric(study: &str, json: &str) -> Result<crate::model::Rubric> {

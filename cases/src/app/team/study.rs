@@ -5,7 +5,6 @@ use crate::app::LeadSession;
 use crate::model::{Rubric, SeriesKind, Taxonomy};
 use crate::store::Store;
 use crate::{Error, Result};
-use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -69,34 +68,14 @@ pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> R
     let conn = store.read();
     let fail =
         |doing: &'static str| move |e: rusqlite::Error| Error::database(store.path(), doing, e);
-    let (study_key, title, description, rubric_json, taxonomy_json, bundle_dir): (
-        i64,
-        String,
-        String,
-        String,
-        String,
-        PathBuf,
-    ) = conn
-        .query_row(
-            "SELECT id, title, description, rubric_json, taxonomy_json, bundle_dir FROM studies
-             WHERE study_id = ?1",
-            [study_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    PathBuf::from(r.get::<_, String>(5)?),
-                ))
-            },
-        )
-        .optional()
-        .map_err(fail("finding the study"))?
-        .ok_or_else(|| Error::NotFound {
-            what: format!("study {study_id:?}"),
-        })?;
+    let crate::store::StudyRow {
+        key: study_key,
+        title,
+        description,
+        rubric_json,
+        taxonomy_json,
+        bundle_dir,
+    } = crate::store::study_row(store, study_id)?;
     type CaseRow = (
         i64,
         String,
