@@ -79,4 +79,16 @@ if [ "${1:-}" = "--with-test-tools" ]; then
     python3 -m venv "$SCHEMATHESIS_VENV"
     "$SCHEMATHESIS_VENV/bin/python" -m pip install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
   fi
+  # pydicom and numpy check the team server's de-identified images independently of our decoder
+  # (server/tests/support/compare_dicom.py), from a venv of their own (Debian's python3 refuses
+  # packages installed beside its own), pinned. The test finds it at this path, or at
+  # $NEURORATER_TEST_PYTHON_VENV.
+  TEST_PYTHON_VENV="${NEURORATER_TEST_PYTHON_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/neurorater/test-python-venv}"
+  PYDICOM_VERSION=3.0.1
+  NUMPY_VERSION=2.2.6
+  if ! "$TEST_PYTHON_VENV/bin/python" -c "import sys, numpy, pydicom; sys.exit(not (pydicom.__version__ == '$PYDICOM_VERSION' and numpy.__version__ == '$NUMPY_VERSION'))" 2>/dev/null; then
+    echo "setup: installing pydicom $PYDICOM_VERSION and numpy $NUMPY_VERSION into $TEST_PYTHON_VENV"
+    python3 -m venv "$TEST_PYTHON_VENV"
+    "$TEST_PYTHON_VENV/bin/python" -m pip install --quiet "pydicom==$PYDICOM_VERSION" "numpy==$NUMPY_VERSION"
+  fi
 fi

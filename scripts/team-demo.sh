@@ -40,7 +40,7 @@ The lead's one-time code: $LEAD_CODE
        -d '{"username": "lead", "password": "choose a long password"}'
   # invite a rater and top up their queue (TOKEN from the login):
   curl -s -X POST $BASE/api/studies/$STUDY/invitations -H "authorization: Bearer TOKEN" \\
-       -H 'content-type: application/json' -d '{"username": "ada", "role": "rater", "site": "Site A"}'
+       -H 'content-type: application/json' -d '{"username": "ada", "role": "rater", "site": "Site A", "clinical_role": "neurologist"}'
   curl -s -X POST $BASE/api/studies/$STUDY/top-up -H "authorization: Bearer TOKEN" \\
        -H 'content-type: application/json' -d '{"raters": ["ada"], "per_rater": 10}'
 

@@ -31,7 +31,7 @@ server_start
 lead_login
 RATER_PASSWORD="the rater's long password"
 RATER_CODE=$(api_post "/api/studies/$STUDY/invitations" \
-  '{"username": "ada", "role": "rater", "site": "Site A"}' "$LEAD_TOKEN" \
+  '{"username": "ada", "role": "rater", "site": "Site A", "clinical_role": "neurologist"}' "$LEAD_TOKEN" \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["code"])')
 api_post /api/invitations/accept "{\"code\": \"$RATER_CODE\", \"password\": \"$RATER_PASSWORD\"}" >/dev/null
 api_post "/api/studies/$STUDY/top-up" '{"raters": ["ada"], "per_rater": 3}' "$LEAD_TOKEN" >/dev/null

@@ -947,19 +947,35 @@ fn with_server_assignments(
     out: &Path,
     server_assignment: impl Fn(u64) -> Option<i64>,
 ) {
-    let mut files = members(package);
-    let items: String = std::str::from_utf8(&files["items.jsonl"])
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let mut item: serde_json::Value = serde_json::from_str(line).unwrap();
+    with_items(package, out, None, |items| {
+        for item in items {
             if let Some(id) = server_assignment(item["item"].as_u64().unwrap()) {
                 item["server_assignment"] = id.into();
             }
-            item.to_string() + "\n"
-        })
+        }
+    });
+}
+
+/// `package` with its `items.jsonl` lines edited by `edit` (and, given `package_id`, renamed),
+/// the manifest's digest of the member updated.
+fn with_items(
+    package: &Path,
+    out: &Path,
+    package_id: Option<&str>,
+    edit: impl FnOnce(&mut Vec<serde_json::Value>),
+) {
+    let mut files = members(package);
+    let mut lines: Vec<serde_json::Value> = std::str::from_utf8(&files["items.jsonl"])
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
         .collect();
+    edit(&mut lines);
+    let items: String = lines.iter().map(|item| item.to_string() + "\n").collect();
     let mut manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    if let Some(id) = package_id {
+        manifest["package_id"] = id.into();
+    }
     for member in manifest["members"].as_array_mut().unwrap() {
         if member["path"] == "items.jsonl" {
             member["bytes"] = items.len().into();
@@ -1058,6 +1074,119 @@ fn a_server_built_package_links_each_item_to_its_server_assignment_and_a_local_o
     assert!(cases::package::server_links(&store, "another-study")
         .unwrap()
         .is_empty());
+}
+
+#[test]
+fn a_later_server_package_tops_up_the_queue_read_here_and_one_that_does_not_continue_it_is_refused()
+{
+    let (lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let on_server = |item: &serde_json::Value| 700 + 3 * item["item"].as_i64().unwrap();
+    let link_all = |items: &mut Vec<serde_json::Value>| {
+        for item in items.iter_mut() {
+            item["server_assignment"] = on_server(item).into();
+        }
+    };
+    // The first download: the queue before the lead topped it up (without its last item).
+    let first = dir.join("first.tar");
+    with_items(
+        &package,
+        &first,
+        Some("00000000-0000-4000-8000-000000000001"),
+        |items| {
+            link_all(items);
+            items.pop();
+        },
+    );
+    let mut store = Store::open(&dir.join("server-mode").join("rater.sqlite")).unwrap();
+    let imported = import_rater_package(&mut store, &first, &NoProgress).unwrap();
+    assert!(!imported.top_up);
+    let rater = rater_id(&store, RATER);
+    let before = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(before.len() as u32, imported.items);
+
+    // The next download holds the whole queue: only the item the queue lacks is added, after
+    // the others, which keep their assignments and positions.
+    let second = dir.join("second.tar");
+    with_items(
+        &package,
+        &second,
+        Some("00000000-0000-4000-8000-000000000002"),
+        link_all,
+    );
+    let last_item: serde_json::Value = serde_json::from_str(
+        std::str::from_utf8(&members(&second)["items.jsonl"])
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    let topped = import_rater_package(&mut store, &second, &NoProgress).unwrap();
+    assert!(topped.top_up && !topped.already_imported);
+    assert_eq!(topped.items, 1);
+    let after = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(after.len(), before.len() + 1);
+    for (was, is) in before.iter().zip(&after) {
+        assert_eq!((was.assignment, was.position), (is.assignment, is.position));
+    }
+    let added = after.last().unwrap();
+    assert_eq!(
+        cases::package::server_link(&store, added.assignment)
+            .unwrap()
+            .map(|link| (link.server_assignment, link.package_id)),
+        Some((on_server(&last_item), topped.package_id.clone()))
+    );
+    assert_eq!(
+        cases::package::server_links(&store, DEMO_STUDY_ID)
+            .unwrap()
+            .len(),
+        after.len()
+    );
+    let again = import_rater_package(&mut store, &second, &NoProgress).unwrap();
+    assert!(again.already_imported);
+    assert_eq!(again.items, 1);
+
+    // A package in which a server assignment read here is another response does not continue
+    // this queue; nor does a local lead's package of the study. Nothing is written.
+    let swapped = dir.join("swapped.tar");
+    with_items(
+        &package,
+        &swapped,
+        Some("00000000-0000-4000-8000-000000000003"),
+        |items| {
+            link_all(items);
+            let first = items[0]["server_assignment"].clone();
+            items[0]["server_assignment"] = items[1]["server_assignment"].clone();
+            items[1]["server_assignment"] = first;
+        },
+    );
+    let digest = tables_digest(&store);
+    let error = import_rater_package(&mut store, &swapped, &NoProgress).unwrap_err();
+    let Error::Package { problems, .. } = error else {
+        panic!("expected a refused package, got {error}");
+    };
+    let refused: Vec<(&str, Option<usize>, &str)> = problems
+        .iter()
+        .map(|p| (p.file.as_str(), p.line, p.field.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("items.jsonl", Some(1), "server_assignment"),
+            ("items.jsonl", Some(2), "server_assignment")
+        ],
+        "{problems:?}"
+    );
+    assert!(problems[0].message.contains("does not continue the queue"));
+    let error = import_rater_package(&mut store, &package, &NoProgress).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("only a package the server built adds to its queue"),
+        "{error}"
+    );
+    assert_eq!(tables_digest(&store), digest);
 }
 
 #[test]

@@ -165,6 +165,15 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
                     "rater package {} was imported before; nothing changed",
                     summary.package_id
                 );
+            } else if summary.top_up {
+                say!(
+                    "rater package {} added {} items to the queue of study {} for {}; images in {}",
+                    summary.package_id,
+                    summary.items,
+                    summary.study_id,
+                    summary.rater,
+                    summary.images_dir.display()
+                );
             } else {
                 say!(
                     "imported rater package {} of study {} for {} ({} items); images in {}",

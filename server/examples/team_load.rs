@@ -212,7 +212,10 @@ async fn enrol(
     let invitation = must(
         http.post(format!("{base}/api/studies/{study}/invitations"))
             .bearer_auth(&lead_token)
-            .json(&json!({ "username": username, "role": "rater", "site": site })),
+            .json(&json!({
+                "username": username, "role": "rater", "site": site,
+                "clinical_role": "neuroradiologist",
+            })),
         "invite",
     )
     .await?;

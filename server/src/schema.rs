@@ -200,6 +200,17 @@ CREATE TABLE rater_package_items (
     PRIMARY KEY (package, item)
 );
 "#,
+    // A rater's clinical role and years of experience in a study, as the lead's invitation
+    // names them: what a package the server builds says of its rater. Memberships from before
+    // have none (their packages name a neuroradiologist, as before).
+    r#"
+ALTER TABLE invitations
+    ADD COLUMN clinical_role text CHECK (clinical_role IN ('neuroradiologist', 'neurologist', 'resident')),
+    ADD COLUMN years_experience integer CHECK (years_experience BETWEEN 0 AND 70);
+ALTER TABLE memberships
+    ADD COLUMN clinical_role text CHECK (clinical_role IN ('neuroradiologist', 'neurologist', 'resident')),
+    ADD COLUMN years_experience integer CHECK (years_experience BETWEEN 0 AND 70);
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

@@ -17,7 +17,7 @@ use cases::app::team::{
 };
 use cases::model::StudyMeta;
 use cases::package::ImageSource;
-use cases::rating::RatingStatus;
+use cases::rating::{RaterRole, RatingStatus};
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -199,10 +199,14 @@ pub async fn import_study(
             if led {
                 None
             } else {
-                Some(
-                    create_invitation(&tx, study_key, "import", username, TeamRole::Lead, site)
-                        .await?,
-                )
+                let lead = Invitee {
+                    username,
+                    role: TeamRole::Lead,
+                    site,
+                    clinical_role: None,
+                    years_experience: None,
+                };
+                Some(create_invitation(&tx, study_key, "import", &lead).await?)
             }
         }
         None => None,
@@ -295,22 +299,41 @@ async fn import_series_images(
     Ok(added)
 }
 
+/// Who an invitation is for, and as what.
+struct Invitee<'a> {
+    username: &'a str,
+    role: TeamRole,
+    site: &'a str,
+    clinical_role: Option<RaterRole>,
+    years_experience: Option<u32>,
+}
+
 async fn create_invitation(
     tx: &Transaction<'_>,
     study: i64,
     invited_by: &str,
-    username: &str,
-    role: TeamRole,
-    site: &str,
+    invitee: &Invitee<'_>,
 ) -> Result<Invitation, ServerError> {
+    let Invitee {
+        username,
+        role,
+        site,
+        clinical_role,
+        years_experience,
+    } = *invitee;
     let code = auth::new_secret()?;
     let role_text = role_text(role);
+    let clinical_text = clinical_role.map(|r| match to_json(&r) {
+        Value::String(text) => text,
+        other => other.to_string(),
+    });
+    let years = years_experience.map(|y| y as i32);
     let expires_at: String = tx
         .query_one(
             &format!(
                 "INSERT INTO invitations (code_sha256, study, username, role, site, invited_by,
-                                          expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7))
+                                          expires_at, clinical_role, years_experience)
+                 VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7), $8, $9)
                  RETURNING {}",
                 time_text("expires_at")
             ),
@@ -322,6 +345,8 @@ async fn create_invitation(
                 &site,
                 &invited_by,
                 &auth::INVITATION_DAYS,
+                &clinical_text,
+                &years,
             ],
         )
         .await?
@@ -332,7 +357,10 @@ async fn create_invitation(
         "invite",
         &format!("invitation:{username}"),
         None,
-        Some(&json!({ "username": username, "role": role_text, "site": site })),
+        Some(&json!({
+            "username": username, "role": role_text, "site": site,
+            "clinical_role": clinical_text, "years_experience": years_experience,
+        })),
     )
     .await?;
     Ok(Invitation { code, expires_at })
@@ -401,7 +429,8 @@ pub async fn accept_invitation(
     let tx = client.transaction().await?;
     let row = tx
         .query_opt(
-            "SELECT i.id, i.study, i.username, i.role, i.site, s.study_id, s.title
+            "SELECT i.id, i.study, i.username, i.role, i.site, s.study_id, s.title,
+                    i.clinical_role, i.years_experience
              FROM invitations i JOIN studies s ON s.id = i.study
              WHERE i.code_sha256 = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
              FOR UPDATE OF i",
@@ -453,11 +482,13 @@ pub async fn accept_invitation(
             .get(0)
         }
     };
+    let (clinical_role, years_experience): (Option<String>, Option<i32>) = (row.get(7), row.get(8));
     let added = tx
         .execute(
-            "INSERT INTO memberships (account, study, role) VALUES ($1, $2, $3)
+            "INSERT INTO memberships (account, study, role, clinical_role, years_experience)
+             VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (account, study) DO NOTHING",
-            &[&account, &study, &role],
+            &[&account, &study, &role, &clinical_role, &years_experience],
         )
         .await?;
     if added == 0 {
@@ -867,15 +898,28 @@ pub async fn invite(
             "at most 200 characters, no control characters",
         ));
     }
+    cases::app::team::check_invitation_reading(
+        request.role,
+        request.clinical_role,
+        request.years_experience,
+    )
+    .map_err(|e| match e {
+        cases::rating::RatingError::Invalid { field, message } => invalid(&field, message),
+        other => ServerError::Domain(other.into()),
+    })?;
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let invitation = create_invitation(
         &tx,
         lead.member().study,
         &lead.member().username,
-        &request.username,
-        request.role,
-        &request.site,
+        &Invitee {
+            username: &request.username,
+            role: request.role,
+            site: &request.site,
+            clinical_role: request.clinical_role,
+            years_experience: request.years_experience,
+        },
     )
     .await?;
     tx.commit().await?;
@@ -1100,8 +1144,11 @@ pub async fn build_package(
     let study = client
         .query_one(
             &format!(
-                "SELECT s.study_id, s.title, s.description, s.rubric, s.taxonomy, a.site, {NOW_TEXT}
-                 FROM studies s, accounts a WHERE s.id = $1 AND a.id = $2"
+                "SELECT s.study_id, s.title, s.description, s.rubric, s.taxonomy, a.site, {NOW_TEXT},
+                        m.clinical_role, m.years_experience
+                 FROM studies s JOIN memberships m ON m.study = s.id
+                 JOIN accounts a ON a.id = m.account
+                 WHERE s.id = $1 AND a.id = $2"
             ),
             &[&rater.study, &rater.account],
         )
@@ -1174,6 +1221,11 @@ pub async fn build_package(
         rubric: from_json(study.get(3), "the study's rubric")?,
         taxonomy: from_json(study.get(4), "the study's taxonomy")?,
         site: study.get(5),
+        clinical_role: study
+            .get::<_, Option<String>>(7)
+            .map(|role| from_json(Value::String(role), "a rater's clinical role"))
+            .transpose()?,
+        years_experience: study.get::<_, Option<i32>>(8).map(|y| y as u32),
         created_at: study.get(6),
         queue,
         series,

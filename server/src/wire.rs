@@ -3,6 +3,7 @@
 //! their fields.
 
 use cases::app::team::{RaterItem, TeamEdit, TeamRole, TeamStudyRating};
+use cases::rating::RaterRole;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -133,6 +134,15 @@ pub struct InviteRequest {
     /// The hospital or reading site, for progress per site.
     #[serde(default)]
     pub site: String,
+    /// How a rater reads: `neuroradiologist`, `neurologist` or `resident`. Required for a rater,
+    /// absent for a lead or a curator; the packages the server builds for the rater say it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "neurologist")]
+    pub clinical_role: Option<RaterRole>,
+    /// A rater's years of clinical experience (0–70), if the lead records it.
+    #[serde(default)]
+    #[schema(maximum = 70)]
+    pub years_experience: Option<u32>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -14,7 +14,7 @@ use cases::store::Store;
 use postgres::{path_str, Cluster, Http, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -151,7 +151,13 @@ fn team(work: &Path) -> Team {
             "post",
             &study_path("/invitations"),
             Some(&lead.token),
-            Some(json!({ "username": username, "role": role, "site": site })),
+            Some(match role {
+                "rater" => json!({
+                    "username": username, "role": role, "site": site,
+                    "clinical_role": "neurologist", "years_experience": 9,
+                }),
+                _ => json!({ "username": username, "role": role, "site": site }),
+            }),
         );
         let code = invitation["code"].as_str().unwrap().to_owned();
         codes.push(code.clone());
@@ -350,9 +356,10 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                             json!({ "edit_id": edit_id(), "base_version": version, "edit": save("probe", 5.0) }),
                         )
                     }
-                    p if p.ends_with("/invitations") => Some(
-                        json!({ "username": format!("probe-{probed}"), "role": "rater", "site": "Hospital C" }),
-                    ),
+                    p if p.ends_with("/invitations") => Some(json!({
+                        "username": format!("probe-{probed}"), "role": "rater",
+                        "site": "Hospital C", "clinical_role": "resident",
+                    })),
                     p if p.ends_with("/top-up") => {
                         Some(json!({ "raters": ["rater-a"], "per_rater": 1 }))
                     }
@@ -752,6 +759,23 @@ fn text_and_dates_the_database_cannot_store_are_refused_naming_the_field() {
         ),
         "site"
     );
+    // A rater's invitation names how they read; a curator's does not.
+    assert_eq!(
+        refused(
+            &study_path("/invitations"),
+            lead,
+            json!({ "username": "newcomer", "role": "rater", "site": "Site C" })
+        ),
+        "clinical_role"
+    );
+    assert_eq!(
+        refused(
+            &study_path("/invitations"),
+            lead,
+            json!({ "username": "newcomer", "role": "curator", "clinical_role": "neurologist" })
+        ),
+        "clinical_role"
+    );
     assert_eq!(
         count("SELECT count(*) FROM invitations WHERE username = 'newcomer'"),
         0
@@ -996,6 +1020,28 @@ fn tar_members(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// The Python with pydicom and numpy that `scripts/setup.sh --with-test-tools` installs into a
+/// venv of its own (at `$NEURORATER_TEST_PYTHON_VENV`, else in the user's cache folder).
+fn test_python() -> PathBuf {
+    let venv = std::env::var_os("NEURORATER_TEST_PYTHON_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache")
+                })
+                .join("neurorater/test-python-venv")
+        });
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "no {}: bash scripts/setup.sh --with-test-tools installs pydicom and numpy there",
+        python.display()
+    );
+    python
+}
+
 /// `who`'s rater package from the server (`?rater=` for the lead), written to `out`.
 fn download_package(http: &Http, who: &Person, rater: Option<&str>, out: &Path) -> Vec<u8> {
     let query = rater.map(|r| format!("?rater={r}")).unwrap_or_default();
@@ -1189,13 +1235,13 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
         pairs.push(json!([path_str(&sent), path_str(&bundle.join(original))]));
     }
     assert!(!pairs.is_empty(), "the package holds DICOM images");
-    let mut python = Command::new("python3")
+    let mut python = Command::new(test_python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/compare_dicom.py"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("python3 (with pydicom and numpy: scripts/setup.sh --with-test-tools)");
+        .expect("the test venv's python: bash scripts/setup.sh --with-test-tools");
     use std::io::Write;
     python
         .stdin
@@ -1284,6 +1330,9 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
     let bytes = download_package(http, &t.lead, Some(&t.rater_b.username), &lead_built);
     let manifest: Value = serde_json::from_slice(&tar_members(&bytes)["manifest.json"]).unwrap();
     assert_eq!(manifest["rater"]["name"], t.rater_b.username);
+    // The rater as the lead's invitation named them.
+    assert_eq!(manifest["rater"]["role"], "neurologist");
+    assert_eq!(manifest["rater"]["years_experience"], 9);
     let mut b_store = import_package(&work.path().join("site-b"), &lead_built);
     rate_offline(&mut b_store, &t.rater_b.username, "site b");
     let b_results = results_of(&b_store, &work.path().join("b-results.tar"));

@@ -5,7 +5,8 @@
 // reads and saves item 1; the relay is cut; they keep rating items 2 and 3 (the status says the
 // changes wait); the relay opens and the status turns to "on the server" without a click; the
 // lead's progress over HTTP and the dashboard in the window show the three ratings; PostgreSQL
-// holds each edit once. Run through scripts/e2e.sh.
+// holds each edit once. The lead tops the queue up: opening the study again adds the new items
+// after the ones read. Run through scripts/e2e.sh.
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -57,6 +58,8 @@ before(async () => {
     username: RATER,
     role: 'rater',
     site: 'Hospital B',
+    clinical_role: 'neurologist',
+    years_experience: 6,
   })
   await api(server.base, 'POST', '/api/invitations/accept', null, { code: invitation.code, password: RATER_PASSWORD })
   const topped = await api(server.base, 'POST', `/api/studies/${study}/top-up`, leadToken, { raters: [RATER], per_rater: 3 })
@@ -170,6 +173,29 @@ test('when the network returns everything is sent without a click, each edit onc
   assert.deepEqual(sent, [applied, applied, 0], 'every queued edit sent and acknowledged, none stopped')
 })
 
+test('a top-up by the lead reaches the queue read here when the rater opens the study again', async () => {
+  const topped = await api(server.base, 'POST', `/api/studies/${study}/top-up`, leadToken, { raters: [RATER], per_rater: 2 })
+  assert.equal(topped.raters[0].added, 2)
+  await $(testid('team-open')).click()
+  const row = await $(`[data-testid="team-study"][data-study="${study}"]`)
+  await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list did not come back' })
+  await row.$(testid('team-study-open')).click()
+  const added = await $(testid('team-added'))
+  await added.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the window never said the queue grew' })
+  assert.match(await added.getText(), /added 2 responses to your queue/)
+  const rows = await browser.$$(testid('queue-row'))
+  const assignments = []
+  for (const r of rows) assignments.push(Number(await r.getAttribute('data-assignment')))
+  assert.equal(assignments.length, 5, 'the three items read before and the two the lead added')
+  assert.deepEqual(assignments.slice(0, 3), queue, 'the items read before keep their place')
+  // The ratings made before are still here, and nothing was sent twice.
+  await openFromQueue(browser, queue[1], 'rating-comment')
+  assert.equal(await $(testid('rating-comment')).getValue(), 'Item 2, read offline.')
+  await shot('5b-topped-up')
+  const [applied, distinct] = cluster.psql('SELECT count(*), count(DISTINCT edit_id) FROM applied_edits').split('|').map(Number)
+  assert.equal(applied, distinct)
+})
+
 test("the lead's dashboard in the window shows the three ratings", async () => {
   await $(testid('team-open')).click()
   await $(testid('team-logout')).click()
@@ -187,6 +213,9 @@ test("the lead's dashboard in the window shows the three ratings", async () => {
   assert.equal(await rater.getAttribute('data-drafts'), '3')
   assert.equal(await rater.getAttribute('data-submitted'), '0')
   assert.ok(await $(`[data-testid="dashboard-site"][data-site="Hospital B"]`).isExisting())
+  // The top bar names the lead's account, not the reader of this computer.
+  assert.equal(await $(testid('team-account')).getText(), 'lead · team lead')
+  assert.ok(!(await $(testid('current-rater')).isExisting()))
   await shot('6-dashboard')
   // The rater logged out: one session file is left, the lead's, readable by its owner alone and
   // holding no password; the server's log holds no password or token.

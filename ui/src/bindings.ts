@@ -221,8 +221,9 @@ export const commands = {
 	 *  on this server ([`team_database`]), which the app opens instead of the current one: the first
 	 *  time, their queue is downloaded as the rater package the server builds and imported
 	 *  (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
-	 *  writes); after that, the queue already there is read, with or without the network. They
-	 *  become the reader, and the sync worker starts. A lead: nothing to download; the window shows
+	 *  writes); after that, the queue already there is read, with or without the network, and when
+	 *  the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
+	 *  adds them after the existing items. They become the reader, and the sync worker starts. A lead: nothing to download; the window shows
 	 *  the dashboard.
 	 */
 	teamOpenStudy: (studyId: string, request: number | null) => __TAURI_INVOKE<TeamOpened_Serialize>("team_open_study", { studyId, request }),
@@ -851,6 +852,11 @@ export type ImportedPackage = {
 	items: number,
 	/**  The same package was imported before; nothing changed. */
 	already_imported: boolean,
+	/**
+	 *  The study was read here already: the package (the team server's) added `items` to its
+	 *  queue.
+	 */
+	top_up: boolean,
 };
 
 /**  One item side by side: what the model answered, what the clinicians and the grader said. */
@@ -1887,6 +1893,8 @@ export type TeamOpened_Deserialize = {
 	/**  The rater reading the imported queue, now the current reader here. */
 	rater?: Rater_Deserialize | null,
 	items: number,
+	/**  Items the server added to a queue already read here (downloaded on this opening). */
+	added: number,
 };
 
 /**
@@ -1899,6 +1907,8 @@ export type TeamOpened_Serialize = {
 	/**  The rater reading the imported queue, now the current reader here. */
 	rater: Rater_Serialize | null,
 	items: number,
+	/**  Items the server added to a queue already read here (downloaded on this opening). */
+	added: number,
 };
 
 /**  A person's role in one study on the server; an account holds one role per study. */

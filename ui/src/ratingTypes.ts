@@ -273,4 +273,6 @@ export interface ImportedPackage {
   items: number
   /** The same package was imported before; nothing changed. */
   already_imported: boolean
+  /** The study was read here already: the package (the team server's) added `items` to its queue. */
+  top_up: boolean
 }

@@ -18,16 +18,17 @@ pub(crate) mod date_shift;
 pub(crate) mod deid;
 pub(crate) mod incoming;
 mod rater;
+mod rater_import;
 pub(crate) mod results;
 mod server_link;
 
 pub use archive::Member;
 pub use rater::{
-    blinded_samples, deidentified_image, export_rater_package, import_rater_package,
-    package_extension, write_rater_package, ImageSource, PackageCase, PackageImage, PackageItem,
-    PackagePlan, PackageSeries, RaterPackageContents, RaterPackageExport, RaterPackageImport,
-    WrittenPackage, BLINDED_MODEL,
+    blinded_samples, deidentified_image, export_rater_package, package_extension,
+    write_rater_package, ImageSource, PackageCase, PackageImage, PackageItem, PackagePlan,
+    PackageSeries, RaterPackageContents, RaterPackageExport, WrittenPackage, BLINDED_MODEL,
 };
+pub use rater_import::{import_rater_package, RaterPackageImport};
 pub use results::{
     export_results_package, merge_results_package, read_uploaded_results, ResultsPackageExport,
     UploadedRating,

@@ -21,7 +21,7 @@ pub use assignment::{
 };
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
-pub use raters::{Rater, RaterRole};
+pub use raters::{Rater, RaterRole, MAX_YEARS_EXPERIENCE};
 pub(crate) use reading::stored_rating;
 pub(crate) use reading::SHOWN_TO_RATER_SQL;
 pub use reading::{

@@ -37,7 +37,8 @@ pub struct Rater {
 
 /// Longer names are almost certainly pasted by mistake.
 const MAX_NAME_CHARS: usize = 100;
-const MAX_YEARS: u32 = 70;
+/// The most years of experience a rater is recorded with.
+pub const MAX_YEARS_EXPERIENCE: u32 = 70;
 const CURRENT_RATER_KEY: &str = "current_rater";
 
 fn rater_from_row(row: &Row<'_>) -> rusqlite::Result<Rater> {
@@ -107,10 +108,10 @@ impl Store {
                 "line breaks and control characters are not allowed",
             ));
         }
-        if let Some(years) = years_experience.filter(|y| *y > MAX_YEARS) {
+        if let Some(years) = years_experience.filter(|y| *y > MAX_YEARS_EXPERIENCE) {
             return Err(invalid(
                 "years_experience",
-                format!("at most {MAX_YEARS} years, got {years}"),
+                format!("at most {MAX_YEARS_EXPERIENCE} years, got {years}"),
             ));
         }
         let taken: bool = self

@@ -57,6 +57,9 @@ pub struct ImportedPackage {
     pub items: u32,
     /// The same package was imported before; nothing changed.
     pub already_imported: bool,
+    /// The study was read here already: the package (the team server's) added `items` to its
+    /// queue.
+    pub top_up: bool,
 }
 
 /// Imports the rater package at `path` (the file chosen in the open dialog). The package is
@@ -81,6 +84,7 @@ pub async fn import_rater_package<R: Runtime>(
                 site: imported.site,
                 items: imported.items,
                 already_imported: imported.already_imported,
+                top_up: imported.top_up,
             })
         })
     })

@@ -19,6 +19,7 @@ use cases::rating::Rater;
 use cases::store::Store;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
@@ -286,6 +287,8 @@ pub struct TeamOpened {
     /// The rater reading the imported queue, now the current reader here.
     pub rater: Option<Rater>,
     pub items: u32,
+    /// Items the server added to a queue already read here (downloaded on this opening).
+    pub added: u32,
 }
 
 /// The database a rater reads a server's study in: one per server and account, beside the one
@@ -304,8 +307,9 @@ fn team_database(beside: &Path, session: &Session) -> PathBuf {
 /// on this server ([`team_database`]), which the app opens instead of the current one: the first
 /// time, their queue is downloaded as the rater package the server builds and imported
 /// (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
-/// writes); after that, the queue already there is read, with or without the network. They
-/// become the reader, and the sync worker starts. A lead: nothing to download; the window shows
+/// writes); after that, the queue already there is read, with or without the network, and when
+/// the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
+/// adds them after the existing items. They become the reader, and the sync worker starts. A lead: nothing to download; the window shows
 /// the dashboard.
 #[tauri::command]
 #[specta::specta]
@@ -346,13 +350,21 @@ pub async fn team_open_study<R: Runtime>(
             role,
             rater: None,
             items: 0,
+            added: 0,
         });
     }
     let path = state.with_store(|store| Ok(team_database(store.path(), &session)))?;
     let mut store = Store::open(&path)?;
     let held: bool = store.studies()?.iter().any(|s| s.id == study_id);
-    let rater_name = if held {
-        None
+    let download = !held || {
+        let here: BTreeSet<i64> = cases::package::server_links(&store, &study_id)?
+            .into_iter()
+            .map(|link| link.server_assignment)
+            .collect();
+        queue_grew(&client, &study_id, &here).await?
+    };
+    let (rater_name, added) = if !download {
+        (None, 0)
     } else {
         let file = path.with_extension("download.tar");
         let started = team.download.start()?;
@@ -367,7 +379,8 @@ pub async fn team_open_study<R: Runtime>(
             .await?;
         let imported = cases::package::import_rater_package(&mut store, &file, &progress);
         let _ = std::fs::remove_file(&file);
-        Some(imported?.rater)
+        let imported = imported?;
+        (Some(imported.rater), if held { imported.items } else { 0 })
     };
     // The account's own database holds this rater alone (the package's).
     let rater = store
@@ -386,7 +399,23 @@ pub async fn team_open_study<R: Runtime>(
         role,
         rater: Some(rater),
         items,
+        added,
     })
+}
+
+/// Whether the server's queue holds an assignment the study read here (`here`, its server
+/// assignments) lacks: the lead topped it up since the last download. Offline, the queue here is
+/// read as it is.
+async fn queue_grew(
+    client: &TeamClient,
+    study_id: &str,
+    here: &BTreeSet<i64>,
+) -> Result<bool, CommandError> {
+    match client.queue(study_id).await {
+        Ok(queue) => Ok(queue.iter().any(|entry| !here.contains(&entry.assignment))),
+        Err(e) if e.is_retryable() => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Stops the download or import under way; whether there was one.

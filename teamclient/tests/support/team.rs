@@ -90,7 +90,10 @@ impl TeamServer {
             &self.base,
             &format!("/api/studies/{STUDY}/invitations"),
             Some(&self.lead_token),
-            json!({ "username": username, "role": "rater", "site": site }),
+            json!({
+                "username": username, "role": "rater", "site": site,
+                "clinical_role": "neuroradiologist",
+            }),
         )
         .await;
         accept_and_login(&self.base, username, invitation["code"].as_str().unwrap()).await;

@@ -12,7 +12,9 @@
 
 use crate::model::{Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxonomy, Turn};
 use crate::rating::rules::{self, LabelContext, Violation};
-use crate::rating::{LabelEdit, RatingEdit, RatingError, RatingStatus, TaxonomyCategory};
+use crate::rating::{
+    LabelEdit, RaterRole, RatingEdit, RatingError, RatingStatus, TaxonomyCategory,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -95,6 +97,51 @@ impl TeamAction {
             TeamAction::ExportRatings => "the raters' ratings",
             TeamAction::ExchangePackages => "another rater's packages",
         }
+    }
+}
+
+/// What a lead's invitation says of how the invitee reads, checked: a rater's names the clinical
+/// role they read as (what the packages the server builds for them say, and the lead's
+/// database records), with their years of experience if given; a lead's or a curator's names
+/// neither, for they read nothing blinded. `Err` names the field and what to change.
+pub fn check_invitation_reading(
+    role: TeamRole,
+    clinical_role: Option<RaterRole>,
+    years_experience: Option<u32>,
+) -> std::result::Result<(), RatingError> {
+    let invalid = |field: &str, message: String| RatingError::Invalid {
+        field: field.to_owned(),
+        message,
+    };
+    match (role, clinical_role) {
+        (TeamRole::Rater, None) => Err(invalid(
+            "clinical_role",
+            "a rater's invitation names how they read: neuroradiologist, neurologist or \
+             resident"
+                .into(),
+        )),
+        (TeamRole::Rater, Some(RaterRole::Curator)) => Err(invalid(
+            "clinical_role",
+            "a curator reads nothing blinded: invite them with role curator".into(),
+        )),
+        (TeamRole::Lead | TeamRole::Curator, Some(_)) => Err(invalid(
+            "clinical_role",
+            "only a rater's invitation names a clinical role".into(),
+        )),
+        _ => match years_experience {
+            Some(_) if role != TeamRole::Rater => Err(invalid(
+                "years_experience",
+                "only a rater's invitation names years of experience".into(),
+            )),
+            Some(years) if years > crate::rating::MAX_YEARS_EXPERIENCE => Err(invalid(
+                "years_experience",
+                format!(
+                    "at most {} years, got {years}",
+                    crate::rating::MAX_YEARS_EXPERIENCE
+                ),
+            )),
+            _ => Ok(()),
+        },
     }
 }
 
@@ -585,6 +632,40 @@ mod tests {
             study: 1,
             role,
             reveal_locked,
+        }
+    }
+
+    #[test]
+    fn a_raters_invitation_names_how_they_read_and_no_one_elses_does() {
+        use RaterRole::{Neurologist, Neuroradiologist, Resident};
+        use TeamRole::*;
+        // (role, clinical role, years, the field refused if any)
+        type Case = (
+            TeamRole,
+            Option<RaterRole>,
+            Option<u32>,
+            Option<&'static str>,
+        );
+        let table: [Case; 10] = [
+            (Rater, Some(Neuroradiologist), Some(12), None),
+            (Rater, Some(Neurologist), None, None),
+            (Rater, Some(Resident), Some(0), None),
+            (Rater, Some(Resident), Some(70), None),
+            (Rater, Some(Resident), Some(71), Some("years_experience")),
+            (Rater, None, Some(3), Some("clinical_role")),
+            (Rater, Some(RaterRole::Curator), None, Some("clinical_role")),
+            (Lead, None, None, None),
+            (Curator, Some(Neurologist), None, Some("clinical_role")),
+            (Curator, None, Some(4), Some("years_experience")),
+        ];
+        for (role, clinical, years, refused) in table {
+            let outcome = check_invitation_reading(role, clinical, years);
+            let field = match &outcome {
+                Ok(()) => None,
+                Err(RatingError::Invalid { field, .. }) => Some(field.as_str()),
+                Err(other) => panic!("{role:?} {clinical:?} {years:?}: {other}"),
+            };
+            assert_eq!(field, refused, "{role:?} {clinical:?} {years:?}");
         }
     }
 

@@ -112,6 +112,10 @@ pub struct PackageSource {
     pub taxonomy: Taxonomy,
     /// The rater's site, as their account says.
     pub site: String,
+    /// How the rater reads, as the lead's invitation named it; none for a membership from
+    /// before the server kept it (the package then names a neuroradiologist).
+    pub clinical_role: Option<RaterRole>,
+    pub years_experience: Option<u32>,
     pub created_at: String,
     pub queue: Vec<QueuedItem>,
     pub series: BTreeMap<String, Vec<(TeamSeries, Vec<StoredImage>)>>,
@@ -121,8 +125,7 @@ pub struct PackageSource {
 const SERVER_PLAN: &str = "team server";
 
 /// The rater package of `recipient`'s queue; `fetch` gives each stored image's bytes when the
-/// writer reaches it. The server keeps no clinical role: the package names the rater a
-/// neuroradiologist (a reader of blinded items; docs/multisite.md).
+/// writer reaches it. The package names the rater's clinical role as their invitation did.
 pub fn rater_package(
     recipient: &PackageRecipient,
     source: PackageSource,
@@ -133,6 +136,8 @@ pub fn rater_package(
         rubric,
         taxonomy,
         site,
+        clinical_role,
+        years_experience,
         created_at,
         queue,
         mut series,
@@ -268,8 +273,8 @@ pub fn rater_package(
         study_sha256,
         rater: PackageRater {
             name: recipient.rater.username.clone(),
-            role: RaterRole::Neuroradiologist,
-            years_experience: None,
+            role: clinical_role.unwrap_or(RaterRole::Neuroradiologist),
+            years_experience,
         },
         site: if site.trim().is_empty() {
             "team server".to_owned()
