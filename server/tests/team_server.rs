@@ -752,7 +752,7 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
             "twin",
             "SELECT count(*) || '/' || max(version) FROM schema_migrations"
         ),
-        "2/2"
+        "3/3"
     );
 }
 
