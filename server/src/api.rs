@@ -3,6 +3,7 @@
 //! one function of `store`, and returns its value as JSON.
 
 use crate::auth::Caller;
+use crate::curation;
 use crate::error::{invalid, ServerError};
 use crate::store;
 use crate::wire::*;
@@ -31,7 +32,9 @@ const MAX_RESULTS_BYTES: usize = 64 << 20;
     ),
     paths(
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth, ratings, package, results
+        reveal_lock, ground_truth, ratings, package, results, crate::curation::list_cases,
+        crate::curation::history, crate::curation::save, crate::curation::submit,
+        crate::curation::review
     ),
     modifiers(&BearerAuth)
 )]
@@ -73,6 +76,23 @@ pub fn router(state: AppState) -> Router {
             "/api/studies/{study}/cases/{case_id}/ground-truth",
             get(ground_truth),
         )
+        .route("/api/studies/{study}/curation", get(curation::list_cases))
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation",
+            get(curation::history),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions",
+            post(curation::save),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/submit",
+            post(curation::submit),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/review",
+            post(curation::review),
+        )
         .route("/api/studies/{study}/package", get(package))
         .route(
             "/api/studies/{study}/results",
@@ -86,7 +106,7 @@ async fn openapi() -> Json<utoipa::openapi::OpenApi> {
 }
 
 /// A path segment naming a study, case or person: short and printable, never a path.
-fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
+pub(crate) fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
     let ok = (1..=128).contains(&value.len())
         && value
             .chars()
@@ -98,7 +118,7 @@ fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
     }
 }
 
-async fn member_of(
+pub(crate) async fn member_of(
     state: &AppState,
     caller: &Caller,
     study: &str,
@@ -108,7 +128,7 @@ async fn member_of(
 }
 
 /// The application layer's refusal of a role is a 403; every other error keeps its own status.
-fn forbidden(error: cases::Error) -> ServerError {
+pub(crate) fn forbidden(error: cases::Error) -> ServerError {
     ServerError::Forbidden(error.to_string())
 }
 

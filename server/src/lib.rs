@@ -7,6 +7,7 @@
 
 mod api;
 mod auth;
+mod curation;
 mod error;
 mod schema;
 mod store;
