@@ -31,7 +31,8 @@ const MAX_RESULTS_BYTES: usize = 64 << 20;
     ),
     paths(
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth, ratings, package, results
+        reveal_lock, ground_truth, ratings, package, results,
+        crate::curation_package::curation_package
     ),
     modifiers(&BearerAuth)
 )]
@@ -75,6 +76,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/studies/{study}/package", get(package))
         .route(
+            "/api/studies/{study}/curation-package",
+            get(crate::curation_package::curation_package),
+        )
+        .route(
             "/api/studies/{study}/results",
             post(results).layer(DefaultBodyLimit::max(MAX_RESULTS_BYTES)),
         )
@@ -86,7 +91,7 @@ async fn openapi() -> Json<utoipa::openapi::OpenApi> {
 }
 
 /// A path segment naming a study, case or person: short and printable, never a path.
-fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
+pub(crate) fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
     let ok = (1..=128).contains(&value.len())
         && value
             .chars()
@@ -98,7 +103,7 @@ fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
     }
 }
 
-async fn member_of(
+pub(crate) async fn member_of(
     state: &AppState,
     caller: &Caller,
     study: &str,
@@ -108,7 +113,7 @@ async fn member_of(
 }
 
 /// The application layer's refusal of a role is a 403; every other error keeps its own status.
-fn forbidden(error: cases::Error) -> ServerError {
+pub(crate) fn forbidden(error: cases::Error) -> ServerError {
     ServerError::Forbidden(error.to_string())
 }
 

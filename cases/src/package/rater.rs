@@ -14,8 +14,8 @@ use super::{
 };
 use crate::bundle::{self, Problem};
 use crate::model::{
-    CaseFile, DiseaseGroup, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec, Sex, StudyFile,
-    StudyMeta, TaskSpec, Taxonomy,
+    CaseFile, DiseaseGroup, GroundTruth, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec,
+    Sex, StudyFile, StudyMeta, TaskSpec, Taxonomy,
 };
 use crate::progress::Progress;
 use crate::rating::RaterRole;
@@ -580,7 +580,7 @@ pub fn write_rater_package(
         progress.phase("de-identifying images", cases.len() as u64);
         for (done, case) in cases.into_iter().enumerate() {
             crate::progress::stop_if_cancelled(progress, "exporting the rater package")?;
-            images += write_case(&mut writer, case, &package_id)?;
+            images += write_case(&mut writer, case, &package_id, CaseTruth::Withheld)?;
             progress.advance(done as u64 + 1);
         }
         let mut lines = String::new();
@@ -735,8 +735,24 @@ fn local_case(
     })
 }
 
+/// What a package says of a case's diagnosis: a rater package withholds it; a curation package
+/// (`package/curation.rs`) carries the disease group and the current ground truth, which are
+/// what its curator works on.
+pub(super) enum CaseTruth {
+    Withheld,
+    Carried {
+        disease_group: DiseaseGroup,
+        ground_truth: Option<GroundTruth>,
+    },
+}
+
 /// Writes one case's `case.json` and images; returns the number of images.
-fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -> Result<u32> {
+pub(super) fn write_case(
+    writer: &mut PackageWriter,
+    case: PackageCase,
+    package_id: &str,
+    truth: CaseTruth,
+) -> Result<u32> {
     let PackageCase {
         case_id,
         modality,
@@ -788,11 +804,18 @@ fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -
             label_guessed: false,
         });
     }
-    let case = CaseFile {
-        id: case_id,
+    let (disease_group, ground_truth) = match truth {
         // Withheld: the disease group names the diagnosis, and the reading item never shows it.
         // The bundle format requires a value; docs/multisite.md says which one stands in.
-        disease_group: DiseaseGroup::OtherAbnormality,
+        CaseTruth::Withheld => (DiseaseGroup::OtherAbnormality, None),
+        CaseTruth::Carried {
+            disease_group,
+            ground_truth,
+        } => (disease_group, ground_truth),
+    };
+    let case = CaseFile {
+        id: case_id,
+        disease_group,
         modality,
         age,
         sex,
@@ -800,7 +823,7 @@ fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -
         clinical_note,
         series: specs,
         tasks,
-        ground_truth: None,
+        ground_truth,
         to_complete: Vec::new(),
     };
     writer.add(
@@ -838,69 +861,17 @@ pub fn import_rater_package(
     file: &Path,
     progress: &dyn Progress,
 ) -> Result<RaterPackageImport> {
-    let root = store
-        .path()
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join(PACKAGES_DIR);
-    std::fs::create_dir_all(&root).map_err(|source| Error::Io {
-        path: root.clone(),
-        source,
-    })?;
-    let mut staging = Staging {
-        dir: root.join(format!(".incoming-{}", new_package_id())),
-        keep: false,
-    };
-    progress.phase("checking the package", 1);
-    let staging_dir = staging.dir.clone();
-    let manifest = archive::read(file, |name, reader| {
-        if !(name.starts_with(BUNDLE_PREFIX) || name == PLANS || name == ITEMS) {
-            return Err(refuse(
-                file,
-                name,
-                None,
-                "-",
-                "not a member of a rater package (expected bundle/…, plans.jsonl, items.jsonl)"
-                    .into(),
-            ));
-        }
-        let target = staging_dir.join(name);
-        let io = |source| Error::Io {
-            path: target.clone(),
-            source,
-        };
-        std::fs::create_dir_all(target.parent().expect("a member has a parent")).map_err(io)?;
-        let mut out = std::fs::File::create(&target).map_err(io)?;
-        std::io::copy(reader, &mut out).map_err(io)?;
-        Ok(())
-    })?;
-    progress.advance(1);
-    if manifest.format != PackageKind::RaterPackage || manifest.format_version != FORMAT_VERSION {
-        return Err(refuse(
-            file,
-            MANIFEST,
-            None,
-            "format",
-            format!(
-                "a rater package of format version {FORMAT_VERSION} is expected, this is a {:?} \
-                 of version {}",
-                manifest.format, manifest.format_version
-            ),
-        ));
-    }
-    let package_id = uuid::Uuid::parse_str(&manifest.package_id)
-        .map_err(|e| {
-            refuse(
-                file,
-                MANIFEST,
-                None,
-                "package_id",
-                format!("not a UUID: {e}"),
-            )
-        })?
-        .to_string();
-    let final_dir = root.join(&package_id);
+    let mut unpacked = unpack(
+        store,
+        file,
+        progress,
+        PackageKind::RaterPackage,
+        ("a rater package", "bundle/…, plans.jsonl, items.jsonl"),
+        |name| name.starts_with(BUNDLE_PREFIX) || name == PLANS || name == ITEMS,
+    )?;
+    let manifest = unpacked.manifest.clone();
+    let package_id = unpacked.package_id.clone();
+    let final_dir = unpacked.images_dir();
     let imported = RaterPackageImport {
         package_id: package_id.clone(),
         study_id: manifest.study_id.clone(),
@@ -930,61 +901,7 @@ pub fn import_rater_package(
             ..imported
         });
     }
-    let study_known: bool = conn
-        .query_row(
-            "SELECT count(*) > 0 FROM studies WHERE study_id = ?1",
-            [&manifest.study_id],
-            |r| r.get(0),
-        )
-        .map_err(fail("looking for the study"))?;
-    if study_known {
-        return Err(refuse(
-            file,
-            MANIFEST,
-            None,
-            "study_id",
-            format!(
-                "this database already holds study {:?}: a rater package is read in a database \
-                 of its own (neurorater package import --db NEW_FILE)",
-                manifest.study_id
-            ),
-        ));
-    }
-    if final_dir.exists() {
-        std::fs::remove_dir_all(&final_dir).map_err(|source| Error::Io {
-            path: final_dir.clone(),
-            source,
-        })?;
-    }
-    std::fs::rename(&staging.dir, &final_dir).map_err(|source| Error::Io {
-        path: final_dir.clone(),
-        source,
-    })?;
-    staging.dir = final_dir.clone();
-
-    let bundle =
-        bundle::load(&final_dir.join("bundle"), progress).map_err(|problems| Error::Package {
-            package: file.to_path_buf(),
-            problems: problems
-                .into_iter()
-                .map(|p| Problem {
-                    file: format!("{BUNDLE_PREFIX}{}", p.file),
-                    ..p
-                })
-                .collect(),
-        })?;
-    if bundle.study.study.id != manifest.study_id {
-        return Err(refuse(
-            file,
-            "bundle/study.json",
-            None,
-            "study.id",
-            format!(
-                "{:?}, but {MANIFEST} says {:?}",
-                bundle.study.study.id, manifest.study_id
-            ),
-        ));
-    }
+    let bundle = unpacked.load_bundle(store, file, progress, "a rater package")?;
     let plans: Vec<(usize, PackagePlan)> = read_jsonl(file, &final_dir, PLANS)?;
     let items: Vec<(usize, PackageItem)> = read_jsonl(file, &final_dir, ITEMS)?;
     let mut problems = Vec::new();
@@ -1211,11 +1128,183 @@ pub fn import_rater_package(
         })
     })?;
     progress.advance(1);
-    staging.keep = true;
+    unpacked.keep();
     Ok(RaterPackageImport {
         items: n_items,
         ..imported
     })
+}
+
+/// A package read into a staging folder beside the database, its manifest checked; the folder
+/// is removed when this is dropped, unless [`Unpacked::keep`] was called after the import wrote.
+pub(super) struct Unpacked {
+    pub(super) manifest: Manifest,
+    pub(super) package_id: String,
+    root: PathBuf,
+    staging: Staging,
+}
+
+/// Reads `file`, a package of `kind`, into a staging folder under `rater-packages/` beside the
+/// database: each member checked against the manifest's SHA-256 (`archive::read`), `member_ok`
+/// the members this kind may hold (`(what, expected)` name the kind and those members, for a
+/// refusal).
+pub(super) fn unpack(
+    store: &Store,
+    file: &Path,
+    progress: &dyn Progress,
+    kind: PackageKind,
+    (what, expected): (&str, &str),
+    member_ok: fn(&str) -> bool,
+) -> Result<Unpacked> {
+    let root = store
+        .path()
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(PACKAGES_DIR);
+    std::fs::create_dir_all(&root).map_err(|source| Error::Io {
+        path: root.clone(),
+        source,
+    })?;
+    let staging = Staging {
+        dir: root.join(format!(".incoming-{}", new_package_id())),
+        keep: false,
+    };
+    progress.phase("checking the package", 1);
+    let staging_dir = staging.dir.clone();
+    let manifest = archive::read(file, |name, reader| {
+        if !member_ok(name) {
+            return Err(refuse(
+                file,
+                name,
+                None,
+                "-",
+                format!("not a member of {what} (expected {expected})"),
+            ));
+        }
+        let target = staging_dir.join(name);
+        let io = |source| Error::Io {
+            path: target.clone(),
+            source,
+        };
+        std::fs::create_dir_all(target.parent().expect("a member has a parent")).map_err(io)?;
+        let mut out = std::fs::File::create(&target).map_err(io)?;
+        std::io::copy(reader, &mut out).map_err(io)?;
+        Ok(())
+    })?;
+    progress.advance(1);
+    if manifest.format != kind || manifest.format_version != FORMAT_VERSION {
+        return Err(refuse(
+            file,
+            MANIFEST,
+            None,
+            "format",
+            format!(
+                "{what} of format version {FORMAT_VERSION} is expected, this is a {:?} of \
+                 version {}",
+                manifest.format, manifest.format_version
+            ),
+        ));
+    }
+    let package_id = uuid::Uuid::parse_str(&manifest.package_id)
+        .map_err(|e| {
+            refuse(
+                file,
+                MANIFEST,
+                None,
+                "package_id",
+                format!("not a UUID: {e}"),
+            )
+        })?
+        .to_string();
+    Ok(Unpacked {
+        manifest,
+        package_id,
+        root,
+        staging,
+    })
+}
+
+impl Unpacked {
+    /// Where the package's files (its images) stay once imported.
+    pub(super) fn images_dir(&self) -> PathBuf {
+        self.root.join(&self.package_id)
+    }
+
+    /// Refuses a study this database holds already (a package is read in a database of its
+    /// own), moves the files to [`Unpacked::images_dir`] and loads the package's study bundle,
+    /// problems named by their member.
+    pub(super) fn load_bundle(
+        &mut self,
+        store: &Store,
+        file: &Path,
+        progress: &dyn Progress,
+        kind: &str,
+    ) -> Result<bundle::Bundle> {
+        let study_known: bool = store
+            .read()
+            .query_row(
+                "SELECT count(*) > 0 FROM studies WHERE study_id = ?1",
+                [&self.manifest.study_id],
+                |r| r.get(0),
+            )
+            .map_err(super::db_fail(store.path(), "looking for the study"))?;
+        if study_known {
+            return Err(refuse(
+                file,
+                MANIFEST,
+                None,
+                "study_id",
+                format!(
+                    "this database already holds study {:?}: {kind} is read in a database of its \
+                     own (neurorater package import --db NEW_FILE)",
+                    self.manifest.study_id
+                ),
+            ));
+        }
+        let final_dir = self.images_dir();
+        if final_dir.exists() {
+            std::fs::remove_dir_all(&final_dir).map_err(|source| Error::Io {
+                path: final_dir.clone(),
+                source,
+            })?;
+        }
+        std::fs::rename(&self.staging.dir, &final_dir).map_err(|source| Error::Io {
+            path: final_dir.clone(),
+            source,
+        })?;
+        self.staging.dir = final_dir.clone();
+        let bundle = bundle::load(&final_dir.join("bundle"), progress).map_err(|problems| {
+            Error::Package {
+                package: file.to_path_buf(),
+                problems: problems
+                    .into_iter()
+                    .map(|p| Problem {
+                        file: format!("{BUNDLE_PREFIX}{}", p.file),
+                        ..p
+                    })
+                    .collect(),
+            }
+        })?;
+        if bundle.study.study.id != self.manifest.study_id {
+            return Err(refuse(
+                file,
+                "bundle/study.json",
+                None,
+                "study.id",
+                format!(
+                    "{:?}, but {MANIFEST} says {:?}",
+                    bundle.study.study.id, self.manifest.study_id
+                ),
+            ));
+        }
+        Ok(bundle)
+    }
+
+    /// The import wrote: the package's files stay where the database refers to them.
+    pub(super) fn keep(mut self) {
+        self.staging.keep = true;
+    }
 }
 
 /// Parses a JSONL member already extracted to `dir`, each value with its 1-based line.

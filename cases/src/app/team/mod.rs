@@ -17,10 +17,12 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod curation_package;
 mod package;
 mod pull;
 mod study;
 
+pub use curation_package::{curation_package, CurationSource, CurationSourceCase};
 pub use package::{
     rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
     StoredImage,
