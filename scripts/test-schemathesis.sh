@@ -49,6 +49,7 @@ cat >"$PG_WORK/schemathesis.toml" <<TOML
 "path.assignment" = $ASSIGNMENT
 "path.case_id" = "$CASE_ID"
 "path.username" = "ada"
+"path.version" = 1
 TOML
 
 run() {

@@ -1311,3 +1311,78 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The team server's history of ms-01 as `GET …/curation` gives it: the bundle's version 1, and
+/// version 2 saved by "lead", submitted, finalised by "curator".
+fn server_history(store: &Store, diagnosis: &str) -> Vec<curation::Version> {
+    let mut bundle = curation::history(store, STUDY, "ms-01").unwrap().remove(0);
+    bundle.created_at = Some("2026-11-27T10:00:00.000Z".into());
+    let mut truth = bundle.truth.clone();
+    truth.diagnosis = diagnosis.into();
+    let review = |by: &str, decision: &str, at: &str| curation::ReviewEntry {
+        by: by.into(),
+        decision: decision.into(),
+        comment: String::new(),
+        at: at.into(),
+    };
+    let finalised = curation::Version {
+        version: 2,
+        branch: MAIN_BRANCH.into(),
+        based_on: Some(1),
+        status: Status::Final,
+        source: Source::Curator,
+        author: Some("lead".into()),
+        created_at: Some("2026-11-27T11:00:00.000Z".into()),
+        reviews: vec![
+            review("lead", "submitted", "2026-11-27T11:01:00.000Z"),
+            review("curator", "finalised", "2026-11-27T11:02:00.000Z"),
+        ],
+        imported_final: false,
+        truth,
+    };
+    vec![bundle, finalised]
+}
+
+#[test]
+fn the_team_servers_versions_are_pulled_once_and_a_version_saved_here_only_is_kept() {
+    let lead = Session::command_line();
+    let mut f = fixture();
+    let arriving = BTreeMap::from([(
+        "ms-01".to_owned(),
+        server_history(&f.store, "MS, curated on the server"),
+    )]);
+    let pulled = cases::app::team::pull_curation(&mut f.store, &lead, STUDY, &arriving).unwrap();
+    assert_eq!((pulled.versions_added, pulled.reviews_added), (1, 2));
+    assert_eq!(pulled.curators_added, ["lead", "curator"]);
+    assert!(pulled.conflicts.is_empty(), "{:?}", pulled.conflicts);
+    let here = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    assert_eq!(here.len(), 2);
+    assert_eq!(here[1].status, Status::Final);
+    assert_eq!(here[1].author.as_deref(), Some("lead"));
+    assert_eq!(here[1].reviews.len(), 2);
+    assert_eq!(ms01(&f.store).diagnosis, "MS, curated on the server");
+    let exported = cases::export::export(
+        &f.store,
+        cases::export::What::GroundTruth,
+        cases::export::Format::Jsonl,
+    )
+    .unwrap();
+    assert!(exported.contains("MS, curated on the server"));
+    let again = cases::app::team::pull_curation(&mut f.store, &lead, STUDY, &arriving).unwrap();
+    assert_eq!((again.versions_added, again.reviews_added), (0, 0));
+
+    // A draft saved here before the pull holds number 2: listed, kept, nothing overwritten.
+    let mut f = fixture();
+    let ana = add_rater(&mut f.store, "Ana", "curator");
+    let mut local = ms01(&f.store);
+    local.diagnosis = "MS, Ana's draft".into();
+    curation::save_draft(&mut f.store, &edit(ana, Some(1), &local)).unwrap();
+    let conflicted =
+        cases::app::team::pull_curation(&mut f.store, &lead, STUDY, &arriving).unwrap();
+    assert_eq!(conflicted.versions_added, 0);
+    assert_eq!(conflicted.conflicts.len(), 1, "{:?}", conflicted.conflicts);
+    assert!(conflicted.conflicts[0].contains("version 2"));
+    let here = curation::history(&f.store, STUDY, "ms-01").unwrap();
+    assert_eq!(here.len(), 2);
+    assert_eq!(here[1].truth.diagnosis, "MS, Ana's draft");
+}

@@ -6,9 +6,10 @@
 
 use crate::data::db_path;
 use crate::Failure;
-use cases::app::team::{pull_ratings, PullReport};
+use cases::app::team::{pull_curation, pull_ratings, PullReport};
 use cases::store::Store;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use teamclient::{ClientError, ServerUrl, Session, SessionFiles, TeamClient};
@@ -168,15 +169,27 @@ impl Remote {
         )?)?)
     }
 
-    /// Pulls the study's ratings from the server into `db`.
+    /// Pulls the study's ratings, and its curation versions and reviews, from the server into
+    /// `db`.
     pub fn pull_into(&self, db: Option<PathBuf>) -> Result<PullReport, Failure> {
         let client = self.client()?;
-        let ratings =
-            crate::run::runtime()?.block_on(async { client.study_ratings(&self.study).await })?;
+        let (ratings, versions) = crate::run::runtime()?.block_on(async {
+            let ratings = client.study_ratings(&self.study).await?;
+            let mut versions = BTreeMap::new();
+            for case in client.curation_cases(&self.study).await? {
+                let history = client.curation_history(&self.study, &case.case_id).await?;
+                versions.insert(case.case_id, history);
+            }
+            Ok::<_, ClientError>((ratings, versions))
+        })?;
         let mut store = Store::open(&db_path(db)?)?;
         let lead = cases::app::Session::command_line();
-        let report = pull_ratings(&mut store, &lead, &self.study, &ratings)?;
+        let mut report = pull_ratings(&mut store, &lead, &self.study, &ratings)?;
+        report.curation = pull_curation(&mut store, &lead, &self.study, &versions)?;
         for conflict in &report.conflicts {
+            eprintln!("neurorater: left alone: {conflict}");
+        }
+        for conflict in &report.curation.conflicts {
             eprintln!("neurorater: left alone: {conflict}");
         }
         Ok(report)

@@ -332,3 +332,125 @@ async fn a_site_with_no_connection_gets_its_package_from_the_server_and_its_resu
     assert_eq!(progress["raters"][0]["submitted"], 1);
     assert_eq!(progress["raters"][0]["seconds_on_task"], 75.0);
 }
+
+/// A GET that must succeed; its JSON.
+async fn get(base: &str, path: &str, token: &str) -> Value {
+    let response = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "GET {path}");
+    response.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_brings_the_servers_curation_into_the_leads_database_for_the_export() {
+    const FINAL_DIAGNOSIS: &str = "finalised on the team server";
+    let work = tempfile::tempdir().unwrap();
+    let server = TeamServer::start(work.path()).await;
+    server.enrol_curator("curator", "Hospital A").await;
+    let base = server.base.as_str();
+    let curator = post(
+        base,
+        "/api/login",
+        None,
+        json!({ "username": "curator", "password": password("curator") }),
+    )
+    .await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let lead = server.lead_token.as_str();
+
+    // The lead saves and submits a version of a case, the curator finalises it.
+    let cases = get(base, &format!("/api/studies/{STUDY}/curation"), lead).await;
+    let case_id = cases[0]["case_id"].as_str().unwrap().to_owned();
+    let history = get(
+        base,
+        &format!("/api/studies/{STUDY}/cases/{case_id}/curation"),
+        lead,
+    )
+    .await;
+    let mut truth = history[0]["truth"].clone();
+    truth["diagnosis"] = json!(FINAL_DIAGNOSIS);
+    let versions = format!("/api/studies/{STUDY}/cases/{case_id}/curation/versions");
+    let saved = post(
+        base,
+        &versions,
+        Some(lead),
+        json!({ "edit_id": "cli-save", "branch": "main", "based_on": 1, "truth": truth }),
+    )
+    .await;
+    assert_eq!(saved["version"], 2);
+    post(
+        base,
+        &format!("{versions}/2/submit"),
+        Some(lead),
+        json!({ "edit_id": "cli-submit" }),
+    )
+    .await;
+    post(
+        base,
+        &format!("{versions}/2/review"),
+        Some(curator.as_str()),
+        json!({ "edit_id": "cli-review", "decision": "finalised", "comment": "agreed" }),
+    )
+    .await;
+
+    let (config, local) = (work.path().join("config"), work.path().join("local.sqlite"));
+    let (config, db) = (config.as_path(), local.to_str().unwrap());
+    let remote = ["--server", base, "--study", STUDY];
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        &format!("{}\n", password("lead")),
+    ));
+    let pulled = ok(neurorater(
+        config,
+        &[&["pull", "--db", db][..], &remote].concat(),
+        "",
+    ));
+    let curation = &pulled["curation"];
+    assert_eq!(curation["versions_added"], 1, "{pulled}");
+    assert_eq!(curation["reviews_added"], 2, "{pulled}");
+    assert_eq!(curation["curators_added"], json!(["lead", "curator"]));
+    assert_eq!(curation["conflicts"], json!([]));
+    let again = ok(neurorater(
+        config,
+        &[&["pull", "--db", db][..], &remote].concat(),
+        "",
+    ));
+    assert_eq!(
+        (
+            &again["curation"]["versions_added"],
+            &again["curation"]["reviews_added"]
+        ),
+        (&json!(0), &json!(0)),
+        "a second pull writes nothing: {again}"
+    );
+
+    let out = work.path().join("ground-truth.jsonl");
+    ok_empty(neurorater(
+        config,
+        &[
+            "export",
+            "--db",
+            db,
+            "--what",
+            "ground-truth",
+            "--format",
+            "jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "",
+    ));
+    let exported = std::fs::read_to_string(&out).unwrap();
+    let line = exported
+        .lines()
+        .find(|line| line.contains(&format!("\"{case_id}\"")))
+        .expect("the case is exported");
+    assert!(line.contains(FINAL_DIAGNOSIS), "{line}");
+}

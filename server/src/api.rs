@@ -3,6 +3,7 @@
 //! one function of `store`, and returns its value as JSON.
 
 use crate::auth::Caller;
+use crate::curation;
 use crate::error::{invalid, ServerError};
 use crate::store;
 use crate::wire::*;
@@ -31,8 +32,9 @@ const MAX_RESULTS_BYTES: usize = 64 << 20;
     ),
     paths(
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth, ratings, package, results,
-        crate::curation_package::curation_package
+        reveal_lock, ground_truth, ratings, package, results, crate::curation::list_cases,
+        crate::curation::history, crate::curation::save, crate::curation::submit,
+        crate::curation::review, crate::curation_package::curation_package
     ),
     modifiers(&BearerAuth)
 )]
@@ -73,6 +75,23 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/api/studies/{study}/cases/{case_id}/ground-truth",
             get(ground_truth),
+        )
+        .route("/api/studies/{study}/curation", get(curation::list_cases))
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation",
+            get(curation::history),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions",
+            post(curation::save),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/submit",
+            post(curation::submit),
+        )
+        .route(
+            "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/review",
+            post(curation::review),
         )
         .route("/api/studies/{study}/package", get(package))
         .route(

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use cases::app::team::EditRefusal;
+use cases::app::team::{CurationRefusal, EditRefusal};
 use serde_json::json;
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +37,9 @@ pub enum ServerError {
     Conflict(String),
     #[error("{}", refusal_message(.0))]
     EditRefused(EditRefusal),
+    /// A curation step the rules refuse (`cases::app::team::decide_save` and its siblings).
+    #[error("{}", .0.message())]
+    CurationRefused(CurationRefusal),
     #[error(transparent)]
     Domain(#[from] cases::Error),
 }
@@ -87,6 +90,12 @@ impl ServerError {
                 EditRefusal::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
                 EditRefusal::Incomplete { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "incomplete"),
             },
+            ServerError::CurationRefused(refusal) => match refusal {
+                CurationRefusal::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
+                CurationRefusal::Refused { .. } => (StatusCode::CONFLICT, "refused"),
+                CurationRefusal::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+                CurationRefusal::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            },
             ServerError::Domain(cases::Error::NotFound { .. }) => {
                 (StatusCode::NOT_FOUND, "not_found")
             }
@@ -118,6 +127,9 @@ impl IntoResponse for ServerError {
         }
         let mut body = match &self {
             ServerError::EditRefused(refusal) => {
+                serde_json::to_value(refusal).expect("a refusal serialises")
+            }
+            ServerError::CurationRefused(refusal) => {
                 serde_json::to_value(refusal).expect("a refusal serialises")
             }
             ServerError::Invalid { field, .. } => json!({ "field": field }),

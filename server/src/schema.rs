@@ -200,6 +200,60 @@ CREATE TABLE rater_package_items (
     PRIMARY KEY (package, item)
 );
 "#,
+    // 3: curation on the server (issue 16). Each series' geometry, copied at import from the
+    // lead's database (`cases::store::geometry`), so marks are checked inside the volume; the
+    // versions of each case's ground truth and their reviews, as the local tables
+    // `ground_truth_versions` and `ground_truth_reviews`. A version imported from the lead's
+    // database names its author (`author_name`) without an account; one saved here has both.
+    // `cases.ground_truth` stays the current ground truth: a version of main made final replaces
+    // it. Curation steps are idempotent by edit id as rating edits are.
+    r#"
+CREATE TABLE series_geometry (
+    series           bigint PRIMARY KEY REFERENCES series(id),
+    columns          integer NOT NULL CHECK (columns >= 1),
+    rows             integer NOT NULL CHECK (rows >= 1),
+    slices           integer NOT NULL CHECK (slices >= 1),
+    -- The affine's first three rows, row by row.
+    voxel_to_patient double precision[] NOT NULL CHECK (cardinality(voxel_to_patient) = 12)
+);
+
+CREATE TABLE curation_versions (
+    id          bigserial PRIMARY KEY,
+    case_ref    bigint NOT NULL REFERENCES cases(id),
+    version     bigint NOT NULL CHECK (version >= 1),
+    branch      text NOT NULL,
+    based_on    bigint,
+    status      text NOT NULL CHECK (status IN ('draft', 'in_review', 'final')),
+    source      text NOT NULL CHECK (source IN ('bundle', 'curator', 'consensus', 'import')),
+    author      bigint REFERENCES accounts(id),
+    author_name text,
+    body        jsonb NOT NULL,
+    created_at  timestamptz NOT NULL,
+    status_by   text,
+    status_at   timestamptz,
+    UNIQUE (case_ref, version)
+);
+
+CREATE TABLE curation_reviews (
+    id       bigserial PRIMARY KEY,
+    version  bigint NOT NULL REFERENCES curation_versions(id),
+    reviewer text NOT NULL,
+    decision text NOT NULL
+             CHECK (decision IN ('submitted', 'comment', 'changes_requested', 'finalised')),
+    comment  text NOT NULL,
+    at       timestamptz NOT NULL
+);
+
+CREATE TABLE applied_curation_edits (
+    account        bigint NOT NULL REFERENCES accounts(id),
+    edit_id        text NOT NULL,
+    request_sha256 text NOT NULL,
+    case_ref       bigint NOT NULL REFERENCES cases(id),
+    reply          jsonb NOT NULL,
+    at             timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (account, edit_id)
+);
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

@@ -2,6 +2,12 @@
 //! session `cases::app::team` made for the caller, so the role check cannot be skipped; every
 //! change runs in one transaction with its audit entry.
 
+mod curation;
+
+pub use curation::{
+    curation_cases, curation_history, review_version, save_version, submit_version,
+};
+
 use crate::auth::{self, Caller};
 use crate::error::{invalid, ServerError};
 use crate::wire::{
@@ -111,6 +117,7 @@ pub async fn import_study(
         .get(0);
     let (mut cases_added, mut responses_added, mut grader_scores_added, mut images_added) =
         (0, 0, 0, 0);
+    let mut curation_versions_added = 0;
     for case in &study.cases {
         let inserted = tx
             .query_opt(
@@ -143,6 +150,7 @@ pub async fn import_study(
         for files in &case.images {
             images_added += import_series_images(&tx, case_key, &deid_key, files).await?;
         }
+        curation_versions_added += curation::import_case(&tx, case_key, case).await?;
         for task in &case.tasks {
             let task_key: i64 = tx
                 .query_one(
@@ -219,6 +227,7 @@ pub async fn import_study(
             "responses_added": responses_added,
             "grader_scores_added": grader_scores_added,
             "images_added": images_added,
+            "curation_versions_added": curation_versions_added,
         })),
     )
     .await?;
@@ -229,6 +238,7 @@ pub async fn import_study(
         responses_added,
         grader_scores_added,
         images_added,
+        curation_versions_added,
         lead_invitation,
     })
 }
@@ -622,6 +632,7 @@ async fn stored_item(
     };
     let position: i32 = row.get(0);
     let total: i64 = row.get(1);
+    let geometry = curation::case_geometry(client, case_key).await?;
     Ok(StoredItem {
         assignment,
         position: position as u32,
@@ -633,6 +644,7 @@ async fn stored_item(
         rubric: from_json(row.get(7), "the study's rubric")?,
         taxonomy: from_json(row.get(8), "the study's taxonomy")?,
         series,
+        geometry,
         rating,
     })
 }

@@ -2,7 +2,11 @@
 //! application layer's types (`cases::app::team`) appear as objects; docs/team-server.md lists
 //! their fields.
 
-use cases::app::team::{RaterItem, TeamEdit, TeamRole, TeamStudyRating};
+use cases::app::team::{
+    CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
+    TeamEdit, TeamRole, TeamStudyRating,
+};
+use cases::curation::Version;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -190,6 +194,9 @@ pub struct ImportReport {
     pub grader_scores_added: u64,
     /// Image files de-identified and copied (a re-import copies only new ones).
     pub images_added: u64,
+    /// Curation versions copied from the lead's database (a re-import copies only versions the
+    /// server does not number yet).
+    pub curation_versions_added: u64,
     /// The lead's one-time code, when the import invited them.
     pub lead_invitation: Option<Invitation>,
 }
@@ -229,3 +236,44 @@ pub struct ResultsItem {
     pub code: String,
     pub message: String,
 }
+
+/// `POST …/curation/versions`: `cases::app::team::CurationSave`, `{edit_id, branch, based_on,
+/// truth, consensus?}`: `based_on` the version the curator started from (`null` for a new branch
+/// started from nothing), `truth` a `cases::curation::CuratedTruth` (diagnosis, diagnosis_code,
+/// differential, lesions with marks in patient LPS mm, expected_reasoning, difficulty, tasks).
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct CurationSaveBody(pub CurationSave);
+
+/// `POST …/curation/versions/{version}/submit`: `{edit_id}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct CurationSubmitBody(pub CurationSubmit);
+
+/// `POST …/curation/versions/{version}/review`: `{edit_id, decision, comment}`, `decision` one of
+/// `comment`, `changes_requested` (a comment required) or `finalised`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct CurationReviewBody(pub CurationReview);
+
+/// The new version's number.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct SavedVersionBody(pub SavedVersion);
+
+/// One version of a case's ground truth: `cases::curation::Version` (version, branch, based_on,
+/// status, source, author, created_at, reviews, imported_final, truth).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct VersionBody(pub Version);
+
+/// Every version of a case, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Vec<Object>)]
+pub struct CurationHistory(pub Vec<Version>);
+
+/// Per case: `cases::app::team::CurationCaseSummary` (case_id, versions, latest_main,
+/// latest_main_status, current).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(value_type = Vec<Object>)]
+pub struct CurationCases(pub Vec<CurationCaseSummary>);

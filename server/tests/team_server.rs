@@ -222,6 +222,24 @@ fn edit_id() -> String {
     format!("probe-{}", EDIT_IDS.fetch_add(1, Ordering::Relaxed))
 }
 
+/// The latest version of main of a case, as `who` reads the case's curation history.
+fn latest_of_main(http: &Http, who: &Person, case_id: &str) -> Value {
+    let history = http.expect(
+        200,
+        "get",
+        &study_path(&format!("/cases/{case_id}/curation")),
+        Some(&who.token),
+        None,
+    );
+    history
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|v| v["branch"] == "main")
+        .expect("main has a version")
+        .clone()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Who {
     Nobody,
@@ -293,6 +311,37 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
             ("get", "/api/studies/{study}/cases/{case_id}/ground-truth"),
             [401, 200, 200, 403, 403],
         ),
+        (
+            ("get", "/api/studies/{study}/curation"),
+            [401, 200, 200, 403, 403],
+        ),
+        (
+            ("get", "/api/studies/{study}/cases/{case_id}/curation"),
+            [401, 200, 200, 403, 403],
+        ),
+        // Each from main's latest as the lead reads it just before: both stored.
+        (
+            (
+                "post",
+                "/api/studies/{study}/cases/{case_id}/curation/versions",
+            ),
+            [401, 201, 201, 403, 403],
+        ),
+        // Version 1 is the bundle's, final: never submitted or reviewed again.
+        (
+            (
+                "post",
+                "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/submit",
+            ),
+            [401, 409, 409, 403, 403],
+        ),
+        (
+            (
+                "post",
+                "/api/studies/{study}/cases/{case_id}/curation/versions/{version}/review",
+            ),
+            [401, 409, 409, 403, 403],
+        ),
         // The lead names the rater (`?rater=`); without, 422. An empty body is no results
         // package.
         (
@@ -319,7 +368,8 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                 .replace("{study}", DEMO_STUDY_ID)
                 .replace("{assignment}", &first.to_string())
                 .replace("{username}", &t.rater_a.username)
-                .replace("{case_id}", &case_id);
+                .replace("{case_id}", &case_id)
+                .replace("{version}", "1");
             let who_all = [
                 Who::Nobody,
                 Who::Lead,
@@ -370,6 +420,17 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                         Some(json!({ "raters": ["rater-a"], "per_rater": 1 }))
                     }
                     p if p.ends_with("/reveal-lock") => Some(json!({ "locked": false })),
+                    p if p.ends_with("/curation/versions") => {
+                        let latest = latest_of_main(http, &t.lead, &case_id);
+                        Some(json!({
+                            "edit_id": edit_id(), "branch": "main",
+                            "based_on": latest["version"], "truth": latest["truth"],
+                        }))
+                    }
+                    p if p.ends_with("/submit") => Some(json!({ "edit_id": edit_id() })),
+                    p if p.ends_with("/review") => Some(
+                        json!({ "edit_id": edit_id(), "decision": "finalised", "comment": "" }),
+                    ),
                     _ => None,
                 };
                 let (got, text) = http.call(method, &concrete, token.as_deref(), body.as_ref());
@@ -1449,5 +1510,152 @@ fn a_curators_copy_holds_every_case_with_its_ground_truth_and_geometry_and_no_mo
     assert_eq!(
         audit, 1,
         "who took a copy of the ground truth is in the audit log"
+    );
+}
+
+/// Planted in the diagnosis of the version the test finalises.
+const FINAL_DIAGNOSIS: &str = "FINAL-DX-7f3a";
+
+#[test]
+fn curation_checks_marks_inside_the_volume_and_a_final_version_is_what_the_lead_and_a_rater_see() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+    let first = queue(http, &t.rater_a)[0]["assignment"].as_i64().unwrap();
+    let item_path = study_path(&format!("/items/{first}"));
+    let item = http.expect(200, "get", &item_path, Some(&t.rater_a.token), None);
+    let case_id = item["case"]["case_id"].as_str().unwrap().to_owned();
+    let series = item["series"][0]["series_id"].as_str().unwrap().to_owned();
+    let versions = study_path(&format!("/cases/{case_id}/curation/versions"));
+    let far_off = json!({
+        "series_id": series, "kind": "point", "plane": "axial",
+        "points_lps_mm": [[5000.0, 5000.0, 5000.0]],
+    });
+
+    // A lesion marked far outside the series' volume: 422 naming the field, nothing stored.
+    let latest = latest_of_main(http, &t.curator, &case_id);
+    let mut truth = latest["truth"].clone();
+    truth["lesions"] =
+        json!([{ "id": "far", "description": "off the images", "marks": [far_off.clone()] }]);
+    let refused = http.expect(
+        422,
+        "post",
+        &versions,
+        Some(&t.curator.token),
+        Some(json!({ "edit_id": edit_id(), "branch": "main", "based_on": latest["version"], "truth": truth })),
+    );
+    assert_eq!(refused["code"], "invalid", "{refused}");
+    assert_eq!(
+        refused["field"], "lesions[0].marks[0].points_lps_mm",
+        "{refused}"
+    );
+    assert_eq!(
+        refused["problems"].as_array().unwrap().len(),
+        1,
+        "{refused}"
+    );
+    let audited = |action: &str| {
+        t.cluster.psql(
+            "team",
+            &format!("SELECT count(*) FROM audit_log WHERE action = '{action}'"),
+        )
+    };
+    assert_eq!(audited("ground_truth.version").trim(), "0");
+
+    // Saved and submitted by the curator, finalised by the lead: the case's ground truth.
+    let mut truth = latest["truth"].clone();
+    truth["diagnosis"] = json!(FINAL_DIAGNOSIS);
+    let saved = http.expect(
+        201,
+        "post",
+        &versions,
+        Some(&t.curator.token),
+        Some(json!({ "edit_id": edit_id(), "branch": "main", "based_on": latest["version"], "truth": truth })),
+    );
+    let version = saved["version"].as_i64().unwrap();
+    assert_eq!(version, latest["version"].as_i64().unwrap() + 1);
+    let submitted = http.expect(
+        200,
+        "post",
+        &format!("{versions}/{version}/submit"),
+        Some(&t.curator.token),
+        Some(json!({ "edit_id": edit_id() })),
+    );
+    assert_eq!(submitted["status"], "in_review", "{submitted}");
+    let changes = http.expect(
+        409,
+        "post",
+        &format!("{versions}/{version}/review"),
+        Some(&t.lead.token),
+        Some(json!({ "edit_id": edit_id(), "decision": "changes_requested", "comment": "" })),
+    );
+    assert_eq!(changes["code"], "refused", "{changes}");
+    let finalised = http.expect(
+        200,
+        "post",
+        &format!("{versions}/{version}/review"),
+        Some(&t.lead.token),
+        Some(json!({ "edit_id": edit_id(), "decision": "finalised", "comment": "" })),
+    );
+    assert_eq!(finalised["status"], "final", "{finalised}");
+    assert_eq!(audited("ground_truth.version").trim(), "1");
+    assert_eq!(audited("ground_truth.review").trim(), "2");
+    let ground_truth = http.expect(
+        200,
+        "get",
+        &study_path(&format!("/cases/{case_id}/ground-truth")),
+        Some(&t.curator.token),
+        None,
+    );
+    assert_eq!(
+        ground_truth["ground_truth"]["diagnosis"], FINAL_DIAGNOSIS,
+        "{ground_truth}"
+    );
+
+    // A rater's label marked outside the volume: 422 naming the field, as in the app.
+    let category = item["taxonomy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["anchor"] != "text")
+        .expect("a category pointed at on the image")["code"]
+        .clone();
+    let mut labelled = complete_save(&item["rubric"]);
+    labelled["rating"]["labels"] =
+        json!([{ "category": category, "severity": 1, "mark": far_off }]);
+    let edits = format!("{item_path}/edits");
+    let rater = Some(t.rater_a.token.as_str());
+    let refused = http.expect(
+        422,
+        "post",
+        &edits,
+        rater,
+        Some(json!({ "edit_id": edit_id(), "base_version": 0, "edit": labelled })),
+    );
+    assert_eq!(
+        refused["field"], "labels[0].mark.points_lps_mm",
+        "{refused}"
+    );
+
+    // Rated, submitted and revealed: the rater sees the finalised version.
+    let mut version = 0;
+    for edit in [
+        complete_save(&item["rubric"]),
+        json!({ "kind": "submit" }),
+        json!({ "kind": "reveal" }),
+    ] {
+        let ack = http.expect(
+            200,
+            "post",
+            &edits,
+            rater,
+            Some(json!({ "edit_id": edit_id(), "base_version": version, "edit": edit })),
+        );
+        version = ack["version"].as_i64().unwrap();
+    }
+    let revealed = http.expect(200, "get", &item_path, rater, None);
+    assert_eq!(
+        revealed["ground_truth"]["diagnosis"], FINAL_DIAGNOSIS,
+        "{revealed}"
     );
 }

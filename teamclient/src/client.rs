@@ -7,7 +7,11 @@ use crate::error::{ClientError, Result};
 use crate::token::{Session, Token};
 use crate::url::{check_segment, ServerUrl};
 use crate::wire::{EditAck, EditRequest, ErrorBody, LoginReply, Me, Progress, QueueEntry};
-use cases::app::team::{RaterItem, TeamStudyRating};
+use cases::app::team::{
+    CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
+    TeamStudyRating,
+};
+use cases::curation::Version;
 use cases::progress::Progress as ProgressSink;
 use serde::de::DeserializeOwned;
 use std::io::Write;
@@ -148,6 +152,83 @@ impl TeamClient {
             .await
     }
 
+    /// Per case of the study: its versions, the latest of main and its status, the current final
+    /// version (a lead's or curator's).
+    pub async fn curation_cases(&self, study: &str) -> Result<Vec<CurationCaseSummary>> {
+        let url = self.study_url(study, "curation")?;
+        self.json(self.authorised(self.http.get(url))?, "the curation list")
+            .await
+    }
+
+    /// Every version of a case's ground truth, oldest first.
+    pub async fn curation_history(&self, study: &str, case_id: &str) -> Result<Vec<Version>> {
+        let url = self.case_url(study, case_id, "curation")?;
+        self.json(self.authorised(self.http.get(url))?, "the curation history")
+            .await
+    }
+
+    /// Saves a new draft of a case's ground truth. A resend of the same `edit_id` is stored once;
+    /// a branch that moved on since `based_on` is [`ClientError::Conflict`] naming who saved which
+    /// version when (`current_version` is that version); a version contradicting the case is
+    /// `Refused` with code `invalid`, the message naming each field.
+    pub async fn curation_save(
+        &self,
+        study: &str,
+        case_id: &str,
+        save: &CurationSave,
+    ) -> Result<SavedVersion> {
+        let url = self.case_url(study, case_id, "curation/versions")?;
+        self.json(
+            self.authorised(self.http.post(url).json(save))?,
+            "a curation save",
+        )
+        .await
+    }
+
+    /// Hands the latest draft of main to review.
+    pub async fn curation_submit(
+        &self,
+        study: &str,
+        case_id: &str,
+        version: i64,
+        edit_id: &str,
+    ) -> Result<Version> {
+        let url = self.case_url(
+            study,
+            case_id,
+            &format!("curation/versions/{version}/submit"),
+        )?;
+        let body = CurationSubmit {
+            edit_id: edit_id.to_owned(),
+        };
+        self.json(
+            self.authorised(self.http.post(url).json(&body))?,
+            "a curation submit",
+        )
+        .await
+    }
+
+    /// Reviews a version in review (a curator other than its author); finalising a version of
+    /// main makes it the case's ground truth.
+    pub async fn curation_review(
+        &self,
+        study: &str,
+        case_id: &str,
+        version: i64,
+        review: &CurationReview,
+    ) -> Result<Version> {
+        let url = self.case_url(
+            study,
+            case_id,
+            &format!("curation/versions/{version}/review"),
+        )?;
+        self.json(
+            self.authorised(self.http.post(url).json(review))?,
+            "a curation review",
+        )
+        .await
+    }
+
     /// Downloads the rater package the server builds (the rater's own queue; the lead names a
     /// rater for a site with no connection) to `destination`, written whole or not at all: the
     /// bytes go to a `.partial` file renamed into place once complete. `progress` hears the bytes
@@ -252,6 +333,11 @@ impl TeamClient {
     fn study_url(&self, study: &str, rest: &str) -> Result<url::Url> {
         check_segment("study", study)?;
         Ok(self.server.join(&format!("api/studies/{study}/{rest}")))
+    }
+
+    fn case_url(&self, study: &str, case_id: &str, rest: &str) -> Result<url::Url> {
+        check_segment("case_id", case_id)?;
+        self.study_url(study, &format!("cases/{case_id}/{rest}"))
     }
 
     fn authorised(&self, request: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder> {

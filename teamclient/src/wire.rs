@@ -103,13 +103,13 @@ pub struct SiteProgress {
 }
 
 /// The server's error body: `{code, message}`, `field` for `invalid`, `current_version` for a
-/// `conflict`.
+/// rating's `conflict` (`latest` for a curation step's).
 #[derive(Debug, Deserialize)]
 pub(crate) struct ErrorBody {
     pub code: String,
     pub message: String,
     #[serde(default)]
     pub field: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "latest")]
     pub current_version: Option<i64>,
 }

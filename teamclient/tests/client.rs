@@ -1,14 +1,16 @@
 //! The team client against the real server (in this process) on a real PostgreSQL cluster:
 //! login and the session file, the queue and an item, an edit, a resend stored once, a stale
-//! edit refused without overwriting, the lead's progress, logout; and each failure as the error
-//! its caller acts on.
+//! edit refused without overwriting, the lead's progress, logout; curation versions saved,
+//! submitted and reviewed, a stale save refused naming who moved on; and each failure as the
+//! error its caller acts on.
 
 // Each test file uses its part of the shared support.
 #[allow(dead_code)]
 #[path = "support/team.rs"]
 mod team;
 
-use cases::app::team::{TeamEdit, TeamRatingState, TeamRole};
+use cases::app::team::{CurationReview, CurationSave, TeamEdit, TeamRatingState, TeamRole};
+use cases::curation::{CuratedTruth, Decision, Source, Status, MAIN_BRANCH};
 use cases::rating::RatingEdit;
 use team::{password, TeamServer, STUDY};
 use teamclient::{ClientError, EditRequest, ServerUrl, SessionFiles, TeamClient};
@@ -197,4 +199,130 @@ async fn a_server_that_cannot_be_reached_is_worth_retrying() {
     assert!(error.is_retryable(), "{error:?}");
     assert_eq!(error.code(), "unreachable");
     assert!(!error.to_string().contains("whatever password"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curators_save_submit_and_review_versions_once_and_a_stale_save_names_who_moved_on() {
+    let work = tempfile::tempdir().unwrap();
+    let team = TeamServer::start(work.path()).await;
+    team.enrol_curator("curator", "Hospital A").await;
+    let server = ServerUrl::parse(&team.base).unwrap();
+    let mut lead = TeamClient::new(server.clone()).unwrap();
+    lead.login("lead", &password("lead")).await.unwrap();
+    let mut curator = TeamClient::new(server).unwrap();
+    curator
+        .login("curator", &password("curator"))
+        .await
+        .unwrap();
+
+    // Import copied each case's bundle version as version 1 of main, final.
+    let cases = curator.curation_cases(STUDY).await.unwrap();
+    assert!(!cases.is_empty());
+    let case = cases
+        .iter()
+        .find(|c| c.current == Some(1))
+        .expect("a case with the bundle's ground truth");
+    assert_eq!(case.latest_main_status, Some(Status::Final));
+    let case_id = case.case_id.as_str();
+    let history = curator.curation_history(STUDY, case_id).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].source, Source::Bundle);
+    assert!(history[0].imported_final);
+
+    let mut truth = history[0].truth.clone();
+    truth.diagnosis = "curated on the server".to_owned();
+    let save = |edit_id: &str, based_on: Option<i64>, truth: &CuratedTruth| CurationSave {
+        edit_id: edit_id.to_owned(),
+        branch: MAIN_BRANCH.to_owned(),
+        based_on,
+        truth: truth.clone(),
+        consensus: false,
+    };
+    let first = save("lead-save-1", Some(1), &truth);
+    let saved = lead.curation_save(STUDY, case_id, &first).await.unwrap();
+    assert_eq!(saved.version, 2);
+    // A resend is answered as the first and stored once; the same id for other content is not.
+    assert_eq!(
+        lead.curation_save(STUDY, case_id, &first).await.unwrap(),
+        saved
+    );
+    let mut other = first.clone();
+    other.truth.diagnosis = "something else".to_owned();
+    let reused = lead.curation_save(STUDY, case_id, &other).await;
+    assert!(
+        matches!(&reused, Err(ClientError::Conflict { message, .. }) if message.contains("edit id")),
+        "{reused:?}"
+    );
+
+    // The curator started from version 1 too: refused, naming the lead's version 2.
+    let stale = curator
+        .curation_save(STUDY, case_id, &save("curator-save-1", Some(1), &truth))
+        .await;
+    match stale {
+        Err(ClientError::Conflict {
+            current_version,
+            message,
+        }) => {
+            assert_eq!(current_version, Some(2));
+            assert!(message.contains("version 2 was saved by lead"), "{message}");
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(
+        curator
+            .curation_history(STUDY, case_id)
+            .await
+            .unwrap()
+            .len(),
+        2,
+        "stored once, nothing from the stale save"
+    );
+
+    let submitted = lead
+        .curation_submit(STUDY, case_id, 2, "lead-submit-2")
+        .await
+        .unwrap();
+    assert_eq!(submitted.status, Status::InReview);
+    let review = |edit_id: &str, decision: Decision, comment: &str| CurationReview {
+        edit_id: edit_id.to_owned(),
+        decision,
+        comment: comment.to_owned(),
+    };
+    let own = lead
+        .curation_review(
+            STUDY,
+            case_id,
+            2,
+            &review("lead-review-2", Decision::Finalised, ""),
+        )
+        .await;
+    assert!(
+        matches!(&own, Err(ClientError::Refused { code, message, .. })
+            if code == "refused" && message.contains("second curator")),
+        "{own:?}"
+    );
+    let final_version = curator
+        .curation_review(
+            STUDY,
+            case_id,
+            2,
+            &review("curator-review-2", Decision::Finalised, "agreed"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(final_version.status, Status::Final);
+    assert_eq!(final_version.author.as_deref(), Some("lead"));
+    let decisions: Vec<&str> = final_version
+        .reviews
+        .iter()
+        .map(|r| r.decision.as_str())
+        .collect();
+    assert_eq!(decisions, ["submitted", "finalised"]);
+    let summary = curator.curation_cases(STUDY).await.unwrap();
+    let now = summary.iter().find(|c| c.case_id == case_id).unwrap();
+    assert_eq!((now.current, now.versions), (Some(2), 2));
+    let gt = team.psql(&format!(
+        "SELECT ground_truth->>'diagnosis' FROM cases WHERE case_id = '{case_id}'"
+    ));
+    assert_eq!(gt.trim(), "curated on the server");
 }

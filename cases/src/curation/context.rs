@@ -116,137 +116,9 @@ impl CaseContext {
         Ok(geometry)
     }
 
-    /// Every way `truth` contradicts this case, as (field path, message): unknown series or
-    /// task, a mark outside its series' volume, a slice beyond the last, empty required text.
+    /// Every way `truth` contradicts this case ([`truth_problems`]), geometry as stored.
     pub fn check(&self, store: &Store, truth: &CuratedTruth) -> Result<Vec<(String, String)>> {
-        let mut problems = Vec::new();
-        let mut problem = |field: String, message: String| problems.push((field, message));
-        if truth.diagnosis.trim().is_empty() {
-            problem("diagnosis".into(), "the diagnosis is empty".into());
-        }
-        if let Some(d) = truth.difficulty.filter(|d| !(1..=3).contains(d)) {
-            problem(
-                "difficulty".into(),
-                format!("{d} is not a level: 1 direct, 2 complex, 3 multi-turn"),
-            );
-        }
-        for (i, item) in truth.differential.iter().enumerate() {
-            if item.diagnosis.trim().is_empty() {
-                problem(
-                    format!("differential[{i}].diagnosis"),
-                    "the diagnosis is empty".into(),
-                );
-            }
-        }
-        let mut lesion_ids = BTreeSet::new();
-        for (l, lesion) in truth.lesions.iter().enumerate() {
-            let field = format!("lesions[{l}]");
-            if lesion.id.trim().is_empty() {
-                problem(format!("{field}.id"), "the lesion has no id".into());
-            } else if !lesion_ids.insert(lesion.id.as_str()) {
-                problem(
-                    format!("{field}.id"),
-                    format!("lesion id {:?} is used twice", lesion.id),
-                );
-            }
-            if lesion.description.trim().is_empty() {
-                problem(
-                    format!("{field}.description"),
-                    "the description is empty".into(),
-                );
-            }
-            for (m, mark) in lesion.marks.iter().enumerate() {
-                let field = format!("{field}.marks[{m}]");
-                if let Err(message) = mark.check_shape() {
-                    problem(format!("{field}.points_lps_mm"), message);
-                    continue;
-                }
-                if !self.series.contains_key(&mark.series_id) {
-                    problem(
-                        format!("{field}.series_id"),
-                        format!("no series {:?} in case {}", mark.series_id, self.case_id),
-                    );
-                    continue;
-                }
-                let geometry = self.geometry(store, &mark.series_id)?;
-                if let Err(message) = mark.check_inside(geometry.dims, &geometry.voxel_to_patient) {
-                    problem(
-                        format!("{field}.points_lps_mm"),
-                        format!("{message} (series {:?})", mark.series_id),
-                    );
-                }
-            }
-            for (s, slice) in lesion.shown_on.iter().enumerate() {
-                self.check_slice(
-                    store,
-                    &format!("{field}.shown_on[{s}]"),
-                    slice,
-                    &mut problem,
-                )?;
-            }
-        }
-        let mut task_ids = BTreeSet::new();
-        for (t, task) in truth.tasks.iter().enumerate() {
-            let field = format!("tasks[{t}]");
-            if !task_ids.insert(task.task_id.as_str()) {
-                problem(
-                    format!("{field}.task_id"),
-                    format!("task {:?} is listed twice", task.task_id),
-                );
-            }
-            match self.tasks.get(&task.task_id) {
-                None => problem(
-                    format!("{field}.task_id"),
-                    format!("no task {:?} in case {}", task.task_id, self.case_id),
-                ),
-                Some((_, family, _)) if *family != task.family => problem(
-                    format!("{field}.family"),
-                    format!(
-                        "task {:?} is a {} task in the study, not {}",
-                        task.task_id,
-                        crate::store::enum_text(family),
-                        crate::store::enum_text(&task.family)
-                    ),
-                ),
-                Some(_) => {}
-            }
-            for (k, slice) in task.key_images.iter().enumerate() {
-                self.check_slice(
-                    store,
-                    &format!("{field}.key_images[{k}]"),
-                    slice,
-                    &mut problem,
-                )?;
-            }
-        }
-        Ok(problems)
-    }
-
-    fn check_slice(
-        &self,
-        store: &Store,
-        field: &str,
-        slice: &SliceRef,
-        problem: &mut impl FnMut(String, String),
-    ) -> Result<()> {
-        if !self.series.contains_key(&slice.series) {
-            problem(
-                format!("{field}.series"),
-                format!("no series {:?} in case {}", slice.series, self.case_id),
-            );
-            return Ok(());
-        }
-        let slices = self.geometry(store, &slice.series)?.dims[2];
-        if slice.slice as usize >= slices {
-            problem(
-                format!("{field}.slice"),
-                format!(
-                    "slice {} is beyond the last of series {:?} ({} slices, counted from 0)",
-                    slice.slice, slice.series, slices
-                ),
-            );
-        }
-        Ok(())
+        truth_problems(&StoredCase { case: self, store }, truth)
     }
 
     /// The bundle's ground truth as a curated version: marks in the shared primitive, each
@@ -315,6 +187,168 @@ impl CaseContext {
                 .collect(),
         })
     }
+}
+
+/// What the check of a version needs of its case: its series and tasks, and each series'
+/// geometry. The local store reads them from SQLite ([`CaseContext`]), the team server from
+/// PostgreSQL.
+pub trait CaseShape {
+    fn case_id(&self) -> &str;
+    fn has_series(&self, series_id: &str) -> bool;
+    fn task_family(&self, task_id: &str) -> Option<TaskFamily>;
+    /// The geometry of one of the case's series.
+    fn geometry(&self, series_id: &str) -> Result<SeriesGeometry>;
+}
+
+struct StoredCase<'a> {
+    case: &'a CaseContext,
+    store: &'a Store,
+}
+
+impl CaseShape for StoredCase<'_> {
+    fn case_id(&self) -> &str {
+        &self.case.case_id
+    }
+
+    fn has_series(&self, series_id: &str) -> bool {
+        self.case.series.contains_key(series_id)
+    }
+
+    fn task_family(&self, task_id: &str) -> Option<TaskFamily> {
+        self.case.tasks.get(task_id).map(|(_, family, _)| *family)
+    }
+
+    fn geometry(&self, series_id: &str) -> Result<SeriesGeometry> {
+        self.case.geometry(self.store, series_id)
+    }
+}
+
+/// Every way `truth` contradicts `case`, as (field path, message): unknown series or task, a mark
+/// outside its series' volume, a slice beyond the last, empty required text. The one check of a
+/// version, for the local store and the team server alike.
+pub fn truth_problems(
+    case: &impl CaseShape,
+    truth: &CuratedTruth,
+) -> Result<Vec<(String, String)>> {
+    let mut problems = Vec::new();
+    let mut problem = |field: String, message: String| problems.push((field, message));
+    if truth.diagnosis.trim().is_empty() {
+        problem("diagnosis".into(), "the diagnosis is empty".into());
+    }
+    if let Some(d) = truth.difficulty.filter(|d| !(1..=3).contains(d)) {
+        problem(
+            "difficulty".into(),
+            format!("{d} is not a level: 1 direct, 2 complex, 3 multi-turn"),
+        );
+    }
+    for (i, item) in truth.differential.iter().enumerate() {
+        if item.diagnosis.trim().is_empty() {
+            problem(
+                format!("differential[{i}].diagnosis"),
+                "the diagnosis is empty".into(),
+            );
+        }
+    }
+    let mut lesion_ids = BTreeSet::new();
+    for (l, lesion) in truth.lesions.iter().enumerate() {
+        let field = format!("lesions[{l}]");
+        if lesion.id.trim().is_empty() {
+            problem(format!("{field}.id"), "the lesion has no id".into());
+        } else if !lesion_ids.insert(lesion.id.as_str()) {
+            problem(
+                format!("{field}.id"),
+                format!("lesion id {:?} is used twice", lesion.id),
+            );
+        }
+        if lesion.description.trim().is_empty() {
+            problem(
+                format!("{field}.description"),
+                "the description is empty".into(),
+            );
+        }
+        for (m, mark) in lesion.marks.iter().enumerate() {
+            let field = format!("{field}.marks[{m}]");
+            if let Err(message) = mark.check_shape() {
+                problem(format!("{field}.points_lps_mm"), message);
+                continue;
+            }
+            if !case.has_series(&mark.series_id) {
+                problem(
+                    format!("{field}.series_id"),
+                    format!("no series {:?} in case {}", mark.series_id, case.case_id()),
+                );
+                continue;
+            }
+            let geometry = case.geometry(&mark.series_id)?;
+            if let Some(message) = crate::rating::rules::mark_outside(&geometry, mark) {
+                problem(format!("{field}.points_lps_mm"), message);
+            }
+        }
+        for (s, slice) in lesion.shown_on.iter().enumerate() {
+            check_slice(case, &format!("{field}.shown_on[{s}]"), slice, &mut problem)?;
+        }
+    }
+    let mut task_ids = BTreeSet::new();
+    for (t, task) in truth.tasks.iter().enumerate() {
+        let field = format!("tasks[{t}]");
+        if !task_ids.insert(task.task_id.as_str()) {
+            problem(
+                format!("{field}.task_id"),
+                format!("task {:?} is listed twice", task.task_id),
+            );
+        }
+        match case.task_family(&task.task_id) {
+            None => problem(
+                format!("{field}.task_id"),
+                format!("no task {:?} in case {}", task.task_id, case.case_id()),
+            ),
+            Some(family) if family != task.family => problem(
+                format!("{field}.family"),
+                format!(
+                    "task {:?} is a {} task in the study, not {}",
+                    task.task_id,
+                    crate::store::enum_text(&family),
+                    crate::store::enum_text(&task.family)
+                ),
+            ),
+            Some(_) => {}
+        }
+        for (k, slice) in task.key_images.iter().enumerate() {
+            check_slice(
+                case,
+                &format!("{field}.key_images[{k}]"),
+                slice,
+                &mut problem,
+            )?;
+        }
+    }
+    Ok(problems)
+}
+
+fn check_slice(
+    case: &impl CaseShape,
+    field: &str,
+    slice: &SliceRef,
+    problem: &mut impl FnMut(String, String),
+) -> Result<()> {
+    if !case.has_series(&slice.series) {
+        problem(
+            format!("{field}.series"),
+            format!("no series {:?} in case {}", slice.series, case.case_id()),
+        );
+        return Ok(());
+    }
+    let slices = case.geometry(&slice.series)?.dims[2];
+    if slice.slice as usize >= slices {
+        problem(
+            format!("{field}.slice"),
+            format!(
+                "slice {} is beyond the last of series {:?} ({} slices, counted from 0)",
+                slice.slice, slice.series, slices
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// The slice (0-based, display order) whose plane is nearest to `point`, if inside the volume.

@@ -6,6 +6,8 @@
 //! # API
 //! - [`versions`]: [`history`], [`current`], [`save_draft`] (optimistic concurrency through
 //!   `based_on`), [`submit_for_review`], [`review`].
+//! - [`rules`]: the version rules, pure, which the local store and the team server both obey;
+//!   [`truth_problems`] checks a version against a case ([`CaseShape`]).
 //! - [`diff`]: [`diff_versions`] (field level), [`compare`] and [`merge`] (two independent
 //!   curations → disagreements, each lesion's saying whether the marks overlap → consensus).
 //! - [`bundle`]: [`export_bundle`] and [`import_bundle`] (JSON per case, PNG key images).
@@ -20,6 +22,7 @@ mod context;
 pub mod diff;
 pub mod findings;
 pub mod reveal;
+pub mod rules;
 pub mod versions;
 
 pub use baseline::{
@@ -27,13 +30,14 @@ pub use baseline::{
     HumanAnswer, HumanRole,
 };
 pub use bundle::{export_bundle, import_bundle, key_image_source, BundleExport};
-pub use context::CaseContext;
+pub use context::{truth_problems, CaseContext, CaseShape};
 pub use diff::{compare, diff_versions, merge, Change, Disagreement, Side};
 pub use findings::{missed_findings, MissedFinding};
 pub use reveal::{ground_truth_for_rater, RevealedTruth};
 pub use versions::{
-    check_edit, current, history, review, save_consensus, save_draft, submit_for_review, Decision,
-    Edit, ReviewEntry, Source, Status, Version, MAIN_BRANCH,
+    check_edit, current, history, imported_final, review, save_consensus, save_draft,
+    submit_for_review, Decision, Edit, ReceivedVersions, ReviewEntry, Source, Status, Version,
+    MAIN_BRANCH,
 };
 
 use crate::marks::{Mark, Plane};

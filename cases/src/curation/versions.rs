@@ -9,6 +9,7 @@
 //! re-import of the bundle then keeps.
 
 use super::context::CaseContext;
+use super::rules::{self, BranchHead};
 use super::CuratedTruth;
 use crate::store::audit::Entry;
 use crate::store::{Store, Write};
@@ -61,7 +62,7 @@ pub enum Decision {
     Finalised,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReviewEntry {
     pub by: String,
@@ -71,7 +72,7 @@ pub struct ReviewEntry {
     pub at: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Version {
     pub version: i64,
@@ -93,7 +94,7 @@ pub struct Version {
 /// Whether a version is final as it arrived (the study bundle's, or a ground-truth bundle's
 /// final case) rather than finalised by a second curator here: the one definition the curator's
 /// screen, the history and the ground-truth export show.
-pub(crate) fn imported_final(status: Status, source: Source) -> bool {
+pub fn imported_final(status: Status, source: Source) -> bool {
     status == Status::Final && matches!(source, Source::Bundle | Source::Import)
 }
 
@@ -146,7 +147,7 @@ pub fn check_edit(
     branch: &str,
     truth: &CuratedTruth,
 ) -> Result<CaseContext> {
-    check_branch_name(branch)?;
+    rules::check_branch_name(branch)?;
     let case = CaseContext::load(store, study_id, case_id)?;
     let problems = case.check(store, truth)?;
     if !problems.is_empty() {
@@ -169,41 +170,15 @@ fn save(store: &mut Store, edit: &Edit<'_>, source: Source) -> Result<i64> {
     let curator = rater_name(store, edit.curator)?;
     store.write(|w| {
         materialise(w, &case, bundle.as_ref())?;
-        let latest = latest_on(w, case.case_key, edit.branch)?;
-        let expected = match &latest {
-            Some(latest) => Some(latest.0),
-            None if edit.branch == MAIN_BRANCH => None,
-            None => {
-                // A new independent curation starts from nothing, or from main's latest.
-                let main = latest_on(w, case.case_key, MAIN_BRANCH)?.map(|m| m.0);
-                if edit.based_on.is_none() || edit.based_on == main {
-                    edit.based_on
-                } else {
-                    main
-                }
-            }
-        };
-        if edit.based_on != expected {
-            let (latest, by, at) = match latest {
-                Some(found) => found,
-                None => latest_on(w, case.case_key, MAIN_BRANCH)?.ok_or_else(|| {
-                    Error::CurationRefused(format!(
-                        "version {} does not exist for case {}",
-                        edit.based_on.unwrap_or_default(),
-                        case.case_id
-                    ))
-                })?,
-            };
-            return Err(Error::StaleGroundTruth {
-                case_id: case.case_id.clone(),
-                based_on: edit
-                    .based_on
-                    .map_or("no version".to_owned(), |v| format!("version {v}")),
-                latest,
-                by,
-                at,
-            });
-        }
+        let branch_head = latest_on(w, case.case_key, edit.branch)?;
+        let main_head = latest_on(w, case.case_key, MAIN_BRANCH)?;
+        rules::check_save_base(
+            &case.case_id,
+            edit.branch,
+            edit.based_on,
+            branch_head.as_ref(),
+            main_head.as_ref(),
+        )?;
         insert_version(
             w,
             &case,
@@ -294,19 +269,7 @@ pub fn submit_for_review(
     let name = rater_name(store, curator)?;
     store.write(|w| {
         let row = latest_row(w, &case, version)?;
-        if row.branch != MAIN_BRANCH {
-            return Err(Error::CurationRefused(format!(
-                "version {version} belongs to the independent curation {:?}: compare and merge it \
-                 into {MAIN_BRANCH}, then submit the merged version",
-                row.branch
-            )));
-        }
-        if row.status != Status::Draft {
-            return Err(Error::CurationRefused(format!(
-                "version {version} of case {case_id} is {}, not a draft",
-                crate::store::enum_text(&row.status)
-            )));
-        }
+        rules::check_submit(case_id, version, &row.branch, row.status)?;
         set_status(
             w,
             &case,
@@ -335,27 +298,15 @@ pub fn review(
     let name = rater_name(store, reviewer)?;
     store.write(|w| {
         let row = latest_row(w, &case, version)?;
-        if row.status != Status::InReview {
-            return Err(Error::CurationRefused(format!(
-                "version {version} of case {case_id} is {}: only a version in review is reviewed",
-                crate::store::enum_text(&row.status)
-            )));
-        }
-        if row.author == Some(reviewer) {
-            return Err(Error::CurationRefused(format!(
-                "{name} wrote version {version} of case {case_id}: a second curator reviews it"
-            )));
-        }
-        if decision == Decision::ChangesRequested && comment.trim().is_empty() {
-            return Err(Error::CurationRefused(
-                "say which changes are needed: the comment is empty".into(),
-            ));
-        }
-        let (status, label) = match decision {
-            Decision::Comment => (Status::InReview, "comment"),
-            Decision::ChangesRequested => (Status::Draft, "changes_requested"),
-            Decision::Finalised => (Status::Final, "finalised"),
-        };
+        let rules::Reviewed { status, label } = rules::review_outcome(
+            case_id,
+            version,
+            row.status,
+            row.author == Some(reviewer),
+            &name,
+            decision,
+            comment,
+        )?;
         set_status(w, &case, &row, status, reviewer, &name, label, comment)?;
         if status == Status::Final {
             make_current(w, &case, &row.truth)?;
@@ -402,17 +353,11 @@ fn latest_row(w: &Write<'_>, case: &CaseContext, version: i64) -> Result<Row> {
             ),
         });
     };
-    if let Some((latest, by, at)) = latest_on(w, case.case_key, &branch)? {
-        if latest != version {
-            return Err(Error::StaleGroundTruth {
-                case_id: case.case_id.clone(),
-                based_on: format!("version {version}"),
-                latest,
-                by,
-                at,
-            });
-        }
-    }
+    rules::check_latest(
+        &case.case_id,
+        version,
+        latest_on(w, case.case_key, &branch)?.as_ref(),
+    )?;
     Ok(Row {
         id,
         version,
@@ -617,15 +562,21 @@ fn stored_versions(store: &Store, case_key: i64) -> Result<Vec<Version>> {
     Ok(versions)
 }
 
-/// The latest version of a branch: (number, author or source, when).
-fn latest_on(w: &Write<'_>, case_key: i64, branch: &str) -> Result<Option<(i64, String, String)>> {
+/// The latest version of a branch.
+fn latest_on(w: &Write<'_>, case_key: i64, branch: &str) -> Result<Option<BranchHead>> {
     w.tx()
         .query_row(
             "SELECT v.version, coalesce(r.name, 'the ' || v.source), v.created_at
              FROM ground_truth_versions v LEFT JOIN raters r ON v.author = r.id
              WHERE v.case_ref = ?1 AND v.branch = ?2 ORDER BY v.version DESC LIMIT 1",
             params![case_key, branch],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            |row| {
+                Ok(BranchHead {
+                    version: row.get(0)?,
+                    by: row.get(1)?,
+                    at: row.get(2)?,
+                })
+            },
         )
         .optional()
         .map_err(|e| w.fail("reading the latest ground-truth version", e))
@@ -644,20 +595,6 @@ pub(crate) fn rater_name(store: &Store, rater: i64) -> Result<String> {
         })
 }
 
-fn check_branch_name(branch: &str) -> Result<()> {
-    let valid = (1..=64).contains(&branch.len())
-        && branch
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::CurationRefused(format!(
-            "{branch:?} is not a curation name: 1–64 letters, digits, '-', '_' or '.'"
-        )))
-    }
-}
-
 fn entity(case: &CaseContext) -> String {
     format!("ground_truth:{}/{}", case.study_id, case.case_id)
 }
@@ -672,4 +609,208 @@ fn parse_body(body: &str, whose: &str) -> Result<CuratedTruth> {
     serde_json::from_str(body).map_err(|e| Error::Corrupt {
         what: format!("a ground-truth version of {whose}: {e}"),
     })
+}
+
+/// What bringing the team server's versions into this database did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReceivedVersions {
+    pub versions_added: u32,
+    /// Reviews (submitted, comments, decisions) added to versions both sides hold.
+    pub reviews_added: u32,
+    /// Server accounts that curated or reviewed, added here as raters with role curator.
+    pub curators_added: Vec<String>,
+    /// Versions left alone: this database holds another version under the number.
+    pub conflicts: Vec<String>,
+}
+
+/// Brings the versions of one case that arrived from elsewhere (the team server) into this
+/// database, by version number: a number not stored here is added with its reviews; one stored
+/// with the same branch, base and ground truth takes the reviews it lacks and its status; one
+/// stored with other content is a local-only version, listed and never overwritten, and the
+/// case's later arrivals stay out (they build on what this database does not hold). A version of
+/// main made final by the arrivals becomes the case's current ground truth. In the caller's
+/// write, with one audit entry per case changed.
+pub(crate) fn receive(
+    w: &mut Write<'_>,
+    case: &CaseContext,
+    bundle: Option<&Version>,
+    arriving: &[Version],
+    curators: &mut std::collections::BTreeMap<String, i64>,
+    report: &mut ReceivedVersions,
+) -> Result<()> {
+    materialise(w, case, bundle)?;
+    let fail = |e| w.fail("receiving ground-truth versions", e);
+    let mut added = Vec::new();
+    let mut reviews_added = 0u32;
+    for version in arriving {
+        let stored: Option<(i64, String, Option<i64>, String)> = w
+            .tx()
+            .query_row(
+                "SELECT id, branch, based_on, body_json FROM ground_truth_versions
+                 WHERE case_ref = ?1 AND version = ?2",
+                params![case.case_key, version.version],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
+            .optional()
+            .map_err(fail)?;
+        let id = match stored {
+            None => {
+                let author = version
+                    .author
+                    .as_deref()
+                    .map(|name| curator_key(w, name, curators, report))
+                    .transpose()?;
+                let body = serde_json::to_string(&version.truth).map_err(|e| Error::Corrupt {
+                    what: format!("ground truth of case {}: {e}", case.case_id),
+                })?;
+                let at = match &version.created_at {
+                    Some(at) => at.clone(),
+                    None => crate::store::now(w.tx()).map_err(fail)?,
+                };
+                w.tx()
+                    .execute(
+                        "INSERT INTO ground_truth_versions (case_ref, version, branch, based_on,
+                             status, source, author, body_json, created_at)
+                         VALUES (?1, ?2, ?3, ?4, 'draft', ?5, ?6, ?7, ?8)",
+                        params![
+                            case.case_key,
+                            version.version,
+                            version.branch,
+                            version.based_on,
+                            crate::store::enum_text(&version.source),
+                            author,
+                            body,
+                            at
+                        ],
+                    )
+                    .map_err(fail)?;
+                added.push(version.version);
+                w.tx().last_insert_rowid()
+            }
+            Some((id, branch, based_on, body))
+                if branch == version.branch
+                    && based_on == version.based_on
+                    && parse_body(&body, &case.case_id)? == version.truth =>
+            {
+                id
+            }
+            Some(_) => {
+                report.conflicts.push(format!(
+                    "case {}: version {} here is not the team server's version {} (saved here \
+                     only); kept it, and the server's versions from {} on were not brought in",
+                    case.case_id, version.version, version.version, version.version
+                ));
+                break;
+            }
+        };
+        let here: Vec<(String, String, String)> = w
+            .tx()
+            .prepare(
+                "SELECT r.name, g.decision, g.comment FROM ground_truth_reviews g
+                 JOIN raters r ON r.id = g.reviewer WHERE g.version = ?1 ORDER BY g.id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                    .collect()
+            })
+            .map_err(fail)?;
+        let shared = here.len().min(version.reviews.len());
+        let same_start =
+            here[..shared]
+                .iter()
+                .zip(&version.reviews)
+                .all(|((by, decision, comment), review)| {
+                    *by == review.by && *decision == review.decision && *comment == review.comment
+                });
+        if !same_start || here.len() > version.reviews.len() {
+            report.conflicts.push(format!(
+                "case {}: version {} was reviewed here in a way the team server does not know; \
+                 kept the reviews here",
+                case.case_id, version.version
+            ));
+            continue;
+        }
+        for review in &version.reviews[here.len()..] {
+            let reviewer = curator_key(w, &review.by, curators, report)?;
+            w.tx()
+                .execute(
+                    "INSERT INTO ground_truth_reviews (version, reviewer, decision, comment, at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![id, reviewer, review.decision, review.comment, review.at],
+                )
+                .map_err(fail)?;
+            reviews_added += 1;
+        }
+        let last = version.reviews.last();
+        let status_by = last
+            .map(|review| curator_key(w, &review.by, curators, report))
+            .transpose()?;
+        w.tx()
+            .execute(
+                "UPDATE ground_truth_versions SET status = ?2,
+                     status_by = coalesce(?3, status_by), status_at = coalesce(?4, status_at)
+                 WHERE id = ?1",
+                params![
+                    id,
+                    crate::store::enum_text(&version.status),
+                    status_by,
+                    last.map(|review| review.at.clone())
+                ],
+            )
+            .map_err(fail)?;
+    }
+    if added.is_empty() && reviews_added == 0 {
+        return Ok(());
+    }
+    report.versions_added += added.len() as u32;
+    report.reviews_added += reviews_added;
+    let current: Option<(String, String)> = w
+        .tx()
+        .query_row(
+            "SELECT body_json, source FROM ground_truth_versions
+             WHERE case_ref = ?1 AND branch = ?2 AND status = 'final'
+             ORDER BY version DESC LIMIT 1",
+            params![case.case_key, MAIN_BRANCH],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+        .map_err(fail)?;
+    if let Some((body, source)) = current {
+        if parse::<Source>(&source)? != Source::Bundle {
+            make_current(w, case, &parse_body(&body, &case.case_id)?)?;
+        }
+    }
+    w.audit(&Entry {
+        actor: "team server",
+        action: "ground_truth.pull",
+        entity: &entity(case),
+        before: None,
+        after: Some(&serde_json::json!({
+            "versions_added": added,
+            "reviews_added": reviews_added,
+        })),
+    })
+}
+
+/// The local rater a server account's curation is recorded under, added with role curator when
+/// this database does not know the name.
+fn curator_key(
+    w: &Write<'_>,
+    name: &str,
+    curators: &mut std::collections::BTreeMap<String, i64>,
+    report: &mut ReceivedVersions,
+) -> Result<i64> {
+    if let Some(&key) = curators.get(name) {
+        return Ok(key);
+    }
+    w.tx()
+        .execute(
+            "INSERT INTO raters (name, role) VALUES (?1, 'curator')",
+            [name],
+        )
+        .map_err(|e| w.fail("adding a curator", e))?;
+    let key = w.tx().last_insert_rowid();
+    curators.insert(name.to_owned(), key);
+    report.curators_added.push(name.to_owned());
+    Ok(key)
 }

@@ -79,11 +79,10 @@ pub(crate) fn mark_outside_volume(
     case: &crate::curation::CaseContext,
     mark: &crate::marks::Mark,
 ) -> Result<Option<String>> {
-    let geometry = case.geometry(store, &mark.series_id)?;
-    Ok(mark
-        .check_inside(geometry.dims, &geometry.voxel_to_patient)
-        .err()
-        .map(|message| format!("{message} (series {:?})", mark.series_id)))
+    Ok(rules::mark_outside(
+        &case.geometry(store, &mark.series_id)?,
+        mark,
+    ))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,8 @@
 //!
 //! Pure: the functions read the study's rubric and taxonomy, the response's texts (answer,
 //! rationale, turns) and the case's series ids (a [`ResponseContext`]), never the database. That
-//! a mark lies inside its series' volume needs the images' geometry and is checked by the caller.
+//! a mark lies inside its series' volume needs the images' geometry, which the caller reads and
+//! [`mark_outside`] judges.
 
 use super::edits::{LabelEdit, RatingEdit, SpanText};
 use crate::model::{Anchor, Rubric, RubricDimension, TaskFamily, Taxonomy, Turn};
@@ -298,6 +299,17 @@ fn span_violation(text: &str, name: &str, [start, end]: [u32; 2]) -> Option<Viol
 /// What a rating of a task of `family` still lacks to be submitted: `overall`,
 /// `dimensions.<id>` of every rubric dimension that applies to the family (scored, or marked
 /// not applicable where allowed), `correctness`, `confidence`. `None` is a rating not started.
+/// Why a label's (or a lesion's) mark lies outside the volume of its series, whose geometry is
+/// `geometry`, if it does (a point off the images would be shown nowhere).
+pub(crate) fn mark_outside(
+    geometry: &imaging::SeriesGeometry,
+    mark: &crate::marks::Mark,
+) -> Option<String> {
+    mark.check_inside(geometry.dims, &geometry.voxel_to_patient)
+        .err()
+        .map(|message| format!("{message} (series {:?})", mark.series_id))
+}
+
 pub(crate) fn missing_for_submit(
     rubric: &Rubric,
     family: TaskFamily,

@@ -104,6 +104,18 @@ impl TeamServer {
         assert_eq!(topped["raters"][0]["added"], assignments, "{topped}");
     }
 
+    /// Invites `username` as a curator at `site`, who accepts with [`password`].
+    pub async fn enrol_curator(&self, username: &str, site: &str) {
+        let invitation = post(
+            &self.base,
+            &format!("/api/studies/{STUDY}/invitations"),
+            Some(&self.lead_token),
+            json!({ "username": username, "role": "curator", "site": site }),
+        )
+        .await;
+        accept_and_login(&self.base, username, invitation["code"].as_str().unwrap()).await;
+    }
+
     pub fn psql(&self, sql: &str) -> String {
         self.cluster.psql(self.database, sql)
     }

@@ -14,23 +14,30 @@ use crate::model::{Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxo
 use crate::rating::rules::{self, LabelContext, Violation};
 use crate::rating::{LabelEdit, RatingEdit, RatingError, RatingStatus, TaxonomyCategory};
 use crate::{Error, Result};
+use imaging::SeriesGeometry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod curation;
 mod curation_package;
 mod package;
 mod pull;
 mod study;
 
+pub use curation::{
+    decide_review, decide_save, decide_submit, summarise, CurationCase, CurationCaseSummary,
+    CurationRefusal, CurationReview, CurationSave, CurationSubmit, FieldProblem, NewVersion,
+    SavedVersion, ServerVersion, StatusChange,
+};
 pub use curation_package::{curation_package, CurationSource, CurationSourceCase};
 pub use package::{
     rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
     StoredImage,
 };
-pub use pull::{pull_ratings, PullReport, PulledConflict, TeamStudyRating};
+pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
 pub use study::{
-    study_for_server, TeamImageFile, TeamSeriesFiles, TeamStudy, TeamStudyCase, TeamStudyResponse,
-    TeamStudyTask,
+    study_for_server, TeamImageFile, TeamSeriesFiles, TeamSeriesGeometry, TeamStudy, TeamStudyCase,
+    TeamStudyResponse, TeamStudyTask,
 };
 
 /// A person's role in one study on the server; an account holds one role per study.
@@ -52,8 +59,10 @@ pub enum TeamRole {
 pub enum TeamAction {
     /// Read one's own queue and items, save, submit and reopen one's own ratings.
     Rate,
-    /// See a case's ground truth outside one's own submitted ratings.
+    /// See a case's ground truth outside one's own submitted ratings, and its curation versions.
     ReadGroundTruth,
+    /// Save, submit and review versions of a case's ground truth.
+    Curate,
     /// Progress per rater and per site, time on task, overdue work.
     SeeProgress,
     /// Invite someone into the study.
@@ -76,7 +85,7 @@ impl TeamAction {
         use TeamRole::*;
         match self {
             TeamAction::Rate => &[Rater],
-            TeamAction::ReadGroundTruth => &[Lead, Curator],
+            TeamAction::ReadGroundTruth | TeamAction::Curate => &[Lead, Curator],
             TeamAction::SeeProgress
             | TeamAction::Invite
             | TeamAction::TopUp
@@ -90,6 +99,7 @@ impl TeamAction {
         match self {
             TeamAction::Rate => "rating",
             TeamAction::ReadGroundTruth => "reading the ground truth",
+            TeamAction::Curate => "curating the ground truth",
             TeamAction::SeeProgress => "the study's progress",
             TeamAction::Invite => "inviting people",
             TeamAction::TopUp => "topping up assignments",
@@ -121,6 +131,12 @@ pub struct TeamRaterSession {
 /// The study lead acting; only [`TeamMember::lead`] makes one.
 #[derive(Debug, Clone)]
 pub struct TeamLeadSession {
+    member: TeamMember,
+}
+
+/// A lead or curator working on the ground truth; only [`TeamMember::curator`] makes one.
+#[derive(Debug, Clone)]
+pub struct TeamCuratorSession {
     member: TeamMember,
 }
 
@@ -166,6 +182,11 @@ impl TeamMember {
         self.check(TeamAction::ReadGroundTruth)?;
         Ok(TeamUnblindedSession { member: self })
     }
+
+    pub fn curator(self) -> Result<TeamCuratorSession> {
+        self.check(TeamAction::Curate)?;
+        Ok(TeamCuratorSession { member: self })
+    }
 }
 
 macro_rules! member_accessor {
@@ -177,7 +198,12 @@ macro_rules! member_accessor {
         }
     )*};
 }
-member_accessor!(TeamRaterSession, TeamLeadSession, TeamUnblindedSession);
+member_accessor!(
+    TeamRaterSession,
+    TeamLeadSession,
+    TeamUnblindedSession,
+    TeamCuratorSession
+);
 
 /// The case as the server keeps it for reading. `disease_group` is kept for the lead's
 /// breakdowns and never reaches a rater.
@@ -260,6 +286,9 @@ pub struct StoredItem {
     pub case: TeamCase,
     pub task: TeamTask,
     pub series: Vec<TeamSeries>,
+    /// Each series' geometry as the server copied it at import, by series id: a label's mark is
+    /// checked inside its series' volume against it.
+    pub geometry: BTreeMap<String, SeriesGeometry>,
     pub response: TeamResponse,
     pub rubric: Rubric,
     pub taxonomy: Taxonomy,
@@ -312,6 +341,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         case,
         task,
         series,
+        geometry: _,
         response,
         rubric,
         taxonomy,
@@ -542,9 +572,11 @@ fn empty_state() -> TeamRatingState {
     }
 }
 
-/// The first rule the saved state breaks, label fields as `labels[<index>].<field>`. A mark's
-/// place inside its series' volume needs the images' geometry, which the server does not hold
-/// yet: its shape and series are checked here.
+/// The first rule the saved state breaks, label fields as `labels[<index>].<field>`; a label's
+/// mark lies inside its series' volume, as in the app. A series the server holds no geometry of
+/// (a study imported before it copied geometry; the lead's next import copies it) has its marks'
+/// shape and series checked only: refusing them would strand the rater's work on a gap that is
+/// the server's.
 fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Result<(), EditRefusal> {
     let into_refusal = |prefix: String| {
         move |Violation { field, message }: Violation| EditRefusal::Invalid {
@@ -569,6 +601,16 @@ fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Resul
     for (index, label) in state.labels.iter().enumerate() {
         if let Some(found) = rules::label_violations(&context, label).into_iter().next() {
             return Err(into_refusal(format!("labels[{index}]."))(found));
+        }
+        let outside = label.mark.as_ref().and_then(|mark| {
+            let geometry = item.geometry.get(&mark.series_id)?;
+            rules::mark_outside(geometry, mark)
+        });
+        if let Some(message) = outside {
+            return Err(EditRefusal::Invalid {
+                field: format!("labels[{index}].{}", crate::rating::MARK_POINTS_FIELD),
+                message,
+            });
         }
     }
     Ok(())
@@ -598,6 +640,7 @@ mod tests {
         let table = [
             (Rate, false, false, true),
             (ReadGroundTruth, true, true, false),
+            (Curate, true, true, false),
             (SeeProgress, true, false, false),
             (Invite, true, false, false),
             (TopUp, true, false, false),
@@ -610,6 +653,7 @@ mod tests {
                 let allowed = match action {
                     Rate => member(role, false).rater().is_ok(),
                     ReadGroundTruth => member(role, false).unblinded().is_ok(),
+                    Curate => member(role, false).curator().is_ok(),
                     _ => member(role, false).lead(action).is_ok(),
                 };
                 assert_eq!(allowed, expected, "{action:?} for {role:?}");
@@ -651,6 +695,18 @@ mod tests {
                 kind: SeriesKind::Dicom,
                 n_images: 3,
             }],
+            geometry: BTreeMap::from([(
+                "t1".to_owned(),
+                SeriesGeometry {
+                    dims: [4, 4, 3],
+                    voxel_to_patient: [
+                        [1.0, 0.0, 0.0, 0.0],
+                        [0.0, 1.0, 0.0, 0.0],
+                        [0.0, 0.0, 2.0, 0.0],
+                        [0.0, 0.0, 0.0, 1.0],
+                    ],
+                },
+            )]),
             response: TeamResponse {
                 model: "secret-model-v9".into(),
                 sample: 2,
@@ -893,6 +949,36 @@ mod tests {
         match refusal {
             Err(EditRefusal::Invalid { field, .. }) => assert_eq!(field, "labels[0].span"),
             other => panic!("expected an invalid span, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_label_mark_outside_its_series_volume_is_refused_naming_it() {
+        use crate::marks::{Mark, MarkKind, Plane};
+        let rater = member(TeamRole::Rater, false).rater().unwrap();
+        // The volume spans x, y in 0..3 mm and z in 0..4 mm (1 mm edge tolerance).
+        for (z, expected) in [(2.0, None), (40.0, Some("labels[0].mark.points_lps_mm"))] {
+            let mut state = complete();
+            state.labels.push(LabelEdit {
+                category: "HAL".into(),
+                severity: 1,
+                span: Some([0, 3]),
+                text: SpanText::Rationale,
+                turn: None,
+                mark: Some(Mark {
+                    series_id: "t1".into(),
+                    kind: MarkKind::Point,
+                    plane: Plane::Axial,
+                    points_lps_mm: vec![[1.0, 1.0, z]],
+                }),
+                comment: String::new(),
+            });
+            let decided = decide_edit(&rater, &item(None), 0, &TeamEdit::Save { rating: state });
+            match (decided, expected) {
+                (Ok(_), None) => {}
+                (Err(EditRefusal::Invalid { field, .. }), Some(named)) => assert_eq!(field, named),
+                (other, _) => panic!("z = {z}: {other:?}"),
+            }
         }
     }
 }

@@ -6,6 +6,10 @@
 //! (`package::incoming`): the app's rating rules, marks inside their volume, written only over
 //! a rating an earlier pull wrote and nobody changed here since; anything else is listed as a
 //! conflict and left alone. Pulling again writes nothing new.
+//!
+//! The server's curation versions and reviews arrive the same way ([`pull_curation`]): added by
+//! version number, a version this database holds under the number with other content listed and
+//! kept (`curation::versions::receive`).
 
 use super::TeamRatingState;
 use crate::app::LeadSession;
@@ -48,6 +52,8 @@ pub struct PullReport {
     pub updated: u32,
     pub unchanged: u32,
     pub conflicts: Vec<PulledConflict>,
+    /// The curation versions and reviews the same pull brought in ([`pull_curation`]).
+    pub curation: crate::curation::ReceivedVersions,
 }
 
 /// A server rating the pull left alone, and why.
@@ -149,6 +155,7 @@ pub fn pull_ratings(
         updated: 0,
         unchanged: 0,
         conflicts: Vec::new(),
+        curation: Default::default(),
     };
     let raters: BTreeMap<String, i64> = store
         .raters()?
@@ -307,5 +314,51 @@ pub fn pull_ratings(
             incoming::Action::Update { .. } => report.updated += 1,
         }
     }
+    Ok(report)
+}
+
+/// Writes the team server's curation versions of `study_id` (case id → every version, oldest
+/// first, as `GET …/cases/{case_id}/curation` gives them) into the lead's database, in one
+/// transaction: `export --what ground-truth`, the report and a re-import then use them. A case
+/// this database does not hold is listed, not written.
+pub fn pull_curation(
+    store: &mut Store,
+    _lead: &LeadSession,
+    study_id: &str,
+    versions: &BTreeMap<String, Vec<crate::curation::Version>>,
+) -> Result<crate::curation::ReceivedVersions> {
+    let mut report = crate::curation::ReceivedVersions::default();
+    let mut cases = Vec::new();
+    for (case_id, arriving) in versions {
+        match crate::curation::CaseContext::load(store, study_id, case_id) {
+            Ok(case) => {
+                let bundle = crate::curation::versions::bundle_version(store, &case)?;
+                cases.push((case, bundle, arriving));
+            }
+            Err(Error::NotFound { .. }) => report.conflicts.push(format!(
+                "case {case_id} is on the team server but not in study {study_id} here; its \
+                 versions were not brought in"
+            )),
+            Err(other) => return Err(other),
+        }
+    }
+    let mut curators: BTreeMap<String, i64> = store
+        .raters()?
+        .into_iter()
+        .map(|r| (r.name, r.id))
+        .collect();
+    store.write(|w| {
+        for (case, bundle, arriving) in &cases {
+            crate::curation::versions::receive(
+                w,
+                case,
+                bundle.as_ref(),
+                arriving,
+                &mut curators,
+                &mut report,
+            )?;
+        }
+        Ok(())
+    })?;
     Ok(report)
 }

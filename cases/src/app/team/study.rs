@@ -5,6 +5,7 @@ use crate::app::LeadSession;
 use crate::model::{Rubric, SeriesKind, Taxonomy};
 use crate::store::Store;
 use crate::{Error, Result};
+use imaging::SeriesGeometry;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,29 @@ pub struct TeamStudyCase {
     pub images: Vec<TeamSeriesFiles>,
     pub tasks: Vec<TeamStudyTask>,
     pub ground_truth: Option<serde_json::Value>,
+    /// Each series' geometry (`store::geometry`), so the server checks marks inside the volume.
+    pub geometry: Vec<TeamSeriesGeometry>,
+    /// Every curation version of the case with its reviews, oldest first, the bundle's version 1
+    /// included (`curation::history`).
+    pub curation: Vec<crate::curation::Version>,
+}
+
+/// A series' grid and voxel → patient LPS mm affine, as `store::geometry` keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamSeriesGeometry {
+    pub series_id: String,
+    /// [columns, rows, slices].
+    pub dims: [usize; 3],
+    pub voxel_to_patient: [[f64; 4]; 4],
+}
+
+impl TeamSeriesGeometry {
+    pub fn geometry(&self) -> SeriesGeometry {
+        SeriesGeometry {
+            dims: self.dims,
+            voxel_to_patient: self.voxel_to_patient,
+        }
+    }
 }
 
 /// A series' image files at the lead's site, in display order. The files may still carry
@@ -119,6 +143,8 @@ pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> R
         let series = read_series(store, key)?;
         cases.push(TeamStudyCase {
             images: read_images(store, key, &bundle_dir)?,
+            geometry: read_geometry(store, key)?,
+            curation: crate::curation::history(store, study_id, &case_id)?,
             series,
             tasks: read_tasks(store, key)?,
             ground_truth: ground_truth
@@ -167,6 +193,31 @@ fn read_series(store: &Store, case_key: i64) -> Result<Vec<TeamSeries>> {
                 series_id,
                 label,
                 n_images,
+            })
+        })
+        .collect()
+}
+
+fn read_geometry(store: &Store, case_key: i64) -> Result<Vec<TeamSeriesGeometry>> {
+    let series: Vec<(i64, String)> = store
+        .read()
+        .prepare("SELECT id, series_id FROM series WHERE case_ref = ?1 ORDER BY id")
+        .and_then(|mut stmt| {
+            stmt.query_map([case_key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(|e| Error::database(store.path(), "reading the series", e))?;
+    series
+        .into_iter()
+        .map(|(key, series_id)| {
+            let SeriesGeometry {
+                dims,
+                voxel_to_patient,
+            } = store.series_geometry(key)?;
+            Ok(TeamSeriesGeometry {
+                series_id,
+                dims,
+                voxel_to_patient,
             })
         })
         .collect()
