@@ -1873,31 +1873,36 @@ export type TeamAccount = {
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened = TeamOpened_Serialize | TeamOpened_Deserialize;
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened_Deserialize = {
 	study_id: string,
 	role: TeamRole,
-	/**  The rater reading the imported queue, now the current reader here. */
+	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater?: Rater_Deserialize | null,
+	/**  A rater's items; a curator's cases. */
 	items: number,
 };
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened_Serialize = {
 	study_id: string,
 	role: TeamRole,
-	/**  The rater reading the imported queue, now the current reader here. */
+	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater: Rater_Serialize | null,
+	/**  A rater's items; a curator's cases. */
 	items: number,
 };
 
