@@ -34,7 +34,7 @@ const MAX_RESULTS_BYTES: usize = 64 << 20;
         login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
         reveal_lock, ground_truth, ratings, package, results, crate::curation::list_cases,
         crate::curation::history, crate::curation::save, crate::curation::submit,
-        crate::curation::review
+        crate::curation::review, crate::curation_package::curation_package
     ),
     modifiers(&BearerAuth)
 )]
@@ -94,6 +94,10 @@ pub fn router(state: AppState) -> Router {
             post(curation::review),
         )
         .route("/api/studies/{study}/package", get(package))
+        .route(
+            "/api/studies/{study}/curation-package",
+            get(crate::curation_package::curation_package),
+        )
         .route(
             "/api/studies/{study}/results",
             post(results).layer(DefaultBodyLimit::max(MAX_RESULTS_BYTES)),

@@ -8,6 +8,7 @@
 mod api;
 mod auth;
 mod curation;
+mod curation_package;
 mod error;
 mod schema;
 mod store;

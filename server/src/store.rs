@@ -31,7 +31,8 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// ISO 8601 UTC with milliseconds, as the desktop store writes times.
-const NOW_TEXT: &str = r#"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#;
+pub(crate) const NOW_TEXT: &str =
+    r#"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#;
 
 fn time_text(column: &str) -> String {
     format!(r#"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#)
@@ -40,7 +41,7 @@ fn time_text(column: &str) -> String {
 /// `pg_advisory_xact_lock` keys of topping up a study's queues ("NRTOPUP" + the study's key).
 const TOP_UP_LOCK: i64 = 0x4E52_544F_5055_0000;
 
-fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, ServerError> {
+pub(crate) fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, ServerError> {
     serde_json::from_value(value).map_err(|e| {
         ServerError::Domain(cases::Error::Corrupt {
             what: format!("{what}: {e}"),
@@ -59,7 +60,7 @@ fn role_text(role: TeamRole) -> String {
     }
 }
 
-async fn audit(
+pub(crate) async fn audit(
     tx: &Transaction<'_>,
     actor: &str,
     action: &str,
@@ -1133,6 +1134,33 @@ pub async fn study_member(
     })
 }
 
+/// Each stored image's bytes for a package writer, fetched on the writer's blocking thread when
+/// it reaches the image, so a package never holds its images in memory together.
+pub(crate) fn image_fetcher(pool: &Pool) -> impl Fn(&StoredImage) -> ImageSource {
+    let runtime = tokio::runtime::Handle::current();
+    let pool = pool.clone();
+    move |image: &StoredImage| {
+        let (runtime, pool, sha256) = (runtime.clone(), pool.clone(), image.sha256.clone());
+        ImageSource::Deidentified(Box::new(move || {
+            runtime
+                .block_on(async {
+                    let row = pool
+                        .get()
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .query_one("SELECT bytes FROM images WHERE sha256 = $1", &[&sha256])
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<Vec<u8>, String>(row.get(0))
+                })
+                .map_err(|message| cases::Error::ImageMissing {
+                    path: format!("team server image {sha256}").into(),
+                    source: std::io::Error::other(message),
+                })
+        }))
+    }
+}
+
 /// A rater package the server wrote, opened for streaming; the file itself is already deleted
 /// (the open handle keeps its bytes until the stream ends).
 pub struct BuiltPackage {
@@ -1242,29 +1270,7 @@ pub async fn build_package(
         queue,
         series,
     };
-    let runtime = tokio::runtime::Handle::current();
-    let images_pool = pool.clone();
-    let contents = rater_package(recipient, source, move |image| {
-        let (runtime, pool, sha256) = (runtime.clone(), images_pool.clone(), image.sha256.clone());
-        // Fetched on the writer's blocking thread when it reaches the image.
-        ImageSource::Deidentified(Box::new(move || {
-            runtime
-                .block_on(async {
-                    let row = pool
-                        .get()
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .query_one("SELECT bytes FROM images WHERE sha256 = $1", &[&sha256])
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok::<Vec<u8>, String>(row.get(0))
-                })
-                .map_err(|message| cases::Error::ImageMissing {
-                    path: format!("team server image {sha256}").into(),
-                    source: std::io::Error::other(message),
-                })
-        }))
-    })?;
+    let contents = rater_package(recipient, source, image_fetcher(pool))?;
     let package_id = contents.package_id.clone();
     let items: Vec<(i32, i64, i64)> = contents
         .items

@@ -133,12 +133,21 @@ fn team(work: &Path) -> Team {
         .as_str()
         .unwrap()
         .to_owned();
+    // In the diagnosis, so that every case's ground truth stays one a curator's copy carries.
     cluster.psql(
         "team",
         &format!(
-            "UPDATE cases SET ground_truth = coalesce(ground_truth, '{{}}'::jsonb)
-                 || '{{\"planted\": \"{GROUND_TRUTH_MARKER}\"}}'::jsonb"
+            "UPDATE cases SET ground_truth = jsonb_set(ground_truth, '{{diagnosis}}',
+                 to_jsonb(ground_truth->>'diagnosis' || ' {GROUND_TRUTH_MARKER}'))"
         ),
+    );
+    assert_eq!(
+        cluster.psql(
+            "team",
+            &format!("SELECT count(*) FILTER (WHERE ground_truth::text NOT LIKE '%{GROUND_TRUTH_MARKER}%') FROM cases"),
+        ),
+        "0",
+        "every demo case has a ground truth to plant the marker in"
     );
 
     let server = Server::start(&database);
@@ -348,6 +357,10 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
         (
             ("post", "/api/studies/{study}/results"),
             [401, 422, 403, 422, 422],
+        ),
+        (
+            ("get", "/api/studies/{study}/curation-package"),
+            [401, 200, 200, 403, 403],
         ),
     ]);
     let mut probed = 0;
@@ -1420,6 +1433,133 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
     assert_eq!(report["applied"], 2, "{report}");
     let b_first = queue(http, &t.rater_b)[0]["assignment"].as_i64().unwrap();
     assert_eq!(server_rating(&t, b_first), "submitted|2|site b first");
+}
+
+#[test]
+fn a_curators_copy_holds_every_case_with_its_ground_truth_and_geometry_and_no_model_answer() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let (status, bytes) = t
+        .http
+        .raw(
+            "get",
+            &study_path("/curation-package"),
+            Some(&t.curator.token),
+            "",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    let package = work.path().join("curation.tar");
+    std::fs::write(&package, &bytes).unwrap();
+
+    // Every case with its disease group and the server's ground truth (the marker planted
+    // there); no model answer, grader or rating in any byte.
+    let local = work.path().join("local.sqlite");
+    let conn = rusqlite::Connection::open(&local).unwrap();
+    let local_cases: BTreeMap<String, String> = conn
+        .prepare("SELECT case_id, disease_group FROM cases")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let members = tar_members(&bytes);
+    let mut copied = BTreeMap::new();
+    for (name, data) in &members {
+        if name.ends_with("/case.json") {
+            let case: Value = serde_json::from_slice(data).unwrap();
+            assert!(
+                case["ground_truth"]["diagnosis"]
+                    .as_str()
+                    .unwrap()
+                    .contains(GROUND_TRUTH_MARKER),
+                "{name}: {case}"
+            );
+            copied.insert(
+                case["id"].as_str().unwrap().to_owned(),
+                case["disease_group"].as_str().unwrap().to_owned(),
+            );
+        }
+    }
+    assert_eq!(copied, local_cases);
+    assert!(members["bundle/responses.jsonl"].is_empty());
+    let text = String::from_utf8_lossy(&bytes);
+    for hidden in t.models.iter().chain(&t.graders) {
+        assert!(!text.contains(hidden.as_str()), "the copy names {hidden}");
+    }
+    assert!(!members.keys().any(|m| m.contains("grader")));
+
+    // The app's import: a database of its own with every case, each series' geometry, the
+    // server's ground truth as version 1 and the curator acting; the local checks of a version
+    // run there (a mark outside the volume is refused naming it).
+    let copy = work.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    let mut store = Store::open(&copy.join("team.sqlite")).unwrap();
+    let imported =
+        cases::package::import_curation_package(&mut store, &package, &NoProgress).unwrap();
+    assert_eq!(imported.cases as usize, local_cases.len());
+    assert_eq!(imported.curator, "curator");
+    let curator = store.raters().unwrap();
+    assert_eq!(curator.len(), 1);
+    assert_eq!(curator[0].role, cases::rating::RaterRole::Curator);
+    let (series, geometry): (i64, i64) = store
+        .read()
+        .query_row(
+            "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM series_geometry)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(series > 0);
+    assert_eq!(geometry, series, "every series' geometry is stored");
+    let case_id = local_cases.keys().next().unwrap();
+    let history = cases::curation::history(&store, DEMO_STUDY_ID, case_id).unwrap();
+    assert!(history[0].truth.diagnosis.contains(GROUND_TRUTH_MARKER));
+    let mut truth = history[0].truth.clone();
+    let series_id: String = store
+        .read()
+        .query_row(
+            "SELECT s.series_id FROM series s JOIN cases c ON s.case_ref = c.id
+             WHERE c.case_id = ?1 ORDER BY s.id LIMIT 1",
+            [case_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    truth.lesions.push(
+        serde_json::from_value(json!({
+            "id": "far-away", "description": "outside the head",
+            "marks": [{ "series_id": series_id, "kind": "point", "plane": "axial",
+                        "points_lps_mm": [[9000.0, 9000.0, 9000.0]] }],
+        }))
+        .unwrap(),
+    );
+    let Err(refused) = cases::curation::check_edit(&store, DEMO_STUDY_ID, case_id, "main", &truth)
+    else {
+        panic!("a mark outside the volume passed the local checks");
+    };
+    assert!(
+        refused.to_string().contains("lesions[") && refused.to_string().contains("marks[0]"),
+        "{refused}"
+    );
+
+    // A copy is read in a database of its own: a second import refuses, writing nothing.
+    let again =
+        cases::package::import_curation_package(&mut store, &package, &NoProgress).unwrap_err();
+    assert!(again.to_string().contains("already holds study"), "{again}");
+    let audit: i64 = t
+        .cluster
+        .psql(
+            "team",
+            "SELECT count(*) FROM audit_log WHERE action = 'build curation package'
+               AND actor = 'curator'",
+        )
+        .parse()
+        .unwrap();
+    assert_eq!(
+        audit, 1,
+        "who took a copy of the ground truth is in the audit log"
+    );
 }
 
 /// Planted in the diagnosis of the version the test finalises.

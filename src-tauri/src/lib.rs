@@ -3,6 +3,7 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod curation_versions;
 pub mod error;
 pub mod long_work;
 pub mod startup;

@@ -245,6 +245,30 @@ impl TeamClient {
             check_segment("rater", rater)?;
             url.query_pairs_mut().append_pair("rater", rater);
         }
+        self.download(url, destination, progress).await
+    }
+
+    /// Downloads the curator's copy of the study the server builds (its cases, images and
+    /// current ground truth; docs/team-server.md "A curator") to `destination`, written whole or
+    /// not at all, as [`TeamClient::download_package`] does. Returns the size.
+    pub async fn download_curation_package(
+        &self,
+        study: &str,
+        destination: &Path,
+        progress: &dyn ProgressSink,
+    ) -> Result<u64> {
+        let url = self.study_url(study, "curation-package")?;
+        self.download(url, destination, progress).await
+    }
+
+    /// The body of a GET of `url` to `destination`: to a `.partial` file renamed into place once
+    /// complete, removed otherwise.
+    async fn download(
+        &self,
+        url: url::Url,
+        destination: &Path,
+        progress: &dyn ProgressSink,
+    ) -> Result<u64> {
         let response = self.send(self.authorised(self.http.get(url))?).await?;
         let partial = destination.with_extension("partial");
         let written = self

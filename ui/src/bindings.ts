@@ -1879,19 +1879,22 @@ export type TeamAccount = {
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened = TeamOpened_Serialize | TeamOpened_Deserialize;
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened_Deserialize = {
 	study_id: string,
 	role: TeamRole,
-	/**  The rater reading the imported queue, now the current reader here. */
+	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater?: Rater_Deserialize | null,
+	/**  A rater's items; a curator's cases. */
 	items: number,
 	/**  Items the server added to a queue already read here (downloaded on this opening). */
 	added: number,
@@ -1899,13 +1902,15 @@ export type TeamOpened_Deserialize = {
 
 /**
  *  A study opened from the server: a rater's queue imported here (they read as the package's
- *  rater from now on), or the lead's dashboard to show.
+ *  rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+ *  or the lead's dashboard to show.
  */
 export type TeamOpened_Serialize = {
 	study_id: string,
 	role: TeamRole,
-	/**  The rater reading the imported queue, now the current reader here. */
+	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater: Rater_Serialize | null,
+	/**  A rater's items; a curator's cases. */
 	items: number,
 	/**  Items the server added to a queue already read here (downloaded on this opening). */
 	added: number,

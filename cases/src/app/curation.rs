@@ -67,6 +67,19 @@ pub fn save_consensus(
     )
 }
 
+/// The checks a save of `truth` on `branch` makes before it writes (the branch name, and the
+/// truth against the stored case: its series, tasks and each mark inside its series' volume),
+/// alone: for a version the team server stores, which decides the version it starts from.
+pub fn check_draft(
+    store: &Store,
+    _lead: &LeadSession,
+    case: CaseRef<'_>,
+    branch: &str,
+    truth: &CuratedTruth,
+) -> Result<()> {
+    curation::check_edit(store, case.study_id, case.case_id, branch, truth).map(drop)
+}
+
 pub fn submit_for_review(
     store: &mut Store,
     lead: &LeadSession,
@@ -112,58 +125,48 @@ fn version_of<'h>(
         })
 }
 
-/// The field-level changes from version `from` to version `to`.
+/// The field-level changes from version `from` to version `to` of the case's `history` (this
+/// database's, or the team server's: a pure function of the versions).
 pub fn diff(
-    store: &Store,
+    history: &[Version],
     _lead: &LeadSession,
     case: CaseRef<'_>,
     from: i64,
     to: i64,
 ) -> Result<Vec<Change>> {
-    let history = curation::history(store, case.study_id, case.case_id)?;
     Ok(curation::diff_versions(
-        &version_of(&history, case, "from", from)?.truth,
-        &version_of(&history, case, "to", to)?.truth,
+        &version_of(history, case, "from", from)?.truth,
+        &version_of(history, case, "to", to)?.truth,
     ))
 }
 
-fn two_versions(
-    store: &Store,
-    case: CaseRef<'_>,
-    a: i64,
-    b: i64,
-) -> Result<(CuratedTruth, CuratedTruth)> {
-    let history = curation::history(store, case.study_id, case.case_id)?;
-    Ok((
-        version_of(&history, case, "a", a)?.truth.clone(),
-        version_of(&history, case, "b", b)?.truth.clone(),
-    ))
-}
-
-/// The units on which versions `a` and `b` disagree, each with both sides.
+/// The units on which versions `a` and `b` of `history` disagree, each with both sides.
 pub fn compare(
-    store: &Store,
+    history: &[Version],
     _lead: &LeadSession,
     case: CaseRef<'_>,
     a: i64,
     b: i64,
 ) -> Result<Vec<Disagreement>> {
-    let (left, right) = two_versions(store, case, a, b)?;
-    Ok(curation::compare(&left, &right))
+    Ok(curation::compare(
+        &version_of(history, case, "a", a)?.truth,
+        &version_of(history, case, "b", b)?.truth,
+    ))
 }
 
-/// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
-/// `choices` names. Nothing is saved.
+/// The consensus of versions `a` and `b` of `history`: what they agree on and, per
+/// disagreement, the side `choices` names. Nothing is saved.
 pub fn merge(
-    store: &Store,
+    history: &[Version],
     _lead: &LeadSession,
     case: CaseRef<'_>,
     a: i64,
     b: i64,
     choices: &BTreeMap<String, Side>,
 ) -> Result<CuratedTruth> {
-    let (left, right) = two_versions(store, case, a, b)?;
-    curation::merge(&left, &right, choices).map_err(|unresolved| {
+    let left = &version_of(history, case, "a", a)?.truth;
+    let right = &version_of(history, case, "b", b)?.truth;
+    curation::merge(left, right, choices).map_err(|unresolved| {
         Error::Rating(RatingError::Invalid {
             field: "choices".into(),
             message: format!(

@@ -35,8 +35,9 @@ pub use diff::{compare, diff_versions, merge, Change, Disagreement, Side};
 pub use findings::{missed_findings, MissedFinding};
 pub use reveal::{ground_truth_for_rater, RevealedTruth};
 pub use versions::{
-    current, history, imported_final, review, save_consensus, save_draft, submit_for_review,
-    Decision, Edit, ReceivedVersions, ReviewEntry, Source, Status, Version, MAIN_BRANCH,
+    check_edit, current, history, imported_final, review, save_consensus, save_draft,
+    submit_for_review, Decision, Edit, ReceivedVersions, ReviewEntry, Source, Status, Version,
+    MAIN_BRANCH,
 };
 
 use crate::marks::{Mark, Plane};

@@ -138,10 +138,18 @@ pub fn save_consensus(store: &mut Store, edit: &Edit<'_>) -> Result<i64> {
     save(store, edit, Source::Consensus)
 }
 
-fn save(store: &mut Store, edit: &Edit<'_>, source: Source) -> Result<i64> {
-    rules::check_branch_name(edit.branch)?;
-    let case = CaseContext::load(store, edit.study_id, edit.case_id)?;
-    let problems = case.check(store, edit.truth)?;
+/// What a save checks before it writes: the branch's name and `truth` against the stored case
+/// (series, tasks, each mark inside its series' volume). The case, for the write.
+pub fn check_edit(
+    store: &Store,
+    study_id: &str,
+    case_id: &str,
+    branch: &str,
+    truth: &CuratedTruth,
+) -> Result<CaseContext> {
+    rules::check_branch_name(branch)?;
+    let case = CaseContext::load(store, study_id, case_id)?;
+    let problems = case.check(store, truth)?;
     if !problems.is_empty() {
         let listed: Vec<String> = problems
             .iter()
@@ -153,6 +161,11 @@ fn save(store: &mut Store, edit: &Edit<'_>, source: Source) -> Result<i64> {
             listed.join("; ")
         )));
     }
+    Ok(case)
+}
+
+fn save(store: &mut Store, edit: &Edit<'_>, source: Source) -> Result<i64> {
+    let case = check_edit(store, edit.study_id, edit.case_id, edit.branch, edit.truth)?;
     let bundle = bundle_version(store, &case)?;
     let curator = rater_name(store, edit.curator)?;
     store.write(|w| {

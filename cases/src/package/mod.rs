@@ -14,6 +14,7 @@
 //! package again changes nothing.
 
 mod archive;
+mod curation;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
 pub(crate) mod incoming;
@@ -21,8 +22,13 @@ mod rater;
 mod rater_import;
 pub(crate) mod results;
 mod server_link;
+mod unpack;
 
 pub use archive::Member;
+pub use curation::{
+    import_curation_package, write_curation_package, CurationCase, CurationPackageContents,
+    CurationPackageImport,
+};
 pub use rater::{
     blinded_samples, deidentified_image, export_rater_package, package_extension,
     write_rater_package, ImageSource, PackageCase, PackageImage, PackageItem, PackagePlan,
@@ -53,6 +59,9 @@ pub enum PackageKind {
     RaterPackage,
     /// Remote rater → lead: ratings, labels, marks and their audit trail.
     ResultsPackage,
+    /// Team server → curator: every case with its images and current ground truth, no model
+    /// answer (`package/curation.rs`).
+    CurationPackage,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

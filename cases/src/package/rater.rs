@@ -13,8 +13,8 @@ use super::{
     FORMAT_VERSION,
 };
 use crate::model::{
-    CaseFile, DiseaseGroup, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec, Sex, StudyFile,
-    StudyMeta, TaskSpec, Taxonomy,
+    CaseFile, DiseaseGroup, GroundTruth, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec,
+    Sex, StudyFile, StudyMeta, TaskSpec, Taxonomy,
 };
 use crate::progress::Progress;
 use crate::store::audit::Entry;
@@ -563,7 +563,7 @@ pub fn write_rater_package(
         progress.phase("de-identifying images", cases.len() as u64);
         for (done, case) in cases.into_iter().enumerate() {
             crate::progress::stop_if_cancelled(progress, "exporting the rater package")?;
-            images += write_case(&mut writer, case, &package_id)?;
+            images += write_case(&mut writer, case, &package_id, CaseTruth::Withheld)?;
             progress.advance(done as u64 + 1);
         }
         let mut lines = String::new();
@@ -718,8 +718,24 @@ fn local_case(
     })
 }
 
+/// What a package says of a case's diagnosis: a rater package withholds it; a curation package
+/// (`package/curation.rs`) carries the disease group and the current ground truth, which are
+/// what its curator works on.
+pub(super) enum CaseTruth {
+    Withheld,
+    Carried {
+        disease_group: DiseaseGroup,
+        ground_truth: Option<GroundTruth>,
+    },
+}
+
 /// Writes one case's `case.json` and images; returns the number of images.
-fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -> Result<u32> {
+pub(super) fn write_case(
+    writer: &mut PackageWriter,
+    case: PackageCase,
+    package_id: &str,
+    truth: CaseTruth,
+) -> Result<u32> {
     let PackageCase {
         case_id,
         modality,
@@ -771,11 +787,18 @@ fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -
             label_guessed: false,
         });
     }
-    let case = CaseFile {
-        id: case_id,
+    let (disease_group, ground_truth) = match truth {
         // Withheld: the disease group names the diagnosis, and the reading item never shows it.
         // The bundle format requires a value; docs/multisite.md says which one stands in.
-        disease_group: DiseaseGroup::OtherAbnormality,
+        CaseTruth::Withheld => (DiseaseGroup::OtherAbnormality, None),
+        CaseTruth::Carried {
+            disease_group,
+            ground_truth,
+        } => (disease_group, ground_truth),
+    };
+    let case = CaseFile {
+        id: case_id,
+        disease_group,
         modality,
         age,
         sex,
@@ -783,7 +806,7 @@ fn write_case(writer: &mut PackageWriter, case: PackageCase, package_id: &str) -
         clinical_note,
         series: specs,
         tasks,
-        ground_truth: None,
+        ground_truth,
         to_complete: Vec::new(),
     };
     writer.add(

@@ -12,8 +12,9 @@
 use super::rater::{
     read_jsonl, PackageItem, PackagePlan, BLINDED_MODEL, BUNDLE_PREFIX, ITEMS, PLANS,
 };
-use super::{archive, new_package_id, refuse, Manifest, PackageKind, FORMAT_VERSION, MANIFEST};
-use crate::bundle::{self, Bundle, Problem};
+use super::unpack::{refuse_held_study, unpack};
+use super::{refuse, Manifest, PackageKind, MANIFEST};
+use crate::bundle::{Bundle, Problem};
 use crate::progress::Progress;
 use crate::rating::{Rater, RaterRole};
 use crate::store::audit::Entry;
@@ -23,9 +24,6 @@ use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Where imported packages' images live, beside the database file.
-const PACKAGES_DIR: &str = "rater-packages";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RaterPackageImport {
@@ -43,20 +41,6 @@ pub struct RaterPackageImport {
     pub top_up: bool,
     /// Where the package's images are kept (referenced by the database, like a bundle's).
     pub images_dir: PathBuf,
-}
-
-/// A staging folder, removed unless the import succeeds.
-struct Staging {
-    dir: PathBuf,
-    keep: bool,
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
 }
 
 /// What a package's members say once read: the blinded bundle and the queue.
@@ -91,16 +75,17 @@ pub fn import_rater_package(
     file: &Path,
     progress: &dyn Progress,
 ) -> Result<RaterPackageImport> {
-    let root = packages_root(store)?;
-    let mut staging = Staging {
-        dir: root.join(format!(".incoming-{}", new_package_id())),
-        keep: false,
-    };
-    progress.phase("checking the package", 1);
-    let manifest = unpack(file, &staging.dir)?;
-    progress.advance(1);
-    let package_id = checked_package_id(file, &manifest)?;
-    let final_dir = root.join(&package_id);
+    let mut unpacked = unpack(
+        store,
+        file,
+        progress,
+        PackageKind::RaterPackage,
+        ("a rater package", "bundle/…, plans.jsonl, items.jsonl"),
+        |name| name.starts_with(BUNDLE_PREFIX) || name == PLANS || name == ITEMS,
+    )?;
+    let manifest = unpacked.manifest.clone();
+    let package_id = unpacked.package_id.clone();
+    let final_dir = unpacked.images_dir();
     let mut imported = RaterPackageImport {
         package_id: package_id.clone(),
         study_id: manifest.study_id.clone(),
@@ -117,10 +102,12 @@ pub fn import_rater_package(
         return Ok(imported);
     }
     let destination = destination(store, file, &manifest)?;
-    replace_dir(&staging.dir, &final_dir)?;
-    staging.dir = final_dir.clone();
-
-    let queue = read_queue(file, &final_dir, &manifest, progress)?;
+    let bundle = unpacked.load_bundle(file, progress)?;
+    let queue = PackageQueue {
+        bundle,
+        plans: read_jsonl(file, &final_dir, PLANS)?,
+        items: read_jsonl(file, &final_dir, ITEMS)?,
+    };
     let existing_rater = store
         .raters()?
         .into_iter()
@@ -150,78 +137,10 @@ pub fn import_rater_package(
         )
     })?;
     progress.advance(1);
-    staging.keep = true;
+    unpacked.keep();
     imported.items = added;
     imported.top_up = matches!(destination, Destination::TopUp(_));
     Ok(imported)
-}
-
-fn packages_root(store: &Store) -> Result<PathBuf> {
-    let root = store
-        .path()
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join(PACKAGES_DIR);
-    std::fs::create_dir_all(&root).map_err(|source| Error::Io {
-        path: root.clone(),
-        source,
-    })?;
-    Ok(root)
-}
-
-/// Extracts every member into `dir` (the archive checks each member's SHA-256 against the
-/// manifest) and returns the manifest.
-fn unpack(file: &Path, dir: &Path) -> Result<Manifest> {
-    archive::read(file, |name, reader| {
-        if !(name.starts_with(BUNDLE_PREFIX) || name == PLANS || name == ITEMS) {
-            return Err(refuse(
-                file,
-                name,
-                None,
-                "-",
-                "not a member of a rater package (expected bundle/…, plans.jsonl, items.jsonl)"
-                    .into(),
-            ));
-        }
-        let target = dir.join(name);
-        let io = |source| Error::Io {
-            path: target.clone(),
-            source,
-        };
-        std::fs::create_dir_all(target.parent().expect("a member has a parent")).map_err(io)?;
-        let mut out = std::fs::File::create(&target).map_err(io)?;
-        std::io::copy(reader, &mut out).map_err(io)?;
-        Ok(())
-    })
-}
-
-/// The package's id, once the manifest says it is a rater package of this format.
-fn checked_package_id(file: &Path, manifest: &Manifest) -> Result<String> {
-    if manifest.format != PackageKind::RaterPackage || manifest.format_version != FORMAT_VERSION {
-        return Err(refuse(
-            file,
-            MANIFEST,
-            None,
-            "format",
-            format!(
-                "a rater package of format version {FORMAT_VERSION} is expected, this is a {:?} \
-                 of version {}",
-                manifest.format, manifest.format_version
-            ),
-        ));
-    }
-    Ok(uuid::Uuid::parse_str(&manifest.package_id)
-        .map_err(|e| {
-            refuse(
-                file,
-                MANIFEST,
-                None,
-                "package_id",
-                format!("not a UUID: {e}"),
-            )
-        })?
-        .to_string())
 }
 
 /// How many items the package brought, if it was imported before.
@@ -253,16 +172,6 @@ fn items_imported_before(store: &Store, package_id: &str) -> Result<Option<u32>>
 fn destination(store: &Store, file: &Path, manifest: &Manifest) -> Result<Destination> {
     let conn = store.read();
     let fail = |doing: &'static str| super::db_fail(store.path(), doing);
-    let study_known: bool = conn
-        .query_row(
-            "SELECT count(*) > 0 FROM studies WHERE study_id = ?1",
-            [&manifest.study_id],
-            |r| r.get(0),
-        )
-        .map_err(fail("looking for the study"))?;
-    if !study_known {
-        return Ok(Destination::NewStudy);
-    }
     let rater: Option<i64> = conn
         .query_row(
             "SELECT DISTINCT p.rater FROM rater_packages p JOIN studies s ON p.study = s.id
@@ -276,17 +185,9 @@ fn destination(store: &Store, file: &Path, manifest: &Manifest) -> Result<Destin
         .optional()
         .map_err(fail("looking for the study's queue from the team server"))?;
     let Some(rater) = rater else {
-        return Err(refuse(
-            file,
-            MANIFEST,
-            None,
-            "study_id",
-            format!(
-                "this database already holds study {:?}: a rater package is read in a database \
-                 of its own (neurorater package import --db NEW_FILE)",
-                manifest.study_id
-            ),
-        ));
+        // Not a queue read here from the server: a new study, or refused.
+        refuse_held_study(store, file, manifest, "a rater package")?;
+        return Ok(Destination::NewStudy);
     };
     let mut stmt = conn
         .prepare(
@@ -306,58 +207,6 @@ fn destination(store: &Store, file: &Path, manifest: &Manifest) -> Result<Destin
         .and_then(|rows| rows.collect::<rusqlite::Result<BTreeMap<_, _>>>())
         .map_err(fail("reading the queue held here"))?;
     Ok(Destination::TopUp(HeldQueue { rater, items }))
-}
-
-/// Moves the staged package to where its images will be kept.
-fn replace_dir(from: &Path, to: &Path) -> Result<()> {
-    if to.exists() {
-        std::fs::remove_dir_all(to).map_err(|source| Error::Io {
-            path: to.to_path_buf(),
-            source,
-        })?;
-    }
-    std::fs::rename(from, to).map_err(|source| Error::Io {
-        path: to.to_path_buf(),
-        source,
-    })
-}
-
-/// Reads the bundle and the queue members; a problem in the bundle names its member inside the
-/// package.
-fn read_queue(
-    file: &Path,
-    dir: &Path,
-    manifest: &Manifest,
-    progress: &dyn Progress,
-) -> Result<PackageQueue> {
-    let bundle =
-        bundle::load(&dir.join("bundle"), progress).map_err(|problems| Error::Package {
-            package: file.to_path_buf(),
-            problems: problems
-                .into_iter()
-                .map(|p| Problem {
-                    file: format!("{BUNDLE_PREFIX}{}", p.file),
-                    ..p
-                })
-                .collect(),
-        })?;
-    if bundle.study.study.id != manifest.study_id {
-        return Err(refuse(
-            file,
-            "bundle/study.json",
-            None,
-            "study.id",
-            format!(
-                "{:?}, but {MANIFEST} says {:?}",
-                bundle.study.study.id, manifest.study_id
-            ),
-        ));
-    }
-    Ok(PackageQueue {
-        bundle,
-        plans: read_jsonl(file, dir, PLANS)?,
-        items: read_jsonl(file, dir, ITEMS)?,
-    })
 }
 
 /// The queue against itself and the bundle: items numbered 1, 2, …, each in a plan of the

@@ -2,15 +2,18 @@
 //! curations into a consensus, and the reveal after rating. Thin adapters: the
 //! arguments are checked here, the rules (validation against the images, concurrency, who may
 //! review) in `cases::curation`, who may act in `cases::app`: every step needs a lead's session
-//! (the app's current rater, not reading blinded) and is recorded under its curator.
+//! (the app's current rater, not reading blinded) and is recorded under its curator. Whether the
+//! versions are this database's or the team server's is decided once, in
+//! `crate::curation_versions`.
 
+use crate::commands::team::TeamState;
+use crate::curation_versions::{CurationVersions, Save};
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::curation::{self, CaseRef};
-use cases::app::{LeadSession, Session};
+use cases::app::Session;
 use cases::curation::{Change, CuratedTruth, Decision, Disagreement, RevealedTruth, Side, Version};
-use cases::store::Store;
 use std::collections::BTreeMap;
 use tauri::State;
 
@@ -35,28 +38,27 @@ fn check_truth_size(truth: &CuratedTruth) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Curation shows and changes ground truth: only a lead's session may (`cases::app`).
-fn lead(store: &Store) -> Result<LeadSession, CommandError> {
-    Ok(Session::current(store)?.unblinded("Curation")?)
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn curation_history(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
 ) -> Result<Vec<Version>, CommandError> {
     let study_id = validate::id("study_id", &study_id)?;
     let case_id = validate::id("case_id", &case_id)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store(|store| Ok(curation::history(store, &lead(store)?, case)?))
+    CurationVersions::of(&state, &team, study_id)?
+        .history(case)
+        .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn curation_save_draft(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     branch: Option<String>,
@@ -74,18 +76,22 @@ pub async fn curation_save_draft(
     }
     check_truth_size(&truth)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store_mut(|store| {
-        let lead = lead(store)?;
-        Ok(curation::save_draft(
-            store, &lead, case, branch, based_on, &truth,
-        )?)
-    })
+    let save = Save {
+        branch,
+        based_on,
+        truth: &truth,
+        consensus: false,
+    };
+    CurationVersions::of(&state, &team, study_id)?
+        .save(case, save)
+        .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn curation_submit(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     version: i64,
@@ -94,16 +100,16 @@ pub async fn curation_submit(
     let case_id = validate::id("case_id", &case_id)?;
     let version = validate::key("version", version)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store_mut(|store| {
-        let lead = lead(store)?;
-        Ok(curation::submit_for_review(store, &lead, case, version)?)
-    })
+    CurationVersions::of(&state, &team, study_id)?
+        .submit(case, version)
+        .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn curation_review(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     version: i64,
@@ -123,12 +129,9 @@ pub async fn curation_review(
         ));
     }
     let case = CaseRef { study_id, case_id };
-    state.with_store_mut(|store| {
-        let lead = lead(store)?;
-        Ok(curation::review(
-            store, &lead, case, version, decision, &comment,
-        )?)
-    })
+    CurationVersions::of(&state, &team, study_id)?
+        .review(case, version, decision, &comment)
+        .await
 }
 
 /// The field-level changes from version `from` to version `to` of a case.
@@ -136,6 +139,7 @@ pub async fn curation_review(
 #[specta::specta]
 pub async fn curation_diff(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     from: i64,
@@ -146,7 +150,9 @@ pub async fn curation_diff(
     let from = validate::key("from", from)?;
     let to = validate::key("to", to)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store(|store| Ok(curation::diff(store, &lead(store)?, case, from, to)?))
+    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let history = versions.history(case).await?;
+    Ok(curation::diff(&history, &versions.lead()?, case, from, to)?)
 }
 
 /// The units on which versions `a` and `b` of a case (usually the latest of two curators'
@@ -155,6 +161,7 @@ pub async fn curation_diff(
 #[specta::specta]
 pub async fn curation_compare(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     a: i64,
@@ -165,7 +172,9 @@ pub async fn curation_compare(
     let a = validate::key("a", a)?;
     let b = validate::key("b", b)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store(|store| Ok(curation::compare(store, &lead(store)?, case, a, b)?))
+    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let history = versions.history(case).await?;
+    Ok(curation::compare(&history, &versions.lead()?, case, a, b)?)
 }
 
 /// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
@@ -174,6 +183,7 @@ pub async fn curation_compare(
 #[specta::specta]
 pub async fn curation_merge(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     a: i64,
@@ -203,7 +213,16 @@ pub async fn curation_merge(
         ));
     }
     let case = CaseRef { study_id, case_id };
-    state.with_store(|store| Ok(curation::merge(store, &lead(store)?, case, a, b, &choices)?))
+    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let history = versions.history(case).await?;
+    Ok(curation::merge(
+        &history,
+        &versions.lead()?,
+        case,
+        a,
+        b,
+        &choices,
+    )?)
 }
 
 /// Saves a merged (and possibly edited) consensus as a draft of `main`, based on main's
@@ -212,6 +231,7 @@ pub async fn curation_merge(
 #[specta::specta]
 pub async fn curation_save_consensus(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: String,
     case_id: String,
     based_on: Option<i64>,
@@ -224,12 +244,15 @@ pub async fn curation_save_consensus(
     }
     check_truth_size(&truth)?;
     let case = CaseRef { study_id, case_id };
-    state.with_store_mut(|store| {
-        let lead = lead(store)?;
-        Ok(curation::save_consensus(
-            store, &lead, case, based_on, &truth,
-        )?)
-    })
+    let save = Save {
+        branch: cases::curation::MAIN_BRANCH,
+        based_on,
+        truth: &truth,
+        consensus: true,
+    };
+    CurationVersions::of(&state, &team, study_id)?
+        .save(case, save)
+        .await
 }
 
 /// The ground truth of an assignment's case, for the current rater after they submitted.

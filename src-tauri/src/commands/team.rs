@@ -15,7 +15,7 @@ use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
 use cases::app::team::TeamRole;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus};
-use cases::rating::Rater;
+use cases::rating::{Rater, RaterRole};
 use cases::store::Store;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -44,6 +44,17 @@ pub struct TeamState {
     connection: Mutex<Option<Connection>>,
     download: LongWork,
     last_status: Mutex<Option<SyncStatus>>,
+    curation: Mutex<Option<CurationCopy>>,
+}
+
+/// A curator's copy of a study, opened from the server: its versions are the server's
+/// (`crate::curation_versions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CurationCopy {
+    study_id: String,
+    database: PathBuf,
+    /// The curator whose copy it is: their session sends its changes.
+    username: String,
 }
 
 impl Default for TeamState {
@@ -54,6 +65,7 @@ impl Default for TeamState {
             // at its end, so a stopped one leaves nothing behind.
             download: LongWork::new(Overlap::Replace),
             last_status: Mutex::new(None),
+            curation: Mutex::new(None),
         }
     }
 }
@@ -78,6 +90,42 @@ impl TeamState {
             .as_ref()
             .map(|c| (c.client.clone(), c.session.clone()))
             .ok_or_else(|| CommandError::new(ErrorCode::LoggedOut, "log in to a team server first"))
+    }
+
+    /// The client to curate `study_id` through when `database` (the open one) is the curator's
+    /// copy of it opened from the server; `None` when its versions are the database's own. A
+    /// copy whose session ended needs a new login: its versions are on the server.
+    pub fn curation_client(
+        &self,
+        database: &Path,
+        study_id: &str,
+    ) -> Result<Option<TeamClient>, CommandError> {
+        let copy = self
+            .curation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match copy {
+            Some(copy) if copy.database == database && copy.study_id == study_id => {
+                let (client, session) = self.client_and_session()?;
+                if session.username != copy.username {
+                    return Err(CommandError::new(
+                        ErrorCode::LoggedOut,
+                        format!(
+                            "this is {}'s copy of study {study_id}: log in to the team server as \
+                             {} to curate it",
+                            copy.username, copy.username
+                        ),
+                    ));
+                }
+                Ok(Some(client))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn set_curation(&self, copy: Option<CurationCopy>) {
+        *self.curation.lock().unwrap_or_else(|p| p.into_inner()) = copy;
     }
 
     /// Replaces the connection, stopping the previous one's sync worker.
@@ -144,22 +192,29 @@ fn session_files() -> Result<SessionFiles, CommandError> {
     Ok(SessionFiles::in_config_dir()?)
 }
 
-/// The studies an account already reads on this computer (in its own database), for a start
-/// while the server cannot be reached: each as a rater's.
+/// The studies an account already has on this computer (in its own database), for a start
+/// while the server cannot be reached: a rater's queue (its items link to server assignments)
+/// or a curator's copy (none do).
 fn studies_held(state: &AppState, session: &Session) -> Result<Vec<Membership>, CommandError> {
     let path = state.with_store(|store| Ok(team_database(store.path(), session)))?;
     if !path.exists() {
         return Ok(Vec::new());
     }
-    Ok(Store::open_existing(&path)?
-        .studies()?
-        .into_iter()
-        .map(|s| Membership {
-            study_id: s.id,
-            title: s.title,
-            role: TeamRole::Rater,
-        })
-        .collect())
+    let store = Store::open_existing(&path)?;
+    let mut held = Vec::new();
+    for study in store.studies()? {
+        let role = if cases::package::server_links(&store, &study.id)?.is_empty() {
+            TeamRole::Curator
+        } else {
+            TeamRole::Rater
+        };
+        held.push(Membership {
+            study_id: study.id,
+            title: study.title,
+            role,
+        });
+    }
+    Ok(held)
 }
 
 /// The server named by `--server` and, when a saved session on it is still valid, its account
@@ -279,13 +334,15 @@ pub async fn team_logout(team: State<'_, TeamState>) -> Result<(), CommandError>
 }
 
 /// A study opened from the server: a rater's queue imported here (they read as the package's
-/// rater from now on), or the lead's dashboard to show.
+/// rater from now on), a curator's copy of its cases (they curate it, versions on the server),
+/// or the lead's dashboard to show.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct TeamOpened {
     pub study_id: String,
     pub role: TeamRole,
-    /// The rater reading the imported queue, now the current reader here.
+    /// The rater reading the imported queue (a curator: the curator), now the one acting here.
     pub rater: Option<Rater>,
+    /// A rater's items; a curator's cases.
     pub items: u32,
     /// Items the server added to a queue already read here (downloaded on this opening).
     pub added: u32,
@@ -344,14 +401,21 @@ pub async fn team_open_study<R: Runtime>(
             format!("study {study_id} on the team server (not one of yours)"),
         )
     })?;
-    if role != TeamRole::Rater {
-        return Ok(TeamOpened {
-            study_id,
-            role,
-            rater: None,
-            items: 0,
-            added: 0,
-        });
+    match role {
+        TeamRole::Lead => {
+            return Ok(TeamOpened {
+                study_id,
+                role,
+                rater: None,
+                items: 0,
+                added: 0,
+            })
+        }
+        TeamRole::Curator => {
+            return open_curation_copy(&app, &state, &team, client, &session, study_id, request)
+                .await
+        }
+        TeamRole::Rater => {}
     }
     let path = state.with_store(|store| Ok(team_database(store.path(), &session)))?;
     let mut store = Store::open(&path)?;
@@ -416,6 +480,66 @@ async fn queue_grew(
         Err(e) if e.is_retryable() => Ok(false),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A curator's study: the copy the server builds (every case with its images and current ground
+/// truth, no model answer) downloaded and imported into the account's own database the first
+/// time, then opened as it is; the curator becomes the one acting, and the study's curation
+/// versions are the server's from now on ([`TeamState::curation_client`]).
+async fn open_curation_copy<R: Runtime>(
+    app: &AppHandle<R>,
+    state: &AppState,
+    team: &TeamState,
+    client: TeamClient,
+    session: &Session,
+    study_id: String,
+    request: Option<u32>,
+) -> Result<TeamOpened, CommandError> {
+    let path = state.with_store(|store| Ok(team_database(store.path(), session)))?;
+    let mut store = Store::open(&path)?;
+    if !store.studies()?.iter().any(|s| s.id == study_id) {
+        let file = path.with_extension("download.tar");
+        let started = team.download.start()?;
+        let progress = EventProgress::new(
+            app.clone(),
+            DOWNLOAD_EVENT,
+            request.unwrap_or_default(),
+            &started,
+        );
+        client
+            .download_curation_package(&study_id, &file, &progress)
+            .await?;
+        let imported = cases::package::import_curation_package(&mut store, &file, &progress);
+        let _ = std::fs::remove_file(&file);
+        imported?;
+    }
+    let curator = store
+        .raters()?
+        .into_iter()
+        .find(|r| r.name == session.username && r.role == RaterRole::Curator)
+        .ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::Database,
+                format!(
+                    "this account's database holds study {study_id} but no curator {}",
+                    session.username
+                ),
+            )
+        })?;
+    let curator = store.set_current_rater(curator.id)?;
+    let items = store.cases(&study_id)?.len() as u32;
+    state.open_instead(store);
+    team.set_curation(Some(CurationCopy {
+        study_id: study_id.clone(),
+        database: path,
+        username: session.username.clone(),
+    }));
+    Ok(TeamOpened {
+        study_id,
+        role: TeamRole::Curator,
+        rater: Some(curator),
+        items,
+    })
 }
 
 /// Stops the download or import under way; whether there was one.

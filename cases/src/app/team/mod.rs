@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod curation;
+mod curation_package;
 mod package;
 mod pull;
 mod study;
@@ -30,6 +31,7 @@ pub use curation::{
     CurationRefusal, CurationReview, CurationSave, CurationSubmit, FieldProblem, NewVersion,
     SavedVersion, ServerVersion, StatusChange,
 };
+pub use curation_package::{curation_package, CurationSource, CurationSourceCase};
 pub use package::{
     rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
     StoredImage,
