@@ -13,7 +13,7 @@ use super::rater::{
     read_jsonl, PackageItem, PackagePlan, BLINDED_MODEL, BUNDLE_PREFIX, ITEMS, PLANS,
 };
 use super::unpack::{refuse_held_study, unpack};
-use super::{refuse, Manifest, PackageKind, MANIFEST};
+use super::{Manifest, PackageKind, MANIFEST};
 use crate::bundle::{Bundle, Problem};
 use crate::progress::Progress;
 use crate::rating::{Rater, RaterRole};

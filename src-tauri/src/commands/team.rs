@@ -539,6 +539,7 @@ async fn open_curation_copy<R: Runtime>(
         role: TeamRole::Curator,
         rater: Some(curator),
         items,
+        added: 0,
     })
 }
 
