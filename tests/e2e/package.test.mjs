@@ -107,6 +107,7 @@ test('the rater imports the package and its study appears beside the demo', asyn
     site: 'Site B',
     items: 4,
     already_imported: false,
+    top_up: false,
   })
   // The page learns of the import as the menu's handler would: reload, and the picker lists it.
   await browser.execute(() => window.location.reload())

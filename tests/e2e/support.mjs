@@ -46,12 +46,14 @@ export const screenshots = (browser, prefix) => (name) => browser.saveScreenshot
 
 /** Fills the start screen's new-rater form and waits until the app reads as them. */
 export async function becomeNewRater(browser, name, role, years) {
-  const form = await browser.$(testid('new-rater'))
-  await form.waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
-  await form.$('input[name="name"]').setValue(name)
-  await form.$('select[name="role"]').selectByAttribute('value', role)
-  if (years !== undefined) await form.$('input[name="years"]').setValue(String(years))
-  await form.$('button[type="submit"]').click()
+  await browser.$(testid('new-rater')).waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  // Each field is looked up from the page, not from the form element found first: the picker
+  // may render its form again once the rater list arrives, which would leave that element stale.
+  const field = (selector) => browser.$(`${testid('new-rater')} ${selector}`)
+  await field('input[name="name"]').setValue(name)
+  await field('select[name="role"]').selectByAttribute('value', role)
+  if (years !== undefined) await field('input[name="years"]').setValue(String(years))
+  await field('button[type="submit"]').click()
   await browser.waitUntil(async () => (await browser.$(testid('current-rater')).getText().catch(() => '')) === name, {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: `${name} never became the current rater`,

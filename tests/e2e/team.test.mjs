@@ -183,6 +183,12 @@ test('a top-up by the lead reaches the queue read here when the rater opens the 
   const added = await $(testid('team-added'))
   await added.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the window never said the queue grew' })
   assert.match(await added.getText(), /added 2 responses to your queue/)
+  // The reading screen resumes where the rater was; the queue lists every item.
+  await $(testid('show-queue')).click()
+  await browser.waitUntil(async () => (await browser.$$(testid('queue-row'))).length === 5, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the queue never listed the five items',
+  })
   const rows = await browser.$$(testid('queue-row'))
   const assignments = []
   for (const r of rows) assignments.push(Number(await r.getAttribute('data-assignment')))
