@@ -8,15 +8,14 @@
 use crate::api::{forbidden, member_of};
 use crate::auth::Caller;
 use crate::error::ServerError;
-use crate::store::{audit, from_json, image_fetcher, NOW_TEXT};
+use crate::store::{audit, case_series, from_json, image_fetcher, NOW_TEXT};
 use crate::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use cases::app::team::{
-    curation_package as package_contents, CurationSource, CurationSourceCase, StoredImage,
-    TeamUnblindedSession,
+    curation_package as package_contents, CurationSource, CurationSourceCase, TeamUnblindedSession,
 };
 use cases::model::StudyMeta;
 use deadpool_postgres::Pool;
@@ -130,30 +129,7 @@ async fn read_source(pool: &Pool, study: i64, account: i64) -> Result<CurationSo
             .into_iter()
             .map(|task| from_json(task.get(0), "a task"))
             .collect::<Result<_, _>>()?;
-        let mut series = Vec::new();
-        for row in client
-            .query(
-                "SELECT id, body FROM series WHERE case_ref = $1 ORDER BY id",
-                &[&case_key],
-            )
-            .await?
-        {
-            let series_key: i64 = row.get(0);
-            let images = client
-                .query(
-                    "SELECT image, extension FROM series_images WHERE series = $1
-                     ORDER BY position",
-                    &[&series_key],
-                )
-                .await?
-                .into_iter()
-                .map(|image| StoredImage {
-                    sha256: image.get(0),
-                    extension: image.get(1),
-                })
-                .collect();
-            series.push((from_json(row.get(1), "a series")?, images));
-        }
+        let series = case_series(&client, case_key).await?;
         cases.push(CurationSourceCase {
             case: from_json(case.get(1), "a case")?,
             ground_truth: case.get(2),

@@ -18,8 +18,8 @@ use crate::wire::{
 use cases::app::team::{
     decide_edit, rater_item, rater_package, results_edits, PackageExchange, PackageRecipient,
     PackageSource, QueuedItem, RaterItem, StoredImage, StoredItem, TeamLeadSession, TeamMember,
-    TeamRaterSession, TeamRating, TeamRole, TeamSeriesFiles, TeamStudy, TeamStudyRating,
-    TeamUnblindedSession,
+    TeamRaterSession, TeamRating, TeamRole, TeamSeries, TeamSeriesFiles, TeamStudy,
+    TeamStudyRating, TeamUnblindedSession,
 };
 use cases::model::StudyMeta;
 use cases::package::ImageSource;
@@ -1169,6 +1169,39 @@ pub struct BuiltPackage {
     pub bytes: u64,
 }
 
+/// A case's series in order, each with its stored images in position order: what a package the
+/// server builds (a rater's or a curator's) carries of the case.
+pub(crate) async fn case_series(
+    client: &deadpool_postgres::Client,
+    case_key: i64,
+) -> Result<Vec<(TeamSeries, Vec<StoredImage>)>, ServerError> {
+    let mut of_case = Vec::new();
+    for row in client
+        .query(
+            "SELECT id, body FROM series WHERE case_ref = $1 ORDER BY id",
+            &[&case_key],
+        )
+        .await?
+    {
+        let series_key: i64 = row.get(0);
+        let images = client
+            .query(
+                "SELECT image, extension FROM series_images WHERE series = $1
+                 ORDER BY position",
+                &[&series_key],
+            )
+            .await?
+            .into_iter()
+            .map(|image| StoredImage {
+                sha256: image.get(0),
+                extension: image.get(1),
+            })
+            .collect();
+        of_case.push((from_json(row.get(1), "a series")?, images));
+    }
+    Ok(of_case)
+}
+
 /// Builds the rater package of `recipient`'s queue (docs/multisite.md): the server's rows read
 /// into `cases::app::team::rater_package`, written by `cases::package::write_rater_package` on a
 /// blocking thread into a temporary file, images fetched one at a time; then recorded with each
@@ -1225,31 +1258,7 @@ pub async fn build_package(
     }
     let mut series = BTreeMap::new();
     for (case_key, case_id) in case_keys {
-        let mut of_case = Vec::new();
-        for row in client
-            .query(
-                "SELECT id, body FROM series WHERE case_ref = $1 ORDER BY id",
-                &[&case_key],
-            )
-            .await?
-        {
-            let series_key: i64 = row.get(0);
-            let images = client
-                .query(
-                    "SELECT image, extension FROM series_images WHERE series = $1
-                     ORDER BY position",
-                    &[&series_key],
-                )
-                .await?
-                .into_iter()
-                .map(|image| StoredImage {
-                    sha256: image.get(0),
-                    extension: image.get(1),
-                })
-                .collect();
-            of_case.push((from_json(row.get(1), "a series")?, images));
-        }
-        series.insert(case_id, of_case);
+        series.insert(case_id, case_series(&client, case_key).await?);
     }
     drop(client);
     let source = PackageSource {
