@@ -10,6 +10,7 @@
 
 use crate::dist;
 use rayon::prelude::*;
+use seeded::SplitMix64;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,28 +39,11 @@ pub struct BootstrapInterval {
     pub clusters: usize,
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): tiny, fast and good enough to pick cluster indices.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..bound by the multiply-shift method (bias below 2⁻³² for any realistic
-    /// number of cases).
-    fn below(&mut self, bound: usize) -> usize {
-        ((u128::from(self.next()) * bound as u128) >> 64) as usize
-    }
-}
-
+/// Resample `resample`'s own stream, so resamples can run in any order (in parallel) and each
+/// draws the same clusters.
 fn generator_for(seed: u64, resample: usize) -> SplitMix64 {
-    let mut mixer = SplitMix64(seed ^ (resample as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-    SplitMix64(mixer.next())
+    let mut mixer = SplitMix64::new(seed ^ (resample as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    SplitMix64::new(mixer.next_u64())
 }
 
 /// Bootstraps `statistics` (computed from summed cluster sums; `None` when undefined) over

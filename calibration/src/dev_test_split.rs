@@ -86,14 +86,9 @@ pub fn place_new_items(
 /// FNV-1a over the seed's and the id's bytes, finished with SplitMix64's mixer: stable across
 /// platforms and Rust versions, which `std`'s hasher does not promise.
 fn item_hash(seed: u64, item: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in seed.to_le_bytes().iter().chain(item.as_bytes()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    hash ^ (hash >> 31)
+    seeded::mix(seeded::fnv1a(
+        seed.to_le_bytes().iter().chain(item.as_bytes()),
+    ))
 }
 
 #[cfg(test)]

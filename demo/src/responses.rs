@@ -7,7 +7,7 @@
 //! it through small personal biases and noise, the grader through a larger noise and leniency.
 
 use super::catalogue::{AnswerText, CaseDef, TaskDef};
-use super::rng::SplitMix64;
+use super::rng::DemoRng;
 use super::DIMENSIONS;
 use cases::model::{
     CaseFile, DiseaseGroup, GraderError, GraderLine, ResponseLine, TaskFamily, Turn,
@@ -102,7 +102,7 @@ fn severity(code: &str, group: DiseaseGroup) -> u8 {
 /// Picks the planted error kinds of one answer. `rotation` forces every code to appear across
 /// the study rather than leaving coverage to chance.
 fn choose_errors(
-    rng: &mut SplitMix64,
+    rng: &mut DemoRng,
     profile: &ModelProfile,
     correct: bool,
     text: &AnswerText,
@@ -300,7 +300,7 @@ fn compose(
 fn latent_scores(
     planted: &[Planted],
     correct: bool,
-    rng: &mut SplitMix64,
+    rng: &mut DemoRng,
 ) -> BTreeMap<&'static str, f64> {
     let count = |code: &str| planted.iter().filter(|p| p.category == code).count() as f64;
     let penalty =
@@ -351,7 +351,7 @@ fn latent_scores(
 }
 
 /// A rubric score: the latent value seen with `bias` and `noise`, on the 1–5 step-1 scale.
-fn observe(latent: f64, bias: f64, noise: f64, rng: &mut SplitMix64) -> f64 {
+fn observe(latent: f64, bias: f64, noise: f64, rng: &mut DemoRng) -> f64 {
     (latent + bias + noise * rng.normal())
         .round()
         .clamp(1.0, 5.0)
@@ -380,7 +380,7 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
             for profile in &MODELS {
                 for sample in 0..profile.samples {
                     let label = format!("{}/{}/{}/{sample}", case.id, task.id, profile.name);
-                    let mut rng = SplitMix64::from_label(&label);
+                    let mut rng = DemoRng::from_label(&label);
                     let difficulty_penalty =
                         0.08 * f64::from(case.difficulty - 1) + 0.06 * f64::from(task.level - 1);
                     let correct = rng.chance(profile.accuracy - difficulty_penalty);
@@ -437,59 +437,58 @@ pub(crate) fn generate(cases: &[CaseDef], files: &[CaseFile]) -> Generated {
                     );
                     let latent = latent_scores(&composed.planted, correct, &mut rng);
 
-                    let grade =
-                        |name: &str, (leniency, noise): (f64, f64), rng: &mut SplitMix64| {
-                            let dimensions: BTreeMap<String, f64> = DIMENSIONS
-                                .iter()
-                                .map(|(id, _, _)| {
-                                    (id.to_string(), observe(latent[id], leniency, noise, rng))
-                                })
-                                .collect();
-                            let score = observe(latent["overall"], leniency, noise, rng);
-                            let mut claimed: Vec<GraderError> = composed
-                                .planted
-                                .iter()
-                                .filter(|_| rng.chance(0.7))
-                                .map(|p| GraderError {
-                                    category: p.category.into(),
-                                    quote: Some(p.quote.clone()),
-                                    extra: Default::default(),
-                                })
-                                .collect();
-                            if rng.chance(0.15) {
-                                let invented = CODES[rng.below(CODES.len())];
-                                if !composed.planted.iter().any(|p| p.category == invented) {
-                                    let sentences: Vec<&String> =
-                                        composed.first.iter().chain(&composed.second).collect();
-                                    let quote = sentences[rng.below(sentences.len())].clone();
-                                    claimed.push(GraderError {
-                                        category: invented.into(),
-                                        quote: Some(quote),
-                                        extra: Default::default(),
-                                    });
-                                }
-                            }
-                            let summary = if claimed.is_empty() {
-                                "No errors identified; findings and reasoning match the images."
-                                    .to_string()
-                            } else {
-                                let codes: Vec<&str> =
-                                    claimed.iter().map(|e| e.category.as_str()).collect();
-                                format!("Errors identified: {}.", codes.join(", "))
-                            };
-                            GraderLine {
-                                case_id: case.id.into(),
-                                task_id: task.id.into(),
-                                model: profile.name.into(),
-                                sample,
-                                grader: name.into(),
-                                score,
-                                dimensions: Some(dimensions),
-                                errors: Some(claimed),
-                                rationale: Some(format!("Overall {score}/5. {summary}")),
+                    let grade = |name: &str, (leniency, noise): (f64, f64), rng: &mut DemoRng| {
+                        let dimensions: BTreeMap<String, f64> = DIMENSIONS
+                            .iter()
+                            .map(|(id, _, _)| {
+                                (id.to_string(), observe(latent[id], leniency, noise, rng))
+                            })
+                            .collect();
+                        let score = observe(latent["overall"], leniency, noise, rng);
+                        let mut claimed: Vec<GraderError> = composed
+                            .planted
+                            .iter()
+                            .filter(|_| rng.chance(0.7))
+                            .map(|p| GraderError {
+                                category: p.category.into(),
+                                quote: Some(p.quote.clone()),
                                 extra: Default::default(),
+                            })
+                            .collect();
+                        if rng.chance(0.15) {
+                            let invented = CODES[rng.below(CODES.len())];
+                            if !composed.planted.iter().any(|p| p.category == invented) {
+                                let sentences: Vec<&String> =
+                                    composed.first.iter().chain(&composed.second).collect();
+                                let quote = sentences[rng.below(sentences.len())].clone();
+                                claimed.push(GraderError {
+                                    category: invented.into(),
+                                    quote: Some(quote),
+                                    extra: Default::default(),
+                                });
                             }
+                        }
+                        let summary = if claimed.is_empty() {
+                            "No errors identified; findings and reasoning match the images."
+                                .to_string()
+                        } else {
+                            let codes: Vec<&str> =
+                                claimed.iter().map(|e| e.category.as_str()).collect();
+                            format!("Errors identified: {}.", codes.join(", "))
                         };
+                        GraderLine {
+                            case_id: case.id.into(),
+                            task_id: task.id.into(),
+                            model: profile.name.into(),
+                            sample,
+                            grader: name.into(),
+                            score,
+                            dimensions: Some(dimensions),
+                            errors: Some(claimed),
+                            rationale: Some(format!("Overall {score}/5. {summary}")),
+                            extra: Default::default(),
+                        }
+                    };
                     let v1 = grade(GRADER_V1, GRADER_V1_BIAS, &mut rng);
                     if case_index < GRADER_V2_CASES {
                         let v2 = grade(GRADER_V2, GRADER_V2_BIAS, &mut rng);

@@ -1,56 +1,35 @@
 //! Deterministic pseudo-randomness: the demo must be byte-identical on every run and platform, so
-//! it uses SplitMix64 (Steele, Lea & Flood 2014) rather than a generator whose stream may change
-//! between crate versions.
+//! it draws from the workspace's one seeded generator (`seeded`), whose stream never changes.
 
-/// A small sequential generator; every consumer seeds its own from a label so that adding a case
+pub(crate) use seeded::fnv1a;
+use seeded::mix;
+
+/// The demo's draws over the shared generator, each seeded from a label so that adding a case
 /// does not shift the random stream of the others.
-pub(crate) struct SplitMix64(u64);
+pub(crate) struct DemoRng(seeded::SplitMix64);
 
-impl SplitMix64 {
+impl DemoRng {
     /// A generator whose stream depends only on `label`.
     pub(crate) fn from_label(label: &str) -> Self {
-        SplitMix64(fnv1a(label.as_bytes()))
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    /// Uniform in [0, 1).
-    pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        DemoRng(seeded::SplitMix64::from_label(label))
     }
 
     /// Standard normal by Box–Muller.
     pub(crate) fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit();
-        let u2 = self.unit();
+        let u1 = 1.0 - self.0.unit();
+        let u2 = self.0.unit();
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 
     pub(crate) fn chance(&mut self, probability: f64) -> bool {
-        self.unit() < probability
+        self.0.unit() < probability
     }
 
-    /// Uniform index below `n` (n > 0).
+    /// An index below `n` (n > 0), scaled from [`seeded::SplitMix64::unit`] rather than by
+    /// multiply-shift: the demo's bytes are pinned, and this is how they were drawn.
     pub(crate) fn below(&mut self, n: usize) -> usize {
-        ((self.unit() * n as f64) as usize).min(n.saturating_sub(1))
+        ((self.0.unit() * n as f64) as usize).min(n.saturating_sub(1))
     }
-}
-
-/// The SplitMix64 finaliser: a bijective avalanche of all 64 bits.
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// FNV-1a, to turn labels into seeds and UIDs.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01B3)
-    })
 }
 
 /// Approximately standard-normal noise for voxel `index` of a stream `seed`, without sequential

@@ -17,6 +17,7 @@
 //! Exits 1 when an edit is lost or duplicated, a rater did not finish, or (without `--faults`)
 //! any request failed. Comments and times come from a fixed seed (`--seed`).
 
+use seeded::SplitMix64;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -120,23 +121,6 @@ fn parse_options() -> Result<Options, String> {
     })
 }
 
-/// SplitMix64: a seeded sequence, so that two runs send the same edits.
-struct Seeded(u64);
-
-impl Seeded {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const WORDS: &[&str] = &[
     "lesion",
     "enhancing",
@@ -165,10 +149,10 @@ const WORDS: &[&str] = &[
 ];
 
 /// The rating's whole state after a rater's `n`th change: what the app's save queue sends.
-fn whole_state(seeded: &mut Seeded, n: u64) -> Value {
+fn whole_state(seeded: &mut SplitMix64, n: u64) -> Value {
     let words = 5 + seeded.below(60);
     let comment: Vec<&str> = (0..words)
-        .map(|_| WORDS[seeded.below(WORDS.len() as u64) as usize])
+        .map(|_| WORDS[seeded.below(WORDS.len())])
         .collect();
     json!({
         "kind": "save",
@@ -433,7 +417,7 @@ async fn make_edits(
 ) {
     let (interval, seconds) = o;
     let end = start + Duration::from_secs_f64(seconds);
-    let mut seeded = Seeded(seed);
+    let mut seeded = SplitMix64::new(seed);
     let mut ticks = tokio::time::interval_at(start, interval);
     for n in 0.. {
         let at = ticks.tick().await;
