@@ -438,6 +438,67 @@ fn check_shares(overlap_share: f64, repeat_share: f64, repeat_after_days: u32) -
     Ok(())
 }
 
+/// A new plan as dealt, ready to be written.
+struct NewPlan<'a> {
+    study: i64,
+    name: &'a str,
+    spec: &'a PlanSpec,
+    raters: &'a [Rater],
+    seats: &'a [Seat],
+    /// The study's responses with their strata, all dealt.
+    responses: &'a [(i64, String)],
+    overlap: &'a [i64],
+    /// One per rater, in `raters`' order.
+    queues: &'a [Queue],
+}
+
+/// What a plan's spec must hold before anything is read: its trimmed name, shares in range,
+/// strata and raters named once each.
+fn check_plan_spec(spec: &PlanSpec) -> Result<&str> {
+    let name = spec.name.trim();
+    if name.is_empty() || name.chars().count() > MAX_PLAN_NAME_CHARS {
+        return Err(invalid(
+            "name",
+            format!("a plan needs a name of 1 to {MAX_PLAN_NAME_CHARS} characters"),
+        ));
+    }
+    check_shares(
+        spec.overlap_share,
+        spec.repeat_share,
+        spec.repeat_after_days,
+    )?;
+    let stratify: BTreeSet<StratifyBy> = spec.stratify_by.iter().copied().collect();
+    if stratify.len() != spec.stratify_by.len() {
+        return Err(invalid("stratify_by", "a key is listed twice"));
+    }
+    if spec.raters.is_empty() {
+        return Err(invalid("raters", "a plan needs at least one rater"));
+    }
+    Ok(name)
+}
+
+/// A cap on first reads per rater must hold the overlap every rater reads (and at least one).
+fn check_cap_covers_overlap(spec: &PlanSpec, responses: &[(i64, String)]) -> Result<()> {
+    let Some(cap) = spec.responses_per_rater else {
+        return Ok(());
+    };
+    let mut per_stratum: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, stratum) in responses {
+        *per_stratum.entry(stratum).or_default() += 1;
+    }
+    let n_overlap: usize = per_stratum
+        .values()
+        .map(|&n| share_of(spec.overlap_share, n))
+        .sum();
+    if (cap as usize) < n_overlap.max(1) {
+        return Err(invalid(
+            "responses_per_rater",
+            format!("at least the overlap ({n_overlap} responses) and at least 1, got {cap}"),
+        ));
+    }
+    Ok(())
+}
+
 impl Store {
     /// The named readers of a plan: distinct, existing, none a curator.
     fn plan_readers(&self, field: &str, ids: &[i64]) -> Result<Vec<Rater>> {
@@ -510,44 +571,10 @@ impl Store {
     /// only the others.
     pub fn create_assignment_plan(&mut self, actor: i64, spec: &PlanSpec) -> Result<PlanSummary> {
         let actor = self.rater(actor)?;
-        let name = spec.name.trim();
-        if name.is_empty() || name.chars().count() > MAX_PLAN_NAME_CHARS {
-            return Err(invalid(
-                "name",
-                format!("a plan needs a name of 1 to {MAX_PLAN_NAME_CHARS} characters"),
-            ));
-        }
-        check_shares(
-            spec.overlap_share,
-            spec.repeat_share,
-            spec.repeat_after_days,
-        )?;
-        let stratify: BTreeSet<StratifyBy> = spec.stratify_by.iter().copied().collect();
-        if stratify.len() != spec.stratify_by.len() {
-            return Err(invalid("stratify_by", "a key is listed twice"));
-        }
-        if spec.raters.is_empty() {
-            return Err(invalid("raters", "a plan needs at least one rater"));
-        }
+        let name = check_plan_spec(spec)?;
         let raters = self.plan_readers("raters", &spec.raters)?;
         let study = self.study_key(&spec.study_id)?;
-        let taken: bool = self
-            .read()
-            .query_row(
-                "SELECT count(*) > 0 FROM assignment_plans WHERE study = ?1 AND name = ?2",
-                params![study, name],
-                |r| r.get(0),
-            )
-            .map_err(self.fail("checking plan names"))?;
-        if taken {
-            return Err(invalid(
-                "name",
-                format!(
-                    "study {:?} already has a plan named {name:?}",
-                    spec.study_id
-                ),
-            ));
-        }
+        self.refuse_taken_plan_name(study, &spec.study_id, name)?;
         let responses = study_responses(self.read(), study, &spec.stratify_by)
             .map_err(self.fail("listing the study's responses"))?;
         if responses.is_empty() {
@@ -556,22 +583,7 @@ impl Store {
                 spec.study_id
             )));
         }
-        if let Some(k) = spec.responses_per_rater {
-            let mut per_stratum: BTreeMap<&str, usize> = BTreeMap::new();
-            for (_, stratum) in &responses {
-                *per_stratum.entry(stratum).or_default() += 1;
-            }
-            let n_overlap: usize = per_stratum
-                .values()
-                .map(|&n| share_of(spec.overlap_share, n))
-                .sum();
-            if (k as usize) < n_overlap.max(1) {
-                return Err(invalid(
-                    "responses_per_rater",
-                    format!("at least the overlap ({n_overlap} responses) and at least 1, got {k}"),
-                ));
-            }
-        }
+        check_cap_covers_overlap(spec, &responses)?;
         let mut seats = raters
             .iter()
             .enumerate()
@@ -592,11 +604,47 @@ impl Store {
             },
             &mut seats,
         );
+        self.write_new_plan(
+            &actor,
+            &NewPlan {
+                study,
+                name,
+                spec,
+                raters: &raters,
+                seats: &seats,
+                responses: &responses,
+                overlap: &overlap,
+                queues: &queues,
+            },
+        )
+    }
+
+    /// Refuses a second plan of one name in a study: plans are told apart by name.
+    fn refuse_taken_plan_name(&self, study: i64, study_id: &str, name: &str) -> Result<()> {
+        let taken: bool = self
+            .read()
+            .query_row(
+                "SELECT count(*) > 0 FROM assignment_plans WHERE study = ?1 AND name = ?2",
+                params![study, name],
+                |r| r.get(0),
+            )
+            .map_err(self.fail("checking plan names"))?;
+        if taken {
+            return Err(invalid(
+                "name",
+                format!("study {study_id:?} already has a plan named {name:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes a dealt plan in one transaction: the plan, its seats and queues, and its audit entry.
+    fn write_new_plan(&mut self, actor: &Rater, plan: &NewPlan) -> Result<PlanSummary> {
+        let spec = plan.spec;
         let stratify_json =
             serde_json::to_string(&spec.stratify_by).map_err(|e| Error::Corrupt {
                 what: format!("the plan's strata: {e}"),
             })?;
-
         self.write(|w| {
             let tx = w.tx();
             let created_at: String = tx
@@ -608,8 +656,8 @@ impl Store {
                      stratify_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
-                    study,
-                    name,
+                    plan.study,
+                    plan.name,
                     // Stored bit for bit; read back with `as u64`.
                     spec.seed as i64,
                     spec.overlap_share,
@@ -623,19 +671,21 @@ impl Store {
             )
             .map_err(|e| w.fail("creating the plan", e))?;
             let plan_id = tx.last_insert_rowid();
-            let dealt: Vec<i64> = responses.iter().map(|(r, _)| *r).collect();
-            let joined: Vec<(i64, u64)> = raters
+            let dealt: Vec<i64> = plan.responses.iter().map(|(r, _)| *r).collect();
+            let joined: Vec<(i64, u64)> = plan
+                .raters
                 .iter()
-                .zip(&seats)
+                .zip(plan.seats)
                 .map(|(r, s)| (r.id, s.seat))
                 .collect();
-            let by_rater: Vec<(i64, &Queue)> = raters.iter().map(|r| r.id).zip(&queues).collect();
+            let by_rater: Vec<(i64, &Queue)> =
+                plan.raters.iter().map(|r| r.id).zip(plan.queues).collect();
             write_deal(
                 w,
                 plan_id,
                 &joined,
                 &dealt,
-                &overlap,
+                plan.overlap,
                 &by_rater,
                 &created_at,
                 spec.repeat_after_days,
