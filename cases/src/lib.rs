@@ -14,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod grader_workbench;
 pub mod harness;
+pub mod ids;
 pub mod import;
 pub mod marks;
 pub mod model;

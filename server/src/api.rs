@@ -109,16 +109,12 @@ async fn openapi() -> Json<utoipa::openapi::OpenApi> {
     Json(ApiDoc::openapi())
 }
 
-/// A path segment naming a study, case or person: short and printable, never a path.
+/// A path segment naming a study, case or person: short and printable, never a path
+/// (`cases::ids`: the rule of usernames, which ids also meet).
 pub(crate) fn check_segment(field: &str, value: &str) -> Result<(), ServerError> {
-    let ok = (1..=128).contains(&value.len())
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(field, "1 to 128 letters, digits and . _ @ -"))
+    match cases::ids::username_problem(value) {
+        None => Ok(()),
+        Some(problem) => Err(invalid(field, problem)),
     }
 }
 
@@ -362,9 +358,16 @@ async fn package(
         }
     };
     let recipient = exchange.recipient(rater)?;
-    let built = store::build_package(&state.pool, &exchange, &recipient).await?;
+    Ok(download(
+        store::build_package(&state.pool, &exchange, &recipient).await?,
+    ))
+}
+
+/// A package the server wrote, streamed as a tar download named by its id (a rater's package
+/// and a curator's copy alike).
+pub(crate) fn download(built: store::BuiltPackage) -> Response {
     let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(built.file));
-    Ok((
+    (
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
             (header::CONTENT_LENGTH, built.bytes.to_string()),
@@ -375,7 +378,7 @@ async fn package(
         ],
         Body::from_stream(stream),
     )
-        .into_response())
+        .into_response()
 }
 
 #[utoipa::path(post, path = "/api/studies/{study}/results", security(("bearer" = [])),

@@ -126,17 +126,9 @@ pub(crate) async fn verify_password(
 /// Usernames are what people type to log in and what audit entries name: short, printable.
 /// `field` is where the request carried it (`username`, `raters[2]`).
 pub(crate) fn check_username(field: &str, username: &str) -> Result<(), ServerError> {
-    let ok = (1..=64).contains(&username.len())
-        && username
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(
-            field,
-            "1 to 64 characters: letters, digits and . _ @ -",
-        ))
+    match cases::ids::username_problem(username) {
+        None => Ok(()),
+        Some(problem) => Err(invalid(field, problem)),
     }
 }
 

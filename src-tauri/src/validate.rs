@@ -3,30 +3,15 @@
 
 use crate::error::{CommandError, ErrorCode};
 
-/// Study, case and task ids in bundles are short slugs; 128 leaves room without inviting abuse.
-pub const MAX_ID_LEN: usize = 128;
-
-/// A study or case id: 1–128 characters of ASCII letters, digits, `.`, `_` and `-`.
+/// A study, case or task id, by the rule bundles are checked by (`cases::ids`).
 pub fn id<'a>(field: &str, value: &'a str) -> Result<&'a str, CommandError> {
-    if value.is_empty() || value.len() > MAX_ID_LEN {
-        return Err(CommandError::new(
+    match cases::ids::id_problem(value) {
+        None => Ok(value),
+        Some(problem) => Err(CommandError::new(
             ErrorCode::InvalidArgument,
-            format!(
-                "{field}: must be 1 to {MAX_ID_LEN} characters long, got {}",
-                value.len()
-            ),
-        ));
+            format!("{field}: {problem}"),
+        )),
     }
-    if let Some(bad) = value
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-    {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!("{field}: the character {bad:?} is not allowed (letters, digits, . _ - only)"),
-        ));
-    }
-    Ok(value)
 }
 
 /// A store key (series, task): SQLite rowids are positive.
@@ -46,14 +31,19 @@ mod tests {
 
     #[test]
     fn accepts_bundle_style_ids() {
-        for ok in ["demo", "ms-01", "case_12.v2", &"a".repeat(MAX_ID_LEN)] {
+        for ok in [
+            "demo",
+            "ms-01",
+            "case_12.v2",
+            &"a".repeat(cases::ids::MAX_ID_CHARS),
+        ] {
             assert_eq!(id("case_id", ok), Ok(ok));
         }
     }
 
     #[test]
     fn rejects_empty_overlong_and_foreign_characters_naming_the_field() {
-        let too_long = "a".repeat(MAX_ID_LEN + 1);
+        let too_long = "a".repeat(cases::ids::MAX_ID_CHARS + 1);
         for bad in ["", too_long.as_str(), "../etc", "ms 01", "ms-01'--", "é"] {
             let error = id("case_id", bad).expect_err(bad);
             assert_eq!(error.code, ErrorCode::InvalidArgument);

@@ -74,23 +74,16 @@ impl From<ServerUrl> for String {
     }
 }
 
-/// A study id or username as a path segment: the server's rule (`check_segment` in its API: 1 to
-/// 128 letters, digits and `. _ @ -`), checked here too so nothing malformed is ever sent; `.`
-/// and `..` too, which a URL would resolve into another path.
+/// A study id or username as a path segment, by the server's rule (`cases::ids`, which its API's
+/// `check_segment` asks too), checked here so nothing malformed is ever sent: `.` and `..` too,
+/// which a URL would resolve into another path.
 pub fn check_segment(field: &str, value: &str) -> Result<()> {
-    let ok = (1..=128).contains(&value.len())
-        && value != "."
-        && value != ".."
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(ClientError::Invalid {
+    match cases::ids::username_problem(value) {
+        None => Ok(()),
+        Some(problem) => Err(ClientError::Invalid {
             field: field.to_owned(),
-            message: "1 to 128 letters, digits and . _ @ -".to_owned(),
-        })
+            message: problem.to_owned(),
+        }),
     }
 }
 

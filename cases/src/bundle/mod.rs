@@ -402,16 +402,9 @@ fn list_case_files(dir: &Path, problems: &mut Problems) -> Vec<String> {
     files
 }
 
-/// Ids end up in file names, URLs of the app and exports: keep them plain.
+/// Ids end up in file names, URLs of the app and exports: keep them plain (`crate::ids`).
 fn check_id(kind: &str, id: &str) -> Option<String> {
-    let plain = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    (!plain).then(|| {
-        format!("{kind} id {id:?} must be 1–64 characters of letters, digits, '-', '_' or '.'")
-    })
+    crate::ids::id_problem(id).map(|problem| format!("{kind} id {id:?} {problem}"))
 }
 
 fn check_scale(scale: &Scale, field: &str, file: &str, text: &str, problems: &mut Problems) {

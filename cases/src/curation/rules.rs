@@ -136,16 +136,11 @@ pub fn review_outcome(
 
 /// A branch's name: what curators type for an independent curation.
 pub fn check_branch_name(branch: &str) -> Result<()> {
-    let valid = (1..=64).contains(&branch.len())
-        && branch
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::CurationRefused(format!(
-            "{branch:?} is not a curation name: 1–64 letters, digits, '-', '_' or '.'"
-        )))
+    match crate::ids::id_problem(branch) {
+        None => Ok(()),
+        Some(problem) => Err(Error::CurationRefused(format!(
+            "{branch:?} is not a curation name: it {problem}"
+        ))),
     }
 }
 

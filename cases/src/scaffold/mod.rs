@@ -796,14 +796,8 @@ fn id_from_name(out: &Path) -> String {
         .unwrap_or_default();
     let id: String = name
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(64)
+        .map(|c| if crate::ids::is_id_char(c) { c } else { '-' })
+        .take(crate::ids::MAX_ID_CHARS)
         .collect();
     if id.is_empty() {
         "scaffolded-study".into()
