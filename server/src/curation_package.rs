@@ -5,15 +5,13 @@
 //! `cases::package::write_curation_package` on a blocking thread into a temporary file with the
 //! images fetched one at a time, then streamed.
 
-use crate::api::{forbidden, member_of};
+use crate::api::{download, forbidden, member_of};
 use crate::auth::Caller;
 use crate::error::ServerError;
-use crate::store::{audit, case_series, from_json, image_fetcher, NOW_TEXT};
+use crate::store::{audit, case_series, from_json, image_fetcher, BuiltPackage, NOW_TEXT};
 use crate::AppState;
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use cases::app::team::{
     curation_package as package_contents, CurationSource, CurationSourceCase, TeamUnblindedSession,
 };
@@ -37,33 +35,12 @@ pub(crate) async fn curation_package(
         .await?
         .unblinded()
         .map_err(forbidden)?;
-    let built = build(&state.pool, &session).await?;
-    let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(built.file));
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
-            (header::CONTENT_LENGTH, built.bytes.to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}.tar\"", built.package_id),
-            ),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
-}
-
-/// A written package opened for streaming; the file itself is already deleted (the open handle
-/// keeps its bytes until the stream ends).
-struct Built {
-    package_id: String,
-    file: std::fs::File,
-    bytes: u64,
+    Ok(download(build(&state.pool, &session).await?))
 }
 
 /// Reads the study's cases, writes the package and records who took the copy (the audit log:
 /// it holds the ground truth).
-async fn build(pool: &Pool, session: &TeamUnblindedSession) -> Result<Built, ServerError> {
+async fn build(pool: &Pool, session: &TeamUnblindedSession) -> Result<BuiltPackage, ServerError> {
     let member = session.member();
     let source = read_source(pool, member.study, member.account).await?;
     let contents = package_contents(session, source, image_fetcher(pool))?;
@@ -89,14 +66,7 @@ async fn build(pool: &Pool, session: &TeamUnblindedSession) -> Result<Built, Ser
     )
     .await?;
     tx.commit().await?;
-    let file = std::fs::File::open(&out)?;
-    let bytes = file.metadata()?.len();
-    drop(dir);
-    Ok(Built {
-        package_id,
-        file,
-        bytes,
-    })
+    BuiltPackage::open(package_id, &out, dir)
 }
 
 /// The study and every case of it as the server stores them, images by their SHA-256.

@@ -1169,6 +1169,25 @@ pub struct BuiltPackage {
     pub bytes: u64,
 }
 
+impl BuiltPackage {
+    /// Opens the package written at `path` inside `dir`, then deletes `dir`: the open handle
+    /// keeps the bytes for the stream, and nothing is left on disk whatever happens to it.
+    pub(crate) fn open(
+        package_id: String,
+        path: &std::path::Path,
+        dir: tempfile::TempDir,
+    ) -> Result<Self, ServerError> {
+        let file = std::fs::File::open(path)?;
+        let bytes = file.metadata()?.len();
+        drop(dir);
+        Ok(BuiltPackage {
+            package_id,
+            file,
+            bytes,
+        })
+    }
+}
+
 /// A case's series in order, each with its stored images in position order: what a package the
 /// server builds (a rater's or a curator's) carries of the case.
 pub(crate) async fn case_series(
@@ -1333,14 +1352,7 @@ pub async fn build_package(
     )
     .await?;
     tx.commit().await?;
-    let file = std::fs::File::open(&out)?;
-    let bytes = file.metadata()?.len();
-    drop(dir);
-    Ok(BuiltPackage {
-        package_id,
-        file,
-        bytes,
-    })
+    BuiltPackage::open(package_id, &out, dir)
 }
 
 /// An error reading an upload, naming it as the client knows it rather than by the server's
