@@ -963,7 +963,7 @@ export type Mark = {
 	/**  The plane it was drawn in; the points lie in it. */
 	plane: Plane,
 	/**  Patient coordinates, DICOM LPS, millimetres. */
-	points_lps_mm: ([(number | null), (number | null), (number | null)])[],
+	points_lps_mm: ([number, number, number])[],
 };
 
 export type MarkKind = 
@@ -1045,11 +1045,11 @@ export type PlanSpec_Deserialize = {
 	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
-	overlap_share: number | null,
+	overlap_share: number,
 	/**  First reads per rater, overlap included; `None`: every response is assigned. */
 	responses_per_rater?: number | null,
 	/**  Share of each rater's first reads read a second time, in [0, 1]. */
-	repeat_share?: number | null,
+	repeat_share?: number,
 	repeat_after_days?: number,
 	/**  What the strata are made of; empty: one stratum. */
 	stratify_by?: StratifyBy[],
@@ -1062,11 +1062,11 @@ export type PlanSpec_Serialize = {
 	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
-	overlap_share: number | null,
+	overlap_share: number,
 	/**  First reads per rater, overlap included; `None`: every response is assigned. */
 	responses_per_rater: number | null,
 	/**  Share of each rater's first reads read a second time, in [0, 1]. */
-	repeat_share: number | null,
+	repeat_share: number,
 	repeat_after_days: number,
 	/**  What the strata are made of; empty: one stratum. */
 	stratify_by: StratifyBy[],
@@ -1267,7 +1267,7 @@ export type RatingEdit = RatingEdit_Serialize | RatingEdit_Deserialize;
 /**  The whole editable state of a rating; a save replaces the draft with it. */
 export type RatingEdit_Deserialize = {
 	overall?: number | null,
-	dimensions?: { [key in string]: number | null },
+	dimensions?: { [key in string]: number },
 	/**
 	 *  Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
 	 *  its own, never a score.
@@ -1277,13 +1277,13 @@ export type RatingEdit_Deserialize = {
 	confidence?: number | null,
 	comment?: string,
 	/**  Total time on task so far (not an increment), seconds. */
-	seconds_on_task?: number | null,
+	seconds_on_task?: number,
 };
 
 /**  The whole editable state of a rating; a save replaces the draft with it. */
 export type RatingEdit_Serialize = {
 	overall: number | null,
-	dimensions: { [key in string]: number | null },
+	dimensions: { [key in string]: number },
 	/**
 	 *  Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
 	 *  its own, never a score.
@@ -1293,7 +1293,7 @@ export type RatingEdit_Serialize = {
 	confidence: number | null,
 	comment: string,
 	/**  Total time on task so far (not an increment), seconds. */
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 };
 
 export type RatingStatus = "draft" | "submitted";
@@ -1303,13 +1303,13 @@ export type RatingView = RatingView_Serialize | RatingView_Deserialize;
 export type RatingView_Deserialize = {
 	status: RatingStatus,
 	overall?: number | null,
-	dimensions: { [key in string]: number | null },
+	dimensions: { [key in string]: number },
 	/**  Dimensions marked "not applicable". */
 	not_applicable: string[],
 	correctness?: Correctness | null,
 	confidence?: number | null,
 	comment: string,
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 	updated_at: string,
 	submitted_at?: string | null,
 	labels: ErrorLabelView_Deserialize[],
@@ -1318,13 +1318,13 @@ export type RatingView_Deserialize = {
 export type RatingView_Serialize = {
 	status: RatingStatus,
 	overall: number | null,
-	dimensions: { [key in string]: number | null },
+	dimensions: { [key in string]: number },
 	/**  Dimensions marked "not applicable". */
 	not_applicable: string[],
 	correctness: Correctness | null,
 	confidence: number | null,
 	comment: string,
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 	updated_at: string,
 	submitted_at: string | null,
 	labels: ErrorLabelView_Serialize[],
@@ -1591,24 +1591,24 @@ export type SavedRubric = {
 export type Scale = Scale_Serialize | Scale_Deserialize;
 
 export type ScaleLevel = {
-	value: number | null,
+	value: number,
 	descriptor: string,
 };
 
 export type Scale_Deserialize = {
 	label?: string | null,
-	min: number | null,
-	max: number | null,
-	step: number | null,
+	min: number,
+	max: number,
+	step: number,
 	/**  One descriptor per level, shown beside the score buttons. */
 	levels?: ScaleLevel[],
 };
 
 export type Scale_Serialize = {
 	label?: string,
-	min: number | null,
-	max: number | null,
-	step: number | null,
+	min: number,
+	max: number,
+	step: number,
 	/**  One descriptor per level, shown beside the score buttons. */
 	levels: ScaleLevel[],
 };
