@@ -31,14 +31,9 @@ import type {
 } from './lib/curation/types'
 import type {
   BackendError,
-  CaseSummary,
-  CaseView,
   ErrorCode,
   Plane,
-  ResponseView,
   StartupProgress,
-  StartupStatus,
-  StudySummary,
   WorkProgress,
 } from './types'
 import type { LabelEdit, PlanSpec, TopUpSpec, RaterRole, RatingEdit } from './ratingTypes'
@@ -102,21 +97,21 @@ async function call<T>(pending: Promise<T>): Promise<T> {
 }
 
 /** `call` for the commands whose results the UI still types by hand (`T`, not checked against the
- * generated result): the modules not yet moved onto the generated types, which the rating
- * commands are. */
+ * generated result): the modules not yet moved onto the generated types, as the catalog's and
+ * the rating commands' are. */
 const callAs = <T>(pending: Promise<unknown>): Promise<T> => call(pending) as Promise<T>
 
-export const startupStatus = () => callAs<StartupStatus>(commands.startupStatus())
+export const startupStatus = () => call(commands.startupStatus())
 
 export function onStartupProgress(handler: (progress: StartupProgress) => void): Promise<UnlistenFn> {
   return listen<StartupProgress>('startup-progress', (event) => handler(event.payload))
 }
 
-export const listStudies = () => callAs<StudySummary[]>(commands.listStudies())
-export const listCases = (studyId: string) => callAs<CaseSummary[]>(commands.listCases(studyId))
+export const listStudies = () => call(commands.listStudies())
+export const listCases = (studyId: string) => call(commands.listCases(studyId))
 export const openCase = (studyId: string, caseId: string) =>
-  callAs<CaseView>(commands.openCase(studyId, caseId))
-export const listResponses = (taskKey: number) => callAs<ResponseView[]>(commands.listResponses(taskKey))
+  call(commands.openCase(studyId, caseId))
+export const listResponses = (taskKey: number) => call(commands.listResponses(taskKey))
 
 // Curation (docs/curation.md). Every step acts as the current rater. A save carries the version
 // it started from; 'refused' means the case moved on (the message names who saved, and when) or
@@ -171,12 +166,12 @@ export const revealGroundTruth = (assignmentId: number) =>
   callAs<RevealedTruth>(commands.revealGroundTruth(assignmentId))
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
-export const seriesVolume = (seriesKey: number) => callAs<ArrayBuffer>(commands.seriesVolume(seriesKey))
+export const seriesVolume = (seriesKey: number) => call(commands.seriesVolume(seriesKey))
 /** The slice a viewport in `plane` opens on, alone, as a one-slice NIfTI-1: native slice `slice`,
  * or the middle NiiVue shows when null. Empty when the viewport does not show the series' own
  * slices, or the series has one slice: then only the whole series will do. */
 export const seriesOpeningSlice = (seriesKey: number, plane: Plane, slice: number | null) =>
-  callAs<ArrayBuffer>(commands.seriesOpeningSlice(seriesKey, plane, slice))
+  call(commands.seriesOpeningSlice(seriesKey, plane, slice))
 
 // Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
 // a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks
@@ -387,7 +382,7 @@ export const newStudyEditCase = (caseId: string, edit: CaseEdit) =>
   callAs<DraftCase>(commands.newStudyEditCase(caseId, edit))
 /** A series' thumbnails side by side, one PNG. */
 export const newStudyThumbnails = (caseId: string, seriesId: string) =>
-  callAs<ArrayBuffer>(commands.newStudyThumbnails(caseId, seriesId))
+  call(commands.newStudyThumbnails(caseId, seriesId))
 export const newStudyImport = () => callAs<ImportReply>(commands.newStudyImport())
 export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void): Promise<UnlistenFn> {
   return listen<NewStudyProgress>('new-study-progress', (event) => handler(event.payload))
