@@ -18,16 +18,10 @@ import {
 } from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
-  BaselineTask,
-  BlindTask,
-  Change,
   CuratedTruth,
   Decision,
-  Disagreement,
   HumanRole,
-  RevealedTruth,
   Side,
-  Version,
 } from './lib/curation/types'
 import type {
   BackendError,
@@ -97,8 +91,8 @@ async function call<T>(pending: Promise<T>): Promise<T> {
 }
 
 /** `call` for the commands whose results the UI still types by hand (`T`, not checked against the
- * generated result): the modules not yet moved onto the generated types, as the catalog's and
- * the rating commands' are. */
+ * generated result): the modules not yet moved onto the generated types, as the catalog's, the
+ * rating commands' and curation's are. */
 const callAs = <T>(pending: Promise<unknown>): Promise<T> => call(pending) as Promise<T>
 
 export const startupStatus = () => call(commands.startupStatus())
@@ -117,7 +111,7 @@ export const listResponses = (taskKey: number) => call(commands.listResponses(ta
 // it started from; 'refused' means the case moved on (the message names who saved, and when) or
 // a rule forbids the step (e.g. reviewing one's own version).
 export const curationHistory = (studyId: string, caseId: string) =>
-  callAs<Version[]>(commands.curationHistory(studyId, caseId))
+  call(commands.curationHistory(studyId, caseId))
 /** `branch` null: main; any other name: the curator's own, independent curation. */
 export const curationSaveDraft = (
   studyId: string,
@@ -125,30 +119,30 @@ export const curationSaveDraft = (
   branch: string | null,
   basedOn: number | null,
   truth: CuratedTruth,
-) => callAs<number>(commands.curationSaveDraft(studyId, caseId, branch, basedOn, truth))
+) => call(commands.curationSaveDraft(studyId, caseId, branch, basedOn, truth))
 export const curationSubmit = (studyId: string, caseId: string, version: number) =>
-  callAs<void>(commands.curationSubmit(studyId, caseId, version))
+  call(commands.curationSubmit(studyId, caseId, version))
 export const curationReview = (studyId: string, caseId: string, version: number, decision: Decision, comment: string) =>
-  callAs<void>(commands.curationReview(studyId, caseId, version, decision, comment))
+  call(commands.curationReview(studyId, caseId, version, decision, comment))
 export const curationDiff = (studyId: string, caseId: string, from: number, to: number) =>
-  callAs<Change[]>(commands.curationDiff(studyId, caseId, from, to))
+  call(commands.curationDiff(studyId, caseId, from, to))
 /** The units on which versions `a` and `b` (two independent curations) disagree. */
 export const curationCompare = (studyId: string, caseId: string, a: number, b: number) =>
-  callAs<Disagreement[]>(commands.curationCompare(studyId, caseId, a, b))
+  call(commands.curationCompare(studyId, caseId, a, b))
 /** Their consensus with the side chosen per disagreement; nothing is saved. 'invalid_argument'
  * names the units still without a side. */
 export const curationMerge = (studyId: string, caseId: string, a: number, b: number, choices: Record<string, Side>) =>
-  callAs<CuratedTruth>(commands.curationMerge(studyId, caseId, a, b, choices))
+  call(commands.curationMerge(studyId, caseId, a, b, choices))
 /** Saves a consensus as a draft of main (source 'consensus'), based on main's latest version. */
 export const curationSaveConsensus = (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth) =>
-  callAs<number>(commands.curationSaveConsensus(studyId, caseId, basedOn, truth))
+  call(commands.curationSaveConsensus(studyId, caseId, basedOn, truth))
 
 // Human-baseline reader mode (docs/curation.md): the current rater answers a task blind.
 // 'refused' for a curator, for a rater who has seen the case's model answers, and for a second
 // answer to the same task.
-export const baselineTasks = (studyId: string) => callAs<BaselineTask[]>(commands.baselineTasks(studyId))
+export const baselineTasks = (studyId: string) => call(commands.baselineTasks(studyId))
 export const baselineBlindTask = (studyId: string, caseId: string, taskId: string) =>
-  callAs<BlindTask>(commands.baselineBlindTask(studyId, caseId, taskId))
+  call(commands.baselineBlindTask(studyId, caseId, taskId))
 export interface BaselineAnswer {
   role: HumanRole
   yearsExperience: number | null
@@ -159,11 +153,11 @@ export interface BaselineAnswer {
   secondsOnTask: number
 }
 export const baselineSubmit = (studyId: string, caseId: string, taskId: string, answer: BaselineAnswer) =>
-  callAs<number>(commands.baselineSubmit(studyId, caseId, taskId, answer.role, answer.yearsExperience, answer.diagnosis, answer.differential, answer.reasoning, answer.secondsOnTask))
+  call(commands.baselineSubmit(studyId, caseId, taskId, answer.role, answer.yearsExperience, answer.diagnosis, answer.differential, answer.reasoning, answer.secondsOnTask))
 /** The case's ground truth for the current rater, once they have submitted every rating they
  * hold on that case ('refused' before: it would anchor the ratings still to come). Audited. */
 export const revealGroundTruth = (assignmentId: number) =>
-  callAs<RevealedTruth>(commands.revealGroundTruth(assignmentId))
+  call(commands.revealGroundTruth(assignmentId))
 
 /** The series as a NIfTI-1 file in memory, sent as raw bytes (no JSON, no base64). */
 export const seriesVolume = (seriesKey: number) => call(commands.seriesVolume(seriesKey))
