@@ -46,11 +46,8 @@ import type {
 } from './lib/workbench/types'
 import type {
   CaseEdit,
-  DraftCase,
-  ImportReply,
   NewStudyProgress,
   ResponsesArg,
-  ScanReply,
 } from './lib/newStudy/types'
 
 const KNOWN_CODES: readonly ErrorCode[] = [
@@ -92,7 +89,7 @@ async function call<T>(pending: Promise<T>): Promise<T> {
 
 /** `call` for the commands whose results the UI still types by hand (`T`, not checked against the
  * generated result): the modules not yet moved onto the generated types, as the catalog's, the
- * rating commands' and curation's are. */
+ * rating commands', curation's and "New study…"'s are. */
 const callAs = <T>(pending: Promise<unknown>): Promise<T> => call(pending) as Promise<T>
 
 export const startupStatus = () => call(commands.startupStatus())
@@ -367,17 +364,17 @@ export const newStudyScan = (
   studyId: string,
   shiftDates: boolean,
   responses: ResponsesArg | null,
-) => callAs<ScanReply>(commands.newStudyScan(sources, folder, studyId, shiftDates, responses))
+) => call(commands.newStudyScan(sources, folder, studyId, shiftDates, responses))
 /** Stops the scan, or discards the draft; nothing is left behind either way. */
 export const newStudyCancel = () => callAs<boolean>(commands.newStudyCancel())
 export const newStudyLabel = (caseId: string, seriesId: string, label: string) =>
-  callAs<DraftCase>(commands.newStudyLabel(caseId, seriesId, label))
+  call(commands.newStudyLabel(caseId, seriesId, label))
 export const newStudyEditCase = (caseId: string, edit: CaseEdit) =>
-  callAs<DraftCase>(commands.newStudyEditCase(caseId, edit))
+  call(commands.newStudyEditCase(caseId, edit))
 /** A series' thumbnails side by side, one PNG. */
 export const newStudyThumbnails = (caseId: string, seriesId: string) =>
   call(commands.newStudyThumbnails(caseId, seriesId))
-export const newStudyImport = () => callAs<ImportReply>(commands.newStudyImport())
+export const newStudyImport = () => call(commands.newStudyImport())
 export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void): Promise<UnlistenFn> {
   return listen<NewStudyProgress>('new-study-progress', (event) => handler(event.payload))
 }
