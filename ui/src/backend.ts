@@ -5,17 +5,7 @@
 
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import {
-  commands,
-  type Progress_Serialize as TeamProgress,
-  type Rubric_Deserialize,
-  type RubricSave,
-  type StudyRubric_Serialize,
-  type SyncStatus_Serialize as SyncStatus,
-  type TeamAccount,
-  type TeamOpened_Serialize as TeamOpened,
-  type TeamStart_Serialize as TeamStart,
-} from './bindings'
+import { commands, type Rubric_Deserialize, type SyncStatus_Serialize as SyncStatus } from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   CuratedTruth,
@@ -88,8 +78,8 @@ async function call<T>(pending: Promise<T>): Promise<T> {
 }
 
 /** `call` for the commands whose results the UI still types by hand (`T`, not checked against the
- * generated result): the modules not yet moved onto the generated types, as the catalog's, the
- * rating commands', curation's and "New study…"'s are. */
+ * generated result): the grader workbench and metrics, and the calibration report, not yet moved
+ * onto the generated types (docs/app.md, "Payload types"). */
 const callAs = <T>(pending: Promise<unknown>): Promise<T> => call(pending) as Promise<T>
 
 export const startupStatus = () => call(commands.startupStatus())
@@ -203,7 +193,7 @@ export const setPosition = (assignment: number) => call(commands.setPosition(ass
 export const resumePosition = () => call(commands.resumePosition())
 
 // Calibration (docs/calibration.md, "In the app").
-export const listGraders = (studyId: string) => callAs<string[]>(commands.listGraders(studyId))
+export const listGraders = (studyId: string) => call(commands.listGraders(studyId))
 /** Builds the report off the UI thread: `onCalibrationHeadline` receives the verdict's dimension
  * first, `onCalibrationProgress` follows the bootstrap of the rest, and the promise gives the whole
  * report (at once when it was kept from an earlier build on the same data). `request` is the
@@ -217,7 +207,7 @@ export const calibrationReport = (
 ) =>
   callAs<CalibrationView>(commands.calibrationReport(studyId, grader, request, options))
 /** Stops the report being built; whether one was. */
-export const cancelCalibrationReport = () => callAs<boolean>(commands.cancelCalibrationReport())
+export const cancelCalibrationReport = () => call(commands.cancelCalibrationReport())
 export function onCalibrationProgress(handler: (progress: CalibrationProgress) => void): Promise<UnlistenFn> {
   return listen<CalibrationProgress>('calibration-progress', (event) => handler(event.payload))
 }
@@ -237,7 +227,7 @@ export async function chooseExportPath(format: ExportFormat): Promise<string | n
 }
 /** Writes the report on screen to `path` (a CSV export creates a folder there); the files written. */
 export const exportCalibrationReport = (format: ExportFormat, path: string) =>
-  callAs<string[]>(commands.exportCalibrationReport(format, path))
+  call(commands.exportCalibrationReport(format, path))
 
 // Multi-site studies (docs/multisite.md): the remote rater's import and export, the lead's merge.
 /** Asks for one existing package file (the native open dialog); null when the user cancels. */
@@ -267,9 +257,9 @@ export const mergeResultsPackage = (path: string, request = 0) =>
   call(commands.mergeResultsPackage(path, request))
 /** The file written; `packageId` only when the database holds several rater packages. */
 export const exportResultsPackage = (path: string, packageId: string | null = null, request = 0) =>
-  callAs<string>(commands.exportResultsPackage(path, packageId, request))
+  call(commands.exportResultsPackage(path, packageId, request))
 /** Stops the package action under way before it writes; whether one was running. */
-export const cancelPackageAction = () => callAs<boolean>(commands.cancelPackageAction())
+export const cancelPackageAction = () => call(commands.cancelPackageAction())
 export function onPackageProgress(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
   return listen<WorkProgress>('package-progress', (event) => handler(event.payload))
 }
@@ -277,18 +267,18 @@ export function onPackageProgress(handler: (progress: WorkProgress) => void): Pr
 // The team server (docs/team-server.md, "The desktop app against a server"). Every request is
 // the app's, in Rust; the webview talks to no server.
 /** The server named by `--server`, and the account of a saved session still valid there. */
-export const teamStart = () => callAs<TeamStart>(commands.teamStart())
+export const teamStart = () => call(commands.teamStart())
 /** Fails with 'refused' (wrong username or password), 'server_unreachable' or 'invalid_argument'. */
 export const teamLogin = (server: string, username: string, password: string) =>
-  callAs<TeamAccount>(commands.teamLogin(server, username, password))
-export const teamLogout = () => callAs<void>(commands.teamLogout())
+  call(commands.teamLogin(server, username, password))
+export const teamLogout = () => call(commands.teamLogout())
 /** A rater's queue downloaded and imported (progress as `onTeamDownload` events carrying
  * `request`; `teamCancelDownload` stops it), or the lead's study to show the dashboard of. */
-export const teamOpenStudy = (studyId: string, request = 0) => callAs<TeamOpened>(commands.teamOpenStudy(studyId, request))
-export const teamCancelDownload = () => callAs<boolean>(commands.teamCancelDownload())
-export const teamProgress = (studyId: string) => callAs<TeamProgress>(commands.teamProgress(studyId))
+export const teamOpenStudy = (studyId: string, request = 0) => call(commands.teamOpenStudy(studyId, request))
+export const teamCancelDownload = () => call(commands.teamCancelDownload())
+export const teamProgress = (studyId: string) => call(commands.teamProgress(studyId))
 /** The sync worker's last status; null when none runs. */
-export const teamSyncStatus = () => callAs<SyncStatus | null>(commands.teamSyncStatus())
+export const teamSyncStatus = () => call(commands.teamSyncStatus())
 export function onTeamSync(handler: (status: SyncStatus) => void): Promise<UnlistenFn> {
   return listen<SyncStatus>('team-sync', (event) => handler(event.payload))
 }
@@ -322,14 +312,14 @@ export const workbenchDrift = (studyId: string, before: string, after: string) =
 /** Runs the stored grader (or with `samples` the model) to the end; `onRunProgress` follows it. */
 export const workbenchRun = (name: string, samples: number | null = null) =>
   callAs<RunOutcome>(commands.workbenchRun(name, samples))
-export const workbenchCancelRun = () => callAs<boolean>(commands.workbenchCancelRun())
+export const workbenchCancelRun = () => call(commands.workbenchCancelRun())
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))
 }
 
 // The automatic text metrics (docs/metrics.md), computed from the app by the study lead.
 export const metricsCompute = (studyId: string) => callAs<MetricsOutcome>(commands.metricsCompute(studyId))
-export const metricsCancel = () => callAs<boolean>(commands.metricsCancel())
+export const metricsCancel = () => call(commands.metricsCancel())
 export function onMetricsProgress(handler: (progress: MetricsProgress) => void): Promise<UnlistenFn> {
   return listen<MetricsProgress>('metrics-progress', (event) => handler(event.payload))
 }
@@ -366,7 +356,7 @@ export const newStudyScan = (
   responses: ResponsesArg | null,
 ) => call(commands.newStudyScan(sources, folder, studyId, shiftDates, responses))
 /** Stops the scan, or discards the draft; nothing is left behind either way. */
-export const newStudyCancel = () => callAs<boolean>(commands.newStudyCancel())
+export const newStudyCancel = () => call(commands.newStudyCancel())
 export const newStudyLabel = (caseId: string, seriesId: string, label: string) =>
   call(commands.newStudyLabel(caseId, seriesId, label))
 export const newStudyEditCase = (caseId: string, edit: CaseEdit) =>
@@ -381,6 +371,6 @@ export function onNewStudyProgress(handler: (progress: NewStudyProgress) => void
 
 // The study lead's rubric editor: edited in place before the first rating under the current
 // version, a new version after. Refused ('refused') while a rater reads blinded here.
-export const rubricCurrent = (studyId: string) => callAs<StudyRubric_Serialize>(commands.rubricCurrent(studyId))
+export const rubricCurrent = (studyId: string) => call(commands.rubricCurrent(studyId))
 /** Saved (its version, whether new), unchanged, or invalid with each problem at its field. */
-export const rubricSave = (studyId: string, rubric: Rubric_Deserialize) => callAs<RubricSave>(commands.rubricSave(studyId, rubric))
+export const rubricSave = (studyId: string, rubric: Rubric_Deserialize) => call(commands.rubricSave(studyId, rubric))
