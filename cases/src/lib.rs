@@ -12,6 +12,8 @@ pub mod curation;
 mod digest;
 pub mod error;
 pub mod export;
+#[cfg(feature = "specta")]
+pub mod finite;
 pub mod grader_workbench;
 pub mod harness;
 pub mod ids;

@@ -53,6 +53,7 @@ pub struct Mark {
     /// The plane it was drawn in; the points lie in it.
     pub plane: Plane,
     /// Patient coordinates, DICOM LPS, millimetres.
+    #[cfg_attr(feature = "specta", specta(type = Vec<[crate::finite::Finite; 3]>))]
     pub points_lps_mm: Vec<[f64; 3]>,
 }
 

@@ -72,8 +72,11 @@ impl RubricDimension {
 pub struct Scale {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub min: f64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub max: f64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub step: f64,
     /// One descriptor per level, shown beside the score buttons.
     #[serde(default)]
@@ -95,6 +98,7 @@ impl Scale {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct ScaleLevel {
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub value: f64,
     pub descriptor: String,
 }

@@ -1,5 +1,5 @@
 //! The TypeScript side of the IPC contract, `ui/src/bindings.ts`, generated from the commands in
-//! `commands/list.rs` and the types they take and return (tauri-specta). It is committed so the
+//! `commands/*.rs` (the list `build.rs` derives) and the types they take and return (tauri-specta). It is committed so the
 //! UI builds without Rust; `tests::committed_bindings_are_current` fails when it is stale.
 //! Regenerate it with
 //!
@@ -15,7 +15,7 @@ pub fn committed_path() -> PathBuf {
 }
 
 /// The first lines of the file: what it is and how to remake it, for whoever opens it.
-const HEADER: &str = "// Generated from the Rust commands (src-tauri/src/commands/list.rs) by tauri-specta: do not edit.\n\
+const HEADER: &str = "// Generated from the Rust commands (src-tauri/src/commands/*.rs) by tauri-specta: do not edit.\n\
 // Regenerate: NEURORATER_WRITE_BINDINGS=1 cargo test -p neurorater-app --lib bindings\n\
 /* eslint-disable */";
 

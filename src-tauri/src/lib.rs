@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use state::AppState;
 use tauri::{App, Builder, Context, Runtime};
 
-/// The app's IPC surface from the one list (`commands/list.rs`): the invoke handler, and the
-/// TypeScript bindings generated from the same commands (`ui/src/bindings.ts`, checked by
-/// `bindings::tests`). A failed command throws its `CommandError` in the bindings, as `invoke`
+/// The app's IPC surface from the one list `build.rs` derives from the `#[tauri::command]` fns of
+/// `commands/*.rs`: the invoke handler, and the TypeScript bindings generated from the same
+/// commands (`ui/src/bindings.ts`, checked by `bindings::tests`). A failed command throws its `CommandError` in the bindings, as `invoke`
 /// does; ids and counts are plain numbers (every integer crossing IPC is a store key or a count,
 /// far below 2^53, and `validate::key` refuses anything else).
 pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
@@ -28,7 +28,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         };
     }
     tauri_specta::Builder::<R>::new()
-        .commands(include!("commands/list.rs"))
+        .commands(include!(concat!(env!("OUT_DIR"), "/app_commands.rs")))
         .error_handling(tauri_specta::ErrorHandlingMode::Throw)
         .dangerously_cast_bigints_to_number()
 }

@@ -56,12 +56,14 @@ pub struct PlanSpec {
     /// Rater ids, at least one; the order decides each rater's seat (their stream).
     pub raters: Vec<i64>,
     /// Share of the study's responses read by every rater, in [0, 1].
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub overlap_share: f64,
     /// First reads per rater, overlap included; `None`: every response is assigned.
     #[serde(default)]
     pub responses_per_rater: Option<u32>,
     /// Share of each rater's first reads read a second time, in [0, 1].
     #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub repeat_share: f64,
     #[serde(default)]
     pub repeat_after_days: u32,

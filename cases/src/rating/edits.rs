@@ -24,8 +24,10 @@ use std::collections::{BTreeMap, BTreeSet};
 #[serde(deny_unknown_fields)]
 pub struct RatingEdit {
     #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(type = Option<crate::finite::Finite>))]
     pub overall: Option<f64>,
     #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(type = BTreeMap<String, crate::finite::Finite>))]
     pub dimensions: BTreeMap<String, f64>,
     /// Dimensions the rater marked "not applicable" (where the rubric allows it): a state of
     /// its own, never a score.
@@ -39,6 +41,7 @@ pub struct RatingEdit {
     pub comment: String,
     /// Total time on task so far (not an increment), seconds.
     #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub seconds_on_task: f64,
 }
 

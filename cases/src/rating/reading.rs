@@ -129,13 +129,16 @@ impl ErrorLabelView {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RatingView {
     pub status: RatingStatus,
+    #[cfg_attr(feature = "specta", specta(type = Option<crate::finite::Finite>))]
     pub overall: Option<f64>,
+    #[cfg_attr(feature = "specta", specta(type = BTreeMap<String, crate::finite::Finite>))]
     pub dimensions: BTreeMap<String, f64>,
     /// Dimensions marked "not applicable".
     pub not_applicable: BTreeSet<String>,
     pub correctness: Option<Correctness>,
     pub confidence: Option<u8>,
     pub comment: String,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub seconds_on_task: f64,
     pub updated_at: String,
     pub submitted_at: Option<String>,

@@ -1,5 +1,7 @@
 //! The IPC surface: thin adapters that validate arguments, lock the store once and call `cases`.
-//! Each command is listed in `build.rs` and granted in `capabilities/default.json`.
+//! Every `pub` fn marked `#[tauri::command]` and `#[specta::specta]` in these files is a command:
+//! `build.rs` finds them and makes them the invoke handler, the bindings and the permission set the
+//! capability grants (`app-commands`); there is no list to add a command to.
 
 pub mod baseline;
 pub mod calibration;

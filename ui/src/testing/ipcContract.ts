@@ -1,10 +1,16 @@
-// What the UI's tests check `backend.ts` against, taken from the generated contract rather than
-// from Rust source: the commands of a module as the one list names them
-// (src-tauri/src/commands/list.rs), and the arguments each sends as the bindings generated from
-// the Rust commands send them (src/bindings.ts, which a Rust test keeps current).
+// What the UI's tests check `backend.ts` against, taken from the generated contract: the commands
+// the bindings invoke (src/bindings.ts, generated from the Rust commands and kept current by a Rust
+// test), each with the arguments its binding sends, and which of them a module of
+// src-tauri/src/commands/ defines (build.rs makes every `#[tauri::command]` fn there a command,
+// and refuses two of one name, so a name is defined in one file).
 
-import listSource from '../../../src-tauri/src/commands/list.rs?raw'
 import bindingsSource from '../bindings.ts?raw'
+
+const commandFiles = import.meta.glob<string>('../../../src-tauri/src/commands/*.rs', {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+})
 
 /** `"command", { a, b: transform(b) }` → ['a', 'b'], for every command the bindings invoke. */
 function generatedArguments(): Map<string, string[]> {
@@ -19,14 +25,14 @@ function generatedArguments(): Map<string, string[]> {
   return sent
 }
 
-/** The commands `module::command` in the list, each with the argument names its binding sends. */
+/** The commands of `commands/<module>.rs`, each with the argument names its binding sends. */
 export function commandsOf(module: string): Map<string, string[]> {
-  const sent = generatedArguments()
+  const source = commandFiles[`../../../src-tauri/src/commands/${module}.rs`]
+  if (source === undefined) throw new Error(`src-tauri/src/commands/${module}.rs does not exist`)
   const commands = new Map<string, string[]>()
-  for (const [, command] of listSource.matchAll(new RegExp(`^\\s*${module}::(\\w+)`, 'gm'))) {
-    const args = sent.get(command)
-    if (args === undefined) throw new Error(`${command} is in list.rs but not in the generated bindings`)
-    commands.set(command, args)
+  for (const [command, args] of generatedArguments()) {
+    if (new RegExp(`\\bfn ${command}\\b`).test(source)) commands.set(command, args)
   }
+  if (commands.size === 0) throw new Error(`no command of the bindings is defined in ${module}.rs`)
   return commands
 }

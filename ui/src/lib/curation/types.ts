@@ -1,75 +1,48 @@
-// The curation types as the backend sends them (`cases/src/curation`), and the small pure helpers
-// the curator view builds on.
-import type { Mark, SliceRef, TaskFamily } from '../../types'
+// The curation types as the backend sends them (`cases/src/curation`): the types generated into
+// ../../bindings under the UI's names (a received type is its `_Serialize` shape); and the small pure
+// helpers the curator view builds on.
+import type {
+  Change,
+  CuratedLesion_Serialize,
+  CuratedTruth_Serialize,
+  Decision,
+  Disagreement_Serialize,
+  DifferentialItem_Serialize,
+  BaselineState,
+  BaselineTask,
+  BlindTask,
+  HumanRole,
+  Side,
+  ReviewEntry,
+  RevealedTruth_Serialize,
+  TaskTruth_Serialize,
+  Version_Serialize,
+  VersionSource,
+  VersionStatus,
+} from '../../bindings'
 
-export interface DifferentialItem {
-  diagnosis: string
-  supporting: string[]
-  opposing: string[]
+export type {
+  BaselineState,
+  BaselineTask,
+  BlindTask,
+  Change,
+  Decision,
+  HumanRole,
+  ReviewEntry,
+  Side,
+  VersionSource,
+  VersionStatus,
 }
 
-export interface CuratedLesion {
-  id: string
-  description: string
-  /** Patient coordinates (DICOM LPS, mm). */
-  marks: Mark[]
-  /** The series and slices that show it. */
-  shown_on: SliceRef[]
-}
-
-export interface TaskTruth {
-  task_id: string
-  family: TaskFamily
-  key_images: SliceRef[]
-}
-
-export interface CuratedTruth {
-  diagnosis: string
-  diagnosis_code?: string
-  differential: DifferentialItem[]
-  lesions: CuratedLesion[]
-  expected_reasoning: string
-  difficulty?: number
-  tasks: TaskTruth[]
-}
-
-export type VersionStatus = 'draft' | 'in_review' | 'final'
-export type VersionSource = 'bundle' | 'curator' | 'consensus' | 'import'
-export type Decision = 'comment' | 'changes_requested' | 'finalised'
-
-export interface ReviewEntry {
-  by: string
-  decision: 'submitted' | Decision
-  comment: string
-  at: string
-}
-
-export interface Version {
-  version: number
-  branch: string
-  based_on: number | null
-  status: VersionStatus
-  source: VersionSource
-  author: string | null
-  /** null: the bundle's version, not stored until the first curation write. */
-  created_at: string | null
-  reviews: ReviewEntry[]
-  /** Final as it arrived (the study bundle, a ground-truth import), not reviewed by a second curator here. */
-  imported_final: boolean
-  truth: CuratedTruth
-}
-
-export interface RevealedTruth {
-  study_id: string
-  case_id: string
-  version: Version
-}
-
-export interface Change {
-  field: string
-  before: unknown
-  after: unknown
-}
+export type DifferentialItem = DifferentialItem_Serialize
+export type CuratedLesion = CuratedLesion_Serialize
+export type TaskTruth = TaskTruth_Serialize
+export type CuratedTruth = CuratedTruth_Serialize
+export type Version = Version_Serialize
+export type RevealedTruth = RevealedTruth_Serialize
+/** A unit (`diagnosis`, `differential`, `lesions[L2]`, `tasks[t1]` …) on which two curations
+ * differ; `null` on a side means it lacks the unit. */
+export type Disagreement = Disagreement_Serialize
 
 export const STATUS_LABELS: Record<VersionStatus, string> = {
   draft: 'Draft',
@@ -114,17 +87,6 @@ export function latestMain(history: Version[]): Version | null {
 
 // Two independent curations: `cases/src/curation/diff.rs`.
 
-export type Side = 'a' | 'b'
-
-/** A unit (`diagnosis`, `differential`, `lesions[L2]`, `tasks[t1]` …) on which two curations
- * differ; `null` on a side means it lacks the unit. */
-export interface Disagreement {
-  unit: string
-  a: unknown
-  b: unknown
-  /** For the differential: whether only the order differs; for a lesion: whether the marks overlap. */
-  detail: string | null
-}
 
 /** The latest version of each branch other than main: the independent curations to compare. */
 export function latestOfOtherBranches(history: Version[]): Version[] {
@@ -182,38 +144,11 @@ export function showSide(unit: string, value: unknown): string {
 
 // Human-baseline reader mode: `cases/src/curation/baseline.rs`.
 
-export type HumanRole = 'medical_student' | 'resident' | 'neurologist' | 'neuroradiologist'
-
 export const HUMAN_ROLE_LABELS: Record<HumanRole, string> = {
   medical_student: 'Medical student',
   resident: 'Resident',
   neurologist: 'Neurologist',
   neuroradiologist: 'Neuroradiologist',
-}
-
-export type BaselineState = 'open' | 'answered' | 'not_blind'
-
-export interface BaselineTask {
-  case_id: string
-  task_id: string
-  family: TaskFamily
-  level: number
-  state: BaselineState
-}
-
-/** What the model was given: the question, the patient, the series and key images. */
-export interface BlindTask {
-  study_id: string
-  case_id: string
-  task_id: string
-  prompt: string
-  age: number
-  sex: string
-  clinical_note: string
-  ehr: Record<string, unknown>
-  /** [series id, label] */
-  series: [string, string][]
-  key_images: SliceRef[]
 }
 
 /** The baseline role a rater answers in by default: their own, a curator's none. */
