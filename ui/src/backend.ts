@@ -11,6 +11,7 @@ import {
   type Rubric_Deserialize,
   type RubricSave,
   type StudyRubric_Serialize,
+  type Resolution,
   type SyncStatus_Serialize as SyncStatus,
   type TeamAccount,
   type TeamOpened_Serialize as TeamOpened,
@@ -316,6 +317,10 @@ export const teamCancelDownload = () => call<boolean>(commands.teamCancelDownloa
 export const teamProgress = (studyId: string) => call<TeamProgress>(commands.teamProgress(studyId))
 /** The sync worker's last status; null when none runs. */
 export const teamSyncStatus = () => call<SyncStatus | null>(commands.teamSyncStatus())
+/** Settles an item whose edits the server refused as a conflict: its rating becomes the server's,
+ * or this computer's is sent over it. */
+export const teamResolveConflict = (assignment: number, resolution: Resolution) =>
+  call<void>(commands.teamResolveConflict(assignment, resolution))
 export function onTeamSync(handler: (status: SyncStatus) => void): Promise<UnlistenFn> {
   return listen<SyncStatus>('team-sync', (event) => handler(event.payload))
 }

@@ -46,7 +46,10 @@ export const commands = {
 	baselineBlindTask: (studyId: string, caseId: string, taskId: string) => __TAURI_INVOKE<BlindTask>("baseline_blind_task", { studyId, caseId, taskId }),
 	/**  Stores the current rater's blind answer as a response of kind `human`; returns its key. */
 	baselineSubmit: (studyId: string, caseId: string, taskId: string, role: HumanRole, yearsExperience: number | null, diagnosis: string, differential: string[], reasoning: string, secondsOnTask: number | null) => __TAURI_INVOKE<number>("baseline_submit", { studyId, caseId, taskId, role, yearsExperience, diagnosis, differential, reasoning, secondsOnTask }),
-	/**  The ground truth of an assignment's case, for the current rater after they submitted. */
+	/**
+	 *  The ground truth of an assignment's case, for the current rater after they submitted: from
+	 *  this database, or from the team server the item was read from (`crate::ground_truth_reveal`).
+	 */
 	revealGroundTruth: (assignmentId: number) => __TAURI_INVOKE<RevealedTruth_Serialize>("reveal_ground_truth", { assignmentId }),
 	seriesVolume: (seriesKey: number) => __TAURI_INVOKE<ArrayBuffer>("series_volume", { seriesKey }),
 	/**
@@ -236,6 +239,13 @@ export const commands = {
 	teamProgress: (studyId: string) => __TAURI_INVOKE<Progress_Serialize>("team_progress", { studyId }),
 	/**  The sync worker's last status; `None` when no worker runs (no session, or a lead). */
 	teamSyncStatus: () => __TAURI_INVOKE<SyncStatus_Serialize | null>("team_sync_status"),
+	/**
+	 *  Settles an item of the rater's queue whose edits the server refused as a conflict (its queue
+	 *  stopped): its rating becomes the server's current one, the edits kept here set aside and
+	 *  recorded, or the rating here is sent over the server's (`cases::rating::outbox::resolve`).
+	 *  The sync worker then goes on with it.
+	 */
+	teamResolveConflict: (assignment: number, resolution: Resolution) => __TAURI_INVOKE<null>("team_resolve_conflict", { assignment, resolution }),
 };
 
 /* Types */
@@ -1405,6 +1415,22 @@ export type ReadingTask = {
 	level: number,
 	key_images: SliceRef[],
 };
+
+/**
+ *  How the rater resolves an item whose queue the server stopped (someone — they, on another
+ *  computer — changed it on the server since this computer last sent it).
+ */
+export type Resolution = 
+/**
+ *  The server's rating becomes the local one; the edits kept here are discarded (recorded
+ *  in `team_resolutions` and the audit log, not sent).
+ */
+"keep_server" | 
+/**
+ *  The local rating is sent over the server's: the edits kept here are replaced by those
+ *  that bring the server's current version to it, which the outbox then sends.
+ */
+"send_mine";
 
 /**  A response as a rater sees it: no model name, no sample index, no grader output. */
 export type ResponseView = ResponseView_Serialize | ResponseView_Deserialize;

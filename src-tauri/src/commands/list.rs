@@ -81,4 +81,5 @@ app_commands![
     team::team_cancel_download,
     team::team_progress,
     team::team_sync_status,
+    team::team_resolve_conflict,
 ]
