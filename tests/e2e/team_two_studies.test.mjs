@@ -32,7 +32,10 @@ let study
 
 const $ = (selector) => browser.$(selector)
 const shot = (name) => screenshots(browser, 'team_two_studies')(name)
-const teamDbs = () => readdirSync(dirname(DB)).filter((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f))
+// The account databases this file's account made (the run's folder holds earlier files' too).
+let earlier = []
+const teamDbs = () =>
+  readdirSync(dirname(DB)).filter((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f) && !earlier.includes(f))
 
 /** The demo study again under the id `id`, copied onto the server; the lead's one-time code. */
 function secondStudy(id) {
@@ -85,6 +88,7 @@ before(async () => {
     site: 'Hospital D',
   })
   await acceptAndLogin(server.base, ACCOUNT, asCurator.code, PASSWORD)
+  earlier = readdirSync(dirname(DB))
   browser = await openSession(['--server', server.base])
 })
 
