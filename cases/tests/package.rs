@@ -1,6 +1,7 @@
 //! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
 //! SQLite files, with the package files between them.
 
+use cases::app::team::{TeamEdit, TeamRating, TeamRatingState};
 use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
@@ -8,6 +9,8 @@ use cases::package::{
     Conflict, MergeReport, RaterPackageExport,
 };
 use cases::progress::NoProgress;
+use cases::rating::outbox::{self, Resolution, RevealDelivery};
+use cases::rating::RatingStatus;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
 use cases::store::Store;
 use cases::Error;
@@ -1237,4 +1240,361 @@ fn server_assignments_repeated_missing_on_some_items_or_below_one_are_refused_an
         assert_eq!(found, expected, "{name}");
         assert_eq!(tables_digest(&store), digest, "{name}");
     }
+}
+
+// --- A study read from the team server: the reveal (docs/team-server.md) ----------------------
+
+/// `RATER`'s queue as the team server would send it (item n is server assignment 700 + 3n),
+/// imported into a database of its own: the lead, that store, the rater and their queue.
+fn server_mode() -> (Lead, Store, i64, Vec<i64>) {
+    let (lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let from_server = dir.join("from-server.tar");
+    with_server_assignments(&package, &from_server, |item| Some(700 + 3 * item as i64));
+    let mut store = Store::open(&dir.join("server-mode").join("rater.sqlite")).unwrap();
+    import_rater_package(&mut store, &from_server, &NoProgress).unwrap();
+    let rater = rater_id(&store, RATER);
+    let queue = store
+        .reading_queue(rater, DEMO_STUDY_ID)
+        .unwrap()
+        .iter()
+        .map(|entry| entry.assignment)
+        .collect();
+    (lead, store, rater, queue)
+}
+
+/// A complete rating of `assignment` (every field its task's family asks for), saved with
+/// `comment`.
+fn complete_rating(store: &mut Store, rater: i64, assignment: i64, comment: &str) -> RatingEdit {
+    let item = store.reading_item(rater, assignment).unwrap();
+    RatingEdit {
+        overall: Some(item.rubric.overall.max),
+        not_applicable: Default::default(),
+        dimensions: item
+            .rubric
+            .dimensions
+            .iter()
+            .filter(|d| d.applies_to(item.task.family))
+            .map(|d| (d.id.clone(), d.scale.min))
+            .collect(),
+        correctness: Some(cases::rating::Correctness::Partly),
+        confidence: Some(4),
+        comment: comment.into(),
+        seconds_on_task: 30.0,
+    }
+}
+
+/// Every assignment of `rater` on the case of `assignment`, itself included.
+fn on_same_case(store: &Store, rater: i64, assignment: i64) -> Vec<i64> {
+    store
+        .read()
+        .prepare(
+            "SELECT a.id FROM assignments a JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id
+             WHERE a.rater = ?1 AND t.case_ref = (
+                 SELECT t2.case_ref FROM assignments a2 JOIN responses r2 ON a2.response = r2.id
+                 JOIN tasks t2 ON r2.task = t2.id WHERE a2.id = ?2)
+             ORDER BY a.position",
+        )
+        .unwrap()
+        .query_map([rater, assignment], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Records every sendable row of the outbox as the server would acknowledge it: each link's
+/// version one higher than its last.
+fn acknowledge_all(store: &mut Store) {
+    while let Some(edit) = outbox::next_to_send(store).unwrap() {
+        outbox::mark_sent(store, edit.row, edit.base_version + 1).unwrap();
+    }
+}
+
+#[test]
+fn a_server_items_reveal_waits_for_its_submit_and_is_then_recorded_as_a_local_reveal() {
+    let (lead, mut store, rater, queue) = server_mode();
+    let first = queue[0];
+    assert!(matches!(
+        cases::curation::reveal::may_reveal(&store, rater, first),
+        Err(Error::CurationRefused(_))
+    ));
+    let case = on_same_case(&store, rater, first);
+    for &assignment in &case {
+        let rating = complete_rating(&mut store, rater, assignment, "read here");
+        store.save_rating(rater, assignment, &rating).unwrap();
+        store.submit_rating(rater, assignment).unwrap();
+    }
+    cases::curation::reveal::may_reveal(&store, rater, first).unwrap();
+
+    // The save and the submit are still on this computer: the reveal waits for them.
+    assert_eq!(
+        outbox::reveal_delivery(&store, first).unwrap(),
+        Some(RevealDelivery::Waiting { waiting: 2 })
+    );
+    acknowledge_all(&mut store);
+    let Some(RevealDelivery::Ready(edit)) = outbox::reveal_delivery(&store, first).unwrap() else {
+        panic!("the reveal is not ready once everything was acknowledged");
+    };
+    let link = cases::package::server_link(&store, first).unwrap().unwrap();
+    assert_eq!(
+        (
+            edit.study_id.as_str(),
+            edit.server_assignment,
+            edit.base_version
+        ),
+        (DEMO_STUDY_ID, link.server_assignment, 2)
+    );
+    // Asked again (a resend after a lost answer), it is the same edit.
+    assert_eq!(
+        outbox::reveal_delivery(&store, first).unwrap(),
+        Some(RevealDelivery::Ready(edit.clone()))
+    );
+    outbox::record_reveal(&mut store, first, &edit, 3).unwrap();
+    outbox::record_reveal(&mut store, first, &edit, 3).unwrap();
+    let Some(RevealDelivery::Ready(after)) = outbox::reveal_delivery(&store, first).unwrap() else {
+        panic!("a recorded reveal leaves nothing waiting");
+    };
+    assert_eq!(
+        after.base_version, 3,
+        "the next edit starts from the reveal"
+    );
+    assert_ne!(after.edit_id, edit.edit_id);
+    assert_eq!(outbox::status(&store).unwrap().waiting, 0);
+
+    // The server's ground truth, as the lead's database holds it for the case.
+    let (case_id, body): (String, String) = lead
+        .store
+        .read()
+        .query_row(
+            "SELECT c.case_id, g.body_json FROM ground_truth g JOIN cases c ON g.case_ref = c.id
+             WHERE c.case_id = (SELECT c2.case_id FROM assignments a JOIN responses r
+                                ON a.response = r.id JOIN tasks t ON r.task = t.id
+                                JOIN cases c2 ON t.case_ref = c2.id WHERE a.id = ?1)",
+            [first],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let truth: cases::model::GroundTruth = serde_json::from_str(&body).unwrap();
+    assert!(
+        store
+            .reading_item(rater, first)
+            .unwrap()
+            .ground_truth_seen_at
+            .is_none(),
+        "nothing is recorded before the server answered"
+    );
+    let revealed =
+        cases::curation::reveal::ground_truth_from_server(&mut store, rater, first, &truth, 4)
+            .unwrap();
+    assert_eq!(
+        (revealed.study_id.as_str(), revealed.case_id.as_str()),
+        (DEMO_STUDY_ID, case_id.as_str())
+    );
+    assert_eq!(revealed.version.version, 4);
+    assert_eq!(revealed.version.truth.to_bundle_form(), truth);
+
+    // Recorded as a local reveal is: the rating is locked, as on the server.
+    assert!(store
+        .reading_item(rater, first)
+        .unwrap()
+        .ground_truth_seen_at
+        .is_some());
+    let refused = store.reopen_rating(rater, first).unwrap_err().to_string();
+    assert!(refused.contains("saw the case's ground truth"), "{refused}");
+}
+
+/// The rating of `comment` alone, as another computer would have saved it.
+fn comment_only(comment: &str) -> RatingEdit {
+    RatingEdit {
+        overall: None,
+        not_applicable: Default::default(),
+        dimensions: BTreeMap::new(),
+        correctness: None,
+        confidence: None,
+        comment: comment.into(),
+        seconds_on_task: 12.0,
+    }
+}
+
+/// A label of the answer's first character.
+fn answer_label(category: &str, comment: &str) -> LabelEdit {
+    LabelEdit {
+        category: category.into(),
+        severity: 2,
+        span: Some([0, 1]),
+        text: SpanText::Answer,
+        turn: None,
+        mark: None,
+        comment: comment.into(),
+    }
+}
+
+/// Saves `comment` on `assignment` and has the server refuse it as a conflict: the item's queue
+/// stops with that edit and everything after it kept.
+fn stopped_by_a_conflict(store: &mut Store, rater: i64, assignment: i64, comment: &str) {
+    store
+        .save_rating(rater, assignment, &comment_only(comment))
+        .unwrap();
+    let refused = outbox::next_to_send(store).unwrap().unwrap();
+    outbox::mark_stopped(store, refused.row, "changed on the server since").unwrap();
+}
+
+fn resolutions(store: &Store) -> Vec<(i64, String, i64, String)> {
+    store
+        .read()
+        .prepare(
+            "SELECT assignment, resolution, server_version, discarded_json
+             FROM team_resolutions ORDER BY id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_is_lost_untraced() {
+    let (_lead, mut store, rater, queue) = server_mode();
+    let (kept, sent) = (queue[0], queue[1]);
+    for assignment in [kept, sent] {
+        store
+            .save_rating(rater, assignment, &comment_only("first, on the server"))
+            .unwrap();
+    }
+    acknowledge_all(&mut store);
+
+    // Item 1: a label and two saves made here after the other computer's save, the first refused.
+    store
+        .add_error_label(rater, kept, &answer_label("P3", "mine"))
+        .unwrap();
+    let stopped_row = outbox::next_to_send(&store).unwrap().unwrap();
+    outbox::mark_stopped(&mut store, stopped_row.row, "changed on the server since").unwrap();
+    store
+        .save_rating(rater, kept, &comment_only("mine, made later"))
+        .unwrap();
+    let status = outbox::status(&store).unwrap();
+    assert_eq!(status.stopped.len(), 1);
+    assert_eq!(
+        (status.stopped[0].assignment, status.stopped[0].kept),
+        (kept, 2)
+    );
+    assert!(matches!(
+        outbox::reveal_delivery(&store, kept).unwrap(),
+        Some(RevealDelivery::Stopped { .. })
+    ));
+
+    let server = |comment: &str, status, version, labels| TeamRating {
+        state: TeamRatingState {
+            scores: comment_only(comment),
+            labels,
+        },
+        status,
+        version,
+        updated_at: "2026-11-27T10:00:00.000Z".into(),
+        revealed_at: None,
+    };
+    let theirs = server(
+        "from the other computer",
+        RatingStatus::Draft,
+        3,
+        vec![answer_label("R1", "theirs")],
+    );
+    outbox::resolve(&mut store, rater, kept, Resolution::KeepServer, &theirs).unwrap();
+    let item = store.reading_item(rater, kept).unwrap();
+    let rating = item.rating.unwrap();
+    assert_eq!(rating.comment, "from the other computer");
+    assert_eq!(
+        rating
+            .labels
+            .iter()
+            .map(|l| (l.category.as_str(), l.comment.as_str()))
+            .collect::<Vec<_>>(),
+        [("R1", "theirs")]
+    );
+    let status = outbox::status(&store).unwrap();
+    assert!(status.stopped.is_empty(), "{status:?}");
+    assert_eq!(status.waiting, 0, "the discarded edits are not sent");
+    // What was discarded is kept, whole, with the resolution and in the audit log.
+    let recorded = resolutions(&store);
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(
+        (recorded[0].0, recorded[0].1.as_str(), recorded[0].2),
+        (kept, "keep_server", 3)
+    );
+    assert!(
+        recorded[0].3.contains("mine, made later"),
+        "{}",
+        recorded[0].3
+    );
+    assert!(recorded[0].3.contains("changed on the server since"));
+    let audited: String = store
+        .read()
+        .query_row(
+            "SELECT after_json FROM audit_log WHERE action = 'keep the team server''s rating'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(audited.contains("mine, made later"), "{audited}");
+    let fold = cases::rating::ratings_against_audit(&store).unwrap();
+    assert!(fold.unaccounted.is_empty(), "{:?}", fold.unaccounted);
+    // Nothing is left to resolve; the item's next edit starts from the server's version.
+    let again = outbox::resolve(&mut store, rater, kept, Resolution::KeepServer, &theirs);
+    assert!(again
+        .unwrap_err()
+        .to_string()
+        .contains("nothing to resolve"));
+    store
+        .save_rating(rater, kept, &comment_only("after keeping theirs"))
+        .unwrap();
+    let next = outbox::next_to_send(&store).unwrap().unwrap();
+    assert_eq!(
+        (next.server_assignment, next.base_version),
+        (stopped_row.server_assignment, 3)
+    );
+    acknowledge_all(&mut store);
+
+    // Item 2: the other computer submitted it; this one's draft is sent over it.
+    stopped_by_a_conflict(&mut store, rater, sent, "mine, sent over theirs");
+    let submitted = server(
+        "submitted elsewhere",
+        RatingStatus::Submitted,
+        2,
+        Vec::new(),
+    );
+    outbox::resolve(&mut store, rater, sent, Resolution::SendMine, &submitted).unwrap();
+    assert_eq!(
+        store
+            .reading_item(rater, sent)
+            .unwrap()
+            .rating
+            .unwrap()
+            .comment,
+        "mine, sent over theirs",
+        "the local rating is what is sent, unchanged"
+    );
+    let reopen = outbox::next_to_send(&store).unwrap().unwrap();
+    assert_eq!((reopen.base_version, &reopen.edit), (2, &TeamEdit::Reopen));
+    outbox::mark_sent(&mut store, reopen.row, 3).unwrap();
+    let save = outbox::next_to_send(&store).unwrap().unwrap();
+    assert_eq!(save.base_version, 3);
+    let TeamEdit::Save { rating } = &save.edit else {
+        panic!("a save follows the reopen: {:?}", save.edit);
+    };
+    assert_eq!(rating.scores.comment, "mine, sent over theirs");
+    assert_ne!(save.edit_id, reopen.edit_id);
+    outbox::mark_sent(&mut store, save.row, 4).unwrap();
+    assert_eq!(
+        outbox::next_to_send(&store).unwrap(),
+        None,
+        "the draft is not submitted"
+    );
+    let recorded = resolutions(&store);
+    assert_eq!(
+        (recorded[1].0, recorded[1].1.as_str(), recorded[1].2),
+        (sent, "send_mine", 2)
+    );
+    assert!(recorded[1].3.contains("mine, sent over theirs"));
 }

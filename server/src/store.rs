@@ -625,7 +625,14 @@ async fn stored_item(
         "SELECT a.position, (SELECT count(*) FROM assignments q
                               WHERE q.study = a.study AND q.account = a.account),
                 c.id, c.body, c.ground_truth, t.body, r.body, s.rubric, s.taxonomy,
-                g.state, g.status, g.version, {}, {}
+                g.state, g.status, g.version, {}, {},
+                -- The current ground truth's number: the latest final version of main (a
+                -- study whose versions were never stored has the bundle's, version 1).
+                CASE WHEN c.ground_truth IS NOT NULL THEN
+                    coalesce((SELECT max(v.version) FROM curation_versions v
+                              WHERE v.case_ref = c.id AND v.branch = $4
+                                AND v.status = 'final'), 1)
+                END
          FROM assignments a
          JOIN responses r ON r.id = a.response JOIN tasks t ON t.id = r.task
          JOIN cases c ON c.id = t.case_ref JOIN studies s ON s.id = a.study
@@ -636,7 +643,15 @@ async fn stored_item(
         if lock { "FOR UPDATE OF a" } else { "" }
     );
     let row = client
-        .query_opt(&sql, &[&assignment, &member.account, &member.study])
+        .query_opt(
+            &sql,
+            &[
+                &assignment,
+                &member.account,
+                &member.study,
+                &cases::curation::MAIN_BRANCH,
+            ],
+        )
         .await?
         .ok_or_else(|| ServerError::NotFound(format!("assignment {assignment} in your queue")))?;
     let case_key: i64 = row.get(2);
@@ -670,6 +685,7 @@ async fn stored_item(
         total: total as u32,
         case: from_json(row.get(3), "a case")?,
         ground_truth: row.get(4),
+        ground_truth_version: row.get(14),
         task: from_json(row.get(5), "a task")?,
         response: from_json(row.get(6), "a response")?,
         rubric: from_json(row.get(7), "the study's rubric")?,

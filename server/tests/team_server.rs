@@ -519,6 +519,10 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
     }
     let revealed = http.expect(200, "get", &item_path, rater, None);
     assert!(revealed.to_string().contains(GROUND_TRUTH_MARKER));
+    assert!(
+        revealed["ground_truth_version"].as_i64() >= Some(1),
+        "{revealed}"
+    );
     http.expect(
         204,
         "put",
@@ -528,6 +532,7 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
     );
     let locked = http.expect(200, "get", &item_path, rater, None);
     assert!(!locked.to_string().contains(GROUND_TRUTH_MARKER));
+    assert_eq!(locked["ground_truth_version"], Value::Null, "{locked}");
     let refused = http.expect(
         409,
         "post",
@@ -1706,5 +1711,9 @@ fn curation_checks_marks_inside_the_volume_and_a_final_version_is_what_the_lead_
     assert_eq!(
         revealed["ground_truth"]["diagnosis"], FINAL_DIAGNOSIS,
         "{revealed}"
+    );
+    assert_eq!(
+        revealed["ground_truth_version"], finalised["version"],
+        "the version the revealed ground truth is: {revealed}"
     );
 }

@@ -5,6 +5,7 @@ pub mod bindings;
 pub mod commands;
 pub mod curation_versions;
 pub mod error;
+pub mod ground_truth_reveal;
 pub mod long_work;
 pub mod startup;
 pub mod state;

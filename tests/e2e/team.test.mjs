@@ -164,7 +164,7 @@ test('when the network returns everything is sent without a click, each edit onc
   assert.equal(applied, distinct)
   const audited = Number(cluster.psql(`SELECT count(*) FROM audit_log WHERE actor = '${RATER}' AND after ? 'edit_id'`))
   assert.equal(audited, applied)
-  const teamDb = readdirSync(dirname(DB)).find((f) => /^team-[0-9a-f]+\.sqlite$/.test(f))
+  const teamDb = readdirSync(dirname(DB)).find((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f))
   assert.ok(teamDb, 'the rater reads in a database of their own')
   const sent = execFileSync('python3', ['-c', `import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(*c.execute("SELECT count(*), count(sent_at), count(stopped) FROM team_outbox").fetchone())`, join(dirname(DB), teamDb)], { encoding: 'utf8' })
     .trim()

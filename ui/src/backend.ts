@@ -5,7 +5,7 @@
 
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import { commands, type Rubric_Deserialize, type SyncStatus_Serialize as SyncStatus } from './bindings'
+import { commands, type Resolution, type Rubric_Deserialize, type SyncStatus_Serialize as SyncStatus } from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   CuratedTruth,
@@ -279,6 +279,10 @@ export const teamCancelDownload = () => call(commands.teamCancelDownload())
 export const teamProgress = (studyId: string) => call(commands.teamProgress(studyId))
 /** The sync worker's last status; null when none runs. */
 export const teamSyncStatus = () => call(commands.teamSyncStatus())
+/** Settles an item whose edits the server refused as a conflict: its rating becomes the server's,
+ * or this computer's is sent over it. */
+export const teamResolveConflict = (assignment: number, resolution: Resolution) =>
+  call(commands.teamResolveConflict(assignment, resolution))
 export function onTeamSync(handler: (status: SyncStatus) => void): Promise<UnlistenFn> {
   return listen<SyncStatus>('team-sync', (event) => handler(event.payload))
 }

@@ -65,7 +65,10 @@ export const commands = {
 	 *  latest version as the curator saw it; reviewed like any other draft.
 	 */
 	curationSaveConsensus: (studyId: string, caseId: string, basedOn: number | null, truth: CuratedTruth_Deserialize) => __TAURI_INVOKE<number>("curation_save_consensus", { studyId, caseId, basedOn, truth }),
-	/**  The ground truth of an assignment's case, for the current rater after they submitted. */
+	/**
+	 *  The ground truth of an assignment's case, for the current rater after they submitted: from
+	 *  this database, or from the team server the item was read from (`crate::ground_truth_reveal`).
+	 */
 	revealGroundTruth: (assignmentId: number) => __TAURI_INVOKE<RevealedTruth_Serialize>("reveal_ground_truth", { assignmentId }),
 	seriesVolume: (seriesKey: number) => __TAURI_INVOKE<ArrayBuffer>("series_volume", { seriesKey }),
 	/**
@@ -206,6 +209,13 @@ export const commands = {
 	teamProgress: (studyId: string) => __TAURI_INVOKE<Progress_Serialize>("team_progress", { studyId }),
 	/**  The sync worker's last status; `None` when no worker runs (no session, or a lead). */
 	teamSyncStatus: () => __TAURI_INVOKE<SyncStatus_Serialize | null>("team_sync_status"),
+	/**
+	 *  Settles an item of the rater's queue whose edits the server refused as a conflict (its queue
+	 *  stopped): its rating becomes the server's current one, the edits kept here set aside and
+	 *  recorded, or the rating here is sent over the server's (`cases::rating::outbox::resolve`).
+	 *  The sync worker then goes on with it.
+	 */
+	teamResolveConflict: (assignment: number, resolution: Resolution) => __TAURI_INVOKE<null>("team_resolve_conflict", { assignment, resolution }),
 	/**  Every grader version stored (with `model`, every model spec), oldest first. */
 	workbenchVersions: (model: boolean | null) => __TAURI_INVOKE<StoredSpec_Serialize[]>("workbench_versions", { model }),
 	/**  Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`. */
@@ -1405,6 +1415,22 @@ export type ReadingTask = {
 	level: number,
 	key_images: SliceRef[],
 };
+
+/**
+ *  How the rater resolves an item whose queue the server stopped (someone — they, on another
+ *  computer — changed it on the server since this computer last sent it).
+ */
+export type Resolution = 
+/**
+ *  The server's rating becomes the local one; the edits kept here are discarded (recorded
+ *  in `team_resolutions` and the audit log, not sent).
+ */
+"keep_server" | 
+/**
+ *  The local rating is sent over the server's: the edits kept here are replaced by those
+ *  that bring the server's current version to it, which the outbox then sends.
+ */
+"send_mine";
 
 /**  A response as a rater sees it: no model name, no sample index, no grader output. */
 export type ResponseView = ResponseView_Serialize | ResponseView_Deserialize;

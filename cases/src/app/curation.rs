@@ -185,3 +185,22 @@ pub fn reveal_ground_truth(
 ) -> Result<RevealedTruth> {
     curation::ground_truth_for_rater(store, reader.rater().id, assignment)
 }
+
+/// Whether the reader may see the ground truth of `assignment`'s case now (their ratings of the
+/// case submitted): asked before the team server is asked for it.
+pub fn check_reveal(store: &Store, reader: &ReaderSession, assignment: i64) -> Result<()> {
+    curation::reveal::may_reveal(store, reader.rater().id, assignment)
+}
+
+/// The ground truth of an assignment's case as the team server revealed it (`truth` in the
+/// bundle's form, version `number` there), recorded as a local reveal is: the reader's database
+/// holds no ground truth of a study read from the server.
+pub fn reveal_from_server(
+    store: &mut Store,
+    reader: &ReaderSession,
+    assignment: i64,
+    truth: &crate::model::GroundTruth,
+    number: i64,
+) -> Result<RevealedTruth> {
+    curation::reveal::ground_truth_from_server(store, reader.rater().id, assignment, truth, number)
+}

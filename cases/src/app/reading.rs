@@ -102,3 +102,16 @@ pub fn reopen_rating(
 ) -> Result<EditAck> {
     store.reopen_rating(reader.rater.id, assignment)
 }
+
+/// Settles the reader's item whose edits the team server refused as a conflict against
+/// `server`, the server's current rating of it: the rating becomes the server's, or the
+/// reader's is sent over it (`rating::outbox::resolve`).
+pub fn resolve_conflict(
+    store: &mut Store,
+    reader: &ReaderSession,
+    assignment: i64,
+    resolution: crate::rating::outbox::Resolution,
+    server: &crate::app::team::TeamRating,
+) -> Result<()> {
+    crate::rating::outbox::resolve(store, reader.rater.id, assignment, resolution, server)
+}

@@ -1,7 +1,9 @@
 //! A rater sees the ground truth of a case only after rating: seeing it before would anchor the
 //! rating it is meant to be independent of.
 
-use super::versions::{current, Version};
+use super::context::CaseContext;
+use super::versions::{current, Source, Status, Version, MAIN_BRANCH};
+use crate::model::GroundTruth;
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -51,9 +53,51 @@ pub fn ground_truth_for_rater(
     let version = current(store, &study_id, &case_id)?.ok_or_else(|| Error::NotFound {
         what: format!("final ground truth of case {case_id}"),
     })?;
+    record(store, &name, assignment, study_id, case_id, version)
+}
+
+/// The ground truth of the case of `assignment` as the team server revealed it to `rater`
+/// (`truth` in the bundle's form, `number` its version there): the rater's database holds none,
+/// as the server-built package carries none. Checked and audited exactly as a local reveal, so
+/// the rule that locks a rating after its case's ground truth was seen
+/// ([`ground_truth_seen_at`]) holds for it too.
+pub fn ground_truth_from_server(
+    store: &mut Store,
+    rater: i64,
+    assignment: i64,
+    truth: &GroundTruth,
+    number: i64,
+) -> Result<RevealedTruth> {
+    let (study_id, case_id, name) = check_reveal(store, rater, assignment)?;
+    let case = CaseContext::load(store, &study_id, &case_id)?;
+    let version = Version {
+        version: number,
+        branch: MAIN_BRANCH.to_owned(),
+        based_on: None,
+        status: Status::Final,
+        // The server's reveal carries the truth and its number, not who curated it.
+        source: Source::Curator,
+        author: None,
+        created_at: None,
+        reviews: Vec::new(),
+        imported_final: false,
+        truth: case.curated_from_bundle(store, truth)?,
+    };
+    record(store, &name, assignment, study_id, case_id, version)
+}
+
+/// Audits that `rater_name` saw `version` of the case's ground truth through `assignment`.
+fn record(
+    store: &mut Store,
+    rater_name: &str,
+    assignment: i64,
+    study_id: String,
+    case_id: String,
+    version: Version,
+) -> Result<RevealedTruth> {
     store.write(|w| {
         w.audit(&Entry {
-            actor: &name,
+            actor: rater_name,
             action: REVEALED,
             entity: &format!("ground_truth:{study_id}/{case_id}"),
             before: None,
@@ -68,6 +112,12 @@ pub fn ground_truth_for_rater(
         case_id,
         version,
     })
+}
+
+/// Whether `rater` may see the ground truth of `assignment`'s case now: the rule
+/// [`ground_truth_for_rater`] applies, for a reveal asked elsewhere (the team server).
+pub fn may_reveal(store: &Store, rater: i64, assignment: i64) -> Result<()> {
+    check_reveal(store, rater, assignment).map(drop)
 }
 
 /// The study, case and rater name of an assignment whose ground truth may be revealed.

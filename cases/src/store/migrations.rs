@@ -571,6 +571,23 @@ CREATE TABLE team_outbox (
 ) STRICT;
 CREATE INDEX team_outbox_by_link ON team_outbox(study_id, server_assignment, id);
 "#,
+    // 17: a stopped item's conflict resolved by its rater (`cases::rating::outbox::resolve`):
+    // which way, the server's version it was resolved against (the base of the item's next
+    // edit), and the stopped edits taken out of the outbox, as they were queued: a rater's work
+    // is never dropped without a trace.
+    r#"
+CREATE TABLE team_resolutions (
+    id                INTEGER PRIMARY KEY,
+    assignment        INTEGER NOT NULL REFERENCES assignments(id),
+    study_id          TEXT NOT NULL,
+    server_assignment INTEGER NOT NULL CHECK (server_assignment >= 1),
+    resolution        TEXT NOT NULL CHECK (resolution IN ('keep_server', 'send_mine')),
+    server_version    INTEGER NOT NULL CHECK (server_version >= 0),
+    discarded_json    TEXT NOT NULL,
+    resolved_at       TEXT NOT NULL
+) STRICT;
+CREATE INDEX team_resolutions_by_link ON team_resolutions(study_id, server_assignment);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -9,10 +9,10 @@
 use crate::commands::team::TeamState;
 use crate::curation_versions::{CurationVersions, Save};
 use crate::error::{CommandError, ErrorCode};
+use crate::ground_truth_reveal::GroundTruthReveal;
 use crate::state::AppState;
 use crate::validate;
 use cases::app::curation::{self, CaseRef};
-use cases::app::Session;
 use cases::curation::{Change, CuratedTruth, Decision, Disagreement, RevealedTruth, Side, Version};
 use std::collections::BTreeMap;
 use tauri::State;
@@ -255,20 +255,17 @@ pub async fn curation_save_consensus(
         .await
 }
 
-/// The ground truth of an assignment's case, for the current rater after they submitted.
+/// The ground truth of an assignment's case, for the current rater after they submitted: from
+/// this database, or from the team server the item was read from (`crate::ground_truth_reveal`).
 #[tauri::command]
 #[specta::specta]
 pub async fn reveal_ground_truth(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     assignment_id: i64,
 ) -> Result<RevealedTruth, CommandError> {
     let assignment_id = validate::key("assignment_id", assignment_id)?;
-    state.with_store_mut(|store| {
-        let reader = Session::current(store)?.reader()?;
-        Ok(curation::reveal_ground_truth(
-            store,
-            &reader,
-            assignment_id,
-        )?)
-    })
+    GroundTruthReveal::of(&state, &team, assignment_id)?
+        .reveal(assignment_id)
+        .await
 }

@@ -13,8 +13,9 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
+use crate::validate;
 use cases::app::team::TeamRole;
-use cases::rating::outbox::{self, OutboxEdit, OutboxStatus};
+use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, Resolution};
 use cases::rating::{Rater, RaterRole};
 use cases::store::Store;
 use serde::Serialize;
@@ -23,7 +24,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use teamclient::sync::{Outbox, SyncControl, SyncStatus};
+use teamclient::sync::{Outbox, SyncControl, SyncState, SyncStatus};
 use teamclient::{
     check_segment, ClientError, Me, Membership, Progress, ServerUrl, Session, SessionFiles,
     TeamClient,
@@ -81,7 +82,7 @@ impl TeamState {
         self.connection.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn client(&self) -> Result<TeamClient, CommandError> {
+    pub fn client(&self) -> Result<TeamClient, CommandError> {
         Ok(self.client_and_session()?.0)
     }
 
@@ -122,6 +123,18 @@ impl TeamState {
             }
             _ => Ok(None),
         }
+    }
+
+    /// Wakes the sync worker (an edit is waited for); where it last stood, `None` when none
+    /// runs.
+    pub fn wake_sync(&self) -> Option<SyncState> {
+        let running = self.connection().as_ref().and_then(|c| c.sync.clone())?;
+        running.wake();
+        let last = self.last_status.lock().unwrap_or_else(|p| p.into_inner());
+        Some(
+            last.as_ref()
+                .map_or(SyncState::Sending, |status| status.state),
+        )
     }
 
     fn set_curation(&self, copy: Option<CurationCopy>) {
@@ -192,27 +205,26 @@ fn session_files() -> Result<SessionFiles, CommandError> {
     Ok(SessionFiles::in_config_dir()?)
 }
 
-/// The studies an account already has on this computer (in its own database), for a start
-/// while the server cannot be reached: a rater's queue (its items link to server assignments)
-/// or a curator's copy (none do).
+/// The studies an account already has on this computer (in its databases), for a start while
+/// the server cannot be reached: a rater's queue (its items link to server assignments) or a
+/// curator's copy (none do).
 fn studies_held(state: &AppState, session: &Session) -> Result<Vec<Membership>, CommandError> {
-    let path = state.with_store(|store| Ok(team_database(store.path(), session)))?;
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let store = Store::open_existing(&path)?;
+    let beside = state.with_store(|store| Ok(store.path().to_path_buf()))?;
     let mut held = Vec::new();
-    for study in store.studies()? {
-        let role = if cases::package::server_links(&store, &study.id)?.is_empty() {
-            TeamRole::Curator
-        } else {
-            TeamRole::Rater
-        };
-        held.push(Membership {
-            study_id: study.id,
-            title: study.title,
-            role,
-        });
+    for path in account_databases(&beside, session)? {
+        let store = Store::open_existing(&path)?;
+        for study in store.studies()? {
+            let role = if cases::package::server_links(&store, &study.id)?.is_empty() {
+                TeamRole::Curator
+            } else {
+                TeamRole::Rater
+            };
+            held.push(Membership {
+                study_id: study.id,
+                title: study.title,
+                role,
+            });
+        }
     }
     Ok(held)
 }
@@ -348,16 +360,76 @@ pub struct TeamOpened {
     pub added: u32,
 }
 
-/// The database a rater reads a server's study in: one per server and account, beside the one
-/// the app opened (a rater package is read in a database of its own, and two people reading at
-/// one workstation must not share one), named by a digest so no URL or name becomes a path.
-fn team_database(beside: &Path, session: &Session) -> PathBuf {
-    let digest = Sha256::digest(format!("{}\n{}", session.server, session.username).as_bytes());
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    beside
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(format!("team-{name}.sqlite"))
+/// The database an account reads a server's study in: one per server, account and study, beside
+/// the one the app opened (a package is read in a database of its own; two people reading at one
+/// workstation must not share one, nor one account's roles in two studies: a rater in one and a
+/// curator in another), named by digests so no URL or name becomes a path. A database of the
+/// earlier naming, one per server and account, keeps being used for the studies it holds: a
+/// rater's unsent edits may live there.
+fn team_database(
+    beside: &Path,
+    session: &Session,
+    study_id: &str,
+) -> Result<PathBuf, CommandError> {
+    let account = account_database(beside, session);
+    if account.exists() {
+        let store = Store::open_existing(&account)?;
+        if store.studies()?.iter().any(|s| s.id == study_id) {
+            return Ok(account);
+        }
+    }
+    let prefix = account_prefix(session);
+    Ok(folder(beside).join(format!("{prefix}-{}.sqlite", short_digest(study_id))))
+}
+
+/// Every database of the account beside `beside`: the earlier one per account, then one per study.
+fn account_databases(beside: &Path, session: &Session) -> Result<Vec<PathBuf>, CommandError> {
+    let prefix = format!("{}-", account_prefix(session));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder(beside))
+        .map_err(|e| {
+            CommandError::new(
+                ErrorCode::Database,
+                format!("{}: {e}", folder(beside).display()),
+            )
+        })?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(&prefix))
+                .and_then(|rest| rest.strip_suffix(".sqlite"))
+                .is_some_and(|digest| digest.chars().all(|c| c.is_ascii_hexdigit()))
+        })
+        .collect();
+    found.sort();
+    let account = account_database(beside, session);
+    if account.exists() {
+        found.insert(0, account);
+    }
+    Ok(found)
+}
+
+/// The earlier name, one database per server and account.
+fn account_database(beside: &Path, session: &Session) -> PathBuf {
+    folder(beside).join(format!("{}.sqlite", account_prefix(session)))
+}
+
+fn account_prefix(session: &Session) -> String {
+    format!(
+        "team-{}",
+        short_digest(&format!("{}\n{}", session.server, session.username))
+    )
+}
+
+fn short_digest(text: &str) -> String {
+    Sha256::digest(text.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn folder(beside: &Path) -> &Path {
+    beside.parent().unwrap_or(Path::new("."))
 }
 
 /// Opens `study_id` of the logged-in account. A rater reads it in the database of their account
@@ -417,7 +489,8 @@ pub async fn team_open_study<R: Runtime>(
         }
         TeamRole::Rater => {}
     }
-    let path = state.with_store(|store| Ok(team_database(store.path(), &session)))?;
+    let beside = state.with_store(|store| Ok(store.path().to_path_buf()))?;
+    let path = team_database(&beside, &session, &study_id)?;
     let mut store = Store::open(&path)?;
     let held: bool = store.studies()?.iter().any(|s| s.id == study_id);
     let download = !held || {
@@ -495,7 +568,8 @@ async fn open_curation_copy<R: Runtime>(
     study_id: String,
     request: Option<u32>,
 ) -> Result<TeamOpened, CommandError> {
-    let path = state.with_store(|store| Ok(team_database(store.path(), session)))?;
+    let beside = state.with_store(|store| Ok(store.path().to_path_buf()))?;
+    let path = team_database(&beside, session, &study_id)?;
     let mut store = Store::open(&path)?;
     if !store.studies()?.iter().any(|s| s.id == study_id) {
         let file = path.with_extension("download.tar");
@@ -575,6 +649,47 @@ pub async fn team_sync_status(
         .clone())
 }
 
+/// Settles an item of the rater's queue whose edits the server refused as a conflict (its queue
+/// stopped): its rating becomes the server's current one, the edits kept here set aside and
+/// recorded, or the rating here is sent over the server's (`cases::rating::outbox::resolve`).
+/// The sync worker then goes on with it.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_resolve_conflict(
+    state: State<'_, AppState>,
+    team: State<'_, TeamState>,
+    assignment: i64,
+    resolution: Resolution,
+) -> Result<(), CommandError> {
+    let assignment = validate::key("assignment", assignment)?;
+    let link = state.with_store(|store| Ok(cases::package::server_link(store, assignment)?))?;
+    let link = link.ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NotFound,
+            format!("assignment {assignment} of a study read from the team server"),
+        )
+    })?;
+    let client = team.client()?;
+    let server = client
+        .item(&link.study_id, link.server_assignment)
+        .await?
+        .rating
+        .ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::Refused,
+                "the team server holds no rating of this item: there is no conflict to settle",
+            )
+        })?;
+    state.with_store_mut(|store| {
+        let reader = cases::app::Session::current(store)?.reader()?;
+        Ok(cases::app::reading::resolve_conflict(
+            store, &reader, assignment, resolution, &server,
+        )?)
+    })?;
+    team.wake_sync();
+    Ok(())
+}
+
 /// The app's store as the sync worker's outbox: each call takes the store's lock for one query.
 struct StoreOutbox<R: Runtime>(AppHandle<R>);
 
@@ -631,4 +746,72 @@ fn start_sync<R: Runtime>(app: &AppHandle<R>, team: &TeamState, client: TeamClie
     };
     let outbox: Arc<dyn Outbox> = Arc::new(StoreOutbox(app.clone()));
     tauri::async_runtime::spawn(teamclient::sync::run(client, outbox, control, report));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(username: &str) -> Session {
+        serde_json::from_value(serde_json::json!({
+            "server": "https://team.example.org/",
+            "username": username,
+            "token": "not a real token",
+            "expires_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap()
+    }
+
+    fn holding(path: &Path, study_id: &str) {
+        let mut store = Store::open(path).unwrap();
+        store
+            .write(|w| {
+                w.tx()
+                    .execute(
+                        "INSERT INTO studies (study_id, title, description, rubric_json,
+                             taxonomy_json, bundle_dir) VALUES (?1, 't', '', '{}', '{}', '.')",
+                        [study_id],
+                    )
+                    .unwrap();
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn each_study_of_an_account_has_a_database_of_its_own_and_an_earlier_one_holding_it_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let beside = dir.path().join("neurorater.sqlite");
+        let ann = session("ann");
+        let a = team_database(&beside, &ann, "study-a").unwrap();
+        let b = team_database(&beside, &ann, "study-b").unwrap();
+        assert_ne!(
+            a, b,
+            "a rater in one study and a curator in another read apart"
+        );
+        assert_ne!(
+            a,
+            team_database(&beside, &session("bob"), "study-a").unwrap()
+        );
+        assert_eq!(a.parent(), beside.parent());
+        for path in [&a, &b] {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert!(!name.contains("ann") && !name.contains("study"), "{name}");
+        }
+
+        // The earlier database of the account, one per server and account, holds study-a with a
+        // rater's unsent edits: it keeps being read for study-a, and only for it.
+        let earlier = account_database(&beside, &ann);
+        holding(&earlier, "study-a");
+        assert_eq!(team_database(&beside, &ann, "study-a").unwrap(), earlier);
+        assert_eq!(team_database(&beside, &ann, "study-b").unwrap(), b);
+
+        // Offline, every database of the account is found, the earlier one first.
+        holding(&b, "study-b");
+        holding(
+            &team_database(&beside, &session("bob"), "study-c").unwrap(),
+            "study-c",
+        );
+        assert_eq!(account_databases(&beside, &ann).unwrap(), vec![earlier, b]);
+    }
 }

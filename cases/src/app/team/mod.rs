@@ -33,8 +33,8 @@ pub use curation::{
 };
 pub use curation_package::{curation_package, CurationSource, CurationSourceCase};
 pub use package::{
-    rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
-    StoredImage,
+    edits_to_reach, rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource,
+    QueuedItem, StoredImage,
 };
 pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
 pub use study::{
@@ -340,6 +340,8 @@ pub struct StoredItem {
     pub rubric: Rubric,
     pub taxonomy: Taxonomy,
     pub ground_truth: Option<serde_json::Value>,
+    /// The number of the version `ground_truth` is (the latest final version of `main`).
+    pub ground_truth_version: Option<i64>,
     pub rating: Option<TeamRating>,
 }
 
@@ -377,6 +379,10 @@ pub struct RaterItem {
     pub rating: Option<TeamRating>,
     /// Present once the rater submitted and revealed it (and the lead has not locked reveal).
     pub ground_truth: Option<serde_json::Value>,
+    /// The version number of `ground_truth` on the server, present with it (added later: an
+    /// older server's item has none).
+    #[serde(default)]
+    pub ground_truth_version: Option<i64>,
 }
 
 /// The blinded projection: what `session`'s rater may see of `item`, their own assignment.
@@ -393,6 +399,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         rubric,
         taxonomy,
         ground_truth,
+        ground_truth_version,
         rating,
     } = item;
     let TeamCase {
@@ -447,6 +454,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
             .collect(),
         rating,
         ground_truth: ground_truth.filter(|_| revealed),
+        ground_truth_version: ground_truth_version.filter(|_| revealed),
     }
 }
 
@@ -810,6 +818,7 @@ mod tests {
                 }],
             },
             ground_truth: Some(serde_json::json!({"diagnosis": "GT-MARKER"})),
+            ground_truth_version: Some(4),
             rating,
         }
     }
@@ -857,6 +866,7 @@ mod tests {
             item(Some(rating(RatingStatus::Submitted, 3, true))),
         );
         assert!(revealed.ground_truth.is_some());
+        assert_eq!(revealed.ground_truth_version, Some(4));
         let locked = member(TeamRole::Rater, true).rater().unwrap();
         let json = serde_json::to_string(&rater_item(
             &locked,
@@ -864,6 +874,7 @@ mod tests {
         ))
         .unwrap();
         assert!(!json.contains("GT-MARKER"));
+        assert!(json.contains(r#""ground_truth_version":null"#), "{json}");
     }
 
     fn code(refusal: EditRefusal) -> String {

@@ -297,6 +297,41 @@ pub fn rater_package(
     })
 }
 
+/// The edits that bring the server's rating `current` of an item to `state`, submitted or
+/// not: a submitted one reopened first, the state saved unless it is already the server's, the
+/// submit last; none when the server already says the same. The one rule for a results upload
+/// and for a rater's stopped item sent over the server's version (`rating::outbox::resolve`).
+pub fn edits_to_reach(
+    state: &TeamRatingState,
+    submitted: bool,
+    current: Option<&TeamRating>,
+) -> Vec<super::TeamEdit> {
+    use super::TeamEdit;
+    let current_status = current.map_or(RatingStatus::Draft, |r| r.status);
+    let same_state = current.is_some_and(|r| &r.state == state);
+    let wanted_status = if submitted {
+        RatingStatus::Submitted
+    } else {
+        RatingStatus::Draft
+    };
+    if same_state && current_status == wanted_status {
+        return Vec::new();
+    }
+    let mut steps = Vec::new();
+    if current_status == RatingStatus::Submitted {
+        steps.push(TeamEdit::Reopen);
+    }
+    if !same_state || current.is_none() {
+        steps.push(TeamEdit::Save {
+            rating: state.clone(),
+        });
+    }
+    if submitted {
+        steps.push(TeamEdit::Submit);
+    }
+    steps
+}
+
 /// The edits that bring the server's rating of an item to what a results package says, with
 /// ids derived from (rater package, item, content, kind of step) so an upload sent again is
 /// answered from the edits already stored. Empty when the server's rating already says the
@@ -311,26 +346,7 @@ pub fn results_edits(
         scores: uploaded.scores.clone(),
         labels: uploaded.labels.clone(),
     };
-    let current_status = current.map_or(RatingStatus::Draft, |r| r.status);
-    let same_state = current.is_some_and(|r| r.state == state);
-    let wanted_status = if uploaded.submitted {
-        RatingStatus::Submitted
-    } else {
-        RatingStatus::Draft
-    };
-    if same_state && current_status == wanted_status {
-        return Vec::new();
-    }
-    let mut steps = Vec::new();
-    if current_status == RatingStatus::Submitted {
-        steps.push(TeamEdit::Reopen);
-    }
-    if !same_state || current.is_none() {
-        steps.push(TeamEdit::Save { rating: state });
-    }
-    if uploaded.submitted {
-        steps.push(TeamEdit::Submit);
-    }
+    let steps = edits_to_reach(&state, uploaded.submitted, current);
     let content = serde_json::to_string(&(&uploaded.scores, &uploaded.labels, uploaded.submitted))
         .expect("a rating serialises");
     steps

@@ -1,7 +1,7 @@
 // What the reading screen says about the team server's sync (docs/team-server.md, "The desktop
 // app against a server"): calm words for where the rater's work is, from the sync worker's status.
 
-import type { SyncStatus_Serialize as SyncStatus } from '../../bindings'
+import type { StoppedItem, SyncStatus_Serialize as SyncStatus } from '../../bindings'
 
 const changes = (n: number) => (n === 1 ? '1 change' : `${n} changes`)
 
@@ -24,9 +24,25 @@ export function syncLine(status: SyncStatus): string {
   }
 }
 
-/** One sentence per item the server refused an edit of: the work stays here, nothing is overwritten. */
-export function stoppedLines(status: SyncStatus): string[] {
-  return status.stopped.map(
-    (s) => `Response ${s.position}: ${s.reason} (${changes(s.kept)} kept on this computer).`,
-  )
+/** The sentence for an item the server refused an edit of: the work stays here, nothing is overwritten. */
+export function stoppedLine(s: StoppedItem): string {
+  return `Response ${s.position}: ${s.reason} (${changes(s.kept)} kept on this computer).`
 }
+
+/** One sentence per stopped item. */
+export function stoppedLines(status: SyncStatus): string[] {
+  return status.stopped.map(stoppedLine)
+}
+
+/** The two ways out of a stopped item, as the buttons say them and what each does. */
+export const RESOLUTIONS = {
+  keep_server: {
+    label: 'Keep the server’s version',
+    detail:
+      'Your rating of this response here becomes the one on the server; the changes kept on this computer are set aside (recorded, not sent).',
+  },
+  send_mine: {
+    label: 'Send mine over it',
+    detail: 'Your rating of this response here replaces the one on the server.',
+  },
+} as const
