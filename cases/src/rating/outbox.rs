@@ -10,7 +10,11 @@
 //! (`cases::app::team::TeamEdit`: the whole rating state for a save or a label change; submit;
 //! reopen). The version an edit starts from is the server's version of the link's last
 //! acknowledged edit (0 before the first). A refusal (409 `conflict`: someone else's newer
-//! version) stops that assignment's queue: its rows stay unsent, the local rating untouched.
+//! version) stops that assignment's queue: its rows stay unsent, the local rating untouched,
+//! until the rater settles it ([`resolve`]: the server's rating kept, or this one sent over it;
+//! the rows taken out are kept whole in `team_resolutions`, whose version is then the base).
+//! A reveal is sent once every edit of its item is on the server ([`reveal_delivery`]) and
+//! recorded as a sent row ([`record_reveal`]).
 
 use super::reading::{stored_rating, ErrorLabelView, RatingView};
 use super::table::{self, ReadKey, WholeRating};
