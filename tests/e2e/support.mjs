@@ -66,7 +66,11 @@ export const SAVE_TIMEOUT_MS = 15_000
 /** Opens `assignment` from the reader's queue and waits until the reading screen shows it and
  * the element with test id `ready` (the part the caller reads next) is there. */
 export async function openFromQueue(browser, assignment, ready) {
-  await browser.$(testid('show-queue')).click()
+  // The queue is open already right after choosing a reader: clicking its button again is then
+  // a no-op that WebKit may refuse while the screen is still laying out.
+  if (!(await browser.$(testid('reading-queue')).isExisting())) {
+    await browser.$(testid('show-queue')).click()
+  }
   const row = await browser.$(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
   await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
   await row.click()
