@@ -39,8 +39,13 @@ after(async () => {
   if (storedRubric !== null) sql(`UPDATE studies SET rubric_json = ${quoted(storedRubric)} WHERE study_id = '${STUDY}'`)
   // Back on the study's case list out of reading mode, as turns.test.mjs ends: the next file's
   // app starts where this one left.
-  if (browser) await backToCaseList(browser)
-  await browser?.deleteSession().catch(() => {})
+  // The session ends even when the way back fails: left open, it would refuse every later
+  // file's session ("Maximum number of active sessions").
+  try {
+    if (browser) await backToCaseList(browser)
+  } finally {
+    await browser?.deleteSession().catch(() => {})
+  }
 })
 
 const shot = (name) => screenshots(browser, 'rubric')(name)

@@ -31,8 +31,13 @@ before(async () => {
 after(async () => {
   // Back on the study's case list out of reading mode, as scale.test.mjs ends: the next file's
   // app starts where this one left (viewer.test.mjs waits for the case table).
-  if (browser) await backToCaseList(browser)
-  await browser?.deleteSession().catch(() => {})
+  // The session ends even when the way back fails: left open, it would refuse every later
+  // file's session ("Maximum number of active sessions").
+  try {
+    if (browser) await backToCaseList(browser)
+  } finally {
+    await browser?.deleteSession().catch(() => {})
+  }
 })
 
 const shot = (name) => screenshots(browser, 'turns')(name)
