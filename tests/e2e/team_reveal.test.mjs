@@ -44,9 +44,15 @@ let cases = []
 const $ = (selector) => browser.$(selector)
 const shot = (name) => screenshots(browser, 'team_reveal')(name)
 
-/** The account database the rater reads the study in, beside the app's. */
+const teamDbNames = () =>
+  existsSync(dirname(DB)) ? readdirSync(dirname(DB)).filter((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f)) : []
+/** Account databases earlier window test files left beside the app's (their servers are gone). */
+const earlierTeamDbs = new Set(teamDbNames())
+
+/** The account database the rater reads the study in, beside the app's: the one this file's
+ * download made. */
 function teamDb() {
-  const name = readdirSync(dirname(DB)).find((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f))
+  const name = teamDbNames().find((f) => !earlierTeamDbs.has(f))
   assert.ok(name, 'the rater reads in a database of their own')
   return join(dirname(DB), name)
 }
