@@ -78,9 +78,13 @@ impl<'a> GroundTruthReveal<'a> {
                     Ok(curation::check_reveal(store, &reader, assignment)?)
                 })?;
                 let edit = delivered(state, team, assignment).await?;
+                // An item already revealed on the server (from another computer) is shown as
+                // it is; otherwise the reveal is sent and the item read again for its truth.
                 let before = client.item(&edit.study_id, edit.server_assignment).await?;
                 let revealed_before = before.rating.as_ref().and_then(|r| r.revealed_at.as_ref());
-                if revealed_before.is_none() {
+                let item = if revealed_before.is_some() {
+                    before
+                } else {
                     let request = EditRequest {
                         edit_id: edit.edit_id.clone(),
                         base_version: edit.base_version,
@@ -98,8 +102,8 @@ impl<'a> GroundTruthReveal<'a> {
                             ack.version,
                         )?)
                     })?;
-                }
-                let item = client.item(&edit.study_id, edit.server_assignment).await?;
+                    client.item(&edit.study_id, edit.server_assignment).await?
+                };
                 let (Some(truth), Some(number)) = (item.ground_truth, item.ground_truth_version)
                 else {
                     return Err(CommandError::new(
