@@ -35,19 +35,40 @@ export NEURORATER_APP="$APP"
 export E2E_DRIVER_LOG="$WORK/tauri-driver.log"
 mkdir -p "$ROOT/tests/e2e/artifacts"
 
-# Everything that needs the display runs inside one xvfb-run; the inner script stops the driver
-# (and with it the app) whatever the tests' outcome.
+# Everything that needs the display runs inside one xvfb-run. Each test file gets a driver of its
+# own, stopped with everything it started (WebKitWebDriver, the app) once the file ends: a file
+# whose session was left open (a failed after hook) would otherwise refuse every later file's
+# session ("Maximum number of active sessions"), so one failure took the rest of the suite down.
+# The files run in the shell's glob order, one at a time: a file's app starts where the previous
+# file's left the database. The driver's log is appended to, so the PHI test reads every earlier
+# file's app output.
 status=0
 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   set -u
-  tauri-driver --native-driver /usr/bin/WebKitWebDriver --port '"$DRIVER_PORT"' --native-port '"$((DRIVER_PORT + 1))"' >"'"$WORK"'/tauri-driver.log" 2>&1 &
-  driver=$!
-  trap "kill $driver 2>/dev/null; wait $driver 2>/dev/null" EXIT
-  for _ in $(seq 1 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/'"$DRIVER_PORT"') 2>/dev/null && break
-    sleep 0.1
+  failed=()
+  cd "'"$ROOT"'/tests/e2e"
+  for file in '"$E2E_TESTS"'; do
+    setsid tauri-driver --native-driver /usr/bin/WebKitWebDriver --port '"$DRIVER_PORT"' --native-port '"$((DRIVER_PORT + 1))"' >>"'"$WORK"'/tauri-driver.log" 2>&1 &
+    driver=$!
+    trap "kill -- -$driver 2>/dev/null; wait $driver 2>/dev/null" EXIT
+    for _ in $(seq 1 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/'"$DRIVER_PORT"') 2>/dev/null && break
+      sleep 0.1
+    done
+    node --test --test-concurrency=1 "$file" || failed+=("$file")
+    kill -- -$driver 2>/dev/null
+    wait $driver 2>/dev/null
+    # The port is free again before the next file starts a driver on it.
+    for _ in $(seq 1 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/'"$DRIVER_PORT"') 2>/dev/null || break
+      sleep 0.1
+    done
   done
-  cd "'"$ROOT"'/tests/e2e" && node --test --test-concurrency=1 '"$E2E_TESTS"'
+  trap - EXIT
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "e2e: failed files: ${failed[*]}" >&2
+    exit 1
+  fi
 ' || status=$?
 
 if [ "$status" -ne 0 ]; then

@@ -66,10 +66,12 @@ export const SAVE_TIMEOUT_MS = 15_000
 /** Opens `assignment` from the reader's queue and waits until the reading screen shows it and
  * the element with test id `ready` (the part the caller reads next) is there. */
 export async function openFromQueue(browser, assignment, ready) {
-  // The queue is open already right after choosing a reader: clicking its button again is then
-  // a no-op that WebKit may refuse while the screen is still laying out.
-  if (!(await browser.$(testid('reading-queue')).isExisting())) {
-    await browser.$(testid('show-queue')).click()
+  // The queue is open already right after choosing a reader (its button is then "active", while
+  // the list itself may still be loading): clicking the button again is a no-op that WebKit may
+  // refuse while the screen is still laying out.
+  const showQueue = await browser.$(testid('show-queue'))
+  if (!((await showQueue.getAttribute('class')) ?? '').split(' ').includes('active')) {
+    await showQueue.click()
   }
   const row = await browser.$(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
   await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
