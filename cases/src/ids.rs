@@ -45,6 +45,107 @@ fn not_plain(value: &str, allowed: impl Fn(char) -> bool) -> bool {
         || !value.chars().all(allowed)
 }
 
+/// An id that holds the rule: checked when it is made, including when it is deserialised, so a
+/// value of this type that reached a function was never anything else. The desktop app's commands
+/// take their study, case, series and task ids as `Id`: a page that sends `../etc` gets the
+/// rule's words back before any command runs.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
+pub struct Id(String);
+
+impl Id {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Id {
+    type Error = &'static str;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match id_problem(&value) {
+            None => Ok(Self(value)),
+            Some(problem) => Err(problem),
+        }
+    }
+}
+
+impl From<Id> for String {
+    fn from(id: Id) -> Self {
+        id.0
+    }
+}
+
+impl std::ops::Deref for Id {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A row's key in the store (a series, task, rater, assignment, label, version…): SQLite rowids
+/// are positive, so zero and below are refused when the key is made or deserialised.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "i64", into = "i64")]
+pub struct Key(i64);
+
+impl Key {
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for Key {
+    type Error = String;
+
+    fn try_from(value: i64) -> Result<Self, Self::Error> {
+        if value > 0 {
+            Ok(Self(value))
+        } else {
+            Err(format!("must be a positive key, got {value}"))
+        }
+    }
+}
+
+impl From<Key> for i64 {
+    fn from(key: Key) -> Self {
+        key.0
+    }
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// In the generated TypeScript an `Id` is a `string` and a `Key` a `number`: the rule is the
+/// Rust side's, checked when the page's value arrives.
+#[cfg(feature = "specta")]
+impl specta::Type for Id {
+    fn definition(types: &mut specta::Types) -> specta::datatype::DataType {
+        <String as specta::Type>::definition(types)
+    }
+}
+
+#[cfg(feature = "specta")]
+impl specta::Type for Key {
+    fn definition(types: &mut specta::Types) -> specta::datatype::DataType {
+        <i64 as specta::Type>::definition(types)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +188,29 @@ mod tests {
             &"x".repeat(MAX_ID_CHARS + 1),
         ] {
             assert!(username_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn an_id_or_key_is_checked_when_deserialised_with_the_rules_words() {
+        let id: Id = serde_json::from_str("\"ms-01\"").unwrap();
+        assert_eq!(id.as_str(), "ms-01");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"ms-01\"");
+        for bad in ["\"..\"", "\"../etc\"", "\"\"", "\"ms 01\""] {
+            let error = serde_json::from_str::<Id>(bad).unwrap_err().to_string();
+            assert!(
+                error.starts_with("must be 1–64 characters"),
+                "{bad}: {error}"
+            );
+        }
+        let key: Key = serde_json::from_str("7").unwrap();
+        assert_eq!(key.get(), 7);
+        for bad in ["0", "-3"] {
+            let error = serde_json::from_str::<Key>(bad).unwrap_err().to_string();
+            assert!(
+                error.starts_with("must be a positive key, got"),
+                "{bad}: {error}"
+            );
         }
     }
 }

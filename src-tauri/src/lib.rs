@@ -21,7 +21,7 @@ use tauri::{App, Builder, Context, Runtime};
 /// `commands/*.rs`: the invoke handler, and the TypeScript bindings generated from the same
 /// commands (`ui/src/bindings.ts`, checked by `bindings::tests`). A failed command throws its `CommandError` in the bindings, as `invoke`
 /// does; ids and counts are plain numbers (every integer crossing IPC is a store key or a count,
-/// far below 2^53, and `validate::key` refuses anything else).
+/// far below 2^53, and a key is a `cases::ids::Key`, refused below 1).
 pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
     macro_rules! app_commands {
         ($($module:ident :: $command:ident $(::<$runtime:path>)?),* $(,)?) => {

@@ -3,7 +3,9 @@
 
 use crate::error::{CommandError, ErrorCode};
 
-/// A study, case or task id, by the rule bundles are checked by (`cases::ids`).
+/// An id inside an argument's structure (a plan's study, a label's category), by the rule bundles
+/// are checked by (`cases::ids`). A command's own id and key arguments are `cases::ids::Id` and
+/// `Key`, checked when the page's value is deserialised, before the command runs.
 pub fn id<'a>(field: &str, value: &'a str) -> Result<&'a str, CommandError> {
     match cases::ids::id_problem(value) {
         None => Ok(value),
@@ -14,15 +16,14 @@ pub fn id<'a>(field: &str, value: &'a str) -> Result<&'a str, CommandError> {
     }
 }
 
-/// A store key (series, task): SQLite rowids are positive.
+/// A store key inside an argument's structure (the raters of a plan), by the rule a command's own
+/// `Key` argument is checked by when it is deserialised (`cases::ids::Key`).
 pub fn key(field: &str, value: i64) -> Result<i64, CommandError> {
-    if value <= 0 {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!("{field}: must be a positive key, got {value}"),
-        ));
-    }
-    Ok(value)
+    cases::ids::Key::try_from(value)
+        .map(cases::ids::Key::get)
+        .map_err(|problem| {
+            CommandError::new(ErrorCode::InvalidArgument, format!("{field}: {problem}"))
+        })
 }
 
 #[cfg(test)]

@@ -145,6 +145,15 @@ test('the rater reads one response of the package and it is saved', async () => 
 
 test('the lead merges the exported results in the app, and the CLI finds nothing new', async () => {
   const results = join(work, 'site-b', 'results.tar')
+  // An id outside the rule is turned away by the command's types before the command runs, in
+  // the rule's words, and nothing is written.
+  const outside = await invoke('export_results_package', { path: results, packageId: '../other' })
+  assert.match(
+    String(outside.refusal),
+    /^invalid args `packageId` for command `export_results_package`: must be 1–64 characters/,
+    JSON.stringify(outside),
+  )
+  assert.ok(!existsSync(results))
   const written = await invoke('export_results_package', { path: results, package: null })
   assert.equal(written.value, results, JSON.stringify(written))
   assert.ok(existsSync(results))

@@ -64,7 +64,11 @@ export function toBackendError(raw: unknown): BackendError {
       return { code: code as ErrorCode, message: String(message) }
     }
   }
-  return { code: 'ipc', message: raw instanceof Error ? raw.message : String(raw) }
+  const message = raw instanceof Error ? raw.message : String(raw)
+  // An argument the command's Rust types refuse (an id outside the rule, a key below 1) is turned
+  // away by Tauri before the command runs, as a bare string naming the argument and the rule.
+  if (message.startsWith('invalid args `')) return { code: 'invalid_argument', message }
+  return { code: 'ipc', message }
 }
 
 /** Awaits a generated command (`./bindings`): its value, typed as the command's generated result,

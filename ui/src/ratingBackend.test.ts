@@ -105,3 +105,15 @@ describe('imaging commands', () => {
     expect(Object.keys(sent ?? {}).sort()).toEqual([...(rust.get(command) ?? [])].sort())
   })
 })
+
+describe('errors', () => {
+  it('reads an argument the Rust types refused before the command ran as an invalid argument', () => {
+    const refused = 'invalid args `studyId` for command `reading_queue`: must be 1–64 characters'
+    expect(backend.toBackendError(refused)).toEqual({ code: 'invalid_argument', message: refused })
+    expect(backend.toBackendError({ code: 'not_found', message: 'no such case' })).toEqual({
+      code: 'not_found',
+      message: 'no such case',
+    })
+    expect(backend.toBackendError(new Error('the window closed'))).toEqual({ code: 'ipc', message: 'the window closed' })
+  })
+})

@@ -6,10 +6,10 @@
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
-use crate::validate;
 use cases::app::baseline::{self, Answer, TaskRef};
 use cases::app::{ReaderSession, Session};
 use cases::curation::{BaselineTask, BlindTask, HumanRole};
+use cases::ids::Id;
 use cases::store::Store;
 use tauri::State;
 
@@ -36,10 +36,9 @@ fn invalid(message: String) -> CommandError {
 #[specta::specta]
 pub async fn baseline_tasks(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<Vec<BaselineTask>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| Ok(baseline::tasks(store, &reader(store)?, study_id)?))
+    state.with_store(|store| Ok(baseline::tasks(store, &reader(store)?, &study_id)?))
 }
 
 /// What the model was given for the task, for the current rater to answer; `case_id` is the
@@ -48,17 +47,14 @@ pub async fn baseline_tasks(
 #[specta::specta]
 pub async fn baseline_blind_task(
     state: State<'_, AppState>,
-    study_id: String,
-    case_id: String,
-    task_id: String,
+    study_id: Id,
+    case_id: Id,
+    task_id: Id,
 ) -> Result<BlindTask, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let task_id = validate::id("task_id", &task_id)?;
     let task = TaskRef {
-        study_id,
-        case: case_id,
-        task_id,
+        study_id: &study_id,
+        case: &case_id,
+        task_id: &task_id,
     };
     state.with_store(|store| Ok(baseline::blind_task(store, &reader(store)?, task)?))
 }
@@ -69,9 +65,9 @@ pub async fn baseline_blind_task(
 #[specta::specta]
 pub async fn baseline_submit(
     state: State<'_, AppState>,
-    study_id: String,
-    case_id: String,
-    task_id: String,
+    study_id: Id,
+    case_id: Id,
+    task_id: Id,
     role: HumanRole,
     years_experience: Option<u32>,
     diagnosis: String,
@@ -79,9 +75,6 @@ pub async fn baseline_submit(
     reasoning: String,
     seconds_on_task: f64,
 ) -> Result<i64, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let task_id = validate::id("task_id", &task_id)?;
     let chars = diagnosis.chars().count();
     if chars > MAX_DIAGNOSIS_CHARS {
         return Err(invalid(format!(
@@ -114,9 +107,9 @@ pub async fn baseline_submit(
         )));
     }
     let task = TaskRef {
-        study_id,
-        case: case_id,
-        task_id,
+        study_id: &study_id,
+        case: &case_id,
+        task_id: &task_id,
     };
     let answer = Answer {
         role,

@@ -8,12 +8,12 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap, Started};
 use crate::state::AppState;
-use crate::validate;
 use calibration::html::Plots;
 use calibration::input::ReportOptions;
 use calibration::report::{Report, ReportError};
 use cases::app::calibration::ReportCache;
 use cases::app::{LeadSession, Session};
+use cases::ids::Id;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -95,14 +95,13 @@ struct HeadlinePayload {
 #[specta::specta]
 pub async fn list_graders(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<Vec<String>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     state.with_store(|store| {
         Ok(cases::app::calibration::graders(
             store,
             &lead(store)?,
-            study_id,
+            &study_id,
         )?)
     })
 }
@@ -118,12 +117,11 @@ pub async fn calibration_report<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     reports: State<'_, CalibrationState>,
-    study_id: String,
+    study_id: Id,
     grader: String,
     request: Option<u32>,
     options: Option<CalibrationOptions>,
 ) -> Result<CalibrationView, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     let grader = grader_name(&grader)?;
     let options = report_options(options.unwrap_or_default())?;
     let options = ReportOptions {
@@ -135,7 +133,7 @@ pub async fn calibration_report<R: Runtime>(
         app,
         &state,
         &reports,
-        study_id,
+        &study_id,
         options,
         request.unwrap_or_default(),
         &building,

@@ -4,8 +4,8 @@
 
 use crate::error::CommandError;
 use crate::state::AppState;
-use crate::validate;
 use cases::app::Session;
+use cases::ids::{Id, Key};
 use cases::store::{CaseSummary, CaseView, ResponseView, StudySummary};
 use tauri::State;
 
@@ -19,12 +19,11 @@ pub async fn list_studies(state: State<'_, AppState>) -> Result<Vec<StudySummary
 #[specta::specta]
 pub async fn list_cases(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<Vec<CaseSummary>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     state.with_store(|store| {
         let session = Session::current(store)?;
-        Ok(cases::app::catalog::cases(store, &session, study_id)?)
+        Ok(cases::app::catalog::cases(store, &session, &study_id)?)
     })
 }
 
@@ -32,15 +31,13 @@ pub async fn list_cases(
 #[specta::specta]
 pub async fn open_case(
     state: State<'_, AppState>,
-    study_id: String,
-    case_id: String,
+    study_id: Id,
+    case_id: Id,
 ) -> Result<CaseView, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
     state.with_store(|store| {
         let session = Session::current(store)?;
         Ok(cases::app::catalog::case(
-            store, &session, study_id, case_id,
+            store, &session, &study_id, &case_id,
         )?)
     })
 }
@@ -49,13 +46,12 @@ pub async fn open_case(
 #[specta::specta]
 pub async fn list_responses(
     state: State<'_, AppState>,
-    task_key: i64,
+    task_key: Key,
 ) -> Result<Vec<ResponseView>, CommandError> {
-    let task_key = validate::key("task_key", task_key)?;
     // Every answer to a task side by side, outside the queue: a clinician who saw them would
     // rate, or answer as a human baseline, already knowing what the models said.
     state.with_store(|store| {
         let lead = Session::current(store)?.unblinded("The case view's answers")?;
-        Ok(cases::app::responses(store, &lead, task_key)?)
+        Ok(cases::app::responses(store, &lead, task_key.get())?)
     })
 }

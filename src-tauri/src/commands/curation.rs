@@ -11,9 +11,9 @@ use crate::curation_versions::{CurationVersions, Save};
 use crate::error::{CommandError, ErrorCode};
 use crate::ground_truth_reveal::GroundTruthReveal;
 use crate::state::AppState;
-use crate::validate;
 use cases::app::curation::{self, CaseRef};
 use cases::curation::{Change, CuratedTruth, Decision, Disagreement, RevealedTruth, Side, Version};
+use cases::ids::{Id, Key};
 use std::collections::BTreeMap;
 use tauri::State;
 
@@ -43,13 +43,14 @@ fn check_truth_size(truth: &CuratedTruth) -> Result<(), CommandError> {
 pub async fn curation_history(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
+    study_id: Id,
+    case_id: Id,
 ) -> Result<Vec<Version>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let case = CaseRef { study_id, case_id };
-    CurationVersions::of(&state, &team, study_id)?
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    CurationVersions::of(&state, &team, &study_id)?
         .history(case)
         .await
 }
@@ -59,30 +60,26 @@ pub async fn curation_history(
 pub async fn curation_save_draft(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    branch: Option<String>,
-    based_on: Option<i64>,
+    study_id: Id,
+    case_id: Id,
+    branch: Option<Id>,
+    based_on: Option<Key>,
     truth: CuratedTruth,
 ) -> Result<i64, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let branch = match &branch {
-        Some(name) => validate::id("branch", name)?,
-        None => cases::curation::MAIN_BRANCH,
-    };
-    if let Some(version) = based_on {
-        validate::key("based_on", version)?;
-    }
+    let branch = branch.as_deref().unwrap_or(cases::curation::MAIN_BRANCH);
+    let based_on = based_on.map(Key::get);
     check_truth_size(&truth)?;
-    let case = CaseRef { study_id, case_id };
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
     let save = Save {
         branch,
         based_on,
         truth: &truth,
         consensus: false,
     };
-    CurationVersions::of(&state, &team, study_id)?
+    CurationVersions::of(&state, &team, &study_id)?
         .save(case, save)
         .await
 }
@@ -92,16 +89,16 @@ pub async fn curation_save_draft(
 pub async fn curation_submit(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    version: i64,
+    study_id: Id,
+    case_id: Id,
+    version: Key,
 ) -> Result<(), CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let version = validate::key("version", version)?;
-    let case = CaseRef { study_id, case_id };
-    CurationVersions::of(&state, &team, study_id)?
-        .submit(case, version)
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    CurationVersions::of(&state, &team, &study_id)?
+        .submit(case, version.get())
         .await
 }
 
@@ -110,15 +107,12 @@ pub async fn curation_submit(
 pub async fn curation_review(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    version: i64,
+    study_id: Id,
+    case_id: Id,
+    version: Key,
     decision: Decision,
     comment: String,
 ) -> Result<(), CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let version = validate::key("version", version)?;
     if comment.len() > MAX_COMMENT_BYTES {
         return Err(CommandError::new(
             ErrorCode::InvalidArgument,
@@ -128,9 +122,12 @@ pub async fn curation_review(
             ),
         ));
     }
-    let case = CaseRef { study_id, case_id };
-    CurationVersions::of(&state, &team, study_id)?
-        .review(case, version, decision, &comment)
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    CurationVersions::of(&state, &team, &study_id)?
+        .review(case, version.get(), decision, &comment)
         .await
 }
 
@@ -140,19 +137,24 @@ pub async fn curation_review(
 pub async fn curation_diff(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    from: i64,
-    to: i64,
+    study_id: Id,
+    case_id: Id,
+    from: Key,
+    to: Key,
 ) -> Result<Vec<Change>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let from = validate::key("from", from)?;
-    let to = validate::key("to", to)?;
-    let case = CaseRef { study_id, case_id };
-    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    let versions = CurationVersions::of(&state, &team, &study_id)?;
     let history = versions.history(case).await?;
-    Ok(curation::diff(&history, &versions.lead()?, case, from, to)?)
+    Ok(curation::diff(
+        &history,
+        &versions.lead()?,
+        case,
+        from.get(),
+        to.get(),
+    )?)
 }
 
 /// The units on which versions `a` and `b` of a case (usually the latest of two curators'
@@ -162,19 +164,24 @@ pub async fn curation_diff(
 pub async fn curation_compare(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    a: i64,
-    b: i64,
+    study_id: Id,
+    case_id: Id,
+    a: Key,
+    b: Key,
 ) -> Result<Vec<Disagreement>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let a = validate::key("a", a)?;
-    let b = validate::key("b", b)?;
-    let case = CaseRef { study_id, case_id };
-    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    let versions = CurationVersions::of(&state, &team, &study_id)?;
     let history = versions.history(case).await?;
-    Ok(curation::compare(&history, &versions.lead()?, case, a, b)?)
+    Ok(curation::compare(
+        &history,
+        &versions.lead()?,
+        case,
+        a.get(),
+        b.get(),
+    )?)
 }
 
 /// The consensus of versions `a` and `b`: what they agree on and, per disagreement, the side
@@ -184,16 +191,12 @@ pub async fn curation_compare(
 pub async fn curation_merge(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    a: i64,
-    b: i64,
+    study_id: Id,
+    case_id: Id,
+    a: Key,
+    b: Key,
     choices: BTreeMap<String, Side>,
 ) -> Result<CuratedTruth, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    let a = validate::key("a", a)?;
-    let b = validate::key("b", b)?;
     if choices.len() > MAX_CHOICES {
         return Err(CommandError::new(
             ErrorCode::InvalidArgument,
@@ -212,15 +215,18 @@ pub async fn curation_merge(
             ),
         ));
     }
-    let case = CaseRef { study_id, case_id };
-    let versions = CurationVersions::of(&state, &team, study_id)?;
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
+    let versions = CurationVersions::of(&state, &team, &study_id)?;
     let history = versions.history(case).await?;
     Ok(curation::merge(
         &history,
         &versions.lead()?,
         case,
-        a,
-        b,
+        a.get(),
+        b.get(),
         &choices,
     )?)
 }
@@ -232,25 +238,24 @@ pub async fn curation_merge(
 pub async fn curation_save_consensus(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    study_id: String,
-    case_id: String,
-    based_on: Option<i64>,
+    study_id: Id,
+    case_id: Id,
+    based_on: Option<Key>,
     truth: CuratedTruth,
 ) -> Result<i64, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    let case_id = validate::id("case_id", &case_id)?;
-    if let Some(version) = based_on {
-        validate::key("based_on", version)?;
-    }
+    let based_on = based_on.map(Key::get);
     check_truth_size(&truth)?;
-    let case = CaseRef { study_id, case_id };
+    let case = CaseRef {
+        study_id: &study_id,
+        case_id: &case_id,
+    };
     let save = Save {
         branch: cases::curation::MAIN_BRANCH,
         based_on,
         truth: &truth,
         consensus: true,
     };
-    CurationVersions::of(&state, &team, study_id)?
+    CurationVersions::of(&state, &team, &study_id)?
         .save(case, save)
         .await
 }
@@ -262,10 +267,9 @@ pub async fn curation_save_consensus(
 pub async fn reveal_ground_truth(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    assignment_id: i64,
+    assignment_id: Key,
 ) -> Result<RevealedTruth, CommandError> {
-    let assignment_id = validate::key("assignment_id", assignment_id)?;
-    GroundTruthReveal::of(&state, &team, assignment_id)?
-        .reveal(assignment_id)
+    GroundTruthReveal::of(&state, &team, assignment_id.get())?
+        .reveal(assignment_id.get())
         .await
 }

@@ -9,8 +9,8 @@
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
-use crate::validate;
 use cases::app::series::{decode_verified, opening_slice, VolumeCache};
+use cases::ids::Key;
 use cases::marks::Plane;
 use imaging::Volume;
 use tauri::ipc::{InvokeResponseBody, IpcResponse, Response};
@@ -61,11 +61,11 @@ pub async fn series_volume(
 pub async fn series_opening_slice(
     state: State<'_, AppState>,
     cache: State<'_, VolumeCache>,
-    series_key: i64,
+    series_key: Key,
     plane: Plane,
     slice: Option<i64>,
 ) -> Result<RawBytes, CommandError> {
-    let bytes = with_decoded(&state, &cache, series_key, move |volume| {
+    let bytes = with_decoded(&state, &cache, series_key.get(), move |volume| {
         Ok(opening_slice(volume, plane, slice)?
             .map(|alone| alone.to_nifti1_bytes())
             .unwrap_or_default())
@@ -83,7 +83,6 @@ async fn with_decoded(
     series_key: i64,
     respond: impl FnOnce(&Volume) -> Result<Vec<u8>, CommandError> + Send + 'static,
 ) -> Result<Vec<u8>, CommandError> {
-    let series_key = validate::key("series_key", series_key)?;
     let files = state.with_store(|store| Ok(store.series_files(series_key)?))?;
     let cache = cache.clone();
     tauri::async_runtime::spawn_blocking(move || {

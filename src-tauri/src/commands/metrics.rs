@@ -6,7 +6,7 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use crate::validate;
+use cases::ids::Id;
 use cases::store::Store;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
@@ -64,9 +64,8 @@ pub async fn metrics_compute<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     active: State<'_, ActiveMetrics>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<MetricsOutcome, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?.to_owned();
     let path = state.with_store(|store| {
         cases::app::workbench::open_metrics(store)?;
         Ok(store.path().to_path_buf())

@@ -14,6 +14,7 @@ use cases::app::new_study::{
 use cases::app::{LeadSession, Session};
 use cases::bundle::Problem;
 use cases::harness::{ColumnMap, Defaults};
+use cases::ids::Id;
 use cases::import::ImportSummary;
 use cases::scaffold::{Dates, ResponsesInput};
 use cases::store::Store;
@@ -271,15 +272,13 @@ fn with_draft<T>(
 pub async fn new_study_label(
     state: State<'_, AppState>,
     new_study: State<'_, NewStudyState>,
-    case_id: String,
-    series_id: String,
+    case_id: Id,
+    series_id: Id,
     label: String,
 ) -> Result<DraftCase, CommandError> {
-    let case_id = validate::id("case_id", &case_id)?;
-    let series_id = validate::id("series_id", &series_id)?;
     text("label", &label, MAX_NAME)?;
     with_draft(&state, &new_study, |draft| {
-        Ok(draft.set_label(case_id, series_id, &label)?)
+        Ok(draft.set_label(&case_id, &series_id, &label)?)
     })
 }
 
@@ -289,10 +288,9 @@ pub async fn new_study_label(
 pub async fn new_study_edit_case(
     state: State<'_, AppState>,
     new_study: State<'_, NewStudyState>,
-    case_id: String,
+    case_id: Id,
     edit: CaseEdit,
 ) -> Result<DraftCase, CommandError> {
-    let case_id = validate::id("case_id", &case_id)?;
     text("clinical_note", &edit.clinical_note, MAX_TEXT_BYTES)?;
     if edit.tasks.len() > MAX_TASKS {
         return Err(CommandError::new(
@@ -305,7 +303,7 @@ pub async fn new_study_edit_case(
         text("prompt", &task.prompt, MAX_TEXT_BYTES)?;
     }
     with_draft(&state, &new_study, |draft| {
-        Ok(draft.edit_case(case_id, edit)?)
+        Ok(draft.edit_case(&case_id, edit)?)
     })
 }
 
@@ -315,13 +313,11 @@ pub async fn new_study_edit_case(
 pub async fn new_study_thumbnails(
     state: State<'_, AppState>,
     new_study: State<'_, NewStudyState>,
-    case_id: String,
-    series_id: String,
+    case_id: Id,
+    series_id: Id,
 ) -> Result<RawBytes, CommandError> {
-    let case_id = validate::id("case_id", &case_id)?;
-    let series_id = validate::id("series_id", &series_id)?;
     with_draft(&state, &new_study, |draft| {
-        Ok(RawBytes::new(draft.thumbnail_strip(case_id, series_id)?))
+        Ok(RawBytes::new(draft.thumbnail_strip(&case_id, &series_id)?))
     })
 }
 

@@ -8,8 +8,8 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use crate::validate;
 use cases::app::Session;
+use cases::ids::Id;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use tauri::{AppHandle, Runtime, State};
@@ -145,14 +145,11 @@ pub async fn export_results_package<R: Runtime>(
     state: State<'_, AppState>,
     work: State<'_, PackageWork>,
     path: String,
-    package_id: Option<String>,
+    package_id: Option<Id>,
     request: Option<u32>,
 ) -> Result<String, CommandError> {
     let target = package_target(Path::new(&path))?;
-    let package = package_id
-        .as_deref()
-        .map(|id| validate::id("package_id", id))
-        .transpose()?;
+    let package = package_id.as_deref();
     let written = cancellable(app, &work, request.unwrap_or_default(), |progress| {
         state.with_store(|store| {
             Ok(cases::package::export_results_package(

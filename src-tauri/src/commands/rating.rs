@@ -7,6 +7,7 @@ use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
 use cases::app::{plans, reading, ReaderSession, Session};
+use cases::ids::{Id, Key};
 use cases::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
     ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
@@ -83,10 +84,9 @@ pub async fn current_rater(state: State<'_, AppState>) -> Result<Option<Rater>, 
 #[specta::specta]
 pub async fn set_current_rater(
     state: State<'_, AppState>,
-    rater_id: i64,
+    rater_id: Key,
 ) -> Result<Rater, CommandError> {
-    let rater_id = validate::key("rater_id", rater_id)?;
-    state.with_store_mut(|store| Ok(store.set_current_rater(rater_id)?))
+    state.with_store_mut(|store| Ok(store.set_current_rater(rater_id.get())?))
 }
 
 /// Ends the current rater's blinded session, so a study lead can open the calibration report.
@@ -115,12 +115,11 @@ pub async fn create_assignment_plan(
 #[specta::specta]
 pub async fn list_assignment_plans(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<Vec<PlanSummary>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     state.with_store(|store| {
         let lead = Session::current(store)?.study_lead("The study's plans")?;
-        Ok(plans::list(store, &lead, study_id)?)
+        Ok(plans::list(store, &lead, &study_id)?)
     })
 }
 
@@ -130,14 +129,13 @@ pub async fn list_assignment_plans(
 #[specta::specta]
 pub async fn create_lead_plan(
     state: State<'_, AppState>,
-    made_by: i64,
+    made_by: Key,
     spec: PlanSpec,
 ) -> Result<PlanSummary, CommandError> {
-    let made_by = validate::key("made_by", made_by)?;
     check_plan_spec(&spec)?;
     state.with_store_mut(|store| {
         let lead = Session::current(store)?.study_lead("Creating an assignment plan")?;
-        Ok(plans::create(store, &lead, made_by, &spec)?)
+        Ok(plans::create(store, &lead, made_by.get(), &spec)?)
     })
 }
 
@@ -146,10 +144,9 @@ pub async fn create_lead_plan(
 #[specta::specta]
 pub async fn top_up_assignment_plan(
     state: State<'_, AppState>,
-    made_by: i64,
+    made_by: Key,
     spec: TopUpSpec,
 ) -> Result<TopUpSummary, CommandError> {
-    let made_by = validate::key("made_by", made_by)?;
     validate::id("spec.study_id", &spec.study_id)?;
     bounded_text("spec.plan", &spec.plan, MAX_NAME_BYTES)?;
     for &rater in &spec.new_raters {
@@ -157,7 +154,7 @@ pub async fn top_up_assignment_plan(
     }
     state.with_store_mut(|store| {
         let lead = Session::current(store)?.study_lead("Topping up an assignment plan")?;
-        Ok(plans::top_up(store, &lead, made_by, &spec)?)
+        Ok(plans::top_up(store, &lead, made_by.get(), &spec)?)
     })
 }
 
@@ -177,12 +174,11 @@ pub async fn ensure_demo_queue(
 #[specta::specta]
 pub async fn reading_queue(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<Vec<QueueItem>, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     state.with_store(|store| {
         let reader = Session::current(store)?.reader()?;
-        Ok(reading::queue(store, &reader, study_id)?)
+        Ok(reading::queue(store, &reader, &study_id)?)
     })
 }
 
@@ -190,12 +186,11 @@ pub async fn reading_queue(
 #[specta::specta]
 pub async fn reading_item(
     state: State<'_, AppState>,
-    assignment: i64,
+    assignment: Key,
 ) -> Result<ReadingItem, CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
     state.with_store_mut(|store| {
         let reader = Session::current(store)?.reader()?;
-        Ok(reading::item(store, &reader, assignment)?)
+        Ok(reading::item(store, &reader, assignment.get())?)
     })
 }
 
@@ -204,23 +199,26 @@ pub async fn reading_item(
 // that is no longer `made_as` (`cases::app::Session::reader_as`).
 
 /// The session's reader for an edit made as `made_as`.
-fn editor(store: &Store, made_as: i64) -> Result<ReaderSession, CommandError> {
-    let made_as = validate::key("made_as", made_as)?;
-    Ok(Session::current(store)?.reader_as(store, made_as)?)
+fn editor(store: &Store, made_as: Key) -> Result<ReaderSession, CommandError> {
+    Ok(Session::current(store)?.reader_as(store, made_as.get())?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn save_rating(
     state: State<'_, AppState>,
-    made_as: i64,
-    assignment: i64,
+    made_as: Key,
+    assignment: Key,
     edit: RatingEdit,
 ) -> Result<EditAck, CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
-        Ok(reading::save_rating(store, &reader, assignment, &edit)?)
+        Ok(reading::save_rating(
+            store,
+            &reader,
+            assignment.get(),
+            &edit,
+        )?)
     })
 }
 
@@ -228,16 +226,18 @@ pub async fn save_rating(
 #[specta::specta]
 pub async fn add_error_label(
     state: State<'_, AppState>,
-    made_as: i64,
-    assignment: i64,
+    made_as: Key,
+    assignment: Key,
     label: LabelEdit,
 ) -> Result<LabelAck, CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
     validate::id("label.category", &label.category)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
         Ok(reading::add_error_label(
-            store, &reader, assignment, &label,
+            store,
+            &reader,
+            assignment.get(),
+            &label,
         )?)
     })
 }
@@ -246,16 +246,18 @@ pub async fn add_error_label(
 #[specta::specta]
 pub async fn update_error_label(
     state: State<'_, AppState>,
-    made_as: i64,
-    label_id: i64,
+    made_as: Key,
+    label_id: Key,
     label: LabelEdit,
 ) -> Result<EditAck, CommandError> {
-    let label_id = validate::key("label_id", label_id)?;
     validate::id("label.category", &label.category)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
         Ok(reading::update_error_label(
-            store, &reader, label_id, &label,
+            store,
+            &reader,
+            label_id.get(),
+            &label,
         )?)
     })
 }
@@ -264,13 +266,12 @@ pub async fn update_error_label(
 #[specta::specta]
 pub async fn delete_error_label(
     state: State<'_, AppState>,
-    made_as: i64,
-    label_id: i64,
+    made_as: Key,
+    label_id: Key,
 ) -> Result<EditAck, CommandError> {
-    let label_id = validate::key("label_id", label_id)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
-        Ok(reading::delete_error_label(store, &reader, label_id)?)
+        Ok(reading::delete_error_label(store, &reader, label_id.get())?)
     })
 }
 
@@ -278,13 +279,12 @@ pub async fn delete_error_label(
 #[specta::specta]
 pub async fn submit_rating(
     state: State<'_, AppState>,
-    made_as: i64,
-    assignment: i64,
+    made_as: Key,
+    assignment: Key,
 ) -> Result<EditAck, CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
-        Ok(reading::submit_rating(store, &reader, assignment)?)
+        Ok(reading::submit_rating(store, &reader, assignment.get())?)
     })
 }
 
@@ -292,23 +292,21 @@ pub async fn submit_rating(
 #[specta::specta]
 pub async fn reopen_rating(
     state: State<'_, AppState>,
-    made_as: i64,
-    assignment: i64,
+    made_as: Key,
+    assignment: Key,
 ) -> Result<EditAck, CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
     state.with_store_mut(|store| {
         let reader = editor(store, made_as)?;
-        Ok(reading::reopen_rating(store, &reader, assignment)?)
+        Ok(reading::reopen_rating(store, &reader, assignment.get())?)
     })
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn set_position(state: State<'_, AppState>, assignment: i64) -> Result<(), CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
+pub async fn set_position(state: State<'_, AppState>, assignment: Key) -> Result<(), CommandError> {
     state.with_store_mut(|store| {
         let reader = Session::current(store)?.reader()?;
-        Ok(reading::set_position(store, &reader, assignment)?)
+        Ok(reading::set_position(store, &reader, assignment.get())?)
     })
 }
 

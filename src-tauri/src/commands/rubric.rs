@@ -4,9 +4,9 @@
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
-use crate::validate;
 use cases::app::rubric::{self, RubricSave};
 use cases::app::{LeadSession, Session};
+use cases::ids::Id;
 use cases::model::{Rubric, Scale};
 use cases::rubric::StudyRubric;
 use cases::store::Store;
@@ -83,10 +83,9 @@ fn bounded(rubric: &Rubric) -> Result<(), CommandError> {
 #[specta::specta]
 pub fn rubric_current(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
 ) -> Result<StudyRubric, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
-    state.with_store(|store| Ok(rubric::current(store, &lead(store)?, study_id)?))
+    state.with_store(|store| Ok(rubric::current(store, &lead(store)?, &study_id)?))
 }
 
 /// Saves the lead's edit: saved (in place or as a new version), unchanged, or its problems.
@@ -94,13 +93,12 @@ pub fn rubric_current(
 #[specta::specta]
 pub fn rubric_save(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
     rubric: Rubric,
 ) -> Result<RubricSave, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     bounded(&rubric)?;
     state.with_store_mut(|store| {
         let lead = lead(store)?;
-        Ok(rubric::save(store, &lead, study_id, &rubric)?)
+        Ok(rubric::save(store, &lead, &study_id, &rubric)?)
     })
 }

@@ -13,8 +13,8 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use crate::validate;
 use cases::app::team::TeamRole;
+use cases::ids::Key;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, Resolution};
 use cases::rating::{Rater, RaterRole};
 use cases::store::Store;
@@ -658,11 +658,11 @@ pub async fn team_sync_status(
 pub async fn team_resolve_conflict(
     state: State<'_, AppState>,
     team: State<'_, TeamState>,
-    assignment: i64,
+    assignment: Key,
     resolution: Resolution,
 ) -> Result<(), CommandError> {
-    let assignment = validate::key("assignment", assignment)?;
-    let link = state.with_store(|store| Ok(cases::package::server_link(store, assignment)?))?;
+    let link =
+        state.with_store(|store| Ok(cases::package::server_link(store, assignment.get())?))?;
     let link = link.ok_or_else(|| {
         CommandError::new(
             ErrorCode::NotFound,
@@ -683,7 +683,11 @@ pub async fn team_resolve_conflict(
     state.with_store_mut(|store| {
         let reader = cases::app::Session::current(store)?.reader()?;
         Ok(cases::app::reading::resolve_conflict(
-            store, &reader, assignment, resolution, &server,
+            store,
+            &reader,
+            assignment.get(),
+            resolution,
+            &server,
         )?)
     })?;
     team.wake_sync();

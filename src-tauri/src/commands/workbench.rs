@@ -8,10 +8,10 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{LongWork, Overlap};
 use crate::state::AppState;
-use crate::validate;
 use calibration::version_drift::VersionDrift;
 use cases::app::{workbench, LeadSession};
 use cases::grader_workbench::{Disagreement, GraderOnSplit, ItemSideBySide};
+use cases::ids::{Id, Key};
 use cases::store::Store;
 use runner::record::Kind;
 use runner::versions::{self, DiffLine, StoredSpec};
@@ -150,7 +150,6 @@ fn on_split<T>(
     grader: &str,
     step: fn(&mut Store, &LeadSession, &str, &str) -> cases::Result<T>,
 ) -> Result<T, CommandError> {
-    let study_id = validate::id("study_id", study_id)?;
     let grader = name("grader", grader)?;
     state.with_store_mut(|store| {
         let lead = workbench::open(store)?;
@@ -163,7 +162,7 @@ fn on_split<T>(
 #[specta::specta]
 pub async fn workbench_split(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
     grader: String,
 ) -> Result<GraderOnSplit, CommandError> {
     on_split(&state, &study_id, &grader, workbench::split)
@@ -174,7 +173,7 @@ pub async fn workbench_split(
 #[specta::specta]
 pub async fn workbench_confirm(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
     grader: String,
 ) -> Result<GraderOnSplit, CommandError> {
     on_split(&state, &study_id, &grader, workbench::confirm)
@@ -185,7 +184,7 @@ pub async fn workbench_confirm(
 #[specta::specta]
 pub async fn workbench_disagreements(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
     grader: String,
 ) -> Result<Vec<Disagreement>, CommandError> {
     on_split(&state, &study_id, &grader, workbench::disagreements)
@@ -197,13 +196,12 @@ pub async fn workbench_disagreements(
 pub async fn workbench_item(
     state: State<'_, AppState>,
     grader: String,
-    response: i64,
+    response: Key,
 ) -> Result<ItemSideBySide, CommandError> {
     let grader = name("grader", &grader)?;
-    let response = validate::key("response", response)?;
     state.with_store(|store| {
         let lead = workbench::open(store)?;
-        Ok(workbench::item(store, &lead, &grader, response)?)
+        Ok(workbench::item(store, &lead, &grader, response.get())?)
     })
 }
 
@@ -212,15 +210,14 @@ pub async fn workbench_item(
 #[specta::specta]
 pub async fn workbench_drift(
     state: State<'_, AppState>,
-    study_id: String,
+    study_id: Id,
     before: String,
     after: String,
 ) -> Result<VersionDrift, CommandError> {
-    let study_id = validate::id("study_id", &study_id)?;
     let (before, after) = (name("before", &before)?, name("after", &after)?);
     state.with_store(|store| {
         let lead = workbench::open(store)?;
-        Ok(workbench::drift(store, &lead, study_id, &before, &after)?)
+        Ok(workbench::drift(store, &lead, &study_id, &before, &after)?)
     })
 }
 
