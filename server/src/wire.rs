@@ -2,9 +2,13 @@
 //! application layer's types (`cases::app::team`) appear as objects; docs/team-server.md lists
 //! their fields.
 
+/// The bodies the team client reads too, defined once beside the application layer.
+pub use cases::app::team::wire::{
+    EditAck, EditRequest, Me, Membership, Progress, QueueEntry, RaterProgress, SiteProgress,
+};
 use cases::app::team::{
     CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
-    TeamEdit, TeamRole, TeamStudyRating,
+    TeamRole, TeamStudyRating,
 };
 use cases::curation::Version;
 use cases::rating::RaterRole;
@@ -34,34 +38,6 @@ pub struct AcceptInvitation {
     pub password: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Membership {
-    pub study_id: String,
-    pub title: String,
-    #[schema(value_type = String, example = "rater")]
-    pub role: TeamRole,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Me {
-    pub username: String,
-    pub site: String,
-    pub studies: Vec<Membership>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct QueueEntry {
-    pub assignment: i64,
-    pub position: i32,
-    pub total: i64,
-    /// `not_started`, `draft` or `submitted`.
-    pub status: String,
-    /// The rating's version: the `base_version` of the next edit.
-    pub version: i64,
-    /// YYYY-MM-DD the lead set as due, if any.
-    pub due_on: Option<String>,
-}
-
 /// One blinded item: `cases::app::team::RaterItem`.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Object)]
@@ -73,61 +49,6 @@ pub struct Item(pub RaterItem);
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Vec<Object>)]
 pub struct StudyRatings(pub Vec<TeamStudyRating>);
-
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EditRequest {
-    /// The client's id of this edit (1–64 of letters, digits, `-`, `_`): a resend with the same
-    /// id is answered with the first acknowledgement and stored once.
-    pub edit_id: String,
-    /// The rating's version the edit started from (0 before the first save); any other version
-    /// is refused with 409 and nothing is overwritten.
-    pub base_version: i64,
-    /// `{"kind": "save", "rating": {"scores": {...}, "labels": [...]}}`, or `{"kind": "submit"}`,
-    /// `{"kind": "reopen"}`, `{"kind": "reveal"}`.
-    #[schema(value_type = Object)]
-    pub edit: TeamEdit,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct EditAck {
-    pub assignment: i64,
-    /// The rating's version after this edit.
-    pub version: i64,
-    /// `draft` or `submitted`.
-    pub status: String,
-    pub saved_at: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RaterProgress {
-    pub username: String,
-    pub site: String,
-    pub assigned: i64,
-    pub submitted: i64,
-    pub drafts: i64,
-    /// Past their due date and not submitted.
-    pub overdue: i64,
-    pub seconds_on_task: f64,
-    pub reveal_locked: bool,
-    pub last_saved_at: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SiteProgress {
-    pub site: String,
-    pub raters: i64,
-    pub assigned: i64,
-    pub submitted: i64,
-    pub overdue: i64,
-    pub seconds_on_task: f64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Progress {
-    pub raters: Vec<RaterProgress>,
-    pub sites: Vec<SiteProgress>,
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -1237,7 +1237,7 @@ export type RaterProgress_Deserialize = {
 	drafts: number,
 	/**  Past their due date and not submitted. */
 	overdue: number,
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 	reveal_locked: boolean,
 	last_saved_at?: string | null,
 };
@@ -1250,7 +1250,7 @@ export type RaterProgress_Serialize = {
 	drafts: number,
 	/**  Past their due date and not submitted. */
 	overdue: number,
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 	reveal_locked: boolean,
 	last_saved_at: string | null,
 };
@@ -1668,7 +1668,7 @@ export type SiteProgress = {
 	assigned: number,
 	submitted: number,
 	overdue: number,
-	seconds_on_task: number | null,
+	seconds_on_task: number,
 };
 
 export type SkippedView = {

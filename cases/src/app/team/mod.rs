@@ -25,6 +25,7 @@ mod curation_package;
 mod package;
 mod pull;
 mod study;
+pub mod wire;
 
 pub use curation::{
     decide_review, decide_save, decide_submit, summarise, CurationCase, CurationCaseSummary,

@@ -1,0 +1,111 @@
+//! The team server's small JSON bodies that both ends read: the server writes them (its
+//! `/openapi.json` publishes their schema, through the `utoipa` feature), the team client reads
+//! them and the desktop app shows some (the `specta` feature). One definition, so a field added
+//! on the server is a field the client reads. docs/team-server.md lists them.
+
+use super::{TeamEdit, TeamRole};
+use serde::{Deserialize, Serialize};
+
+/// One study the account has a role in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct Membership {
+    pub study_id: String,
+    pub title: String,
+    #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
+    pub role: TeamRole,
+}
+
+/// `GET /api/me`: who the session is, and their studies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct Me {
+    pub username: String,
+    pub site: String,
+    pub studies: Vec<Membership>,
+}
+
+/// One assignment of a rater's queue on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct QueueEntry {
+    pub assignment: i64,
+    pub position: i32,
+    pub total: i64,
+    /// `not_started`, `draft` or `submitted`.
+    pub status: String,
+    /// The rating's version: the `base_version` of the next edit.
+    pub version: i64,
+    /// YYYY-MM-DD the lead set as due, if any.
+    pub due_on: Option<String>,
+}
+
+/// `POST …/edits`: one edit of one rating.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct EditRequest {
+    /// The client's id of this edit (1–64 of letters, digits, `-`, `_`): a resend with the same
+    /// id is answered with the first acknowledgement and stored once.
+    pub edit_id: String,
+    /// The rating's version the edit started from (0 before the first save); any other version
+    /// is refused with 409 and nothing is overwritten.
+    pub base_version: i64,
+    /// `{"kind": "save", "rating": {"scores": {...}, "labels": [...]}}`, or `{"kind": "submit"}`,
+    /// `{"kind": "reopen"}`, `{"kind": "reveal"}`.
+    #[cfg_attr(feature = "utoipa", schema(value_type = Object))]
+    pub edit: TeamEdit,
+}
+
+/// The server's acknowledgement of an edit: committed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct EditAck {
+    pub assignment: i64,
+    /// The rating's version after this edit: the `base_version` of the next.
+    pub version: i64,
+    /// `draft` or `submitted`.
+    pub status: String,
+    pub saved_at: String,
+}
+
+/// `GET /api/studies/{study}/progress`, the lead's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct Progress {
+    pub raters: Vec<RaterProgress>,
+    pub sites: Vec<SiteProgress>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct RaterProgress {
+    pub username: String,
+    pub site: String,
+    pub assigned: i64,
+    pub submitted: i64,
+    pub drafts: i64,
+    /// Past their due date and not submitted.
+    pub overdue: i64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
+    pub seconds_on_task: f64,
+    pub reveal_locked: bool,
+    pub last_saved_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct SiteProgress {
+    pub site: String,
+    pub raters: i64,
+    pub assigned: i64,
+    pub submitted: i64,
+    pub overdue: i64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
+    pub seconds_on_task: f64,
+}
