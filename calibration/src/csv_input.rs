@@ -242,7 +242,26 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
             problems.push(problem(line, "rater", "is empty".into()));
             ok = false;
         }
+        let dimension = dimension_at
+            .map(get)
+            .filter(|d| !d.is_empty())
+            .unwrap_or("overall")
+            .to_string();
+        let not_applicable = is_not_applicable_score(get(score_at));
         let score = match get(score_at).parse::<f64>() {
+            _ if not_applicable && dimension == "overall" => {
+                problems.push(problem(
+                    line,
+                    "score",
+                    format!(
+                        "`{}`: the overall score cannot be marked not applicable; give a number",
+                        get(score_at)
+                    ),
+                ));
+                ok = false;
+                None
+            }
+            _ if not_applicable => None,
             Ok(v) if v.is_finite() => Some(v),
             _ => {
                 problems.push(problem(
@@ -254,16 +273,13 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
                 None
             }
         };
-        let dimension = dimension_at
-            .map(get)
-            .filter(|d| !d.is_empty())
-            .unwrap_or("overall")
-            .to_string();
         if !ok {
             continue;
         }
-        let score = score.unwrap_or_default();
-        if let Some(scale) = row_scale(&scale_at, &get, line, &problem, &mut problems) {
+        if let Some(scale) =
+            score.and_then(|_| row_scale(&scale_at, &get, line, &problem, &mut problems))
+        {
+            let score = score.unwrap_or_default();
             let key = (rater.to_string(), dimension.clone());
             match declared.get(&key) {
                 Some((first, at)) if *first != scale => problems.push(problem(
@@ -330,12 +346,16 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
                 }
             }
         }
-        table.scores.push(ScoreRow {
-            item: item.to_string(),
-            rater: rater.to_string(),
-            dimension,
-            score,
-        });
+        // A dimension marked not applicable is no score: the agreement statistics leave it out
+        // (its item and grouping values above still count).
+        if let Some(score) = score {
+            table.scores.push(ScoreRow {
+                item: item.to_string(),
+                rater: rater.to_string(),
+                dimension,
+                score,
+            });
+        }
     }
     table.scales = declared
         .into_iter()
@@ -357,6 +377,17 @@ pub fn parse_long_csv(text: &str, file_name: &str) -> Result<LongTable, Error> {
     } else {
         Err(Error { problems })
     }
+}
+
+/// What the `score` cell holds for a dimension the rater marked "not applicable" (where the
+/// rubric allows it): `NA`, in any case (`N/A` reads the same). Not a score: the agreement
+/// statistics leave the row out, and `neurorater import-ratings` stores it as that mark.
+pub const NOT_APPLICABLE_SCORE: &str = "NA";
+
+/// Whether a `score` cell marks its dimension not applicable ([`NOT_APPLICABLE_SCORE`]).
+pub fn is_not_applicable_score(cell: &str) -> bool {
+    let cell = cell.trim();
+    cell.eq_ignore_ascii_case(NOT_APPLICABLE_SCORE) || cell.eq_ignore_ascii_case("N/A")
 }
 
 /// The scale a row declares, if its scale cells are filled; a half-filled or malformed one is a

@@ -103,6 +103,42 @@ fn csv_problems_name_file_line_and_field_and_all_are_reported() {
 }
 
 #[test]
+fn a_dimension_marked_na_is_no_score_and_overall_cannot_be_marked() {
+    let csv = "item,rater,score,dimension\n\
+               a,r1,3,\n\
+               a,r1,NA,localisation\n\
+               a,r1,n/a,style\n\
+               a,r1,2,accuracy\n";
+    let table = parse_long_csv(csv, "ratings.csv").expect("NA rows read");
+    let scored: Vec<(&str, f64)> = table
+        .scores
+        .iter()
+        .map(|s| (s.dimension.as_str(), s.score))
+        .collect();
+    assert_eq!(scored, [("overall", 3.0), ("accuracy", 2.0)]);
+
+    let twice = "item,rater,score,dimension\na,r1,NA,localisation\na,r1,4,localisation\n";
+    let text = parse_long_csv(twice, "ratings.csv")
+        .expect_err("twice")
+        .to_string();
+    assert!(
+        text.contains(
+            "ratings.csv:3: rater: `r1` already scored item `a` on `localisation` at line 2"
+        ),
+        "{text}"
+    );
+    let overall = parse_long_csv("item,rater,score\na,r1,NA\nb,r1,2\n", "ratings.csv")
+        .expect_err("overall NA")
+        .to_string();
+    assert!(
+        overall.contains(
+            "ratings.csv:2: score: `NA`: the overall score cannot be marked not applicable"
+        ),
+        "{overall}"
+    );
+}
+
+#[test]
 fn csv_reads_dimension_case_grouping_and_quotes() {
     let csv = "\u{feff}item,rater,score,dimension,case,task_family\r\n\
                t1,dr_a,4,,case 1,\"differential, diagnosis\"\r\n\

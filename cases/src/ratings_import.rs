@@ -10,7 +10,9 @@
 //! - the optional `rater_role` column gives a new rater's role; without it new raters are
 //!   assumed to be [`ASSUMED_ROLE`]s and the summary names them;
 //! - scores must be on the rubric's scale of their dimension, and the dimension must apply to the
-//!   item's task family (`rating::rules`, as for a rating made in the app).
+//!   item's task family (`rating::rules`, as for a rating made in the app);
+//! - a `score` of `NA` marks the dimension not applicable, where the rubric allows it for the
+//!   item's task family (the same rules); a grader's row cannot be `NA`.
 //!
 //! **Invariants:** every row is checked before anything is written, and all problems are
 //! reported as `FILE:LINE: field: message`; the write is one transaction with its audit entry;
@@ -26,6 +28,7 @@ use crate::rating::{RatingEdit, RatingStatus};
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, ImportError};
+use calibration::csv_input::is_not_applicable_score;
 use rusqlite::params;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,6 +80,8 @@ struct PendingRating {
     item: String,
     overall: Option<f64>,
     dimensions: BTreeMap<String, f64>,
+    /// The dimensions a row marked not applicable (`NA`).
+    not_applicable: BTreeSet<String>,
     /// The line of each dimension's row (`overall` included), to name the row of a conflict.
     lines: BTreeMap<String, usize>,
 }
@@ -84,6 +89,7 @@ struct PendingRating {
 struct StoredRating {
     overall: Option<f64>,
     dimensions: BTreeMap<String, f64>,
+    not_applicable: BTreeSet<String>,
     submitted: bool,
 }
 
@@ -160,7 +166,7 @@ pub fn import_ratings_csv(
                 // A ratings file carries scores only: no correctness, confidence, comment or time.
                 let scores = RatingEdit {
                     overall: rating.overall,
-                    not_applicable: Default::default(),
+                    not_applicable: rating.not_applicable.clone(),
                     dimensions: rating.dimensions.clone(),
                     correctness: None,
                     confidence: None,
@@ -326,8 +332,39 @@ fn check_rows(
             problem(line, "dimension", format!("`{item}`: {}", refused.message));
             continue;
         }
+        if is_not_applicable_score(field("score")) {
+            // The gate refused `NA` on `overall`; whether the rubric allows the mark on this
+            // dimension for this task is the rating rules' to say, as for a mark in the app.
+            let marked = RatingEdit {
+                overall: None,
+                dimensions: BTreeMap::new(),
+                not_applicable: BTreeSet::from([dimension.to_owned()]),
+                correctness: None,
+                confidence: None,
+                comment: String::new(),
+                seconds_on_task: 0.0,
+            };
+            let refused = family
+                .map(|family| rules::rating_violations(rubric, family, &marked))
+                .unwrap_or_default();
+            if let Some(refused) = refused.first() {
+                problem(line, "score", format!("`{item}`: {}", refused.message));
+                continue;
+            }
+            if view.graders.contains(rater) {
+                problem(
+                    line,
+                    "rater",
+                    format!(
+                        "`{rater}` is a grader: its scores come from grader.jsonl, and `NA` \
+                         marks a clinician's rating"
+                    ),
+                );
+                continue;
+            }
+        }
         let score: f64 = field("score").parse().unwrap_or(f64::NAN);
-        if !scale.admits(score) {
+        if !is_not_applicable_score(field("score")) && !scale.admits(score) {
             problem(
                 line,
                 "score",
@@ -368,7 +405,9 @@ fn check_rows(
                 item: item.to_owned(),
                 ..Default::default()
             });
-        if dimension == "overall" {
+        if is_not_applicable_score(field("score")) {
+            rating.not_applicable.insert(dimension.to_owned());
+        } else if dimension == "overall" {
             rating.overall = Some(score);
         } else {
             rating.dimensions.insert(dimension.to_owned(), score);
@@ -585,6 +624,29 @@ fn conflict(stored: &StoredRating, file: &PendingRating) -> Option<(String, Stri
             ),
         ));
     }
+    if stored.not_applicable != file.not_applicable {
+        let differing = stored
+            .not_applicable
+            .symmetric_difference(&file.not_applicable)
+            .next()
+            .cloned()
+            .unwrap_or_default();
+        let marked = |set: &BTreeSet<String>| {
+            if set.contains(&differing) {
+                "not applicable"
+            } else {
+                "not marked"
+            }
+        };
+        return Some((
+            differing.clone(),
+            format!(
+                "stored {differing} {}, here {}",
+                marked(&stored.not_applicable),
+                marked(&file.not_applicable)
+            ),
+        ));
+    }
     let dimensions: BTreeSet<&String> = stored
         .dimensions
         .keys()
@@ -704,19 +766,23 @@ impl StoreView {
         let mut ratings = BTreeMap::new();
         let mut stmt = conn
             .prepare(
-                "SELECT response, rater, overall, dimensions_json, status FROM ratings
-                 WHERE read_no = 1",
+                "SELECT response, rater, overall, dimensions_json, status, not_applicable_json
+                 FROM ratings WHERE read_no = 1",
             )
             .map_err(fail)?;
         let mut rows = stmt.query([]).map_err(fail)?;
         while let Some(row) = rows.next().map_err(fail)? {
             let dimensions: String = row.get(3).map_err(fail)?;
             let status: String = row.get(4).map_err(fail)?;
+            let not_applicable: Option<String> = row.get(5).map_err(fail)?;
             ratings.insert(
                 (row.get(0).map_err(fail)?, row.get(1).map_err(fail)?),
                 StoredRating {
                     overall: row.get(2).map_err(fail)?,
                     dimensions: serde_json::from_str(&dimensions).unwrap_or_default(),
+                    not_applicable: not_applicable
+                        .and_then(|n| serde_json::from_str(&n).ok())
+                        .unwrap_or_default(),
                     submitted: status == "submitted",
                 },
             );

@@ -305,6 +305,102 @@ fn a_row_contradicting_a_stored_rating_is_refused_by_its_line() {
     assert_eq!(snapshot(&store), before);
 }
 
+/// The demo's rubric with `safety` allowing "not applicable" (the demo's allows it nowhere).
+fn allow_not_applicable_on_safety(dir: &Path) {
+    let conn = rusqlite::Connection::open(dir.join("study.sqlite")).unwrap();
+    let rubric: String = conn
+        .query_row("SELECT rubric_json FROM studies", [], |r| r.get(0))
+        .unwrap();
+    let mut rubric: serde_json::Value = serde_json::from_str(&rubric).unwrap();
+    for dimension in rubric["dimensions"].as_array_mut().unwrap() {
+        if dimension["id"] == "safety" {
+            dimension["allow_not_applicable"] = true.into();
+        }
+    }
+    conn.execute("UPDATE studies SET rubric_json = ?1", [rubric.to_string()])
+        .unwrap();
+}
+
+#[test]
+fn na_marks_a_dimension_not_applicable_where_the_rubric_allows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_demo(dir.path());
+    allow_not_applicable_on_safety(dir.path());
+    let (_, rows) = demo_rows();
+    let item = &rows[0][0];
+    let grader_row = rows.iter().find(|r| is_grader(&r[1])).unwrap();
+    let before = snapshot(&store);
+
+    let refused = dir.path().join("refused.csv");
+    std::fs::write(
+        &refused,
+        format!(
+            "item,rater,score,dimension\n{item},dr-na,3,overall\n{item},dr-na,NA,reasoning\n{},{},NA,safety\n",
+            grader_row[0], grader_row[1]
+        ),
+    )
+    .unwrap();
+    let said = problems(import_ratings_csv(&mut store, &refused, &NoProgress));
+    assert_eq!(said.len(), 2, "{said:#?}");
+    assert!(
+        said[0].starts_with(&format!(
+            "{}:3: score: `{item}`: the rubric does not allow \"not applicable\"",
+            refused.display()
+        )),
+        "{said:#?}"
+    );
+    assert!(
+        said[1].starts_with(&format!(
+            "{}:4: rater: `{}` is a grader",
+            refused.display(),
+            grader_row[1]
+        )),
+        "{said:#?}"
+    );
+    assert_eq!(snapshot(&store), before, "a refused import writes nothing");
+
+    let path = dir.path().join("na.csv");
+    std::fs::write(
+        &path,
+        format!("item,rater,score,dimension\n{item},dr-na,3,overall\n{item},dr-na,n/a,safety\n"),
+    )
+    .unwrap();
+    let summary = import_ratings_csv(&mut store, &path, &NoProgress).expect("imports");
+    assert_eq!(summary.ratings_added, 1);
+    let (dimensions, not_applicable): (String, String) = store
+        .read()
+        .query_row(
+            "SELECT g.dimensions_json, g.not_applicable_json FROM ratings g
+               JOIN raters r ON g.rater = r.id WHERE r.name = 'dr-na'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (dimensions.as_str(), not_applicable.as_str()),
+        ("{}", r#"["safety"]"#)
+    );
+    let again = import_ratings_csv(&mut store, &path, &NoProgress).expect("imports again");
+    assert_eq!((again.ratings_added, again.ratings_already_stored), (0, 1));
+
+    let stored = snapshot(&store);
+    let scored = dir.path().join("scored.csv");
+    std::fs::write(
+        &scored,
+        format!("item,rater,score,dimension\n{item},dr-na,3,overall\n{item},dr-na,4,safety\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        problems(import_ratings_csv(&mut store, &scored, &NoProgress)),
+        vec![format!(
+            "{}:3: score: `dr-na` already has a rating of `{item}`: stored safety not applicable, \
+             here not marked; an import never overwrites a rating",
+            scored.display()
+        )]
+    );
+    assert_eq!(snapshot(&store), stored);
+}
+
 #[test]
 fn without_a_rater_role_column_new_raters_are_assumed_and_named() {
     let dir = tempfile::tempdir().unwrap();
