@@ -61,8 +61,12 @@ pub struct Confirmation {
 pub struct Disagreement {
     pub response: i64,
     pub item: String,
+    /// Read from stored scores (SQLite holds no NaN), so finite, as their difference is.
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub clinician_mean: f64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub grader_score: f64,
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub gap: f64,
 }
 
@@ -90,6 +94,8 @@ pub struct ItemSideBySide {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ClinicianReading {
     pub rater: String,
+    /// A stored, submitted rating's overall score: finite.
+    #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub overall: f64,
     pub errors: Vec<ClinicianError>,
 }

@@ -21,19 +21,7 @@ import type {
   WorkProgress,
 } from './types'
 import type { LabelEdit, PlanSpec, TopUpSpec, RaterRole, RatingEdit } from './ratingTypes'
-import type {
-  DiffLine,
-  Disagreement as WorkbenchDisagreement,
-  GraderOnSplit,
-  GraderSpec,
-  ItemSideBySide,
-  MetricsOutcome,
-  MetricsProgress,
-  RunOutcome,
-  RunProgress,
-  StoredSpec,
-  VersionDrift,
-} from './lib/workbench/types'
+import type { MetricsProgress, RunProgress } from './lib/workbench/types'
 import type {
   CaseEdit,
   NewStudyProgress,
@@ -81,9 +69,9 @@ async function call<T>(pending: Promise<T>): Promise<T> {
   }
 }
 
-/** `call` for the commands whose results the UI still types by hand (`T`, not checked against the
- * generated result): the grader workbench and metrics, and the calibration report, not yet moved
- * onto the generated types (docs/app.md, "Payload types"). */
+/** `call` for the one command whose result the UI still types by hand (`T`, not checked against
+ * the generated result): the calibration report, whose statistics the generated types give as
+ * `number | null` throughout (docs/app.md, "Payload types"). */
 const callAs = <T>(pending: Promise<unknown>): Promise<T> => call(pending) as Promise<T>
 
 export const startupStatus = () => call(commands.startupStatus())
@@ -295,38 +283,38 @@ export function onTeamDownload(handler: (progress: WorkProgress) => void): Promi
 }
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
-export const workbenchVersions = () => callAs<StoredSpec[]>(commands.workbenchVersions(null))
+export const workbenchVersions = () => call(commands.workbenchVersions(null))
 /** Every model spec stored (added in the workbench or run by `neurorater respond`). */
-export const workbenchModels = () => callAs<StoredSpec[]>(commands.workbenchVersions(true))
+export const workbenchModels = () => call(commands.workbenchVersions(true))
 /** Adds a spec from its TOML text (the spec file of `neurorater grade`); `model` for `respond`. */
-export const workbenchAddSpec = (toml: string, model = false) => callAs<GraderSpec>(commands.workbenchAddSpec(toml, model))
+export const workbenchAddSpec = (toml: string, model = false) => call(commands.workbenchAddSpec(toml, model))
 /** A new version: `base` with `prompt`, under a new `name` (a used name is refused). */
 export const workbenchNewVersion = (base: string, name: string, prompt: string) =>
-  callAs<GraderSpec>(commands.workbenchNewVersion(base, name, prompt))
+  call(commands.workbenchNewVersion(base, name, prompt))
 export const workbenchPromptDiff = (before: string, after: string) =>
-  callAs<DiffLine[]>(commands.workbenchPromptDiff(before, after))
+  call(commands.workbenchPromptDiff(before, after))
 /** Development agreement; test agreement only once the version is confirmed. */
 export const workbenchSplit = (studyId: string, grader: string) =>
-  callAs<GraderOnSplit>(commands.workbenchSplit(studyId, grader))
+  call(commands.workbenchSplit(studyId, grader))
 /** Confirms the version (audited); its test agreement opens. */
 export const workbenchConfirm = (studyId: string, grader: string) =>
-  callAs<GraderOnSplit>(commands.workbenchConfirm(studyId, grader))
+  call(commands.workbenchConfirm(studyId, grader))
 export const workbenchDisagreements = (studyId: string, grader: string) =>
-  callAs<WorkbenchDisagreement[]>(commands.workbenchDisagreements(studyId, grader))
+  call(commands.workbenchDisagreements(studyId, grader))
 export const workbenchItem = (grader: string, response: number) =>
-  callAs<ItemSideBySide>(commands.workbenchItem(grader, response))
+  call(commands.workbenchItem(grader, response))
 export const workbenchDrift = (studyId: string, before: string, after: string) =>
-  callAs<VersionDrift>(commands.workbenchDrift(studyId, before, after))
+  call(commands.workbenchDrift(studyId, before, after))
 /** Runs the stored grader (or with `samples` the model) to the end; `onRunProgress` follows it. */
 export const workbenchRun = (name: string, samples: number | null = null) =>
-  callAs<RunOutcome>(commands.workbenchRun(name, samples))
+  call(commands.workbenchRun(name, samples))
 export const workbenchCancelRun = () => call(commands.workbenchCancelRun())
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))
 }
 
 // The automatic text metrics (docs/metrics.md), computed from the app by the study lead.
-export const metricsCompute = (studyId: string) => callAs<MetricsOutcome>(commands.metricsCompute(studyId))
+export const metricsCompute = (studyId: string) => call(commands.metricsCompute(studyId))
 export const metricsCancel = () => call(commands.metricsCancel())
 export function onMetricsProgress(handler: (progress: MetricsProgress) => void): Promise<UnlistenFn> {
   return listen<MetricsProgress>('metrics-progress', (event) => handler(event.payload))

@@ -436,7 +436,8 @@ export type ClinicianError = {
 
 export type ClinicianReading = {
 	rater: string,
-	overall: number | null,
+	/**  A stored, submitted rating's overall score: finite. */
+	overall: number,
 	errors: ClinicianError[],
 };
 
@@ -2145,8 +2146,9 @@ export type Version_Serialize = {
 export type WorkbenchDisagreement = {
 	response: number,
 	item: string,
-	clinician_mean: number | null,
-	grader_score: number | null,
-	gap: number | null,
+	/**  Read from stored scores (SQLite holds no NaN), so finite, as their difference is. */
+	clinician_mean: number,
+	grader_score: number,
+	gap: number,
 };
 

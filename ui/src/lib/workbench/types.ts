@@ -1,98 +1,30 @@
-// The grader workbench's data as the backend sends it (src-tauri/src/commands/workbench.rs).
-import type { SliceRef } from '../../types'
+// The grader workbench's data as the backend sends it (src-tauri/src/commands/workbench.rs): the
+// types generated into ../../bindings under the UI's names (a received type is its `_Serialize`
+// shape); and the small pure helpers the workbench view builds on.
+import type {
+  Agreement_Serialize,
+  DiffLine,
+  Estimate,
+  GraderOnSplit_Serialize,
+  ItemSideBySide_Serialize,
+  MetricsOutcome,
+  Pearson,
+  RunSummary_Serialize,
+  Spec_Serialize,
+  StoredSpec_Serialize,
+  VersionDrift_Serialize,
+  WorkbenchDisagreement,
+} from '../../bindings'
 
-export interface GraderSpec {
-  name: string
-  endpoint: string
-  model: string
-  api_key_env?: string
-  temperature: number
-  seed: number
-  max_tokens: number
-  concurrency: number
-  prompt?: string
-  requests_per_minute?: number
-  price_per_input_token?: number
-  price_per_output_token?: number
-}
-
-export interface StoredSpec {
-  spec: GraderSpec
-  spec_sha256: string
-  bound_at: string
-  /** Results runs stored under this name: a grader's scores, a model's responses. */
-  stored: number
-}
-
-export interface DiffLine {
-  change: 'same' | 'removed' | 'added'
-  text: string
-}
-
-/** A statistic, or why it could not be computed. */
-export type Estimate<T> = T | { n: number; not_estimable: string }
-
-export interface Pearson {
-  r: number
-  ci_low: number
-  ci_high: number
-  p: number
-  n: number
-}
-
-export interface Agreement {
-  n_items: number
-  n_cases: number
-  pearson: Estimate<Pearson>
-  mean_difference: number | null
-  mean_absolute_difference: number | null
-}
-
-export interface GraderOnSplit {
-  grader: string
-  seed: number
-  development_items: number
-  test_items: number
-  development_graded: number
-  development: Agreement
-  test: Agreement | null
-  confirmed: { by: string; at: string } | null
-}
-
-export interface Disagreement {
-  response: number
-  item: string
-  clinician_mean: number
-  grader_score: number
-  gap: number
-}
-
-export interface ItemSideBySide {
-  response: number
-  case_id: string
-  task_id: string
-  model: string
-  sample: number
-  task_prompt: string
-  key_images: SliceRef[]
-  answer: string
-  rationale: string | null
-  turns: { role: string; content: string }[] | null
-  clinicians: { rater: string; overall: number; errors: { category: string; severity: number; comment: string }[] }[]
-  grader_score: number | null
-  grader_rationale: string | null
-  grader_errors: { category: string; quote?: string }[]
-}
-
-export interface VersionDrift {
-  n_common: number
-  mean_shift: number | null
-  pass_at_or_above: number
-  flips_to_pass: string[]
-  flips_to_fail: string[]
-  models: { model: string; n_items: number; mean_before: number; mean_after: number }[]
-  ranking_tau: Estimate<{ tau: number; p: number; n: number }>
-}
+export type { DiffLine, Estimate, MetricsOutcome, Pearson }
+export type GraderSpec = Spec_Serialize
+export type StoredSpec = StoredSpec_Serialize
+export type Agreement = Agreement_Serialize
+export type GraderOnSplit = GraderOnSplit_Serialize
+export type Disagreement = WorkbenchDisagreement
+export type ItemSideBySide = ItemSideBySide_Serialize
+export type VersionDrift = VersionDrift_Serialize
+export type RunOutcome = RunSummary_Serialize
 
 export interface RunProgress {
   name: string
@@ -104,18 +36,14 @@ export interface RunProgress {
   elapsedMs: number
 }
 
-export interface RunOutcome {
-  total: number
-  stored: number
-  failed: [string, string][]
-  cancelled: boolean
-  prompt_tokens: number
-  completion_tokens: number
-  cost: number | null
-}
-
 export function estimated<T extends object>(e: Estimate<T>): T | null {
   return 'not_estimable' in e ? null : e
+}
+
+/** A statistic computed at run time with `digits` decimals; "—" where it came out undefined
+ * (the backend sends NaN as null). */
+export function fixed(value: number | null, digits: number): string {
+  return value === null ? '—' : value.toFixed(digits)
 }
 
 /** "r = 0.91 (0.83–0.95), n = 40", or why there is no r. */
@@ -124,7 +52,7 @@ export function describeAgreement(a: Agreement): string {
   const shift =
     a.mean_difference === null ? '' : `; grader ${a.mean_difference >= 0 ? '+' : '−'}${Math.abs(a.mean_difference).toFixed(2)} vs clinicians`
   if (!r) return `no r: ${(a.pearson as { not_estimable: string }).not_estimable}${shift}`
-  return `r = ${r.r.toFixed(2)} (${r.ci_low.toFixed(2)}–${r.ci_high.toFixed(2)}), ${a.n_items} items, ${a.n_cases} cases${shift}`
+  return `r = ${fixed(r.r, 2)} (${fixed(r.ci_low, 2)}–${fixed(r.ci_high, 2)}), ${a.n_items} items, ${a.n_cases} cases${shift}`
 }
 
 /** The automatic metrics' computation as it goes (src-tauri/src/commands/metrics.rs). */
@@ -132,13 +60,6 @@ export interface MetricsProgress {
   done: number
   total: number
   elapsedMs: number
-}
-
-export interface MetricsOutcome {
-  model: string
-  computed: number
-  left: number
-  cancelled: boolean
 }
 
 function duration(seconds: number): string {
