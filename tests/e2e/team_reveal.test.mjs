@@ -19,13 +19,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DB, LOAD_TIMEOUT_MS, invoke, openFromQueue, openSession, screenshots, testid, waitSaved } from './support.mjs'
+import { DB, LOAD_TIMEOUT_MS, assertTopBarFits, currentRater, invoke, openFromQueue, openSession, screenshots, testid, waitSaved } from './support.mjs'
 import { acceptAndLogin, api, demoOnServer, startCluster, startRelay, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
 const CLI = join(TARGET, 'debug', 'neurorater')
-const RATER = 'rater-r'
+// A long username: the one-row top bar keeps the reader control and every button in it.
+const RATER = 'annaliese-vandenberghe-okonkwo'
 const RATER_PASSWORD = 'rater r long password 42'
 const LEAD_PASSWORD = 'the lead long password 42'
 const SYNC_TIMEOUT_MS = 60_000
@@ -145,6 +146,8 @@ test('the rater logs in and downloads their queue, which holds no ground truth',
   await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list never appeared after the login' })
   await row.$(testid('team-study-open')).click()
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the downloaded queue never opened' })
+  assert.equal(await currentRater(browser), RATER)
+  await assertTopBarFits(browser)
 
   raterId = rows(`SELECT id FROM raters WHERE name = '${RATER}'`)[0].id
   assert.equal(rows('SELECT count(*) AS n FROM ground_truth')[0].n, 0, 'the rater package carries no ground truth')
