@@ -1,7 +1,7 @@
 //! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
 //! SQLite files, with the package files between them.
 
-use cases::app::team::{TeamEdit, TeamRating, TeamRatingState};
+use cases::app::team::{RaterItem, TeamEdit, TeamRating, TeamRatingState};
 use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
@@ -10,8 +10,8 @@ use cases::package::{
 };
 use cases::progress::NoProgress;
 use cases::rating::outbox::{self, Resolution, RevealDelivery};
-use cases::rating::RatingStatus;
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
+use cases::rating::{RatingStatus, ReadingItem, ReopenLock};
 use cases::store::Store;
 use cases::Error;
 use rusqlite::types::ValueRef;
@@ -1402,6 +1402,194 @@ fn a_server_items_reveal_waits_for_its_submit_and_is_then_recorded_as_a_local_re
         .is_some());
     let refused = store.reopen_rating(rater, first).unwrap_err().to_string();
     assert!(refused.contains("saw the case's ground truth"), "{refused}");
+    // The item says so before anything is tried: the reason is the refusal's own.
+    let offered = store.reading_item(rater, first).unwrap().reopen_refused;
+    assert!(
+        matches!(&offered, Some(lock @ ReopenLock::GroundTruthSeen { .. }) if refused.contains(&lock.to_string())),
+        "{offered:?} against {refused}"
+    );
+}
+
+#[test]
+fn keeping_the_servers_rating_keeps_a_reveal_the_server_recorded_and_so_its_lock() {
+    let (_lead, mut store, rater, queue) = server_mode();
+    // Two items of different cases: a reveal locks every rating of its case.
+    let revealed_elsewhere = queue[0];
+    let same_case = on_same_case(&store, rater, revealed_elsewhere);
+    let not_revealed = *queue
+        .iter()
+        .find(|a| !same_case.contains(a))
+        .expect("the queue spans two cases");
+    for assignment in [revealed_elsewhere, not_revealed] {
+        store
+            .save_rating(rater, assignment, &comment_only("first, on the server"))
+            .unwrap();
+    }
+    acknowledge_all(&mut store);
+    let submitted_elsewhere = |revealed_at: Option<&str>| TeamRating {
+        state: TeamRatingState {
+            scores: comment_only("submitted on the other computer"),
+            labels: Vec::new(),
+        },
+        status: RatingStatus::Submitted,
+        version: 4,
+        updated_at: "2026-11-27T10:00:00.000Z".into(),
+        revealed_at: revealed_at.map(Into::into),
+    };
+    let revealed_count = |store: &Store| -> i64 {
+        store
+            .read()
+            .query_row(
+                "SELECT count(*) FROM audit_log WHERE action = 'ground_truth.revealed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+
+    // Submitted and revealed on the other computer: kept here, the reveal with it.
+    stopped_by_a_conflict(&mut store, rater, revealed_elsewhere, "mine, refused");
+    assert!(store
+        .reading_item(rater, revealed_elsewhere)
+        .unwrap()
+        .reopen_refused
+        .is_none());
+    let theirs = submitted_elsewhere(Some("2026-11-27T10:00:00.000Z"));
+    outbox::resolve(
+        &mut store,
+        rater,
+        revealed_elsewhere,
+        Resolution::KeepServer,
+        &theirs,
+        Some(2),
+    )
+    .unwrap();
+    let item = store.reading_item(rater, revealed_elsewhere).unwrap();
+    assert_eq!(item.rating.unwrap().status, RatingStatus::Submitted);
+    assert!(
+        item.ground_truth_seen_at.is_some(),
+        "the reveal is recorded"
+    );
+    let refused = store
+        .reopen_rating(rater, revealed_elsewhere)
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("saw the case's ground truth"), "{refused}");
+    assert!(
+        matches!(&item.reopen_refused, Some(lock @ ReopenLock::GroundTruthSeen { .. }) if refused.contains(&lock.to_string())),
+        "the item offers no reopen, for the refusal's reason: {:?}",
+        item.reopen_refused
+    );
+    // Recorded as a reveal here is: its actor, entity and the server's version of the truth.
+    let (actor, entity, after): (String, String, String) = store
+        .read()
+        .query_row(
+            "SELECT actor, entity, after_json FROM audit_log
+             WHERE action = 'ground_truth.revealed'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(actor, RATER);
+    assert!(
+        entity.starts_with(&format!("ground_truth:{DEMO_STUDY_ID}/")),
+        "{entity}"
+    );
+    let after: serde_json::Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(
+        after,
+        serde_json::json!({ "assignment": revealed_elsewhere, "version": 2 })
+    );
+    let fold = cases::rating::ratings_against_audit(&store).unwrap();
+    assert!(fold.unaccounted.is_empty(), "{:?}", fold.unaccounted);
+
+    // Submitted elsewhere with no reveal: kept, and reopening stays open.
+    stopped_by_a_conflict(&mut store, rater, not_revealed, "mine, refused too");
+    outbox::resolve(
+        &mut store,
+        rater,
+        not_revealed,
+        Resolution::KeepServer,
+        &submitted_elsewhere(None),
+        None,
+    )
+    .unwrap();
+    assert_eq!(revealed_count(&store), 1, "no reveal is made up");
+    let item = store.reading_item(rater, not_revealed).unwrap();
+    assert_eq!(
+        (item.ground_truth_seen_at, item.reopen_refused),
+        (None, None)
+    );
+    store.reopen_rating(rater, not_revealed).unwrap();
+}
+
+/// The server's item of `local` as the team client receives it: the rater's rating there and
+/// whether the lead locked them.
+fn server_item(local: &ReadingItem, rating: &TeamRating, reveal_locked: bool) -> RaterItem {
+    serde_json::from_value(serde_json::json!({
+        "assignment": 700,
+        "position": local.position,
+        "total": local.total,
+        "case": local.case,
+        "task": {
+            "task_id": "task",
+            "family": local.task.family,
+            "level": local.task.level,
+            "prompt": local.task.prompt,
+            "key_images": local.task.key_images,
+        },
+        "series": [],
+        "response": { "answer": local.response.answer, "rationale": null, "turns": null },
+        "rubric": local.rubric,
+        "taxonomy": local.taxonomy,
+        "rating": rating,
+        "ground_truth": null,
+        "reveal_locked": reveal_locked,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_server_items_reopen_follows_the_leads_lock_and_a_reveal_made_elsewhere() {
+    let (_lead, mut store, rater, queue) = server_mode();
+    let assignment = queue[0];
+    let rating = complete_rating(&mut store, rater, assignment, "read here");
+    store.save_rating(rater, assignment, &rating).unwrap();
+    store.submit_rating(rater, assignment).unwrap();
+    let local = store.reading_item(rater, assignment).unwrap();
+    assert_eq!(local.reopen_refused, None, "nothing here locks it");
+    let on_server = |revealed_at: Option<&str>| TeamRating {
+        state: TeamRatingState {
+            scores: rating.clone(),
+            labels: Vec::new(),
+        },
+        status: RatingStatus::Submitted,
+        version: 2,
+        updated_at: "2026-11-27T10:00:00.000Z".into(),
+        revealed_at: revealed_at.map(Into::into),
+    };
+    let at = "2026-11-27T11:00:00.000Z";
+    // (revealed on the server at, locked by the lead, the reopen refused for)
+    let table = [
+        (None, false, None),
+        (None, true, Some(ReopenLock::LockedByLead)),
+        (
+            Some(at),
+            false,
+            Some(ReopenLock::GroundTruthSeen { at: at.into() }),
+        ),
+        (Some(at), true, Some(ReopenLock::LockedByLead)),
+    ];
+    for (revealed_at, locked, expected) in table {
+        let server = server_item(&local, &on_server(revealed_at), locked);
+        let item = cases::app::reading::with_server_locks(local.clone(), &server);
+        assert_eq!(item.reopen_refused, expected, "{revealed_at:?} {locked}");
+    }
+    // An older server's item names no lock: read as unlocked.
+    let mut older = serde_json::to_value(server_item(&local, &on_server(None), true)).unwrap();
+    older.as_object_mut().unwrap().remove("reveal_locked");
+    let older: RaterItem = serde_json::from_value(older).unwrap();
+    assert!(!older.reveal_locked);
 }
 
 /// The rating of `comment` alone, as another computer would have saved it.
@@ -1501,7 +1689,15 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
         3,
         vec![answer_label("R1", "theirs")],
     );
-    outbox::resolve(&mut store, rater, kept, Resolution::KeepServer, &theirs).unwrap();
+    outbox::resolve(
+        &mut store,
+        rater,
+        kept,
+        Resolution::KeepServer,
+        &theirs,
+        None,
+    )
+    .unwrap();
     let item = store.reading_item(rater, kept).unwrap();
     let rating = item.rating.unwrap();
     assert_eq!(rating.comment, "from the other computer");
@@ -1541,7 +1737,14 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
     let fold = cases::rating::ratings_against_audit(&store).unwrap();
     assert!(fold.unaccounted.is_empty(), "{:?}", fold.unaccounted);
     // Nothing is left to resolve; the item's next edit starts from the server's version.
-    let again = outbox::resolve(&mut store, rater, kept, Resolution::KeepServer, &theirs);
+    let again = outbox::resolve(
+        &mut store,
+        rater,
+        kept,
+        Resolution::KeepServer,
+        &theirs,
+        None,
+    );
     assert!(again
         .unwrap_err()
         .to_string()
@@ -1564,7 +1767,15 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
         2,
         Vec::new(),
     );
-    outbox::resolve(&mut store, rater, sent, Resolution::SendMine, &submitted).unwrap();
+    outbox::resolve(
+        &mut store,
+        rater,
+        sent,
+        Resolution::SendMine,
+        &submitted,
+        None,
+    )
+    .unwrap();
     assert_eq!(
         store
             .reading_item(rater, sent)

@@ -523,6 +523,7 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
         revealed["ground_truth_version"].as_i64() >= Some(1),
         "{revealed}"
     );
+    assert_eq!(revealed["reveal_locked"], false, "{revealed}");
     http.expect(
         204,
         "put",
@@ -533,6 +534,8 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
     let locked = http.expect(200, "get", &item_path, rater, None);
     assert!(!locked.to_string().contains(GROUND_TRUTH_MARKER));
     assert_eq!(locked["ground_truth_version"], Value::Null, "{locked}");
+    // The item says so, for the app to offer no reopen the server refuses.
+    assert_eq!(locked["reveal_locked"], true, "{locked}");
     let refused = http.expect(
         409,
         "post",

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid } from './support.mjs'
+import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid, switchReader } from './support.mjs'
 
 const STUDY = 'neurorater-demo'
 const DIAGNOSIS = 'Acute ischaemic stroke (e2e baseline answer)'
@@ -157,7 +157,7 @@ test('a resident answers a task blind in Answer mode', async () => {
 })
 
 test('a neurologist reading afterwards gets the human answer in the queue like a model’s, blind to its author', async () => {
-  await $('button=Switch reader').click()
+  await switchReader(browser)
   await becomeNewRater(browser, 'Dr Nico Neurologist', 'neurologist')
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
   const me = rows("SELECT id FROM raters WHERE name = 'Dr Nico Neurologist'")[0].id

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { APP, DB, LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid } from './support.mjs'
+import { APP, DB, LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid, switchReader } from './support.mjs'
 
 // The CLI is built beside the app (same target directory).
 const CLI = APP ? join(dirname(APP), 'neurorater') : ''
@@ -130,7 +130,7 @@ test('a curator marks a lesion on the image and submits the draft for review', a
 })
 
 test('a second curator finalises; history, diff and the export hold the lesion', async () => {
-  await $('button=Switch reader').click()
+  await switchReader(browser)
   await becomeNewRater(browser, 'Dr Rex Reviewer', 'curator')
   await openCuration()
   await waitStatus('2 in_review')
@@ -243,7 +243,7 @@ test('two independent curations are compared side by side and merged into a cons
   await shot('4c-own-curation-saved')
 
   // Ines marks the lesion added above somewhere else, under the same id.
-  await $('button=Switch reader').click()
+  await switchReader(browser)
   await becomeNewRater(browser, 'Dr Ines Independent', 'curator')
   await openCuration()
   await waitStatus('2 final')

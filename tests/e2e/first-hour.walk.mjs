@@ -9,7 +9,7 @@
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid } from './support.mjs'
+import { LOAD_TIMEOUT_MS, becomeNewRater, openSession, screenshots, testid, switchReader } from './support.mjs'
 
 let browser
 let step = 0
@@ -120,7 +120,7 @@ test('a neuroradiologist reads their first responses', async () => {
 })
 
 test('a curator curates', async () => {
-  await $('button=Switch reader').click()
+  await switchReader(browser)
   await becomeNewRater(browser, 'Dr Carl Curator', 'curator')
   await $(testid('gt-diagnosis')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the curator did not land on Curation' })
   await viewportsReady()

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, screenshots, testid } from './support.mjs'
+import { DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, screenshots, testid, currentRater } from './support.mjs'
 
 const FIRST = 'Dr Pia Planned'
 const JOINER = 'Dr Quinn Joiner'
@@ -114,7 +114,7 @@ test('the new reader’s queue holds what the top-up dealt them', async () => {
   const choice = await $(`button.rater-choice*=${JOINER}`)
   await choice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `${JOINER} is not on the picker` })
   await choice.click()
-  await browser.waitUntil(async () => (await $(testid('current-rater')).getText().catch(() => '')) === JOINER, {
+  await browser.waitUntil(async () => (await currentRater(browser)) === JOINER, {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: `${JOINER} never became the current rater`,
   })

@@ -10,11 +10,13 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
-import { APP, DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid } from './support.mjs'
+import { APP, DB, FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, becomeNewRater, invoke, openSession, screenshots, testid, switchReader, currentRater, assertTopBarFits } from './support.mjs'
 
 // The save queue writes 250 ms after the last edit; a debug build's commit takes a little more.
 const SAVE_TIMEOUT_MS = 15_000
 const RATER = { name: 'Dr Ada Reader', role: 'neuroradiologist', years: '12' }
+/** The reader taking over from Ada: a long name, which the one-row top bar must cut, not wrap. */
+const NEXT_READER = 'Dr Annaliese Vandenberghe-Okonkwo'
 
 let browser
 
@@ -136,7 +138,7 @@ test('a new rater opens the first response of their queue', async () => {
   expected.first = await reading.getAttribute('data-assignment')
   await assertOpensAtTop('the first response')
   assert.match(await $(testid('progress')).getText(), /^Response 1 of \d+$/)
-  assert.equal(await $(testid('current-rater')).getText(), RATER.name)
+  assert.equal(await currentRater(browser), RATER.name)
   // Blinded: nothing on the screen names a model or a grader.
   const body = await $('body').getText()
   assert.doesNotMatch(body, /grader|model-[a-z]|gpt|gemini|claude/i)
@@ -502,9 +504,11 @@ test('a comment typed just before another reader takes over is saved as its read
   const comment = 'Typed just before the switch.'
   await $(testid('rating-comment')).setValue(comment)
   // At once, without waiting for "saved": the window writes Ada's edit before Bo takes over.
-  await $('button=Switch reader').click()
-  await becomeNewRater(browser, 'Dr Bo Next', 'neurologist', 3)
+  // Bo's name is long: the top bar keeps its one row and cuts the name, not the buttons after it.
+  await switchReader(browser)
+  await becomeNewRater(browser, NEXT_READER, 'neurologist', 3)
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await assertTopBarFits(browser)
   await shot('12-switched-reader')
   const stored = () =>
     rows(
@@ -516,7 +520,7 @@ test('a comment typed just before another reader takes over is saved as its read
   // An edit sent as Ada now (a write still queued somewhere) is refused, and nothing is written.
   const late = await invoke(browser, 'save_rating', { madeAs: ada.id, assignment, edit: { comment: 'sent after the switch' } })
   assert.equal(late.failure?.code, 'reader_changed', JSON.stringify(late))
-  assert.match(late.failure.message, new RegExp(`made as ${RATER.name}, and Dr Bo Next is the reader here now`))
+  assert.match(late.failure.message, new RegExp(`made as ${RATER.name}, and ${NEXT_READER} is the reader here now`))
   assert.deepEqual(stored(), [{ name: RATER.name, comment }])
-  assert.deepEqual(rows("SELECT g.id FROM ratings g JOIN raters ra ON ra.id = g.rater WHERE ra.name = 'Dr Bo Next'"), [])
+  assert.deepEqual(rows(`SELECT g.id FROM ratings g JOIN raters ra ON ra.id = g.rater WHERE ra.name = '${NEXT_READER}'`), [])
 })

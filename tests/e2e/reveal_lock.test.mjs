@@ -109,6 +109,11 @@ test('revealing the ground truth locks the rating: no Reopen, the lock said, the
   assert.equal(refusal.ok, undefined, 'the reopen went through')
   assert.equal(refusal.failure.code, 'refused', JSON.stringify(refusal.failure))
   assert.match(refusal.failure.message, /this rating is locked: you saw the case's ground truth at/)
+  // The screen's lock is the backend's decision, by the rule that refused: the same kind and time.
+  const item = await invoke(browser, 'reading_item', { assignment })
+  assert.equal(item.ok?.reopen_refused?.kind, 'ground_truth_seen', JSON.stringify(item))
+  assert.equal(await locked.getAttribute('data-lock'), 'ground_truth_seen')
+  assert.ok(refusal.failure.message.includes(item.ok.reopen_refused.at), refusal.failure.message)
   const [stored] = rows(
     `SELECT g.status FROM ratings g JOIN assignments a ON a.response = g.response AND a.rater = g.rater
         AND a.read_no = g.read_no WHERE a.id = ${assignment}`,

@@ -44,6 +44,12 @@ export async function openSession(args = []) {
 /** `shot(name)` saves the window as artifacts/<prefix>-<name>.png. */
 export const screenshots = (browser, prefix) => (name) => browser.saveScreenshot(join(ARTIFACTS, `${prefix}-${name}.png`))
 
+/** The name of the reader acting, as the top bar's reader control holds it (whole, however
+ * much of a long name the bar has room to show), or null while nobody reads. */
+export async function currentRater(browser) {
+  return browser.execute(() => document.querySelector('[data-testid="current-rater"]')?.textContent ?? null)
+}
+
 /** Fills the start screen's new-rater form and waits until the app reads as them. */
 export async function becomeNewRater(browser, name, role, years) {
   await browser.$(testid('new-rater')).waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
@@ -54,10 +60,47 @@ export async function becomeNewRater(browser, name, role, years) {
   await field('select[name="role"]').selectByAttribute('value', role)
   if (years !== undefined) await field('input[name="years"]').setValue(String(years))
   await field('button[type="submit"]').click()
-  await browser.waitUntil(async () => (await browser.$(testid('current-rater')).getText().catch(() => '')) === name, {
+  await browser.waitUntil(async () => (await currentRater(browser)) === name, {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: `${name} never became the current rater`,
   })
+}
+
+/** Opens the reader picker from the top bar's reader control ("NAME ▾"), as a clinician handing
+ * the workstation over would. On the way it checks what the control promises: its accessible
+ * name names the reader now acting, and the one-row top bar cuts nothing off at this window's
+ * width (a long name gives way, not the buttons after it). One script reads all of it, so the
+ * click follows at once (rating.test.mjs switches with an edit still queued). */
+export async function switchReader(browser) {
+  const control = await browser.$(testid('switch-reader'))
+  await control.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  const seen = await browser.execute(readTopBar)
+  assert.equal(seen.control, `Switch reader (now: ${seen.reader})`)
+  assertFits(seen)
+  await control.click()
+  await browser.$(testid('rater-picker')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+}
+
+/** The top bar shows every control in its one row: nothing overflows it. */
+export async function assertTopBarFits(browser) {
+  assertFits(await browser.execute(readTopBar))
+}
+
+/** Runs in the page: the top bar's size and the reader control's name. */
+function readTopBar() {
+  const bar = document.querySelector('header.topbar')
+  return {
+    scroll: bar.scrollWidth,
+    client: bar.clientWidth,
+    height: bar.getBoundingClientRect().height,
+    reader: document.querySelector('[data-testid="current-rater"]')?.textContent ?? null,
+    control: document.querySelector('[data-testid="switch-reader"]')?.getAttribute('aria-label') ?? null,
+  }
+}
+
+function assertFits(bar) {
+  assert.ok(bar.scroll <= bar.client, `the top bar is cut off: ${bar.scroll} px of content in ${bar.client} px`)
+  assert.equal(Math.round(bar.height), 40, 'the top bar keeps its one row')
 }
 
 /** The save queue writes 250 ms after the last edit; a debug build's commit takes a little more. */

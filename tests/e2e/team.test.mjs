@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DB, LOAD_TIMEOUT_MS, openFromQueue, openSession, screenshots, testid, waitSaved } from './support.mjs'
+import { DB, LOAD_TIMEOUT_MS, openFromQueue, openSession, screenshots, testid, waitSaved, currentRater } from './support.mjs'
 import { acceptAndLogin, api, demoOnServer, startCluster, startRelay, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -100,7 +100,7 @@ test('the rater logs in in the window and downloads their queue', async () => {
   const rows = await browser.$$(testid('queue-row'))
   assert.equal(rows.length, 3, 'the queue is the three items the lead topped up')
   for (const r of rows) queue.push(Number(await r.getAttribute('data-assignment')))
-  assert.equal(await $(testid('current-rater')).getText(), RATER)
+  assert.equal(await currentRater(browser), RATER)
   // Blinded: nothing on the screen names a model or a grader.
   assert.doesNotMatch(await $('body').getText(), /grader|model-[a-z]|gpt|gemini|claude/i)
 })

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
+import { LOAD_TIMEOUT_MS, openSession, screenshots, testid, currentRater } from './support.mjs'
 import { acceptAndLogin, api, demoOnServer, startCluster, startRelay, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -127,7 +127,7 @@ test("curator A logs in and downloads the study's cases for curation", async () 
 
   await $(testid('gt-diagnosis')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the curation screen never opened on the downloaded copy' })
   assert.match(await $(testid('mode-curation')).getAttribute('class'), /\bactive\b/)
-  assert.equal(await $(testid('current-rater')).getText(), CURATOR_A)
+  assert.equal(await currentRater(browser), CURATOR_A)
   const cases = await browser.$$(testid('curation-case'))
   assert.ok(cases.length > 1, 'every case of the study is there')
   caseId = await cases[0].getAttribute('data-case')

@@ -5,7 +5,8 @@
 // reveal is the server's: with the relay cut, "Show the ground truth" says the submit has not
 // reached the server and nothing is lost; with it open, the window shows the server's ground
 // truth (the lead's, over HTTP) and the rating is locked here as on the server. Once the lead
-// locks the rater, a reveal of another case says the lead closed the ground truth. Then a
+// locks the rater, their submitted rating of another case offers no Reopen (the lead's lock is
+// shown) and its reveal says the lead closed the ground truth. Then a
 // conflict: the same rater saves an item over HTTP ("another computer"), the window's next save
 // of it is refused and the item stopped; "Keep the server's version" brings the server's rating
 // into the window, and, after a second conflict, "Send mine over it" puts the window's on the
@@ -18,13 +19,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DB, LOAD_TIMEOUT_MS, invoke, openFromQueue, openSession, screenshots, testid, waitSaved } from './support.mjs'
+import { DB, LOAD_TIMEOUT_MS, assertTopBarFits, currentRater, invoke, openFromQueue, openSession, screenshots, testid, waitSaved } from './support.mjs'
 import { acceptAndLogin, api, demoOnServer, startCluster, startRelay, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target')
 const CLI = join(TARGET, 'debug', 'neurorater')
-const RATER = 'rater-r'
+// A long username: the one-row top bar keeps the reader control and every button in it.
+const RATER = 'annaliese-vandenberghe-okonkwo'
 const RATER_PASSWORD = 'rater r long password 42'
 const LEAD_PASSWORD = 'the lead long password 42'
 const SYNC_TIMEOUT_MS = 60_000
@@ -144,6 +146,8 @@ test('the rater logs in and downloads their queue, which holds no ground truth',
   await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list never appeared after the login' })
   await row.$(testid('team-study-open')).click()
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the downloaded queue never opened' })
+  assert.equal(await currentRater(browser), RATER)
+  await assertTopBarFits(browser)
 
   raterId = rows(`SELECT id FROM raters WHERE name = '${RATER}'`)[0].id
   assert.equal(rows('SELECT count(*) AS n FROM ground_truth')[0].n, 0, 'the rater package carries no ground truth')
@@ -214,6 +218,13 @@ test('once the lead locks the rater, a reveal says the lead closed the ground tr
   await submitCase(second)
   await waitSynced('the second case’s submits')
   await openFromQueue(browser, second.assignments[0], 'reveal-truth')
+  // The submitted rating is not offered Reopen, which the server would refuse: the lead's lock
+  // is shown instead, as the server's item says it.
+  const locked = await $(testid('rating-locked'))
+  await locked.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the lead’s lock is not shown' })
+  assert.equal(await locked.getAttribute('data-lock'), 'locked_by_lead')
+  assert.match(await locked.getText(), /study lead has locked your submitted ratings/)
+  assert.equal(await $(testid('reopen')).isExisting(), false, 'Reopen is offered to a rater the lead locked')
   await showTruth()
   const problem = await revealProblem()
   assert.match(problem, /the study lead has closed the ground truth to you/, problem)

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DB, LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
+import { DB, LOAD_TIMEOUT_MS, openSession, screenshots, testid, currentRater } from './support.mjs'
 import { acceptAndLogin, api, demoOnServer, startCluster, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -108,7 +108,7 @@ test('the account reads its queue in the first study', async () => {
   assert.equal(await openStudy(study), 'rater')
   await $(testid('reading-queue')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the queue never opened' })
   assert.equal((await browser.$$(testid('queue-row'))).length, 2)
-  assert.equal(await $(testid('current-rater')).getText(), ACCOUNT)
+  assert.equal(await currentRater(browser), ACCOUNT)
   assert.equal(teamDbs().length, 1)
   await shot('1-rater')
 })
@@ -117,7 +117,7 @@ test('the same account curates the second study, in a database of its own', asyn
   await $(testid('team-open')).click()
   assert.equal(await openStudy(SECOND), 'curator')
   await $(testid('gt-diagnosis')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the curation screen never opened on the second study' })
-  assert.equal(await $(testid('current-rater')).getText(), ACCOUNT)
+  assert.equal(await currentRater(browser), ACCOUNT)
   assert.ok((await browser.$$(testid('curation-case'))).length > 1)
   assert.equal(teamDbs().length, 2, `one database per study: ${teamDbs()}`)
   await shot('2-curator')

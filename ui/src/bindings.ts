@@ -157,6 +157,11 @@ export const commands = {
 	/**  Gives the reader a queue on the demo study (see `Store::ensure_demo_queue`). */
 	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary_Serialize | null>("ensure_demo_queue"),
 	readingQueue: (studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { studyId }),
+	/**
+	 *  The reader's item. A submitted one read from the team server is also asked of the server,
+	 *  which knows what this computer may not (the study lead's lock, a reveal made elsewhere), so
+	 *  the screen offers no reopen the server would refuse (`reading::with_server_locks`).
+	 */
 	readingItem: (assignment: number) => __TAURI_INVOKE<ReadingItem_Serialize>("reading_item", { assignment }),
 	saveRating: (madeAs: number, assignment: number, edit: RatingEdit_Deserialize) => __TAURI_INVOKE<EditAck>("save_rating", { madeAs, assignment, edit }),
 	addErrorLabel: (madeAs: number, assignment: number, label: LabelEdit_Deserialize) => __TAURI_INVOKE<LabelAck>("add_error_label", { madeAs, assignment, label }),
@@ -1368,6 +1373,12 @@ export type ReadingItem_Deserialize = {
 	 *  is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
 	 */
 	ground_truth_seen_at?: string | null,
+	/**
+	 *  Why this rating may not be reopened once submitted, if it may not: decided by the rule
+	 *  `reopen_rating` applies (`rules::reopen_refusal`), so the screen shows the reason instead
+	 *  of offering what would be refused.
+	 */
+	reopen_refused?: ReopenLock | null,
 };
 
 export type ReadingItem_Serialize = {
@@ -1386,6 +1397,12 @@ export type ReadingItem_Serialize = {
 	 *  is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
 	 */
 	ground_truth_seen_at: string | null,
+	/**
+	 *  Why this rating may not be reopened once submitted, if it may not: decided by the rule
+	 *  `reopen_rating` applies (`rules::reopen_refusal`), so the screen shows the reason instead
+	 *  of offering what would be refused.
+	 */
+	reopen_refused: ReopenLock | null,
 };
 
 export type ReadingResponse = ReadingResponse_Serialize | ReadingResponse_Deserialize;
@@ -1416,6 +1433,19 @@ export type ReadingTask = {
 	level: number,
 	key_images: SliceRef[],
 };
+
+/**
+ *  Why a submitted rating may not be reopened. Its `Display` is the refusal's message; a screen
+ *  words it from the kind.
+ */
+export type ReopenLock = 
+/**
+ *  The rater saw the case's ground truth at `at`: a rating changed after that would no
+ *  longer be independent of it, and the report could not tell.
+ */
+{ kind: "ground_truth_seen"; at: string } | 
+/**  The study lead locked the rater's submitted ratings (the team server's reveal lock). */
+{ kind: "locked_by_lead" };
 
 /**
  *  How the rater resolves an item whose queue the server stopped (someone — they, on another

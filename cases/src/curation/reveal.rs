@@ -5,7 +5,7 @@ use super::context::CaseContext;
 use super::versions::{current, Source, Status, Version, MAIN_BRANCH};
 use crate::model::GroundTruth;
 use crate::store::audit::Entry;
-use crate::store::Store;
+use crate::store::{Store, Write};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -96,22 +96,73 @@ fn record(
     version: Version,
 ) -> Result<RevealedTruth> {
     store.write(|w| {
-        w.audit(&Entry {
-            actor: rater_name,
-            action: REVEALED,
-            entity: &format!("ground_truth:{study_id}/{case_id}"),
-            before: None,
-            after: Some(&serde_json::json!({
-                "assignment": assignment,
-                "version": version.version,
-            })),
-        })
+        audit_reveal(
+            w,
+            rater_name,
+            assignment,
+            &study_id,
+            &case_id,
+            Some(version.version),
+        )
     })?;
     Ok(RevealedTruth {
         study_id,
         case_id,
         version,
     })
+}
+
+/// The audit entry of a reveal, the record [`ground_truth_seen_at`] reads: `rater_name` saw
+/// version `version` of the case's ground truth (`None`: a version the team server did not
+/// name) through `assignment`.
+fn audit_reveal(
+    w: &Write<'_>,
+    rater_name: &str,
+    assignment: i64,
+    study_id: &str,
+    case_id: &str,
+    version: Option<i64>,
+) -> Result<()> {
+    w.audit(&Entry {
+        actor: rater_name,
+        action: REVEALED,
+        entity: &format!("ground_truth:{study_id}/{case_id}"),
+        before: None,
+        after: Some(&serde_json::json!({
+            "assignment": assignment,
+            "version": version,
+        })),
+    })
+}
+
+/// Records, inside the write `w`, that `rater` saw the ground truth of `assignment`'s case on
+/// the team server (revealed there, from another computer), as a reveal here records it: a
+/// rating taken over from the server keeps the server's reopen lock here too. Nothing is
+/// written when a reveal of the case by this rater is recorded already.
+pub(crate) fn record_server_reveal(
+    w: &Write<'_>,
+    rater: i64,
+    assignment: i64,
+    version: Option<i64>,
+) -> Result<()> {
+    let (study_id, case_id, case_key, name): (String, String, i64, String) = w
+        .tx()
+        .query_row(
+            "SELECT st.study_id, c.case_id, c.id, ra.name
+             FROM assignments a JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies st ON c.study = st.id JOIN raters ra ON ra.id = a.rater
+             WHERE a.id = ?1 AND a.rater = ?2",
+            [assignment, rater],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(|e| w.fail("reading the case of a revealed assignment", e))?;
+    let seen = ground_truth_seen_at(w.tx(), case_key, rater)
+        .map_err(|e| w.fail("checking for a ground-truth reveal", e))?;
+    if seen.is_some() {
+        return Ok(());
+    }
+    audit_reveal(w, &name, assignment, &study_id, &case_id, version)
 }
 
 /// Whether `rater` may see the ground truth of `assignment`'s case now: the rule

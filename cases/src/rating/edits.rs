@@ -289,7 +289,7 @@ impl Store {
     }
 
     /// Refused once the rater has seen the ground truth of the target's case (every reveal is
-    /// audited; `curation::reveal::ground_truth_seen_at`).
+    /// audited; `curation::reveal::ground_truth_seen_at`), by `rules::reopen_refusal`.
     fn refuse_after_reveal(&self, target: &Target) -> Result<()> {
         let revealed_at = crate::curation::reveal::ground_truth_seen_at(
             self.read(),
@@ -297,11 +297,12 @@ impl Store {
             target.rater,
         )
         .map_err(self.fail("checking for a ground-truth reveal"))?;
-        match revealed_at {
-            Some(at) => Err(refused(format!(
-                "this rating is locked: you saw the case's ground truth at {at}, and a rating \
-                 changed after that would no longer be independent of it"
-            ))),
+        let locks = rules::ReopenLocks {
+            ground_truth_seen_at: revealed_at.as_deref(),
+            locked_by_lead: false,
+        };
+        match rules::reopen_refusal(locks) {
+            Some(lock) => Err(refused(lock.to_string())),
             None => Ok(()),
         }
     }

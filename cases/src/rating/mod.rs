@@ -28,6 +28,7 @@ pub use reading::{
     ErrorLabelView, ItemStatus, QueueItem, RatingView, ReadingCase, ReadingItem, ReadingResponse,
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,
 };
+pub use rules::ReopenLock;
 
 use crate::model::{Rubric, TaskFamily, Taxonomy, Turn};
 use crate::store::Store;

@@ -419,12 +419,18 @@ struct Discarded {
 /// status) replaces the local one ([`Resolution::KeepServer`]) or the edits that bring the
 /// server's version to the local rating are queued, starting from that version
 /// ([`Resolution::SendMine`]). Refused unless the item's queue is stopped.
+///
+/// A reveal the server recorded for the item (`server.revealed_at`; made from another computer)
+/// is kept with the server's rating: recorded here as a reveal here is, with
+/// `ground_truth_version`, the version the server's item names (`RaterItem::ground_truth_version`),
+/// so the rating stays locked against reopening on this computer too.
 pub fn resolve(
     store: &mut Store,
     rater: i64,
     assignment: i64,
     resolution: Resolution,
     server: &TeamRating,
+    ground_truth_version: Option<i64>,
 ) -> Result<()> {
     let actor = store.rater(rater)?.name;
     let own = own_assignment(store.read(), rater, assignment)
@@ -520,6 +526,14 @@ pub fn resolve(
                     .ok_or_else(|| Error::Corrupt {
                         what: format!("rating {rating} vanished while being replaced"),
                     })?;
+                if server.revealed_at.is_some() {
+                    crate::curation::reveal::record_server_reveal(
+                        w,
+                        rater,
+                        assignment,
+                        ground_truth_version,
+                    )?;
+                }
                 w.audit(&Entry {
                     actor: &actor,
                     action: "keep the team server's rating",

@@ -176,6 +176,10 @@ pub struct ReadingItem {
     /// When this rater saw the case's ground truth (after submitting); from then on the rating
     /// is locked (`reopen_rating` refuses), and the screen says so instead of offering Reopen.
     pub ground_truth_seen_at: Option<String>,
+    /// Why this rating may not be reopened once submitted, if it may not: decided by the rule
+    /// `reopen_rating` applies (`rules::reopen_refusal`), so the screen shows the reason instead
+    /// of offering what would be refused.
+    pub reopen_refused: Option<super::rules::ReopenLock>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -400,6 +404,9 @@ impl Store {
             })
             .collect::<Result<Vec<_>>>()?;
         let taxonomy = crate::store::stored_taxonomy(&study_id, &taxonomy)?;
+        let ground_truth_seen_at =
+            crate::curation::reveal::ground_truth_seen_at(conn, case_ref, rater)
+                .map_err(self.fail("checking for a ground-truth reveal"))?;
         Ok(ReadingItem {
             assignment,
             position,
@@ -437,10 +444,11 @@ impl Store {
                 .collect(),
             rating: rating_view(conn, rater, found.response, found.read_no)
                 .map_err(self.fail("reading your rating"))?,
-            ground_truth_seen_at: crate::curation::reveal::ground_truth_seen_at(
-                conn, case_ref, rater,
-            )
-            .map_err(self.fail("checking for a ground-truth reveal"))?,
+            reopen_refused: super::rules::reopen_refusal(super::rules::ReopenLocks {
+                ground_truth_seen_at: ground_truth_seen_at.as_deref(),
+                locked_by_lead: false,
+            }),
+            ground_truth_seen_at,
         })
     }
 

@@ -10,6 +10,7 @@
 use super::edits::{LabelEdit, RatingEdit, SpanText};
 use crate::model::{Anchor, Rubric, RubricDimension, TaskFamily, Taxonomy, Turn};
 use crate::store::enum_text;
+use serde::Serialize;
 
 /// A clinician's comment longer than this is a paste accident, not a comment.
 pub(crate) const MAX_COMMENT_CHARS: usize = 20_000;
@@ -334,6 +335,55 @@ pub(crate) fn missing_for_submit(
         missing.push("confidence".to_owned());
     }
     missing
+}
+
+/// What may keep a submitted rating from being reopened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ReopenLocks<'a> {
+    /// When the rater saw the case's ground truth, if they did (every reveal is recorded).
+    pub ground_truth_seen_at: Option<&'a str>,
+    /// The study lead locked this rater's submitted ratings (the team server's reveal lock).
+    pub locked_by_lead: bool,
+}
+
+/// Why a submitted rating may not be reopened. Its `Display` is the refusal's message; a screen
+/// words it from the kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReopenLock {
+    /// The rater saw the case's ground truth at `at`: a rating changed after that would no
+    /// longer be independent of it, and the report could not tell.
+    GroundTruthSeen { at: String },
+    /// The study lead locked the rater's submitted ratings (the team server's reveal lock).
+    LockedByLead,
+}
+
+impl std::fmt::Display for ReopenLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReopenLock::GroundTruthSeen { at } => write!(
+                f,
+                "this rating is locked: you saw the case's ground truth at {at}, and a rating \
+                 changed after that would no longer be independent of it"
+            ),
+            ReopenLock::LockedByLead => f.write_str(
+                "the study lead has locked your submitted ratings: they cannot be reopened",
+            ),
+        }
+    }
+}
+
+/// Why a submitted rating may not be reopened, or `None` when it may: the one rule the local
+/// reopen, the team server's and the reading item (which shows the reason instead of offering
+/// Reopen) apply.
+pub(crate) fn reopen_refusal(locks: ReopenLocks<'_>) -> Option<ReopenLock> {
+    if locks.locked_by_lead {
+        return Some(ReopenLock::LockedByLead);
+    }
+    locks
+        .ground_truth_seen_at
+        .map(|at| ReopenLock::GroundTruthSeen { at: at.to_owned() })
 }
 
 #[cfg(test)]
@@ -860,5 +910,29 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn reopen_is_refused_after_a_reveal_and_under_the_leads_lock() {
+        let at = "2026-11-27T10:00:00Z";
+        let seen = Some(ReopenLock::GroundTruthSeen { at: at.to_owned() });
+        let table = [
+            (None, false, None),
+            (Some(at), false, seen),
+            (None, true, Some(ReopenLock::LockedByLead)),
+            (Some(at), true, Some(ReopenLock::LockedByLead)),
+        ];
+        for (ground_truth_seen_at, locked_by_lead, expected) in table {
+            let locks = ReopenLocks {
+                ground_truth_seen_at,
+                locked_by_lead,
+            };
+            assert_eq!(reopen_refusal(locks), expected, "{locks:?}");
+        }
+        let message = ReopenLock::GroundTruthSeen { at: at.to_owned() }.to_string();
+        assert!(
+            message.contains("you saw the case's ground truth at 2026-11-27T10:00:00Z"),
+            "{message}"
+        );
     }
 }

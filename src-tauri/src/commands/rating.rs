@@ -3,6 +3,7 @@
 //! rules (scales, taxonomy, spans, blinding) `cases::rating`'s. An edit's command returns only
 //! after the change is committed to disk.
 
+use crate::commands::team::TeamState;
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
@@ -10,9 +11,10 @@ use cases::app::{plans, reading, ReaderSession, Session};
 use cases::ids::{Id, Key};
 use cases::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
-    ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
+    RatingStatus, ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
 };
 use cases::store::Store;
+use std::time::Duration;
 use tauri::State;
 
 /// Rater and plan names; the store applies its own, stricter rules on top.
@@ -182,16 +184,47 @@ pub async fn reading_queue(
     })
 }
 
+/// How long opening a submitted item read from the team server waits for the server's word on
+/// whether it may be reopened; past that (or offline) the item shows what this computer knows.
+const SERVER_LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// The reader's item. A submitted one read from the team server is also asked of the server,
+/// which knows what this computer may not (the study lead's lock, a reveal made elsewhere), so
+/// the screen offers no reopen the server would refuse (`reading::with_server_locks`).
 #[tauri::command]
 #[specta::specta]
 pub async fn reading_item(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     assignment: Key,
 ) -> Result<ReadingItem, CommandError> {
-    state.with_store_mut(|store| {
+    let assignment = assignment.get();
+    let (item, link) = state.with_store_mut(|store| {
         let reader = Session::current(store)?.reader()?;
-        Ok(reading::item(store, &reader, assignment.get())?)
-    })
+        let item = reading::item(store, &reader, assignment)?;
+        Ok((item, cases::package::server_link(store, assignment)?))
+    })?;
+    let submitted = item
+        .rating
+        .as_ref()
+        .is_some_and(|r| r.status == RatingStatus::Submitted);
+    let (Some(link), true, None) = (link, submitted, &item.reopen_refused) else {
+        return Ok(item);
+    };
+    let Some(client) = team.client_if_online() else {
+        return Ok(item);
+    };
+    match tokio::time::timeout(
+        SERVER_LOCK_WAIT,
+        client.item(&link.study_id, link.server_assignment),
+    )
+    .await
+    {
+        Ok(Ok(server)) => Ok(reading::with_server_locks(item, &server)),
+        // No answer in time: the item as this computer knows it (a reopen the server then refuses
+        // stops that item, its work kept here).
+        _ => Ok(item),
+    }
 }
 
 // Every edit names the rater it was made as (`made_as`): the reader the screen showed when the

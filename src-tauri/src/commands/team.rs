@@ -86,6 +86,21 @@ impl TeamState {
         Ok(self.client_and_session()?.0)
     }
 
+    /// The client while the sync worker last found the server answering (or has not tried yet):
+    /// for a question the window can do without, not worth a wait on a server known unreachable.
+    pub fn client_if_online(&self) -> Option<TeamClient> {
+        let last = self
+            .last_status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|s| s.state);
+        match last {
+            Some(SyncState::Offline | SyncState::LoggedOut) => None,
+            _ => self.client().ok(),
+        }
+    }
+
     fn client_and_session(&self) -> Result<(TeamClient, Session), CommandError> {
         self.connection()
             .as_ref()
@@ -670,16 +685,14 @@ pub async fn team_resolve_conflict(
         )
     })?;
     let client = team.client()?;
-    let server = client
-        .item(&link.study_id, link.server_assignment)
-        .await?
-        .rating
-        .ok_or_else(|| {
-            CommandError::new(
-                ErrorCode::Refused,
-                "the team server holds no rating of this item: there is no conflict to settle",
-            )
-        })?;
+    let item = client.item(&link.study_id, link.server_assignment).await?;
+    let ground_truth_version = item.ground_truth_version;
+    let server = item.rating.ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::Refused,
+            "the team server holds no rating of this item: there is no conflict to settle",
+        )
+    })?;
     state.with_store_mut(|store| {
         let reader = cases::app::Session::current(store)?.reader()?;
         Ok(cases::app::reading::resolve_conflict(
@@ -688,6 +701,7 @@ pub async fn team_resolve_conflict(
             assignment.get(),
             resolution,
             &server,
+            ground_truth_version,
         )?)
     })?;
     team.wake_sync();

@@ -384,6 +384,10 @@ pub struct RaterItem {
     /// older server's item has none).
     #[serde(default)]
     pub ground_truth_version: Option<i64>,
+    /// The study lead has locked this rater out of reveal-then-edit: no reveal, and no reopen of
+    /// a submitted rating (added later: an older server's item says nothing, read as unlocked).
+    #[serde(default)]
+    pub reveal_locked: bool,
 }
 
 /// The blinded projection: what `session`'s rater may see of `item`, their own assignment.
@@ -456,6 +460,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         rating,
         ground_truth: ground_truth.filter(|_| revealed),
         ground_truth_version: ground_truth_version.filter(|_| revealed),
+        reveal_locked: session.member.reveal_locked,
     }
 }
 
@@ -573,16 +578,12 @@ pub fn decide_edit(
             if status != RatingStatus::Submitted {
                 return Err(refused("only a submitted rating can be reopened"));
             }
-            if session.member.reveal_locked {
-                return Err(refused(
-                    "the study lead has locked your submitted ratings: they cannot be reopened",
-                ));
-            }
-            if revealed {
-                return Err(refused(
-                    "this rating is locked: you saw the case's ground truth, and a rating changed \
-                     after that would no longer be independent of it",
-                ));
+            let locks = rules::ReopenLocks {
+                ground_truth_seen_at: current.and_then(|r| r.revealed_at.as_deref()),
+                locked_by_lead: session.member.reveal_locked,
+            };
+            if let Some(lock) = rules::reopen_refusal(locks) {
+                return Err(refused(&lock.to_string()));
             }
             Ok(EditOutcome {
                 state,
@@ -868,6 +869,7 @@ mod tests {
         );
         assert!(revealed.ground_truth.is_some());
         assert_eq!(revealed.ground_truth_version, Some(4));
+        assert!(!revealed.reveal_locked);
         let locked = member(TeamRole::Rater, true).rater().unwrap();
         let json = serde_json::to_string(&rater_item(
             &locked,
@@ -876,6 +878,8 @@ mod tests {
         .unwrap();
         assert!(!json.contains("GT-MARKER"));
         assert!(json.contains(r#""ground_truth_version":null"#), "{json}");
+        // The lead's lock is the rater's to know: the app offers no reopen the server refuses.
+        assert!(json.contains(r#""reveal_locked":true"#), "{json}");
     }
 
     fn code(refusal: EditRefusal) -> String {
