@@ -1494,6 +1494,7 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
         version,
         updated_at: "2026-11-27T10:00:00.000Z".into(),
         revealed_at: None,
+        rubric_version: Some(1),
     };
     let theirs = server(
         "from the other computer",
