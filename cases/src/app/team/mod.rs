@@ -24,6 +24,7 @@ mod curation;
 mod curation_package;
 mod package;
 mod pull;
+mod rater_rubric;
 mod study;
 
 pub use curation::{
@@ -37,6 +38,7 @@ pub use package::{
     QueuedItem, StoredImage,
 };
 pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
+pub use rater_rubric::follow_server_rubric;
 pub use study::{
     study_for_server, TeamImageFile, TeamSeriesFiles, TeamSeriesGeometry, TeamStudy, TeamStudyCase,
     TeamStudyResponse, TeamStudyTask,
