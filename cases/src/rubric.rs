@@ -4,9 +4,8 @@
 //! **Invariant:** [`change`] is the one rule: a changed rubric is edited in place while no rating
 //! has been saved under the current version and the version was never copied onto a team server
 //! (published: raters there may rate under it unseen here), and is a new version after that;
-//! [`save`] is the
-//! one writer of `studies.rubric_json`, `studies.rubric_version` and `rubric_versions` after a
-//! study's first import. Every rating records the version it was last saved under
+//! [`save`] is the one writer of `studies.rubric_json`, `studies.rubric_version` and
+//! `rubric_versions` after a study's first import. Every rating records the version it was last saved under
 //! (`rating/table.rs`), so the report can say which rubric each rating used.
 
 use crate::bundle::{check_rubric, Problem, Problems};
