@@ -183,6 +183,7 @@ pub fn import_ratings_csv(
                     status: RatingStatus::Submitted,
                     updated_at: &now,
                     submitted_at: Some(&now),
+                    rubric_version: None,
                 };
                 table::insert_whole(w.tx(), key, &whole)
                     .map_err(|e| w.fail("adding ratings", e))?;

@@ -2,9 +2,10 @@
 //! bundle whose study.json changed); what the ratings already made mean must not change with it.
 //!
 //! **Invariant:** [`change`] is the one rule: a changed rubric is edited in place while no rating
-//! has been saved under the current version, and is a new version after that; [`save`] is the
-//! one writer of `studies.rubric_json`, `studies.rubric_version` and `rubric_versions` after a
-//! study's first import. Every rating records the version it was last saved under
+//! has been saved under the current version and the version was never copied onto a team server
+//! (published: raters there may rate under it unseen here), and is a new version after that;
+//! [`save`] is the one writer of `studies.rubric_json`, `studies.rubric_version` and
+//! `rubric_versions` after a study's first import. Every rating records the version it was last saved under
 //! (`rating/table.rs`), so the report can say which rubric each rating used.
 
 use crate::bundle::{check_rubric, Problem, Problems};
@@ -13,7 +14,7 @@ use crate::store::audit::Entry;
 use crate::store::{Write, NOW_SQL};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// A study's current rubric, as the lead edits it.
@@ -26,6 +27,9 @@ pub struct StudyRubric {
     /// Ratings saved under this version (drafts included): once there is one, a change is a
     /// new version.
     pub ratings: u32,
+    /// When this version was copied onto a team server (`neurorater server-import`), if it was:
+    /// from then on a change is a new version, as raters there may rate under this one.
+    pub published_at: Option<String>,
     /// The task families the study's tasks are of, the ones a dimension may be limited to.
     pub families: Vec<crate::model::TaskFamily>,
 }
@@ -41,6 +45,26 @@ pub struct SavedRubric {
     pub new_version: bool,
     /// The ratings saved under the previous version, when the change made a new one; else 0.
     pub ratings_under_previous: u32,
+    /// Why the change made a new version; none when it edited the current one in place.
+    pub reason: Option<NewVersionReason>,
+}
+
+/// Why a change of the rubric is a new version rather than an edit of the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum NewVersionReason {
+    /// Ratings were saved under the current version in this database.
+    Ratings,
+    /// The current version was copied onto a team server, where raters may rate under it.
+    Published,
+}
+
+/// One version of a study's rubric, by its number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RubricVersion {
+    pub version: u32,
+    pub rubric: Rubric,
 }
 
 /// How a rubric the lead changed is stored.
@@ -48,22 +72,31 @@ pub struct SavedRubric {
 pub enum RubricChange {
     /// The same rubric: nothing to write.
     Unchanged,
-    /// No rating was saved under the current version: it is edited in place.
+    /// No rating was saved under the current version and it was never published: it is edited
+    /// in place.
     InPlace,
-    /// Ratings were saved under the current version: they keep it, and the change is the next.
-    NewVersion,
+    /// Ratings were saved under the current version, or it is on a team server: they keep it,
+    /// and the change is the next.
+    NewVersion(NewVersionReason),
 }
 
-/// The rule: edit in place before the first rating under the current version, a new version
-/// after. Equality is of the rubrics, not their JSON text, so a re-import that spells the same
-/// rubric differently changes nothing.
-pub fn change(current: &Rubric, edited: &Rubric, ratings_under_current: u32) -> RubricChange {
+/// The rule: edit in place before the first rating under the current version and before it is
+/// copied onto a team server, a new version after. Equality is of the rubrics, not their JSON
+/// text, so a re-import that spells the same rubric differently changes nothing.
+pub fn change(
+    current: &Rubric,
+    edited: &Rubric,
+    ratings_under_current: u32,
+    published: bool,
+) -> RubricChange {
     if current == edited {
         RubricChange::Unchanged
-    } else if ratings_under_current == 0 {
-        RubricChange::InPlace
+    } else if ratings_under_current > 0 {
+        RubricChange::NewVersion(NewVersionReason::Ratings)
+    } else if published {
+        RubricChange::NewVersion(NewVersionReason::Published)
     } else {
-        RubricChange::NewVersion
+        RubricChange::InPlace
     }
 }
 
@@ -95,6 +128,13 @@ pub(crate) fn current(conn: &Connection, path: &Path, study_id: &str) -> Result<
             what: format!("study {study_id:?}"),
         })?;
     let ratings = ratings_under(conn, study_key, version).map_err(fail)?;
+    let published_at: Option<String> = conn
+        .query_row(
+            "SELECT published_at FROM rubric_versions WHERE study = ?1 AND version = ?2",
+            params![study_key, version],
+            |r| r.get(0),
+        )
+        .map_err(fail)?;
     let families = conn
         .prepare(
             "SELECT DISTINCT t.family FROM tasks t JOIN cases c ON t.case_ref = c.id
@@ -110,8 +150,63 @@ pub(crate) fn current(conn: &Connection, path: &Path, study_id: &str) -> Result<
         rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
         version,
         ratings,
+        published_at,
         families,
     })
+}
+
+/// Every version of the study's rubric, oldest first.
+pub(crate) fn versions(
+    conn: &Connection,
+    path: &Path,
+    study_id: &str,
+) -> Result<Vec<RubricVersion>> {
+    let rows: Vec<(u32, String)> = conn
+        .prepare(
+            "SELECT v.version, v.rubric_json FROM rubric_versions v
+             JOIN studies s ON v.study = s.id WHERE s.study_id = ?1 ORDER BY v.version",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([study_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(|e| Error::database(path, "reading the study's rubric versions", e))?;
+    rows.into_iter()
+        .map(|(version, text)| {
+            Ok(RubricVersion {
+                version,
+                rubric: crate::store::stored_rubric(study_id, &text)?,
+            })
+        })
+        .collect()
+}
+
+/// Marks every version of the study's rubric up to the current one as copied onto a team
+/// server now (those not marked already), with an audit entry naming `actor` when any was: from
+/// then on [`change`] never edits them in place. Returns the versions marked.
+pub(crate) fn publish(w: &Write<'_>, actor: &str, study_id: &str) -> Result<Vec<u32>> {
+    let tx = w.tx();
+    let fail = |e| w.fail("recording the rubric versions copied to the team server", e);
+    let marked: Vec<u32> = tx
+        .prepare(&format!(
+            "UPDATE rubric_versions SET published_at = {NOW_SQL}
+             WHERE published_at IS NULL
+               AND study = (SELECT id FROM studies WHERE study_id = ?1)
+               AND version <= (SELECT rubric_version FROM studies WHERE study_id = ?1)
+             RETURNING version"
+        ))
+        .and_then(|mut stmt| stmt.query_map([study_id], |r| r.get(0))?.collect())
+        .map_err(fail)?;
+    if !marked.is_empty() {
+        w.audit(&Entry {
+            actor,
+            action: "publish rubric",
+            entity: &format!("study:{study_id}"),
+            before: None,
+            after: Some(&serde_json::json!({ "published_versions": marked })),
+        })?;
+    }
+    Ok(marked)
 }
 
 fn ratings_under(conn: &Connection, study_key: i64, version: u32) -> rusqlite::Result<u32> {
@@ -157,7 +252,8 @@ pub(crate) fn save(
             |r| r.get(0),
         )
         .map_err(fail)?;
-    let saved = match change(&before.rubric, edited, before.ratings) {
+    let published = before.published_at.is_some();
+    let saved = match change(&before.rubric, edited, before.ratings, published) {
         RubricChange::Unchanged => return Ok(None),
         RubricChange::InPlace => {
             tx.execute(
@@ -169,9 +265,10 @@ pub(crate) fn save(
                 version: before.version,
                 new_version: false,
                 ratings_under_previous: 0,
+                reason: None,
             }
         }
-        RubricChange::NewVersion => {
+        RubricChange::NewVersion(reason) => {
             tx.execute(
                 &format!(
                     "INSERT INTO rubric_versions (study, version, rubric_json, created_at)
@@ -184,6 +281,7 @@ pub(crate) fn save(
                 version: before.version + 1,
                 new_version: true,
                 ratings_under_previous: before.ratings,
+                reason: Some(reason),
             }
         }
     };
@@ -235,18 +333,41 @@ mod tests {
     }
 
     #[test]
-    fn a_change_is_in_place_before_the_first_rating_and_a_new_version_after() {
+    fn a_change_is_in_place_before_the_first_rating_or_publication_and_a_new_version_after() {
+        use NewVersionReason::{Published, Ratings};
+        // (current, edited, ratings under current, published, expected)
         let cases = [
-            (rubric(1.0), rubric(1.0), 0, RubricChange::Unchanged),
-            (rubric(1.0), rubric(1.0), 3, RubricChange::Unchanged),
-            (rubric(1.0), rubric(0.5), 0, RubricChange::InPlace),
-            (rubric(1.0), rubric(0.5), 1, RubricChange::NewVersion),
+            (rubric(1.0), rubric(1.0), 0, false, RubricChange::Unchanged),
+            (rubric(1.0), rubric(1.0), 3, false, RubricChange::Unchanged),
+            (rubric(1.0), rubric(1.0), 0, true, RubricChange::Unchanged),
+            (rubric(1.0), rubric(0.5), 0, false, RubricChange::InPlace),
+            (
+                rubric(1.0),
+                rubric(0.5),
+                1,
+                false,
+                RubricChange::NewVersion(Ratings),
+            ),
+            (
+                rubric(1.0),
+                rubric(0.5),
+                0,
+                true,
+                RubricChange::NewVersion(Published),
+            ),
+            (
+                rubric(1.0),
+                rubric(0.5),
+                2,
+                true,
+                RubricChange::NewVersion(Ratings),
+            ),
         ];
-        for (current, edited, ratings, expected) in cases {
+        for (current, edited, ratings, published, expected) in cases {
             assert_eq!(
-                change(&current, &edited, ratings),
+                change(&current, &edited, ratings, published),
                 expected,
-                "{ratings} rating(s)"
+                "{ratings} rating(s), published: {published}"
             );
         }
     }

@@ -1435,6 +1435,7 @@ fn keeping_the_servers_rating_keeps_a_reveal_the_server_recorded_and_so_its_lock
         version: 4,
         updated_at: "2026-11-27T10:00:00.000Z".into(),
         revealed_at: revealed_at.map(Into::into),
+        rubric_version: Some(1),
     };
     let revealed_count = |store: &Store| -> i64 {
         store
@@ -1567,6 +1568,7 @@ fn a_server_items_reopen_follows_the_leads_lock_and_a_reveal_made_elsewhere() {
         version: 2,
         updated_at: "2026-11-27T10:00:00.000Z".into(),
         revealed_at: revealed_at.map(Into::into),
+        rubric_version: Some(1),
     };
     let at = "2026-11-27T11:00:00.000Z";
     // (revealed on the server at, locked by the lead, the reopen refused for)
@@ -1682,6 +1684,7 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
         version,
         updated_at: "2026-11-27T10:00:00.000Z".into(),
         revealed_at: None,
+        rubric_version: Some(1),
     };
     let theirs = server(
         "from the other computer",
@@ -1808,4 +1811,74 @@ fn a_stopped_item_takes_the_servers_rating_or_sends_its_own_over_it_and_no_edit_
         (sent, "send_mine", 2)
     );
     assert!(recorded[1].3.contains("mine, sent over theirs"));
+}
+
+#[test]
+fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_its_own() {
+    // The lead's folder holds the rater's database: kept until the test ends.
+    let (_lead, mut store, rater, queue) = server_mode();
+    store.set_current_rater(rater).unwrap();
+    let reader = cases::app::Session::current(&store)
+        .unwrap()
+        .reader()
+        .unwrap();
+    let held = store.reading_item(rater, queue[0]).unwrap().rubric;
+    let made = complete_rating(&mut store, rater, queue[0], "under the first rubric");
+    store.save_rating(rater, queue[0], &made).unwrap();
+
+    // Unchanged: nothing written.
+    assert_eq!(
+        cases::app::team::follow_server_rubric(&mut store, &reader, DEMO_STUDY_ID, &held).unwrap(),
+        None
+    );
+    // The lead dropped a dimension on the server: taken here as a new version (a rating was made
+    // under the one held), and the local rules are the server's from now on.
+    let mut moved_on = held.clone();
+    let dropped = moved_on.dimensions.pop().unwrap().id;
+    let saved =
+        cases::app::team::follow_server_rubric(&mut store, &reader, DEMO_STUDY_ID, &moved_on)
+            .unwrap()
+            .expect("a change");
+    assert_eq!(
+        (saved.version, saved.reason),
+        (2, Some(cases::rubric::NewVersionReason::Ratings))
+    );
+    assert_eq!(
+        store.reading_item(rater, queue[1]).unwrap().rubric,
+        moved_on
+    );
+    let mut old_scores = complete_rating(&mut store, rater, queue[1], "");
+    old_scores.dimensions.insert(dropped.clone(), 1.0);
+    let refused = store
+        .save_rating(rater, queue[1], &old_scores)
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains(&dropped), "{refused}");
+    let versions: Vec<(String, i64)> = store
+        .read()
+        .prepare("SELECT comment, rubric_version FROM ratings ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [("under the first rubric".to_owned(), 1)]);
+
+    // A study read from a local lead's package keeps its own rubric.
+    let (local_lead, local_package, _) = lead_with_rater_package();
+    let mut local = remote(local_lead.dir.path(), &local_package);
+    let local_rater = rater_id(&local, RATER);
+    local.set_current_rater(local_rater).unwrap();
+    let reader = cases::app::Session::current(&local)
+        .unwrap()
+        .reader()
+        .unwrap();
+    let refused =
+        cases::app::team::follow_server_rubric(&mut local, &reader, DEMO_STUDY_ID, &moved_on)
+            .unwrap_err()
+            .to_string();
+    assert!(
+        refused.contains("not read here from the team server"),
+        "{refused}"
+    );
 }

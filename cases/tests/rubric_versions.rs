@@ -12,7 +12,7 @@ use cases::import::import_bundle;
 use cases::model::Rubric;
 use cases::progress::NoProgress;
 use cases::rating::{RaterRole, RatingEdit, RatingError, DEMO_STUDY_ID};
-use cases::rubric::SavedRubric;
+use cases::rubric::{NewVersionReason, SavedRubric};
 use cases::store::audit::{self, Verdict};
 use cases::store::Store;
 use cases::Error;
@@ -96,6 +96,63 @@ fn saved(outcome: RubricSave) -> SavedRubric {
 }
 
 #[test]
+fn a_version_copied_for_the_team_server_is_never_edited_in_place() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let first = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!(first.published_at, None);
+
+    // Reading the study for the server freezes the version it carries, once, audited.
+    let study =
+        cases::app::team::study_for_server(&mut store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((study.rubric_version, study.rubric_versions.len()), (1, 1));
+    let published = rubric::current(&store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert!(published.published_at.is_some(), "{published:?}");
+    assert_eq!(published.ratings, 0);
+    cases::app::team::study_for_server(&mut store, &lead_session, DEMO_STUDY_ID).unwrap();
+    let publications: i64 = rusqlite::Connection::open(store.path())
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE action = 'publish rubric'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(publications, 1);
+
+    // No rating here, but the server has version 1: the change is version 2, saying why.
+    let edited = described(&first.rubric, "a wording raters on the server never saw");
+    let outcome = rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &edited).unwrap();
+    assert_eq!(
+        saved(outcome),
+        SavedRubric {
+            version: 2,
+            new_version: true,
+            ratings_under_previous: 0,
+            reason: Some(NewVersionReason::Published),
+        }
+    );
+    assert_eq!(versions(&store), [(1, first.rubric), (2, edited.clone())]);
+    // Version 2 is not on the server yet: edited in place until the next copy.
+    let again = described(&edited, "reworded before the next import");
+    let outcome = rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &again).unwrap();
+    assert_eq!(saved(outcome).reason, None);
+    let study =
+        cases::app::team::study_for_server(&mut store, &lead_session, DEMO_STUDY_ID).unwrap();
+    assert_eq!(
+        (study.rubric_version, study.rubric.clone()),
+        (2, again.clone())
+    );
+    let numbers: Vec<u32> = study.rubric_versions.iter().map(|v| v.version).collect();
+    assert_eq!(numbers, [1, 2]);
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    assert!(matches!(
+        audit::verify(&conn).unwrap(),
+        Verdict::Intact { .. }
+    ));
+}
+
+#[test]
 fn an_edit_before_any_rating_is_in_place_and_after_one_is_a_new_version() {
     let (_dir, mut store) = demo_store();
     let lead_session = lead(&store);
@@ -110,7 +167,8 @@ fn an_edit_before_any_rating_is_in_place_and_after_one_is_a_new_version() {
         SavedRubric {
             version: 1,
             new_version: false,
-            ratings_under_previous: 0
+            ratings_under_previous: 0,
+            reason: None,
         }
     );
     assert_eq!(versions(&store), [(1, first.clone())]);
@@ -137,7 +195,8 @@ fn an_edit_before_any_rating_is_in_place_and_after_one_is_a_new_version() {
         SavedRubric {
             version: 2,
             new_version: true,
-            ratings_under_previous: 1
+            ratings_under_previous: 1,
+            reason: Some(NewVersionReason::Ratings),
         }
     );
     assert_eq!(versions(&store), [(1, first), (2, second.clone())]);
@@ -242,7 +301,8 @@ fn reimporting_a_bundle_with_a_changed_rubric_follows_the_same_rule() {
         Some(SavedRubric {
             version: 1,
             new_version: false,
-            ratings_under_previous: 0
+            ratings_under_previous: 0,
+            reason: None,
         })
     );
 
@@ -258,7 +318,8 @@ fn reimporting_a_bundle_with_a_changed_rubric_follows_the_same_rule() {
         Some(SavedRubric {
             version: 2,
             new_version: true,
-            ratings_under_previous: 1
+            ratings_under_previous: 1,
+            reason: Some(NewVersionReason::Ratings),
         })
     );
     let stored: Vec<i64> = versions(&store).into_iter().map(|(v, _)| v).collect();

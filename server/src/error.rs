@@ -40,6 +40,16 @@ pub enum ServerError {
     /// A curation step the rules refuse (`cases::app::team::decide_save` and its siblings).
     #[error("{}", .0.message())]
     CurationRefused(CurationRefusal),
+    /// An import brought a rubric version the server holds with other content: the lead's
+    /// database changed that version after the server received it. Nothing is imported.
+    #[error(
+        "study {study:?}: rubric version {version} in this database differs from version \
+         {version} on the team server, which raters there may have rated under: it was changed \
+         here after the server received it. Nothing was imported. Make version {version} here \
+         what the server holds again (the server keeps it in its table study_rubrics), then \
+         make the change again: it becomes a new version, which the next import copies"
+    )]
+    RubricVersionDiffers { study: String, version: u32 },
     #[error(transparent)]
     Domain(#[from] cases::Error),
 }
@@ -71,6 +81,7 @@ impl ServerError {
                 | ServerError::Config(_)
                 | ServerError::NotFound(_)
                 | ServerError::SchemaTooNew { .. }
+                | ServerError::RubricVersionDiffers { .. }
                 | ServerError::Domain(
                     cases::Error::NotFound { .. } | cases::Error::SchemaTooNew { .. }
                 )
@@ -83,7 +94,9 @@ impl ServerError {
             ServerError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ServerError::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
-            ServerError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            ServerError::Conflict(_) | ServerError::RubricVersionDiffers { .. } => {
+                (StatusCode::CONFLICT, "conflict")
+            }
             ServerError::EditRefused(refusal) => match refusal {
                 EditRefusal::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
                 EditRefusal::Refused { .. } => (StatusCode::CONFLICT, "refused"),

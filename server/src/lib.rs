@@ -94,7 +94,8 @@ fn return_large_blocks() {
 
 /// Copies study `study_id` of the local database `local` onto the server at `database`; with
 /// `lead` = (username, site), invites the study's lead. What leaves the local database is decided
-/// by `cases::app::team::study_for_server`. Blocks: for the command-line front ends.
+/// by `cases::app::team::study_for_server`, which also freezes the rubric versions it sends
+/// (the lead's next change of them is a new version). Blocks: for the command-line front ends.
 pub fn import_local_study(
     database: &str,
     local: &std::path::Path,
@@ -102,8 +103,9 @@ pub fn import_local_study(
     lead: Option<(&str, &str)>,
 ) -> Result<ImportReport, ServerError> {
     let study = {
-        let store = cases::store::Store::open_existing(local)?;
-        cases::app::team::study_for_server(&store, &cases::app::Session::command_line(), study_id)?
+        let mut store = cases::store::Store::open_existing(local)?;
+        let lead = cases::app::Session::command_line();
+        cases::app::team::study_for_server(&mut store, &lead, study_id)?
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -265,6 +265,27 @@ ALTER TABLE memberships
     ADD COLUMN clinical_role text CHECK (clinical_role IN ('neuroradiologist', 'neurologist', 'resident')),
     ADD COLUMN years_experience integer CHECK (years_experience BETWEEN 0 AND 70);
 "#,
+    // 5: rubric versions, numbered as the lead's database numbers them (`cases::rubric`): every
+    // version an import brought (`study_rubrics`), the current one's number
+    // (`studies.rubric_version`; `studies.rubric` stays the current rubric, its readers
+    // unchanged), and the version each rating was last saved under (`ratings.rubric_version`).
+    // Before, a study kept the rubric of its first import and every rating was made under it:
+    // that rubric is version 1, and every rating's.
+    r#"
+CREATE TABLE study_rubrics (
+    study       bigint NOT NULL REFERENCES studies(id),
+    version     integer NOT NULL CHECK (version >= 1),
+    rubric      jsonb NOT NULL,
+    imported_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (study, version)
+);
+INSERT INTO study_rubrics (study, version, rubric, imported_at)
+    SELECT id, 1, rubric, imported_at FROM studies;
+ALTER TABLE studies ADD COLUMN rubric_version integer NOT NULL DEFAULT 1
+    CHECK (rubric_version >= 1);
+ALTER TABLE ratings ADD COLUMN rubric_version integer NOT NULL DEFAULT 1
+    CHECK (rubric_version >= 1);
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

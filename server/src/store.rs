@@ -21,9 +21,10 @@ use cases::app::team::{
     TeamRaterSession, TeamRating, TeamRole, TeamSeries, TeamSeriesFiles, TeamStudy,
     TeamStudyRating, TeamUnblindedSession,
 };
-use cases::model::StudyMeta;
+use cases::model::{Rubric, StudyMeta};
 use cases::package::ImageSource;
 use cases::rating::{RaterRole, RatingStatus};
+use cases::rubric::RubricVersion;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -89,10 +90,11 @@ pub async fn import_study(
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
+    let rubric_version = rubric_number(study.rubric_version)?;
     let study_key: i64 = tx
         .query_one(
-            "INSERT INTO studies (study_id, title, description, rubric, taxonomy)
-             VALUES ($1, $2, $3, $4, $5)
+            "INSERT INTO studies (study_id, title, description, rubric, taxonomy, rubric_version)
+             VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (study_id) DO UPDATE SET study_id = EXCLUDED.study_id
              RETURNING id",
             &[
@@ -101,10 +103,13 @@ pub async fn import_study(
                 &study.description,
                 &to_json(&study.rubric),
                 &to_json(&study.taxonomy),
+                &rubric_version,
             ],
         )
         .await?
         .get(0);
+    let (rubric_versions_added, rubric_version) =
+        import_rubric_versions(&tx, study_key, study).await?;
     // The key that salts the replaced DICOM UIDs of this study's images: drawn at the first
     // import, kept on the server, never sent, so a rater cannot map a UID back.
     let deid_key: String = tx
@@ -232,6 +237,8 @@ pub async fn import_study(
             "grader_scores_added": grader_scores_added,
             "images_added": images_added,
             "curation_versions_added": curation_versions_added,
+            "rubric_versions_added": rubric_versions_added,
+            "rubric_version": rubric_version,
         })),
     )
     .await?;
@@ -243,8 +250,68 @@ pub async fn import_study(
         grader_scores_added,
         images_added,
         curation_versions_added,
+        rubric_versions_added,
+        rubric_version,
         lead_invitation,
     })
+}
+
+fn rubric_number(version: u32) -> Result<i32, ServerError> {
+    i32::try_from(version).map_err(|_| invalid("rubric_version", "larger than the server stores"))
+}
+
+/// Adds the rubric versions the server does not number yet and moves the study's current
+/// version forward to the lead's (never back: an import from an older copy of the lead's
+/// database leaves it). A version the server holds with other content is refused, nothing
+/// imported: ratings on the server were made under the server's. Returns the versions added
+/// and the current version's number.
+async fn import_rubric_versions(
+    tx: &Transaction<'_>,
+    study_key: i64,
+    study: &TeamStudy,
+) -> Result<(u64, u32), ServerError> {
+    let mut added = 0;
+    for RubricVersion { version, rubric } in study.rubric_versions() {
+        let number = rubric_number(version)?;
+        let held = tx
+            .query_opt(
+                "SELECT rubric FROM study_rubrics WHERE study = $1 AND version = $2",
+                &[&study_key, &number],
+            )
+            .await?;
+        match held {
+            // Compared as rubrics, not as JSON text: the same rubric spelled otherwise is the same.
+            Some(row) => {
+                let held: Rubric = from_json(row.get(0), "a rubric version")?;
+                if held != rubric {
+                    return Err(ServerError::RubricVersionDiffers {
+                        study: study.study_id.clone(),
+                        version,
+                    });
+                }
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO study_rubrics (study, version, rubric) VALUES ($1, $2, $3)",
+                    &[&study_key, &number, &to_json(&rubric)],
+                )
+                .await?;
+                added += 1;
+            }
+        }
+    }
+    let current: i32 = tx
+        .query_one(
+            "UPDATE studies s SET rubric = v.rubric, rubric_version = v.version
+             FROM study_rubrics v
+             WHERE s.id = $1 AND v.study = s.id
+               AND v.version = greatest(s.rubric_version, $2)
+             RETURNING s.rubric_version",
+            &[&study_key, &rubric_number(study.rubric_version)?],
+        )
+        .await?
+        .get(0);
+    Ok((added, current as u32))
 }
 
 /// Copies the image files of one series the server does not place yet, one file at a time (read,
@@ -632,7 +699,8 @@ async fn stored_item(
                     coalesce((SELECT max(v.version) FROM curation_versions v
                               WHERE v.case_ref = c.id AND v.branch = $4
                                 AND v.status = 'final'), 1)
-                END
+                END,
+                s.rubric_version, g.rubric_version
          FROM assignments a
          JOIN responses r ON r.id = a.response JOIN tasks t ON t.id = r.task
          JOIN cases c ON c.id = t.case_ref JOIN studies s ON s.id = a.study
@@ -673,6 +741,7 @@ async fn stored_item(
             version: row.get(11),
             updated_at: row.get(12),
             revealed_at: row.get(13),
+            rubric_version: Some(row.get::<_, i32>(16) as u32),
         }),
         None => None,
     };
@@ -689,6 +758,7 @@ async fn stored_item(
         task: from_json(row.get(5), "a task")?,
         response: from_json(row.get(6), "a response")?,
         rubric: from_json(row.get(7), "the study's rubric")?,
+        rubric_version: row.get::<_, i32>(15) as u32,
         taxonomy: from_json(row.get(8), "the study's taxonomy")?,
         series,
         geometry,
@@ -778,6 +848,19 @@ pub async fn apply_edit(
     let outcome = decide_edit(rater, &stored, request.base_version, &request.edit)
         .map_err(ServerError::EditRefused)?;
     let version = request.base_version + 1;
+    // Recorded with the rating in the statement that stores it: the version of the rubric the
+    // edit was checked against, read with it in `stored_item`. A reveal changes nothing rated,
+    // so the rating keeps the version it was saved under.
+    let rubric_version = match (&request.edit, &stored.rating) {
+        (
+            cases::app::team::TeamEdit::Reveal,
+            Some(TeamRating {
+                rubric_version: Some(v),
+                ..
+            }),
+        ) => *v,
+        _ => stored.rubric_version,
+    } as i32;
     let status = match outcome.status {
         RatingStatus::Draft => "draft",
         RatingStatus::Submitted => "submitted",
@@ -786,13 +869,14 @@ pub async fn apply_edit(
         .query_one(
             &format!(
                 "INSERT INTO ratings (assignment, version, status, state, seconds_on_task,
-                                      updated_at, submitted_at, revealed_at)
+                                      updated_at, submitted_at, revealed_at, rubric_version)
                  VALUES ($1, $2, $3, $4, $5, now(),
                          CASE WHEN $3 = 'submitted' THEN now() END,
-                         CASE WHEN $6 THEN now() END)
+                         CASE WHEN $6 THEN now() END, $7)
                  ON CONFLICT (assignment) DO UPDATE SET
                      version = EXCLUDED.version, status = EXCLUDED.status,
                      state = EXCLUDED.state, seconds_on_task = EXCLUDED.seconds_on_task,
+                     rubric_version = EXCLUDED.rubric_version,
                      updated_at = now(),
                      submitted_at = CASE WHEN EXCLUDED.status = 'submitted'
                                          THEN coalesce(ratings.submitted_at, now()) END,
@@ -806,6 +890,7 @@ pub async fn apply_edit(
                 &to_json(&outcome.state),
                 &outcome.state.scores.seconds_on_task,
                 &outcome.revealed,
+                &rubric_version,
             ],
         )
         .await?
@@ -840,6 +925,7 @@ pub async fn apply_edit(
             "status": status,
             "state": outcome.state,
             "revealed": outcome.revealed,
+            "rubric_version": rubric_version,
             "edit_id": request.edit_id,
         })),
     )
@@ -1605,7 +1691,7 @@ pub async fn study_ratings(
         .query(
             &format!(
                 "SELECT g.assignment, ac.username, ac.site, c.case_id, t.task_id, r.model,
-                        r.sample, g.status, g.version, g.state, {}, {}
+                        r.sample, g.status, g.version, g.state, {}, {}, g.rubric_version
                  FROM ratings g JOIN assignments a ON a.id = g.assignment
                  JOIN accounts ac ON ac.id = a.account JOIN responses r ON r.id = a.response
                  JOIN tasks t ON t.id = r.task JOIN cases c ON c.id = t.case_ref
@@ -1632,6 +1718,7 @@ pub async fn study_ratings(
             state: from_json(row.get(9), "a rating's state")?,
             updated_at: row.get(10),
             submitted_at: row.get(11),
+            rubric_version: Some(row.get::<_, i32>(12) as u32),
         });
     }
     Ok(ratings)

@@ -128,6 +128,10 @@ pub struct ImportReport {
     /// Curation versions copied from the lead's database (a re-import copies only versions the
     /// server does not number yet).
     pub curation_versions_added: u64,
+    /// Rubric versions copied from the lead's database (a re-import copies only versions the
+    /// server does not number yet), and the version raters score on now.
+    pub rubric_versions_added: u64,
+    pub rubric_version: u32,
     /// The lead's one-time code, when the import invited them.
     pub lead_invitation: Option<Invitation>,
 }

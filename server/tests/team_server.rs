@@ -780,7 +780,7 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
             "twin",
             "SELECT count(*) || '/' || max(version) FROM schema_migrations"
         ),
-        "4/4"
+        "5/5"
     );
 }
 
@@ -1085,6 +1085,239 @@ fn the_leads_report_from_the_servers_ratings_equals_one_from_the_same_ratings_ma
     );
     // The verdict is computed on the eight ratings themselves.
     assert_eq!(pulled_figures["verdict"]["pearson"]["n"], 8);
+}
+
+/// The rubric version each rating of `db` was saved under, by rater: `[(rater, version)]`.
+fn rating_versions(db: &Path) -> Vec<(String, u32)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.name, g.rubric_version FROM ratings g JOIN raters r ON g.rater = r.id
+             ORDER BY r.name, g.id",
+        )
+        .unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn each_server_rating_keeps_the_rubric_version_it_was_made_under_into_the_leads_report() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+    let local = work.path().join("local.sqlite");
+    let lead = cases::app::Session::command_line();
+    let published = |db: &Path| {
+        distinct(
+            db,
+            "SELECT group_concat(version) FROM rubric_versions WHERE published_at IS NOT NULL",
+        )
+    };
+    // The first import froze version 1 in the lead's database.
+    assert_eq!(published(&local), ["1"]);
+
+    // Rater A rates under version 1.
+    rate_on_server(http, &t.rater_a, 1, 0.0);
+    let first = queue(http, &t.rater_a)[0]["assignment"].as_i64().unwrap();
+    let item = http.expect(
+        200,
+        "get",
+        &study_path(&format!("/items/{first}")),
+        Some(&t.rater_a.token),
+        None,
+    );
+    assert_eq!(
+        (&item["rubric_version"], &item["rating"]["rubric_version"]),
+        (&json!(1), &json!(1))
+    );
+
+    // The lead drops the rubric's last dimension. No rating is in the lead's database, but the
+    // server has version 1: a new version, saying why.
+    let mut store = Store::open(&local).unwrap();
+    let mut v2 = cases::app::rubric::current(&store, &lead, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    let dropped = v2
+        .dimensions
+        .pop()
+        .expect("the demo rubric has dimensions")
+        .id;
+    let saved = cases::app::rubric::save(&mut store, &lead, DEMO_STUDY_ID, &v2).unwrap();
+    let cases::app::rubric::RubricSave::Saved(saved) = saved else {
+        panic!("{saved:?}")
+    };
+    assert_eq!(
+        (saved.version, saved.new_version, saved.reason),
+        (2, true, Some(cases::rubric::NewVersionReason::Published))
+    );
+    drop(store);
+
+    // A copy of the lead's database whose version 1 was rewritten behind the rule's back: its
+    // import is refused naming the study and version, and nothing of it is imported.
+    let rewritten = work.path().join("rewritten.sqlite");
+    std::fs::copy(&local, &rewritten).unwrap();
+    rusqlite::Connection::open(&rewritten)
+        .unwrap()
+        .execute(
+            "UPDATE rubric_versions SET rubric_json = json_set(rubric_json, '$.overall.label',
+                 'rewritten') WHERE version = 1",
+            [],
+        )
+        .unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_neurorater-server"))
+        .args(["import", "--database", &t.database, "--db"])
+        .arg(&rewritten)
+        .args(["--study", DEMO_STUDY_ID])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "study {DEMO_STUDY_ID:?}: rubric version 1 in this database"
+        )) && stderr.contains("Nothing was imported"),
+        "{stderr}"
+    );
+    assert_eq!(
+        t.cluster.psql(
+            "team",
+            "SELECT (SELECT count(*) FROM study_rubrics) || '/' || rubric_version FROM studies"
+        ),
+        "1/1"
+    );
+
+    // The lead's re-import copies version 2 and makes it the one raters score on.
+    let imported = ok_json(&[
+        "import",
+        "--database",
+        &t.database,
+        "--db",
+        path_str(&local),
+        "--study",
+        DEMO_STUDY_ID,
+    ]);
+    assert_eq!(
+        (
+            &imported["rubric_versions_added"],
+            &imported["rubric_version"]
+        ),
+        (&json!(1), &json!(2)),
+        "{imported}"
+    );
+    assert_eq!(published(&local), ["1,2"]);
+    let again = ok_json(&[
+        "import",
+        "--database",
+        &t.database,
+        "--db",
+        path_str(&local),
+        "--study",
+        DEMO_STUDY_ID,
+    ]);
+    assert_eq!(again["rubric_versions_added"], 0, "{again}");
+
+    // Rater B scores on version 2: the item carries it, a score of the dropped dimension is
+    // refused naming it, and the save is recorded under version 2.
+    let second = queue(http, &t.rater_b)[0]["assignment"].as_i64().unwrap();
+    let item = http.expect(
+        200,
+        "get",
+        &study_path(&format!("/items/{second}")),
+        Some(&t.rater_b.token),
+        None,
+    );
+    assert_eq!(item["rubric_version"], 2);
+    let ids: Vec<&str> = item["rubric"]["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&dropped.as_str()), "{ids:?}");
+    let refused = http.expect(
+        422,
+        "post",
+        &study_path(&format!("/items/{second}/edits")),
+        Some(&t.rater_b.token),
+        Some(
+            json!({ "edit_id": edit_id(), "base_version": 0, "edit": { "kind": "save",
+            "rating": { "scores": { "comment": "", "seconds_on_task": 3.0,
+                                    "dimensions": { dropped.clone(): 1 } }, "labels": [] } } }),
+        ),
+    );
+    assert!(
+        refused["field"].as_str().unwrap().contains(&dropped),
+        "{refused}"
+    );
+    rate_on_server(http, &t.rater_b, 1, 1.0);
+
+    let pulled: Vec<cases::app::team::TeamStudyRating> = serde_json::from_value(http.expect(
+        200,
+        "get",
+        &study_path("/ratings"),
+        Some(&t.lead.token),
+        None,
+    ))
+    .unwrap();
+    let by_rater: Vec<(&str, Option<u32>)> = pulled
+        .iter()
+        .map(|r| (r.rater.as_str(), r.rubric_version))
+        .collect();
+    assert_eq!(by_rater, [("rater-a", Some(1)), ("rater-b", Some(2))]);
+
+    // Pulled into a copy of the lead's database: each rating under the version the server
+    // recorded (rater A's, with a score of the dimension version 2 dropped, checked against
+    // version 1), and the report counts one rating per version.
+    let from_server = work.path().join("pulled.sqlite");
+    std::fs::copy(&local, &from_server).unwrap();
+    let mut store = Store::open(&from_server).unwrap();
+    for person in [&t.rater_a, &t.rater_b] {
+        store
+            .create_rater(
+                &person.username,
+                cases::rating::RaterRole::Neuroradiologist,
+                Some(9),
+            )
+            .unwrap();
+    }
+    let report = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &pulled).unwrap();
+    assert_eq!((report.added, report.conflicts.len()), (2, 0), "{report:?}");
+    drop(store);
+    assert_eq!(
+        rating_versions(&from_server),
+        [("rater-a".to_owned(), 1), ("rater-b".to_owned(), 2)]
+    );
+    let figures = report_figures(&from_server, &t.graders[0]);
+    assert_eq!(
+        figures["rubric_versions"],
+        json!([
+            { "version": 1, "ratings": 1, "current": false },
+            { "version": 2, "ratings": 1, "current": true },
+        ])
+    );
+
+    // A rating the server recorded under a version this database lacks is refused, naming it.
+    let mut unknown = pulled.clone();
+    unknown[1].rubric_version = Some(7);
+    let fresh = work.path().join("fresh.sqlite");
+    std::fs::copy(&local, &fresh).unwrap();
+    let mut store = Store::open(&fresh).unwrap();
+    for person in [&t.rater_a, &t.rater_b] {
+        store
+            .create_rater(
+                &person.username,
+                cases::rating::RaterRole::Neurologist,
+                None,
+            )
+            .unwrap();
+    }
+    let refused = cases::app::team::pull_ratings(&mut store, &lead, DEMO_STUDY_ID, &unknown)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("rubric_version") && refused.contains("rubric version 7"),
+        "{refused}"
+    );
 }
 
 /// Every member of a package: name → bytes.

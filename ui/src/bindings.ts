@@ -174,7 +174,7 @@ export const commands = {
 	/**  The study's current rubric, its version, the ratings saved under it and its task families. */
 	rubricCurrent: (studyId: string) => __TAURI_INVOKE<StudyRubric_Serialize>("rubric_current", { studyId }),
 	/**  Saves the lead's edit: saved (in place or as a new version), unchanged, or its problems. */
-	rubricSave: (studyId: string, rubric: Rubric_Deserialize) => __TAURI_INVOKE<RubricSave>("rubric_save", { studyId, rubric }),
+	rubricSave: (studyId: string, rubric: Rubric_Deserialize) => __TAURI_INVOKE<RubricSave_Serialize>("rubric_save", { studyId, rubric }),
 	/**  Where first start is; the UI polls this once on load and then follows `startup-progress`. */
 	startupStatus: () => __TAURI_INVOKE<StartupStatus>("startup_status"),
 	/**
@@ -201,8 +201,9 @@ export const commands = {
 	 *  (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
 	 *  writes); after that, the queue already there is read, with or without the network, and when
 	 *  the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
-	 *  adds them after the existing items. They become the reader, and the sync worker starts. A lead: nothing to download; the window shows
-	 *  the dashboard.
+	 *  adds them after the existing items, and when the lead moved the server's rubric on, the
+	 *  server's current rubric is taken here ([`follow_rubric`]). They become the reader, and the
+	 *  sync worker starts. A lead: nothing to download; the window shows the dashboard.
 	 */
 	teamOpenStudy: (studyId: string, request: number | null) => __TAURI_INVOKE<TeamOpened_Serialize>("team_open_study", { studyId, request }),
 	/**  Stops the download or import under way; whether there was one. */
@@ -835,7 +836,7 @@ export type ImportSummary_Deserialize = {
 	 *  How a changed rubric was stored (in place, or a new version because ratings were made
 	 *  under the stored one); absent when the study is new or its rubric unchanged.
 	 */
-	rubric_change?: SavedRubric | null,
+	rubric_change?: SavedRubric_Deserialize | null,
 };
 
 export type ImportSummary_Serialize = {
@@ -856,7 +857,7 @@ export type ImportSummary_Serialize = {
 	 *  How a changed rubric was stored (in place, or a new version because ratings were made
 	 *  under the stored one); absent when the study is new or its rubric unchanged.
 	 */
-	rubric_change?: SavedRubric,
+	rubric_change?: SavedRubric_Serialize,
 };
 
 /**  What the rater sees after an import. */
@@ -1032,6 +1033,13 @@ export type ModelMeans = {
 	mean_before: number | null,
 	mean_after: number | null,
 };
+
+/**  Why a change of the rubric is a new version rather than an edit of the current one. */
+export type NewVersionReason = 
+/**  Ratings were saved under the current version in this database. */
+"ratings" | 
+/**  The current version was copied onto a team server, where raters may rate under it. */
+"published";
 
 export type PMethod = "exact" | "asymptotic";
 
@@ -1586,9 +1594,25 @@ export type RubricProblem = {
  *  What saving an edited rubric did: stored (in place, as a new version, or unchanged), or
  *  refused with every problem, nothing written.
  */
-export type RubricSave = {
+export type RubricSave = RubricSave_Serialize | RubricSave_Deserialize;
+
+/**
+ *  What saving an edited rubric did: stored (in place, as a new version, or unchanged), or
+ *  refused with every problem, nothing written.
+ */
+export type RubricSave_Deserialize = {
 	outcome: "saved",
-} & SavedRubric | 
+} & SavedRubric_Deserialize | 
+/**  The rubric already stored: nothing was written. */
+({ outcome: "unchanged"; version: number }) & { problems?: never } | ({ outcome: "invalid"; problems: RubricProblem[] }) & { version?: never };
+
+/**
+ *  What saving an edited rubric did: stored (in place, as a new version, or unchanged), or
+ *  refused with every problem, nothing written.
+ */
+export type RubricSave_Serialize = {
+	outcome: "saved",
+} & SavedRubric_Serialize | 
 /**  The rubric already stored: nothing was written. */
 ({ outcome: "unchanged"; version: number }) & { problems?: never } | ({ outcome: "invalid"; problems: RubricProblem[] }) & { version?: never };
 
@@ -1633,7 +1657,10 @@ export type RunSummary_Serialize = {
 };
 
 /**  What saving a changed rubric did. */
-export type SavedRubric = {
+export type SavedRubric = SavedRubric_Serialize | SavedRubric_Deserialize;
+
+/**  What saving a changed rubric did. */
+export type SavedRubric_Deserialize = {
 	/**  The study's rubric version now. */
 	version: number,
 	/**
@@ -1643,6 +1670,23 @@ export type SavedRubric = {
 	new_version: boolean,
 	/**  The ratings saved under the previous version, when the change made a new one; else 0. */
 	ratings_under_previous: number,
+	/**  Why the change made a new version; none when it edited the current one in place. */
+	reason?: NewVersionReason | null,
+};
+
+/**  What saving a changed rubric did. */
+export type SavedRubric_Serialize = {
+	/**  The study's rubric version now. */
+	version: number,
+	/**
+	 *  Whether the change made a new version (ratings existed under the previous one, which is
+	 *  kept as it was) rather than editing the current one in place.
+	 */
+	new_version: boolean,
+	/**  The ratings saved under the previous version, when the change made a new one; else 0. */
+	ratings_under_previous: number,
+	/**  Why the change made a new version; none when it edited the current one in place. */
+	reason: NewVersionReason | null,
 };
 
 export type Scale = Scale_Serialize | Scale_Deserialize;
@@ -1832,6 +1876,11 @@ export type StudyRubric_Deserialize = {
 	 *  new version.
 	 */
 	ratings: number,
+	/**
+	 *  When this version was copied onto a team server (`neurorater server-import`), if it was:
+	 *  from then on a change is a new version, as raters there may rate under this one.
+	 */
+	published_at?: string | null,
 	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
 	families: TaskFamily[],
 };
@@ -1846,6 +1895,11 @@ export type StudyRubric_Serialize = {
 	 *  new version.
 	 */
 	ratings: number,
+	/**
+	 *  When this version was copied onto a team server (`neurorater server-import`), if it was:
+	 *  from then on a change is a new version, as raters there may rate under this one.
+	 */
+	published_at: string | null,
 	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
 	families: TaskFamily[],
 };

@@ -51,6 +51,10 @@ pub(crate) struct Planned {
     pub actor: String,
     pub verb: &'static str,
     pub provenance: serde_json::Map<String, serde_json::Value>,
+    /// The rubric version (this database's numbering) the rating was made under, when the
+    /// source says (the team server); `None`: the study's current one (a results package: its
+    /// rater's database numbers versions its own way).
+    pub rubric_version: Option<u32>,
 }
 
 /// The rating of one read with its labels, and its row id.
@@ -123,6 +127,7 @@ pub(crate) fn write(store: &mut Store, planned: &[Planned]) -> Result<()> {
                 status: r.status,
                 updated_at: &r.updated_at,
                 submitted_at: r.submitted_at.as_deref(),
+                rubric_version: plan.rubric_version,
             };
             let (rating_id, before) = match &plan.action {
                 Action::Add => {

@@ -684,6 +684,7 @@ fn plan_merge(
             actor: manifest.rater.name.clone(),
             verb: "merge rating",
             provenance,
+            rubric_version: None,
         });
     }
     for (line, entry) in trail {

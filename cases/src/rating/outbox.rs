@@ -500,6 +500,9 @@ pub fn resolve(
                     updated_at: &server.updated_at,
                     submitted_at: (server.status == RatingStatus::Submitted)
                         .then_some(server.updated_at.as_str()),
+                    // This database's numbering is its own (the package's rubric is its
+                    // version 1): the current one.
+                    rubric_version: None,
                 };
                 let rating = match &local {
                     Some((id, _)) => {

@@ -3,7 +3,8 @@
 //! in one way: dimensions as a JSON map, dimensions marked not applicable as a JSON array, enums
 //! as their snake_case names, a mark as its JSON, times from [`NOW_SQL`] unless the rating
 //! arrives with its own, and the rubric version it is saved under as the study's current one
-//! (the rules checked it against the current rubric).
+//! (the rules checked it against the current rubric), unless a whole rating arrives naming the
+//! version it was made under (a rating pulled from the team server).
 //!
 //! Each runs inside the caller's [`crate::store::Store::write`] transaction; the caller has
 //! checked the rules (`rules.rs`) and writes the audit entry.
@@ -27,6 +28,9 @@ pub(crate) struct WholeRating<'a> {
     pub status: RatingStatus,
     pub updated_at: &'a str,
     pub submitted_at: Option<&'a str>,
+    /// The rubric version (this database's numbering) it was made under, checked against that
+    /// version by the caller; `None`: the study's current one.
+    pub rubric_version: Option<u32>,
 }
 
 /// The current rubric version of the study of the response `response` (an SQL expression).
@@ -136,7 +140,7 @@ pub(crate) fn insert_whole(
             "INSERT INTO ratings (response, rater, read_no, overall, dimensions_json, correctness,
                  confidence, comment, status, seconds_on_task, updated_at, submitted_at,
                  not_applicable_json, rubric_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {})",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, coalesce(?14, {}))",
             rubric_version_of("?1")
         ),
         params![
@@ -152,7 +156,8 @@ pub(crate) fn insert_whole(
             scores.seconds_on_task,
             rating.updated_at,
             rating.submitted_at,
-            not_applicable_json(scores)
+            not_applicable_json(scores),
+            rating.rubric_version
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -171,7 +176,7 @@ pub(crate) fn replace_whole(
             "UPDATE ratings SET overall = ?1, dimensions_json = ?2, correctness = ?3,
                  confidence = ?4, comment = ?5, status = ?6, seconds_on_task = ?7,
                  updated_at = ?8, submitted_at = ?9, not_applicable_json = ?10,
-                 rubric_version = {} WHERE id = ?11",
+                 rubric_version = coalesce(?12, {}) WHERE id = ?11",
             rubric_version_of("ratings.response")
         ),
         params![
@@ -185,7 +190,8 @@ pub(crate) fn replace_whole(
             rating.updated_at,
             rating.submitted_at,
             not_applicable_json(scores),
-            id
+            id,
+            rating.rubric_version
         ],
     )?;
     conn.execute("DELETE FROM error_labels WHERE rating = ?1", [id])?;

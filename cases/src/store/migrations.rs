@@ -588,6 +588,13 @@ CREATE TABLE team_resolutions (
 ) STRICT;
 CREATE INDEX team_resolutions_by_link ON team_resolutions(study_id, server_assignment);
 "#,
+    // 18: a rubric version copied onto a team server (`cases::app::team::publish_study`) is
+    // frozen here: raters there may rate under it although this database holds no rating under
+    // it, so `crate::rubric::change` makes a change of it a new version, never an edit in place.
+    // Versions from before were never published by this build: none is marked.
+    r#"
+ALTER TABLE rubric_versions ADD COLUMN published_at TEXT;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -453,8 +453,9 @@ fn folder(beside: &Path) -> &Path {
 /// (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
 /// writes); after that, the queue already there is read, with or without the network, and when
 /// the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
-/// adds them after the existing items. They become the reader, and the sync worker starts. A lead: nothing to download; the window shows
-/// the dashboard.
+/// adds them after the existing items, and when the lead moved the server's rubric on, the
+/// server's current rubric is taken here ([`follow_rubric`]). They become the reader, and the
+/// sync worker starts. A lead: nothing to download; the window shows the dashboard.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_open_study<R: Runtime>(
@@ -508,12 +509,21 @@ pub async fn team_open_study<R: Runtime>(
     let path = team_database(&beside, &session, &study_id)?;
     let mut store = Store::open(&path)?;
     let held: bool = store.studies()?.iter().any(|s| s.id == study_id);
+    let queue = if held {
+        server_queue(&client, &study_id).await?
+    } else {
+        None
+    };
     let download = !held || {
         let here: BTreeSet<i64> = cases::package::server_links(&store, &study_id)?
             .into_iter()
             .map(|link| link.server_assignment)
             .collect();
-        queue_grew(&client, &study_id, &here).await?
+        // The lead topped the queue up since the last download.
+        queue
+            .iter()
+            .flatten()
+            .any(|entry| !here.contains(&entry.assignment))
     };
     let (rater_name, added) = if !download {
         (None, 0)
@@ -543,6 +553,9 @@ pub async fn team_open_study<R: Runtime>(
             CommandError::new(ErrorCode::Database, "the rater package named no rater")
         })?;
     let rater = store.set_current_rater(rater.id)?;
+    if let Some(first) = queue.iter().flatten().next() {
+        follow_rubric(&client, &mut store, &study_id, first.assignment).await?;
+    }
     let items = store.reading_queue(rater.id, &study_id)?.len() as u32;
     state.open_instead(store);
     start_sync(&app, &team, client);
@@ -555,19 +568,36 @@ pub async fn team_open_study<R: Runtime>(
     })
 }
 
-/// Whether the server's queue holds an assignment the study read here (`here`, its server
-/// assignments) lacks: the lead topped it up since the last download. Offline, the queue here is
-/// read as it is.
-async fn queue_grew(
+/// The rater's queue on the server; `None` offline, when the queue here is read as it is.
+async fn server_queue(
     client: &TeamClient,
     study_id: &str,
-    here: &BTreeSet<i64>,
-) -> Result<bool, CommandError> {
+) -> Result<Option<Vec<teamclient::QueueEntry>>, CommandError> {
     match client.queue(study_id).await {
-        Ok(queue) => Ok(queue.iter().any(|entry| !here.contains(&entry.assignment))),
-        Err(e) if e.is_retryable() => Ok(false),
+        Ok(queue) => Ok(Some(queue)),
+        Err(e) if e.is_retryable() => Ok(None),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Takes the rubric the server checks edits against now (its current version, sent with every
+/// item; here read with `assignment`'s) into the account's database when the lead moved it on
+/// since the download (`cases::app::team::follow_server_rubric`), so the rules applied here
+/// before sending are the server's. Offline, the rubric here stays.
+async fn follow_rubric(
+    client: &TeamClient,
+    store: &mut Store,
+    study_id: &str,
+    assignment: i64,
+) -> Result<(), CommandError> {
+    let item = match client.item(study_id, assignment).await {
+        Ok(item) => item,
+        Err(e) if e.is_retryable() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let reader = cases::app::Session::current(store)?.reader()?;
+    cases::app::team::follow_server_rubric(store, &reader, study_id, &item.rubric)?;
+    Ok(())
 }
 
 /// A curator's study: the copy the server builds (every case with its images and current ground

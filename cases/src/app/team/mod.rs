@@ -24,6 +24,7 @@ mod curation;
 mod curation_package;
 mod package;
 mod pull;
+mod rater_rubric;
 mod study;
 pub mod wire;
 
@@ -38,6 +39,7 @@ pub use package::{
     QueuedItem, StoredImage,
 };
 pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
+pub use rater_rubric::follow_server_rubric;
 pub use study::{
     study_for_server, TeamImageFile, TeamSeriesFiles, TeamSeriesGeometry, TeamStudy, TeamStudyCase,
     TeamStudyResponse, TeamStudyTask,
@@ -323,6 +325,10 @@ pub struct TeamRating {
     pub updated_at: String,
     /// When the rater asked to see the case's ground truth after submitting.
     pub revealed_at: Option<String>,
+    /// The number of the rubric version the rating was last saved under (the lead's numbering;
+    /// added later: an older server's rating has none).
+    #[serde(default)]
+    pub rubric_version: Option<u32>,
 }
 
 /// Everything the server read for one assignment; [`rater_item`] decides what of it leaves.
@@ -338,7 +344,9 @@ pub struct StoredItem {
     /// checked inside its series' volume against it.
     pub geometry: BTreeMap<String, SeriesGeometry>,
     pub response: TeamResponse,
+    /// The study's current rubric, the one an edit is checked against, and its number.
     pub rubric: Rubric,
+    pub rubric_version: u32,
     pub taxonomy: Taxonomy,
     pub ground_truth: Option<serde_json::Value>,
     /// The number of the version `ground_truth` is (the latest final version of `main`).
@@ -376,6 +384,11 @@ pub struct RaterItem {
     pub series: Vec<TeamSeries>,
     pub response: RaterResponse,
     pub rubric: Rubric,
+    /// The number of `rubric` among the study's rubric versions (the lead's numbering): a save
+    /// is checked against it and recorded under it (added later: an older server's item has
+    /// none, and its one rubric is version 1).
+    #[serde(default = "first_rubric_version")]
+    pub rubric_version: u32,
     pub taxonomy: Vec<TaxonomyCategory>,
     pub rating: Option<TeamRating>,
     /// Present once the rater submitted and revealed it (and the lead has not locked reveal).
@@ -390,6 +403,10 @@ pub struct RaterItem {
     pub reveal_locked: bool,
 }
 
+fn first_rubric_version() -> u32 {
+    1
+}
+
 /// The blinded projection: what `session`'s rater may see of `item`, their own assignment.
 pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
     let StoredItem {
@@ -402,6 +419,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         geometry: _,
         response,
         rubric,
+        rubric_version,
         taxonomy,
         ground_truth,
         ground_truth_version,
@@ -447,6 +465,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
             turns,
         },
         rubric,
+        rubric_version,
         taxonomy: taxonomy
             .categories
             .into_iter()
@@ -809,6 +828,7 @@ mod tests {
                 overall: scale(1.0, 5.0),
                 dimensions: Vec::new(),
             },
+            rubric_version: 2,
             taxonomy: Taxonomy {
                 id: "t".into(),
                 categories: vec![ErrorCategory {
@@ -847,6 +867,7 @@ mod tests {
             version,
             updated_at: "2026-01-01T00:00:00Z".into(),
             revealed_at: revealed.then(|| "2026-01-02T00:00:00Z".into()),
+            rubric_version: Some(2),
         }
     }
 

@@ -401,6 +401,7 @@ mod tests {
             version: 2,
             updated_at: String::new(),
             revealed_at: None,
+            rubric_version: Some(1),
         }
     }
 

@@ -5,7 +5,10 @@
 //! A server rating arrives whole, as a results package's does, and goes through the same rule
 //! (`package::incoming`): the app's rating rules, marks inside their volume, written only over
 //! a rating an earlier pull wrote and nobody changed here since; anything else is listed as a
-//! conflict and left alone. Pulling again writes nothing new.
+//! conflict and left alone. Pulling again writes nothing new. Each is checked against, and
+//! recorded under, the rubric version the server recorded it under (the server numbers versions
+//! as this database does: `neurorater server-import` copies them), not this database's current
+//! one, so the report groups it with the rubric the rater scored on.
 //!
 //! The server's curation versions and reviews arrive the same way ([`pull_curation`]): added by
 //! version number, a version this database holds under the number with other content listed and
@@ -42,6 +45,10 @@ pub struct TeamStudyRating {
     pub state: TeamRatingState,
     pub updated_at: String,
     pub submitted_at: Option<String>,
+    /// The rubric version it was last saved under, as the lead's database numbers them (added
+    /// later: from an older server, none, and the pull records the current version).
+    #[serde(default)]
+    pub rubric_version: Option<u32>,
 }
 
 /// What a pull did: each server rating counted once.
@@ -162,6 +169,11 @@ pub fn pull_ratings(
         .into_iter()
         .map(|r| (r.name, r.id))
         .collect();
+    let rubrics: BTreeMap<u32, crate::model::Rubric> =
+        crate::rubric::versions(store.read(), store.path(), study_id)?
+            .into_iter()
+            .map(|v| (v.version, v.rubric))
+            .collect();
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     let mut cases = BTreeMap::new();
@@ -228,7 +240,30 @@ pub fn pull_ratings(
             continue;
         };
         let arriving = result_rating(rating);
-        let context = crate::rating::response_context(store.read(), store.path(), response)?;
+        let mut context = crate::rating::response_context(store.read(), store.path(), response)?;
+        if let Some(version) = rating.rubric_version {
+            match rubrics.get(&version) {
+                Some(rubric) => context.rubric = rubric.clone(),
+                None => {
+                    problems.push(Problem {
+                        file: SOURCE.into(),
+                        line,
+                        field: format!("assignment {}: rubric_version", rating.assignment),
+                        message: format!(
+                            "rated under rubric version {version} on the server, which study \
+                             {study_id} here does not have (it has versions {}): pull into the \
+                             database the study was copied onto the server from",
+                            rubrics
+                                .keys()
+                                .map(u32::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                    continue;
+                }
+            }
+        }
         for (field, message) in incoming::problems(store, &mut cases, &context, &arriving)? {
             problems.push(Problem {
                 file: SOURCE.into(),
@@ -289,6 +324,7 @@ pub fn pull_ratings(
                 "assignment": rating.assignment,
                 "version": rating.version,
                 "site": rating.site,
+                "rubric_version": rating.rubric_version,
             }),
         );
         planned.push(Planned {
@@ -299,6 +335,7 @@ pub fn pull_ratings(
             actor: rating.rater.clone(),
             verb: "pull rating",
             provenance,
+            rubric_version: rating.rubric_version,
         });
     }
     if !problems.is_empty() {

@@ -3,6 +3,7 @@
 use super::{TeamCase, TeamGraderScore, TeamResponse, TeamSeries, TeamTask};
 use crate::app::LeadSession;
 use crate::model::{Rubric, SeriesKind, Taxonomy};
+use crate::rubric::RubricVersion;
 use crate::store::Store;
 use crate::{Error, Result};
 use imaging::SeriesGeometry;
@@ -18,9 +19,37 @@ pub struct TeamStudy {
     pub study_id: String,
     pub title: String,
     pub description: String,
+    /// The current rubric, version `rubric_version`.
     pub rubric: Rubric,
+    /// The current rubric's number in the lead's database, which the server's numbering mirrors
+    /// (a study read before rubric versions: 1).
+    #[serde(default = "first_version")]
+    pub rubric_version: u32,
+    /// Every version of the rubric, oldest first, the current one included (a study read before
+    /// rubric versions: none, and [`TeamStudy::rubric_versions`] gives `rubric` as version 1).
+    #[serde(default)]
+    pub rubric_versions: Vec<RubricVersion>,
     pub taxonomy: Taxonomy,
     pub cases: Vec<TeamStudyCase>,
+}
+
+fn first_version() -> u32 {
+    1
+}
+
+impl TeamStudy {
+    /// Every version of the rubric, oldest first, with the current one among them.
+    pub fn rubric_versions(&self) -> Vec<RubricVersion> {
+        let mut versions = self.rubric_versions.clone();
+        if !versions.iter().any(|v| v.version == self.rubric_version) {
+            versions.push(RubricVersion {
+                version: self.rubric_version,
+                rubric: self.rubric.clone(),
+            });
+            versions.sort_by_key(|v| v.version);
+        }
+        versions
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,8 +116,20 @@ pub struct TeamStudyResponse {
 }
 
 /// Reads `study_id` from a local database for the team server: the lead's decision, since the
-/// copy holds every model's answer, grader output and the ground truth.
-pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> Result<TeamStudy> {
+/// copy holds every model's answer, grader output and the ground truth. First records every
+/// rubric version it carries as published (`crate::rubric::publish`, audited under the lead's
+/// name), so that none of them is edited in place afterwards: raters on the server may rate
+/// under it while this database holds no rating under it. Recorded before the copy is made, so
+/// a copy that fails leaves a version frozen that need not be (its next change is a new version),
+/// never one the server holds unfrozen.
+pub fn study_for_server(
+    store: &mut Store,
+    lead: &LeadSession,
+    study_id: &str,
+) -> Result<TeamStudy> {
+    let actor = lead.audit_name().to_owned();
+    store.write(|w| crate::rubric::publish(w, &actor, study_id).map(|_| ()))?;
+    let store = &*store;
     let conn = store.read();
     let fail =
         |doing: &'static str| move |e: rusqlite::Error| Error::database(store.path(), doing, e);
@@ -161,11 +202,14 @@ pub fn study_for_server(store: &Store, _lead: &LeadSession, study_id: &str) -> R
             },
         });
     }
+    let rubric_version = crate::rubric::current(conn, store.path(), study_id)?.version;
     Ok(TeamStudy {
         study_id: study_id.to_owned(),
         title,
         description,
         rubric: crate::store::stored_rubric(study_id, &rubric_json)?,
+        rubric_version,
+        rubric_versions: crate::rubric::versions(conn, store.path(), study_id)?,
         taxonomy: crate::store::stored_taxonomy(study_id, &taxonomy_json)?,
         cases,
     })
