@@ -883,6 +883,18 @@ fn text_and_dates_the_database_cannot_store_are_refused_naming_the_field() {
     assert!(!t.server.log().contains("error: the database failed"));
 }
 
+/// Every rating of the study as `GET …/ratings` gives it to `lead` (what a pull reads).
+fn study_ratings(http: &Http, lead: &Person) -> Vec<cases::app::team::TeamStudyRating> {
+    serde_json::from_value(http.expect(
+        200,
+        "get",
+        &study_path("/ratings"),
+        Some(&lead.token),
+        None,
+    ))
+    .unwrap()
+}
+
 /// Rates the first `count` items of `rater`'s queue on the server, each differently (overall,
 /// dimensions, one error label on the answer), and submits them.
 fn rate_on_server(http: &Http, rater: &Person, count: usize, offset: f64) {
@@ -982,14 +994,7 @@ fn the_leads_report_from_the_servers_ratings_equals_one_from_the_same_ratings_ma
     let http = &t.http;
     rate_on_server(http, &t.rater_a, 4, 0.0);
     rate_on_server(http, &t.rater_b, 4, 1.0);
-    let pulled: Vec<cases::app::team::TeamStudyRating> = serde_json::from_value(http.expect(
-        200,
-        "get",
-        &study_path("/ratings"),
-        Some(&t.lead.token),
-        None,
-    ))
-    .unwrap();
+    let pulled = study_ratings(http, &t.lead);
     assert_eq!(pulled.len(), 8, "{pulled:?}");
     assert!(pulled
         .iter()
@@ -1251,14 +1256,7 @@ fn each_server_rating_keeps_the_rubric_version_it_was_made_under_into_the_leads_
     );
     rate_on_server(http, &t.rater_b, 1, 1.0);
 
-    let pulled: Vec<cases::app::team::TeamStudyRating> = serde_json::from_value(http.expect(
-        200,
-        "get",
-        &study_path("/ratings"),
-        Some(&t.lead.token),
-        None,
-    ))
-    .unwrap();
+    let pulled = study_ratings(http, &t.lead);
     let by_rater: Vec<(&str, Option<u32>)> = pulled
         .iter()
         .map(|r| (r.rater.as_str(), r.rubric_version))
