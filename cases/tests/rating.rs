@@ -972,6 +972,12 @@ fn the_reading_payload_holds_exactly_the_allowed_fields() {
         // When this rater saw the case's ground truth (their own reveal, after submitting): a
         // time, nothing of the truth itself; the screen shows the rating as locked.
         "ground_truth_seen_at",
+        // Why a submitted rating may not be reopened (that reveal, or the team lead's lock): the
+        // rater's own state, nothing of the truth.
+        "reopen_refused",
+        // The draft's scores the current rubric no longer admits, in the rules' words: the
+        // rater's own scores.
+        "outdated_scores",
     ]
     .map(String::from)
     .into_iter()
