@@ -413,3 +413,71 @@ fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
     assert_eq!(overall, ["Dr Ada"]);
     assert!(data.coverage.iter().all(|c| c.ratings() == 1));
 }
+
+#[test]
+fn a_draft_holding_a_score_the_new_version_dropped_says_so_and_is_submitted_only_without_it() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let first = rubric::current(&store, &lead_session, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    let (rater, item) = rater_with_item(&mut store, "Dr Wren");
+    store
+        .save_rating(rater, item, &complete(&first, "scored under v1"))
+        .unwrap();
+    assert!(store
+        .reading_item(rater, item)
+        .unwrap()
+        .outdated_scores
+        .is_empty());
+
+    // Version 2 drops a dimension the draft scored.
+    let mut second = first.clone();
+    let dropped = second.dimensions.pop().unwrap().id;
+    let outcome = rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &second).unwrap();
+    assert_eq!(saved(outcome).version, 2);
+    let opened = store.reading_item(rater, item).unwrap();
+    assert_eq!(
+        opened
+            .outdated_scores
+            .iter()
+            .map(|o| o.field.clone())
+            .collect::<Vec<_>>(),
+        [format!("dimensions.{dropped}")]
+    );
+    assert!(
+        opened.outdated_scores[0].message.contains(&dropped),
+        "{:?}",
+        opened.outdated_scores
+    );
+
+    // As it is, the draft cannot be submitted under version 2: the refusal names the dimension.
+    let refused = store.submit_rating(rater, item).unwrap_err().to_string();
+    assert!(
+        refused.contains(&format!("dimensions.{dropped}")),
+        "{refused}"
+    );
+    assert_eq!(stored_versions(&store), [("scored under v1".to_owned(), 1)]);
+
+    // Without it (what the reading screen saves), it is saved and submitted under version 2.
+    store
+        .save_rating(rater, item, &complete(&second, "scored under v1"))
+        .unwrap();
+    assert!(store
+        .reading_item(rater, item)
+        .unwrap()
+        .outdated_scores
+        .is_empty());
+    store.submit_rating(rater, item).unwrap();
+    assert_eq!(stored_versions(&store), [("scored under v1".to_owned(), 2)]);
+
+    // A submitted rating keeps the version it was submitted under: nothing is outdated in it.
+    let mut third = second.clone();
+    third.dimensions.pop();
+    rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &third).unwrap();
+    assert!(store
+        .reading_item(rater, item)
+        .unwrap()
+        .outdated_scores
+        .is_empty());
+}

@@ -1041,6 +1041,19 @@ export type NewVersionReason =
 /**  The current version was copied onto a team server, where raters may rate under it. */
 "published";
 
+/**
+ *  A score a draft holds that the study's current rubric no longer admits: the rubric moved on
+ *  (a new version) after it was saved, dropping the dimension, narrowing its scale or its task
+ *  families, or no longer allowing "not applicable". Such a score can be neither saved again nor
+ *  submitted, and the rater cannot see its row, so the reading screen takes it out of the draft
+ *  and says which, with the rule's words.
+ */
+export type OutdatedScore = {
+	/**  `overall` or `dimensions.<id>`, as the edit names it. */
+	field: string,
+	message: string,
+};
+
 export type PMethod = "exact" | "asymptotic";
 
 /**  Pearson's r with a 95 % Fisher-z interval and the two-sided p of the t test (df = n − 2). */
@@ -1387,6 +1400,12 @@ export type ReadingItem_Deserialize = {
 	 *  of offering what would be refused.
 	 */
 	reopen_refused?: ReopenLock | null,
+	/**
+	 *  The scores of a draft the study's current rubric no longer admits (it moved on since they
+	 *  were saved): the screen takes them out of the draft and says so. Empty for a submitted
+	 *  rating, which keeps the rubric version it was submitted under.
+	 */
+	outdated_scores: OutdatedScore[],
 };
 
 export type ReadingItem_Serialize = {
@@ -1411,6 +1430,12 @@ export type ReadingItem_Serialize = {
 	 *  of offering what would be refused.
 	 */
 	reopen_refused: ReopenLock | null,
+	/**
+	 *  The scores of a draft the study's current rubric no longer admits (it moved on since they
+	 *  were saved): the screen takes them out of the draft and says so. Empty for a submitted
+	 *  rating, which keeps the rubric version it was submitted under.
+	 */
+	outdated_scores: OutdatedScore[],
 };
 
 export type ReadingResponse = ReadingResponse_Serialize | ReadingResponse_Deserialize;

@@ -231,13 +231,23 @@ impl Store {
         })
     }
 
-    /// Submits once every rubric dimension, the overall score, correctness and confidence are set;
-    /// otherwise [`RatingError::Incomplete`] names what is missing.
+    /// Submits once every rubric dimension, the overall score, correctness and confidence are set
+    /// (otherwise [`RatingError::Incomplete`] names what is missing) and the scores are what the
+    /// current rubric admits (a rubric changed since they were saved may not).
     pub fn submit_rating(&mut self, rater: i64, assignment: i64) -> Result<EditAck> {
         let target = self.target(rater, assignment)?;
         self.write(|w| {
             let before = current(w, &target)?;
             let scores = before.as_ref().map(RatingView::scores);
+            // Scores saved under a rubric that has since moved on are checked again: a rating is
+            // submitted under the current version, so it must hold what that version admits.
+            if let Some(scores) = &scores {
+                first_violation(rules::rating_violations(
+                    &target.context.rubric,
+                    target.context.family,
+                    scores,
+                ))?;
+            }
             let missing = rules::missing_for_submit(
                 &target.context.rubric,
                 target.context.family,

@@ -28,7 +28,7 @@ pub use reading::{
     ErrorLabelView, ItemStatus, QueueItem, RatingView, ReadingCase, ReadingItem, ReadingResponse,
     ReadingSeries, ReadingTask, ResumePoint, TaxonomyCategory,
 };
-pub use rules::ReopenLock;
+pub use rules::{OutdatedScore, ReopenLock};
 
 use crate::model::{Rubric, TaskFamily, Taxonomy, Turn};
 use crate::store::Store;

@@ -180,6 +180,10 @@ pub struct ReadingItem {
     /// `reopen_rating` applies (`rules::reopen_refusal`), so the screen shows the reason instead
     /// of offering what would be refused.
     pub reopen_refused: Option<super::rules::ReopenLock>,
+    /// The scores of a draft the study's current rubric no longer admits (it moved on since they
+    /// were saved): the screen takes them out of the draft and says so. Empty for a submitted
+    /// rating, which keeps the rubric version it was submitted under.
+    pub outdated_scores: Vec<super::rules::OutdatedScore>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -407,6 +411,10 @@ impl Store {
         let ground_truth_seen_at =
             crate::curation::reveal::ground_truth_seen_at(conn, case_ref, rater)
                 .map_err(self.fail("checking for a ground-truth reveal"))?;
+        let rubric = crate::store::stored_rubric(&study_id, &rubric)?;
+        let family: TaskFamily = enum_value(&family, "a task family")?;
+        let rating = rating_view(conn, rater, found.response, found.read_no)
+            .map_err(self.fail("reading your rating"))?;
         Ok(ReadingItem {
             assignment,
             position,
@@ -421,7 +429,7 @@ impl Store {
             },
             task: ReadingTask {
                 prompt,
-                family: enum_value(&family, "a task family")?,
+                family,
                 level: level as u8,
                 key_images: json(&key_images, "a task's key images")?,
             },
@@ -431,7 +439,13 @@ impl Store {
                 rationale,
                 turns: turns.map(|t| json(&t, "a response's turns")).transpose()?,
             },
-            rubric: crate::store::stored_rubric(&study_id, &rubric)?,
+            outdated_scores: match &rating {
+                Some(rating) if rating.status == RatingStatus::Draft => {
+                    super::rules::outdated_scores(&rubric, family, &rating.scores())
+                }
+                _ => Vec::new(),
+            },
+            rubric,
             taxonomy: taxonomy
                 .categories
                 .into_iter()
@@ -442,8 +456,7 @@ impl Store {
                     anchor: c.anchor,
                 })
                 .collect(),
-            rating: rating_view(conn, rater, found.response, found.read_no)
-                .map_err(self.fail("reading your rating"))?,
+            rating,
             reopen_refused: super::rules::reopen_refusal(super::rules::ReopenLocks {
                 ground_truth_seen_at: ground_truth_seen_at.as_deref(),
                 locked_by_lead: false,

@@ -98,6 +98,33 @@ pub(crate) fn rating_violations(
     found
 }
 
+/// A score a draft holds that the study's current rubric no longer admits: the rubric moved on
+/// (a new version) after it was saved, dropping the dimension, narrowing its scale or its task
+/// families, or no longer allowing "not applicable". Such a score can be neither saved again nor
+/// submitted, and the rater cannot see its row, so the reading screen takes it out of the draft
+/// and says which, with the rule's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OutdatedScore {
+    /// `overall` or `dimensions.<id>`, as the edit names it.
+    pub field: String,
+    pub message: String,
+}
+
+/// The scores of `scores` the rubric refuses ([`rating_violations`] on the overall score and
+/// the dimensions: what a rubric change can make wrong).
+pub(crate) fn outdated_scores(
+    rubric: &Rubric,
+    family: TaskFamily,
+    scores: &RatingEdit,
+) -> Vec<OutdatedScore> {
+    rating_violations(rubric, family, scores)
+        .into_iter()
+        .filter(|v| v.field == "overall" || v.field.starts_with("dimensions."))
+        .map(|Violation { field, message }| OutdatedScore { field, message })
+        .collect()
+}
+
 /// The rubric's dimension `id` if it applies to tasks of `family`; otherwise why a score of it
 /// is refused, under its field `dimensions.<id>`. The ratings CSV import checks its rows with
 /// this too.

@@ -573,6 +573,11 @@ pub fn decide_edit(
             if status == RatingStatus::Submitted {
                 return Err(refused("this rating is already submitted"));
             }
+            // Scores saved under a rubric version since replaced are checked again: the rating
+            // is submitted under the current one.
+            if let Some(current) = current {
+                check_state(item, &current.state)?;
+            }
             let missing = rules::missing_for_submit(
                 &item.rubric,
                 item.task.family,
@@ -939,6 +944,13 @@ mod tests {
             comment: String::new(),
         });
         let draft = || Some(rating(RatingStatus::Draft, 2, false));
+        // A draft saved under a rubric version the current one replaced: its overall is off the
+        // current scale.
+        let outdated_draft = || {
+            let mut outdated = rating(RatingStatus::Draft, 2, false);
+            outdated.state.scores.overall = Some(9.0);
+            Some(outdated)
+        };
         let submitted = || Some(rating(RatingStatus::Submitted, 3, false));
         let seen = || Some(rating(RatingStatus::Submitted, 4, true));
         let cases: Vec<EditCase<'_>> = vec![
@@ -992,6 +1004,14 @@ mod tests {
                 "incomplete",
             ),
             ("submit draft", &rater, draft(), 2, TeamEdit::Submit, "ok"),
+            (
+                "submit a draft the rubric moved past",
+                &rater,
+                outdated_draft(),
+                2,
+                TeamEdit::Submit,
+                "invalid",
+            ),
             (
                 "submit twice",
                 &rater,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { draftFromRating, labelEdit, ratingEdit, sameLabel, sameRatingFields, type Draft } from './draft'
+import { EMPTY_DRAFT, draftFromRating, labelEdit, ratingEdit, sameLabel, sameRatingFields, withoutOutdated, type Draft } from './draft'
 import type { RatingView } from '../../ratingTypes'
 
 const stored: RatingView = {
@@ -57,5 +57,27 @@ describe('comparisons', () => {
   })
   it('rounds time on task to tenths of a second', () => {
     expect(ratingEdit(base, 12.345).seconds_on_task).toBe(12.3)
+  })
+})
+
+describe('withoutOutdated', () => {
+  const draft: Draft = {
+    ...EMPTY_DRAFT,
+    overall: 4,
+    dimensions: { accuracy: 3, dropped: 2, narrowed: 5 },
+    notApplicable: ['gone', 'kept'],
+  }
+
+  it('takes out the scores and N/A marks the rubric no longer admits, and nothing else', () => {
+    expect(withoutOutdated(draft, ['dimensions.dropped', 'dimensions.narrowed', 'dimensions.gone'])).toEqual({
+      ...draft,
+      dimensions: { accuracy: 3 },
+      notApplicable: ['kept'],
+    })
+    expect(withoutOutdated(draft, ['overall'])).toEqual({ ...draft, overall: null })
+  })
+
+  it('leaves a draft the rubric admits as it is', () => {
+    expect(withoutOutdated(draft, [])).toBe(draft)
   })
 })

@@ -69,6 +69,21 @@ export function draftFromRating(rating: RatingView | null): { draft: Draft; labe
   }
 }
 
+/** The draft without the scores the study's current rubric no longer admits (the backend's
+ * `outdated_scores`, each named `overall` or `dimensions.<id>` by the rating rules): a score
+ * or N/A of a dimension the rubric dropped, narrowed or no longer allows N/A on, or an overall
+ * off its new scale. The draft it returns is what the screen saves under the current version. */
+export function withoutOutdated(draft: Draft, fields: readonly string[]): Draft {
+  if (fields.length === 0) return draft
+  const gone = new Set(fields.flatMap((field) => (field.startsWith('dimensions.') ? [field.slice('dimensions.'.length)] : [])))
+  return {
+    ...draft,
+    overall: fields.includes('overall') ? null : draft.overall,
+    dimensions: Object.fromEntries(Object.entries(draft.dimensions).filter(([id]) => !gone.has(id))),
+    notApplicable: draft.notApplicable.filter((id) => !gone.has(id)),
+  }
+}
+
 export function ratingEdit(draft: Draft, secondsOnTask: number): RatingEdit {
   return {
     overall: draft.overall,
