@@ -19,6 +19,7 @@ import {
   LOAD_TIMEOUT_MS,
   backToCaseList,
   becomeNewRater,
+  currentRater,
   openFromQueue,
   openSession,
   screenshots,
@@ -202,4 +203,45 @@ test('after that rating, the lead’s edit is a new version and the rating keeps
   assert.equal(audit.at(-1).action, 'new rubric version')
   await $(testid('rubric-editor-close')).click()
   await $(testid('case-table')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+})
+
+test('the lead removes the dimension the rater scored: the draft opens without it, says so, and is saved under the current version', async () => {
+  await openEditor()
+  const current = state.version + 1
+  assert.deepEqual(await shownVersion(), { version: current, ratings: 0 })
+  const dimension = JSON.parse(studyRow().rubric_json).dimensions[0]
+  await $(`${testid('rubric-dimension')}[data-index="0"] ${testid('dimension-remove')}`).click()
+  await save(`Saved (version ${current})`)
+  await $(testid('rubric-editor-close')).click()
+  await $(testid('case-table')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+
+  await $(testid('mode-reading')).click()
+  const choice = await $(`button.rater-choice*=${RATER}`)
+  await choice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `${RATER} is not on the picker` })
+  await choice.click()
+  await browser.waitUntil(async () => (await currentRater(browser)) === RATER, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `${RATER} never became the current rater`,
+  })
+  const [{ id: assignment }] = rows(
+    `SELECT a.id FROM assignments a JOIN ratings g ON a.response = g.response AND a.rater = g.rater AND a.read_no = g.read_no
+      WHERE g.id = ${state.rating}`,
+  )
+  await openFromQueue(browser, assignment, 'rubric')
+  const notice = await $(testid('outdated-scores'))
+  await notice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the removed score was taken out without a word' })
+  assert.ok(await $(`${testid('outdated-scores')} [data-field="dimensions.${dimension.id}"]`).isExisting())
+  assert.match(await notice.getText(), new RegExp(dimension.id))
+  assert.ok(!(await $(`[data-testid="rubric-row"][data-row="${dimension.id}"]`).isExisting()), 'the removed dimension has no row')
+  // The screen saves the draft without it by itself, under the current version.
+  const stored = () => rows(`SELECT dimensions_json, rubric_version FROM ratings WHERE id = ${state.rating}`)[0]
+  await browser.waitUntil(async () => stored().rubric_version === current, {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `the draft was never saved under version ${current} (${JSON.stringify(stored())})`,
+  })
+  assert.ok(!(dimension.id in JSON.parse(stored().dimensions_json)), stored().dimensions_json)
+  await waitSaved(browser, 'the draft without the removed score')
+  await notice.scrollIntoView({ block: 'center' })
+  await browser.pause(300)
+  await shot('6-outdated-score-removed')
 })
