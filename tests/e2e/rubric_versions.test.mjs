@@ -227,7 +227,12 @@ test('the lead removes the dimension the rater scored: the draft opens without i
     `SELECT a.id FROM assignments a JOIN ratings g ON a.response = g.response AND a.rater = g.rater AND a.read_no = g.read_no
       WHERE g.id = ${state.rating}`,
   )
-  await openFromQueue(browser, assignment, 'rubric')
+  // The app returns the rater to the item they had open (this one, since the rating above).
+  const reading = await $(testid('reading'))
+  await browser.waitUntil(async () => (await reading.getAttribute('data-assignment')) === String(assignment), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: `the rater was not returned to assignment ${assignment}`,
+  })
   const notice = await $(testid('outdated-scores'))
   await notice.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the removed score was taken out without a word' })
   assert.ok(await $(`${testid('outdated-scores')} [data-field="dimensions.${dimension.id}"]`).isExisting())
