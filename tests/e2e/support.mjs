@@ -118,6 +118,9 @@ export async function openFromQueue(browser, assignment, ready) {
   }
   const row = await browser.$(`[data-testid="queue-row"][data-assignment="${assignment}"] button`)
   await row.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  // Seen once in a whole-suite run: the row existed while the queue was still laying out, and
+  // WebKit refused the click as "not interactable".
+  await row.waitForClickable({ timeout: LOAD_TIMEOUT_MS })
   await row.click()
   const reading = await browser.$(testid('reading'))
   await browser.waitUntil(async () => (await reading.getAttribute('data-assignment')) === String(assignment), {
