@@ -1,7 +1,8 @@
 //! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
 //! SQLite files, with the package files between them.
 
-use cases::app::team::{RaterItem, TeamEdit, TeamRating, TeamRatingState};
+use cases::app::team::wire::{Membership, QueueEntry};
+use cases::app::team::{TeamEdit, TeamRating, TeamRatingState, TeamRole};
 use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
@@ -11,10 +12,11 @@ use cases::package::{
 use cases::progress::NoProgress;
 use cases::rating::outbox::{self, Resolution, RevealDelivery};
 use cases::rating::{LabelEdit, PlanSpec, RaterRole, RatingEdit, SpanText, DEMO_STUDY_ID};
-use cases::rating::{RatingStatus, ReadingItem, ReopenLock};
+use cases::rating::{RatingStatus, ReopenLock};
 use cases::store::Store;
 use cases::Error;
 use rusqlite::types::ValueRef;
+use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -1524,74 +1526,168 @@ fn keeping_the_servers_rating_keeps_a_reveal_the_server_recorded_and_so_its_lock
     store.reopen_rating(rater, not_revealed).unwrap();
 }
 
-/// The server's item of `local` as the team client receives it: the rater's rating there and
-/// whether the lead locked them.
-fn server_item(local: &ReadingItem, rating: &TeamRating, reveal_locked: bool) -> RaterItem {
-    serde_json::from_value(serde_json::json!({
-        "assignment": 700,
-        "position": local.position,
-        "total": local.total,
-        "case": local.case,
-        "task": {
-            "task_id": "task",
-            "family": local.task.family,
-            "level": local.task.level,
-            "prompt": local.task.prompt,
-            "key_images": local.task.key_images,
-        },
-        "series": [],
-        "response": { "answer": local.response.answer, "rationale": null, "turns": null },
-        "rubric": local.rubric,
-        "taxonomy": local.taxonomy,
-        "rating": rating,
-        "ground_truth": null,
-        "reveal_locked": reveal_locked,
-    }))
-    .unwrap()
+#[test]
+fn what_the_server_says_of_a_study_locks_its_items_here_offline_too() {
+    // (revealed on the server at, locked by the lead, the reopen refused for)
+    let table = [
+        (false, false, None),
+        (false, true, Some("lead")),
+        (true, false, Some("seen")),
+        (true, true, Some("lead")),
+    ];
+    for (revealed_elsewhere, locked, expected) in table {
+        let (_lead, mut store, rater, queue) = server_mode();
+        let assignment = queue[0];
+        for on_case in on_same_case(&store, rater, assignment) {
+            let rating = complete_rating(&mut store, rater, on_case, "read here");
+            store.save_rating(rater, on_case, &rating).unwrap();
+            store.submit_rating(rater, on_case).unwrap();
+        }
+        store.set_current_rater(rater).unwrap();
+        let reader = cases::app::Session::current(&store)
+            .unwrap()
+            .reader()
+            .unwrap();
+        let server_assignment = cases::package::server_link(&store, assignment)
+            .unwrap()
+            .unwrap()
+            .server_assignment;
+        let membership = Membership {
+            study_id: DEMO_STUDY_ID.into(),
+            title: "t".into(),
+            role: TeamRole::Rater,
+            reveal_locked: locked,
+            rubric_version: None,
+        };
+        let entry = QueueEntry {
+            assignment: server_assignment,
+            position: 1,
+            total: 1,
+            status: "submitted".into(),
+            version: 2,
+            due_on: None,
+            revealed_at: revealed_elsewhere.then(|| "2026-11-27T11:00:00.000Z".into()),
+        };
+        let news = cases::app::team::learn_from_server(
+            &mut store,
+            &reader,
+            DEMO_STUDY_ID,
+            &membership,
+            std::slice::from_ref(&entry),
+        )
+        .unwrap();
+        let case = format!("{revealed_elsewhere} {locked}");
+        assert_eq!(news.lock_changed, locked.then_some(true), "{case}");
+        assert_eq!(
+            news.reveals_recorded,
+            u32::from(revealed_elsewhere),
+            "{case}"
+        );
+        let seen_at: Option<String> = store
+            .read()
+            .query_row(
+                "SELECT at FROM audit_log WHERE action = 'ground_truth.revealed'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap();
+        let expected = expected.map(|kind| match kind {
+            "seen" => ReopenLock::GroundTruthSeen {
+                at: seen_at.clone().expect("the reveal recorded"),
+            },
+            _ => ReopenLock::LockedByLead,
+        });
+        // Every item of the case reads the lock from what was learned, with no server asked.
+        for on_case in on_same_case(&store, rater, assignment) {
+            let item = store.reading_item(rater, on_case).unwrap();
+            assert_eq!(item.reopen_refused, expected, "{case}");
+        }
+        // The local reopen applies the same rule, and a reveal here is refused while locked.
+        let reopened = store.reopen_rating(rater, assignment);
+        assert_eq!(reopened.is_err(), expected.is_some(), "{case}");
+        let reveal = cases::curation::reveal::may_reveal(&store, rater, assignment);
+        if locked {
+            let refusal = reveal.unwrap_err().to_string();
+            assert!(
+                refusal.contains("closed the ground truth to you"),
+                "{refusal}"
+            );
+        }
+        // Told again, nothing changes.
+        let again = cases::app::team::learn_from_server(
+            &mut store,
+            &reader,
+            DEMO_STUDY_ID,
+            &membership,
+            &[entry],
+        )
+        .unwrap();
+        assert_eq!(again, cases::app::team::ServerNews::default(), "{case}");
+    }
 }
 
 #[test]
-fn a_server_items_reopen_follows_the_leads_lock_and_a_reveal_made_elsewhere() {
+fn the_lead_opening_the_lock_again_lets_a_reopen_through_and_items_missing_are_counted() {
     let (_lead, mut store, rater, queue) = server_mode();
     let assignment = queue[0];
-    let rating = complete_rating(&mut store, rater, assignment, "read here");
-    store.save_rating(rater, assignment, &rating).unwrap();
-    store.submit_rating(rater, assignment).unwrap();
-    let local = store.reading_item(rater, assignment).unwrap();
-    assert_eq!(local.reopen_refused, None, "nothing here locks it");
-    let on_server = |revealed_at: Option<&str>| TeamRating {
-        state: TeamRatingState {
-            scores: rating.clone(),
-            labels: Vec::new(),
-        },
-        status: RatingStatus::Submitted,
-        version: 2,
-        updated_at: "2026-11-27T10:00:00.000Z".into(),
-        revealed_at: revealed_at.map(Into::into),
-        rubric_version: Some(1),
-    };
-    let at = "2026-11-27T11:00:00.000Z";
-    // (revealed on the server at, locked by the lead, the reopen refused for)
-    let table = [
-        (None, false, None),
-        (None, true, Some(ReopenLock::LockedByLead)),
-        (
-            Some(at),
-            false,
-            Some(ReopenLock::GroundTruthSeen { at: at.into() }),
-        ),
-        (Some(at), true, Some(ReopenLock::LockedByLead)),
-    ];
-    for (revealed_at, locked, expected) in table {
-        let server = server_item(&local, &on_server(revealed_at), locked);
-        let item = cases::app::reading::with_server_locks(local.clone(), &server);
-        assert_eq!(item.reopen_refused, expected, "{revealed_at:?} {locked}");
+    for on_case in on_same_case(&store, rater, assignment) {
+        let rating = complete_rating(&mut store, rater, on_case, "read here");
+        store.save_rating(rater, on_case, &rating).unwrap();
+        store.submit_rating(rater, on_case).unwrap();
     }
-    // An older server's item names no lock: read as unlocked.
-    let mut older = serde_json::to_value(server_item(&local, &on_server(None), true)).unwrap();
-    older.as_object_mut().unwrap().remove("reveal_locked");
-    let older: RaterItem = serde_json::from_value(older).unwrap();
-    assert!(!older.reveal_locked);
+    store.set_current_rater(rater).unwrap();
+    let reader = cases::app::Session::current(&store)
+        .unwrap()
+        .reader()
+        .unwrap();
+    let membership = |locked| Membership {
+        study_id: DEMO_STUDY_ID.into(),
+        title: "t".into(),
+        role: TeamRole::Rater,
+        reveal_locked: locked,
+        rubric_version: Some(3),
+    };
+    let topped_up = [QueueEntry {
+        assignment: 99_999,
+        position: 99,
+        total: 99,
+        status: "not_started".into(),
+        version: 0,
+        due_on: None,
+        revealed_at: None,
+    }];
+    let learn = |store: &mut Store, locked| {
+        cases::app::team::learn_from_server(
+            store,
+            &reader,
+            DEMO_STUDY_ID,
+            &membership(locked),
+            &topped_up,
+        )
+        .unwrap()
+    };
+    let first = learn(&mut store, true);
+    assert_eq!(
+        (first.lock_changed, first.items_missing, first.rubric_behind),
+        (Some(true), 1, Some(3))
+    );
+    assert!(store.reopen_rating(rater, assignment).is_err());
+    let opened = learn(&mut store, false);
+    assert_eq!(opened.lock_changed, Some(false));
+    store.reopen_rating(rater, assignment).unwrap();
+    let audited: Vec<String> = store
+        .read()
+        .prepare("SELECT after_json FROM audit_log WHERE action = 'team.reveal_lock' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        audited,
+        [r#"{"reveal_locked":true}"#, r#"{"reveal_locked":false}"#]
+    );
 }
 
 /// The rating of `comment` alone, as another computer would have saved it.
@@ -1828,17 +1924,39 @@ fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_
 
     // Unchanged: nothing written.
     assert_eq!(
-        cases::app::team::follow_server_rubric(&mut store, &reader, DEMO_STUDY_ID, &held).unwrap(),
+        cases::app::team::follow_server_rubric(&mut store, &reader, DEMO_STUDY_ID, &held, None)
+            .unwrap(),
         None
     );
     // The lead dropped a dimension on the server: taken here as a new version (a rating was made
     // under the one held), and the local rules are the server's from now on.
     let mut moved_on = held.clone();
     let dropped = moved_on.dimensions.pop().unwrap().id;
-    let saved =
-        cases::app::team::follow_server_rubric(&mut store, &reader, DEMO_STUDY_ID, &moved_on)
-            .unwrap()
-            .expect("a change");
+    let saved = cases::app::team::follow_server_rubric(
+        &mut store,
+        &reader,
+        DEMO_STUDY_ID,
+        &moved_on,
+        Some(2),
+    )
+    .unwrap()
+    .expect("a change");
+    // The server's number is kept beside the local one: told it again, nothing is behind.
+    let news = cases::app::team::learn_from_server(
+        &mut store,
+        &reader,
+        DEMO_STUDY_ID,
+        &Membership {
+            study_id: DEMO_STUDY_ID.into(),
+            title: "t".into(),
+            role: TeamRole::Rater,
+            reveal_locked: false,
+            rubric_version: Some(2),
+        },
+        &[],
+    )
+    .unwrap();
+    assert_eq!(news.rubric_behind, None);
     assert_eq!(
         (saved.version, saved.reason),
         (2, Some(cases::rubric::NewVersionReason::Ratings))
@@ -1874,7 +1992,7 @@ fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_
         .reader()
         .unwrap();
     let refused =
-        cases::app::team::follow_server_rubric(&mut local, &reader, DEMO_STUDY_ID, &moved_on)
+        cases::app::team::follow_server_rubric(&mut local, &reader, DEMO_STUDY_ID, &moved_on, None)
             .unwrap_err()
             .to_string();
     assert!(

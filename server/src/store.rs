@@ -593,6 +593,8 @@ pub async fn accept_invitation(
         study_id,
         title,
         role: from_json(Value::String(role), "a membership's role")?,
+        reveal_locked: false,
+        rubric_version: None,
     })
 }
 
@@ -608,16 +610,20 @@ pub async fn me(pool: &Pool, caller: &Caller) -> Result<Me, ServerError> {
     let mut studies = Vec::new();
     for row in client
         .query(
-            "SELECT s.study_id, s.title, m.role FROM memberships m JOIN studies s ON s.id = m.study
+            "SELECT s.study_id, s.title, m.role, m.reveal_locked, s.rubric_version
+             FROM memberships m JOIN studies s ON s.id = m.study
              WHERE m.account = $1 ORDER BY s.study_id",
             &[&caller.account],
         )
         .await?
     {
+        let rubric_version: i32 = row.get(4);
         studies.push(Membership {
             study_id: row.get(0),
             title: row.get(1),
             role: from_json(Value::String(row.get(2)), "a membership's role")?,
+            reveal_locked: row.get(3),
+            rubric_version: u32::try_from(rubric_version).ok(),
         });
     }
     Ok(Me {
@@ -659,10 +665,13 @@ pub async fn queue(pool: &Pool, rater: &TeamRaterSession) -> Result<Vec<QueueEnt
         .get()
         .await?
         .query(
-            "SELECT a.id, a.position, count(*) OVER (), coalesce(r.status, 'not_started'),
-                    coalesce(r.version, 0), to_char(a.due_on, 'YYYY-MM-DD')
-             FROM assignments a LEFT JOIN ratings r ON r.assignment = a.id
-             WHERE a.study = $1 AND a.account = $2 ORDER BY a.position",
+            &format!(
+                "SELECT a.id, a.position, count(*) OVER (), coalesce(r.status, 'not_started'),
+                        coalesce(r.version, 0), to_char(a.due_on, 'YYYY-MM-DD'), {}
+                 FROM assignments a LEFT JOIN ratings r ON r.assignment = a.id
+                 WHERE a.study = $1 AND a.account = $2 ORDER BY a.position",
+                time_text("r.revealed_at")
+            ),
             &[&member.study, &member.account],
         )
         .await?;
@@ -675,6 +684,7 @@ pub async fn queue(pool: &Pool, rater: &TeamRaterSession) -> Result<Vec<QueueEnt
             status: row.get(3),
             version: row.get(4),
             due_on: row.get(5),
+            revealed_at: row.get(6),
         })
         .collect())
 }

@@ -30,6 +30,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
     }
     tauri_specta::Builder::<R>::new()
         .commands(include!(concat!(env!("OUT_DIR"), "/app_commands.rs")))
+        // An event's payload crosses IPC without a command returning it.
+        .typ::<commands::team::TeamNews>()
         .error_handling(tauri_specta::ErrorHandlingMode::Throw)
         .dangerously_cast_bigints_to_number()
 }

@@ -1,6 +1,7 @@
 //! The sync worker: sends a local outbox (`cases::rating::outbox`, filled by every local edit of
 //! an assignment the team server owns, in the edit's own transaction) to the server, without
-//! anyone doing anything.
+//! anyone doing anything, and keeps the local copy up with what the server says of the study
+//! (the refresh, below).
 //!
 //! One edit at a time, oldest first, so one assignment's edits arrive strictly in their order;
 //! each names the server version of its link's last acknowledged edit. An acknowledged edit is
@@ -10,12 +11,24 @@
 //! doubling to 30 s, or sooner when a new local edit wakes the worker. A 409 `conflict` (someone
 //! else's newer version) or any other refusal stops that assignment's queue, keeps the local
 //! work and says so in plain words; nothing is ever overwritten.
+//!
+//! The refresh: once the outbox is drained, the worker reads the rater's membership and queue
+//! on the server and hands them to the local copy (`cases::app::team::learn_from_server`): the
+//! study lead's lock, reveals made elsewhere, a rubric the lead moved on (its item fetched and
+//! taken here) and items the lead added (their package downloaded and imported). It runs when
+//! the worker starts, every [`REFRESH_EVERY`], when a pass sent edits (at most every
+//! [`REFRESH_AFTER_SEND`]: a rater saving every second costs no extra requests per save) and
+//! when asked ([`SyncControl::refresh`]). A failed refresh is retried with the next; it never
+//! holds edits back.
 
 use crate::client::TeamClient;
 use crate::error::ClientError;
-use crate::wire::EditRequest;
+use crate::wire::{EditRequest, Membership, QueueEntry};
+use cases::app::team::ServerNews;
+use cases::model::Rubric;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, StoppedItem};
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,18 +40,45 @@ const LONGEST_RETRY: Duration = Duration::from_secs(30);
 /// How soon a local edit is noticed when nobody wakes the worker: the reading screen's edits are
 /// written by commands that know nothing of the server, so the worker looks for them itself.
 const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How often a rater's app asks the server what changed while nothing is sent: a lock, a reveal
+/// elsewhere, a new rubric or new items reach a reading rater within this.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
+/// The least time between two refreshes that sent edits bring about.
+pub const REFRESH_AFTER_SEND: Duration = Duration::from_secs(5);
 
-/// The local side of the outbox (`cases::rating::outbox` on a store): the app's store behind
-/// its lock, or a test's. A failure is the local database's, as the words to show.
-pub trait Outbox: Send + Sync {
+/// The local copy of a team study the worker keeps in step: its outbox
+/// (`cases::rating::outbox` on a store) and what it learns from the server
+/// (`cases::app::team::learn_from_server`): the app's store behind its lock, or a test's. A
+/// failure is the local database's, as the words to show.
+pub trait LocalCopy: Send + Sync {
     fn next_to_send(&self) -> Result<Option<OutboxEdit>, String>;
     fn mark_sent(&self, row: i64, server_version: i64) -> Result<(), String>;
     fn mark_stopped(&self, row: i64, reason: &str) -> Result<(), String>;
     fn status(&self) -> Result<OutboxStatus, String>;
+    /// The studies read here from the server.
+    fn studies(&self) -> Result<Vec<String>, String>;
+    /// Takes in the server's word on `study`: the rater's membership and queue there.
+    fn learn(
+        &self,
+        study: &str,
+        membership: &Membership,
+        queue: &[QueueEntry],
+    ) -> Result<ServerNews, String>;
+    /// Makes the server's current rubric (version `version` there) the study's here; whether
+    /// that changed the rubric held.
+    fn follow_rubric(&self, study: &str, rubric: &Rubric, version: u32) -> Result<bool, String>;
+    /// Where the package of a top-up is downloaded to before it is imported.
+    fn top_up_file(&self, study: &str) -> Result<PathBuf, String>;
+    /// Imports the rater package the server built (the whole queue: what is held is kept as it
+    /// is, the items the lead added are added); the number of items added.
+    fn import_top_up(&self, study: &str, package: &Path) -> Result<u32, String>;
+    /// What a refresh brought, once it is all taken in (`added`: items imported), for whoever
+    /// shows it. Called only when something changed.
+    fn announce_news(&self, _study: &str, _news: &ServerNews, _added: u32) {}
 }
 
 /// A store of its own behind a mutex (the CLI, the tests).
-impl Outbox for std::sync::Mutex<cases::store::Store> {
+impl LocalCopy for std::sync::Mutex<cases::store::Store> {
     fn next_to_send(&self) -> Result<Option<OutboxEdit>, String> {
         outbox::next_to_send(&lock(self)).map_err(|e| e.to_string())
     }
@@ -51,6 +91,52 @@ impl Outbox for std::sync::Mutex<cases::store::Store> {
     fn status(&self) -> Result<OutboxStatus, String> {
         outbox::status(&lock(self)).map_err(|e| e.to_string())
     }
+    fn studies(&self) -> Result<Vec<String>, String> {
+        studies_from_server(&lock(self)).map_err(|e| e.to_string())
+    }
+    fn learn(
+        &self,
+        study: &str,
+        membership: &Membership,
+        queue: &[QueueEntry],
+    ) -> Result<ServerNews, String> {
+        let mut store = lock(self);
+        let reader = cases::app::Session::current(&store)
+            .and_then(|s| s.reader())
+            .map_err(|e| e.to_string())?;
+        cases::app::team::learn_from_server(&mut store, &reader, study, membership, queue)
+            .map_err(|e| e.to_string())
+    }
+    fn follow_rubric(&self, study: &str, rubric: &Rubric, version: u32) -> Result<bool, String> {
+        let mut store = lock(self);
+        let reader = cases::app::Session::current(&store)
+            .and_then(|s| s.reader())
+            .map_err(|e| e.to_string())?;
+        cases::app::team::follow_server_rubric(&mut store, &reader, study, rubric, Some(version))
+            .map(|saved| saved.is_some())
+            .map_err(|e| e.to_string())
+    }
+    fn top_up_file(&self, study: &str) -> Result<PathBuf, String> {
+        Ok(lock(self)
+            .path()
+            .with_extension(format!("{study}.top-up.tar")))
+    }
+    fn import_top_up(&self, _study: &str, package: &Path) -> Result<u32, String> {
+        cases::package::import_rater_package(&mut lock(self), package, &cases::progress::NoProgress)
+            .map(|imported| imported.items)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The studies of `store` read from the team server (their items link to the server's).
+pub fn studies_from_server(store: &cases::store::Store) -> cases::Result<Vec<String>> {
+    let mut studies = Vec::new();
+    for study in store.studies()? {
+        if !cases::package::server_links(store, &study.id)?.is_empty() {
+            studies.push(study.id);
+        }
+    }
+    Ok(studies)
 }
 
 fn lock(
@@ -93,6 +179,7 @@ pub struct SyncStatus {
 pub struct SyncControl {
     wake: Notify,
     stop: AtomicBool,
+    refresh: AtomicBool,
 }
 
 impl SyncControl {
@@ -107,6 +194,13 @@ impl SyncControl {
         self.wake.notify_one();
     }
 
+    /// Ask the server what changed as soon as the outbox is drained (the rater opened their
+    /// queue, for instance), not only every [`REFRESH_EVERY`].
+    pub fn refresh(&self) {
+        self.refresh.store(true, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
@@ -114,8 +208,10 @@ impl SyncControl {
 
 /// How one pass over the outbox ended.
 enum Pass {
-    /// Nothing sendable is left.
-    Drained,
+    /// Nothing sendable is left; `sent`: edits this pass sent.
+    Drained {
+        sent: bool,
+    },
     Unreachable(String),
     LoggedOut,
     LocalFailure(String),
@@ -125,25 +221,44 @@ enum Pass {
 /// reporting each change of status to `report`.
 pub async fn run(
     client: TeamClient,
-    outbox: Arc<dyn Outbox>,
+    outbox: Arc<dyn LocalCopy>,
     control: Arc<SyncControl>,
     report: impl Fn(SyncStatus) + Send + Sync,
 ) {
     let mut retry = FIRST_RETRY;
+    let mut refreshed: Option<Instant> = None;
     while !control.stopped() {
         let (state, problem) = match drain(&client, outbox.as_ref(), &control, &report).await {
-            Pass::Drained => {
+            Pass::Drained { sent } => {
                 retry = FIRST_RETRY;
+                let since = refreshed.map(|at| at.elapsed());
+                let due = control.refresh.swap(false, Ordering::SeqCst)
+                    || since.is_none_or(|since| {
+                        since >= REFRESH_EVERY || (sent && since >= REFRESH_AFTER_SEND)
+                    });
+                if due {
+                    match refresh(&client, outbox.as_ref(), &control).await {
+                        Refresh::Done => refreshed = Some(Instant::now()),
+                        Refresh::LoggedOut => {
+                            announce(
+                                outbox.as_ref(),
+                                SyncState::LoggedOut,
+                                Some(LOGGED_OUT.to_owned()),
+                                &report,
+                            );
+                            wait_until_stopped(&control).await;
+                            return;
+                        }
+                        // Tried again with the next pass's refresh: edits are not held back.
+                        Refresh::Failed => refreshed = Some(Instant::now()),
+                    }
+                }
                 announce(outbox.as_ref(), SyncState::Synced, None, &report);
                 let _ = tokio::time::timeout(IDLE_POLL, control.wake.notified()).await;
                 continue;
             }
             Pass::Unreachable(problem) => (SyncState::Offline, problem),
-            Pass::LoggedOut => (
-                SyncState::LoggedOut,
-                "the session on the team server ended: log in again to send your changes"
-                    .to_owned(),
-            ),
+            Pass::LoggedOut => (SyncState::LoggedOut, LOGGED_OUT.to_owned()),
             Pass::LocalFailure(problem) => (SyncState::Failed, problem),
         };
         announce(outbox.as_ref(), state, Some(problem.clone()), &report);
@@ -162,8 +277,97 @@ pub async fn run(
     }
 }
 
+const LOGGED_OUT: &str = "the session on the team server ended: log in again to send your changes";
+
+/// A logged-out worker waits for a new session to replace it.
+async fn wait_until_stopped(control: &SyncControl) {
+    while !control.stopped() {
+        let _ = tokio::time::timeout(IDLE_POLL, control.wake.notified()).await;
+    }
+}
+
+/// How one refresh ended.
+enum Refresh {
+    Done,
+    LoggedOut,
+    /// The server or the local database failed; the next refresh tries again.
+    Failed,
+}
+
+/// Asks the server what changed for every study read here from it, and takes it in.
+async fn refresh(client: &TeamClient, local: &dyn LocalCopy, control: &SyncControl) -> Refresh {
+    let Ok(studies) = local.studies() else {
+        return Refresh::Failed;
+    };
+    if studies.is_empty() {
+        return Refresh::Done;
+    }
+    let me = match client.me().await {
+        Ok(me) => me,
+        Err(ClientError::Unauthorised) => return Refresh::LoggedOut,
+        Err(_) => return Refresh::Failed,
+    };
+    let mut outcome = Refresh::Done;
+    for study in studies {
+        if control.stopped() {
+            break;
+        }
+        // A study the account no longer has a role in is read here as it is.
+        let Some(membership) = me.studies.iter().find(|m| m.study_id == study) else {
+            continue;
+        };
+        match refresh_study(client, local, membership).await {
+            Ok(()) => {}
+            Err(ClientError::Unauthorised) => return Refresh::LoggedOut,
+            Err(_) => outcome = Refresh::Failed,
+        }
+    }
+    outcome
+}
+
+async fn refresh_study(
+    client: &TeamClient,
+    local: &dyn LocalCopy,
+    membership: &Membership,
+) -> Result<(), ClientError> {
+    let study = membership.study_id.as_str();
+    let local_failure = |reason: String| ClientError::Unexpected {
+        what: "this computer's copy of the study".to_owned(),
+        reason,
+    };
+    let queue = client.queue(study).await?;
+    let mut news = local
+        .learn(study, membership, &queue)
+        .map_err(local_failure)?;
+    if let (Some(version), Some(first)) = (news.rubric_behind, queue.first()) {
+        let item = client.item(study, first.assignment).await?;
+        // The item carries the server's current rubric; its number is the one the membership
+        // named unless the lead moved on again in between, when the item's is newer.
+        let version = item.rubric_version.max(version);
+        let changed = local
+            .follow_rubric(study, &item.rubric, version)
+            .map_err(local_failure)?;
+        // Told only when the rubric held here changed (a first refresh finds it the same).
+        news.rubric_behind = changed.then_some(version);
+    }
+    let mut added = 0;
+    if news.items_missing > 0 {
+        let file = local.top_up_file(study).map_err(local_failure)?;
+        client
+            .download_package(study, None, &file, &cases::progress::NoProgress)
+            .await?;
+        let imported = local.import_top_up(study, &file);
+        let _ = std::fs::remove_file(&file);
+        added = imported.map_err(local_failure)?;
+    }
+    if news != ServerNews::default() || added > 0 {
+        local.announce_news(study, &news, added);
+    }
+    Ok(())
+}
+
 fn announce(
-    outbox: &dyn Outbox,
+    outbox: &dyn LocalCopy,
     state: SyncState,
     problem: Option<String>,
     report: &(impl Fn(SyncStatus) + Send + Sync),
@@ -186,18 +390,18 @@ fn announce(
 
 async fn drain(
     client: &TeamClient,
-    outbox: &dyn Outbox,
+    outbox: &dyn LocalCopy,
     control: &SyncControl,
     report: &(impl Fn(SyncStatus) + Send + Sync),
 ) -> Pass {
     let mut announced = false;
     loop {
         if control.stopped() {
-            return Pass::Drained;
+            return Pass::Drained { sent: announced };
         }
         let edit = match outbox.next_to_send() {
             Ok(Some(edit)) => edit,
-            Ok(None) => return Pass::Drained,
+            Ok(None) => return Pass::Drained { sent: announced },
             Err(e) => return Pass::LocalFailure(e.to_string()),
         };
         if !announced {

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use team::{password, Relay, TeamServer, STUDY};
-use teamclient::sync::{Outbox, SyncControl, SyncState, SyncStatus};
+use teamclient::sync::{LocalCopy, SyncControl, SyncState, SyncStatus};
 use teamclient::{ServerUrl, TeamClient};
 
 /// The rater's local database with their queue as a package the server built would give it:
@@ -193,7 +193,7 @@ async fn edits_made_offline_are_sent_in_order_once_and_a_conflict_keeps_the_loca
     // Item 1 saved while the server is reachable: on the server, once.
     let reports = Arc::new(Reports::default());
     let control = Arc::new(SyncControl::default());
-    let outbox: Arc<dyn Outbox> = store.clone();
+    let outbox: Arc<dyn LocalCopy> = store.clone();
     let worker = tokio::spawn(teamclient::sync::run(
         client.clone(),
         outbox,
@@ -389,4 +389,234 @@ async fn edits_made_offline_are_sent_in_order_once_and_a_conflict_keeps_the_loca
 
     control.stop();
     worker.await.unwrap();
+}
+
+/// The lead's lock of `username`'s ground truth on the server.
+async fn set_reveal_lock(team: &TeamServer, username: &str, locked: bool) {
+    let response = reqwest::Client::new()
+        .put(format!(
+            "{}/api/studies/{STUDY}/raters/{username}/reveal-lock",
+            team.base
+        ))
+        .bearer_auth(&team.lead_token)
+        .json(&serde_json::json!({ "locked": locked }))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_rater_reads_the_leads_lock_new_items_and_a_new_rubric_arrive_by_themselves() {
+    let work = tempfile::tempdir().unwrap();
+    let team = TeamServer::start(work.path()).await;
+    team.enrol_rater("rater-r", "Hospital B", 2).await;
+    let mut client = TeamClient::new(ServerUrl::parse(&team.base).unwrap()).unwrap();
+    client.login("rater-r", &password("rater-r")).await.unwrap();
+    // The rater's copy as the app makes it: the package the server builds, imported.
+    let package = work.path().join("rater-r.tar");
+    client
+        .download_package(STUDY, None, &package, &NoProgress)
+        .await
+        .unwrap();
+    let mut store = Store::open(&work.path().join("rater-r.sqlite")).unwrap();
+    let rater = tokio::task::block_in_place(|| {
+        let imported =
+            cases::package::import_rater_package(&mut store, &package, &NoProgress).unwrap();
+        let rater = store
+            .raters()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.name == imported.rater)
+            .unwrap();
+        store.set_current_rater(rater.id).unwrap().id
+    });
+    let local_queue = |store: &Store| -> Vec<i64> {
+        store
+            .reading_queue(rater, STUDY)
+            .unwrap()
+            .iter()
+            .map(|i| i.assignment)
+            .collect()
+    };
+    let first = local_queue(&store);
+    assert_eq!(first.len(), 2);
+    let store = Arc::new(Mutex::new(store));
+    let news: Arc<Mutex<Vec<String>>> = Arc::default();
+    let copy: Arc<dyn LocalCopy> = Arc::new(Announcing {
+        store: Arc::clone(&store),
+        news: Arc::clone(&news),
+    });
+    let control = Arc::new(SyncControl::default());
+    let reports = Arc::new(Reports::default());
+    let worker = tokio::spawn(teamclient::sync::run(
+        client.clone(),
+        copy,
+        Arc::clone(&control),
+        {
+            let reports = Arc::clone(&reports);
+            move |status| reports.0.lock().unwrap().push(status)
+        },
+    ));
+    wait_for("the first refresh", || {
+        reports.last().is_some_and(|s| s.state == SyncState::Synced)
+    })
+    .await;
+
+    // The rater rates the first item; the lead adds two items to the queue meanwhile: they
+    // arrive without anyone reopening anything, after the ones held, the rating kept.
+    {
+        let mut store = store.lock().unwrap();
+        store
+            .save_rating(rater, first[0], &comment("read before the top-up"))
+            .unwrap();
+    }
+    post_top_up(&team, "rater-r", 2).await;
+    control.refresh();
+    wait_for("the topped-up items here", || {
+        local_queue(&store.lock().unwrap()).len() == 4
+    })
+    .await;
+    let now = local_queue(&store.lock().unwrap());
+    assert_eq!(&now[..2], &first[..], "the held items keep their place");
+    let kept: String = store
+        .lock()
+        .unwrap()
+        .read()
+        .query_row(
+            "SELECT comment FROM ratings g JOIN assignments a ON a.response = g.response
+               AND a.rater = g.rater AND a.read_no = g.read_no WHERE a.id = ?1",
+            [first[0]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, "read before the top-up");
+
+    // The lead locks the rater: known here, so reopening a submitted rating is refused with no
+    // server asked (the relay-free client is not even used by the refusal).
+    set_reveal_lock(&team, "rater-r", true).await;
+    control.refresh();
+    wait_for("the lock here", || {
+        news.lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.contains("lock Some(true)"))
+    })
+    .await;
+    let item = store.lock().unwrap().reading_item(rater, first[1]).unwrap();
+    assert_eq!(
+        item.reopen_refused,
+        Some(cases::rating::ReopenLock::LockedByLead)
+    );
+
+    // The lead drops a rubric dimension and re-imports: the server's rubric is taken here.
+    let local = work.path().join("local.sqlite");
+    let dropped = tokio::task::block_in_place(|| {
+        let lead = cases::app::Session::command_line();
+        let mut lead_store = Store::open(&local).unwrap();
+        let mut moved = cases::app::rubric::current(&lead_store, &lead, STUDY)
+            .unwrap()
+            .rubric;
+        let dropped = moved.dimensions.pop().unwrap().id;
+        cases::app::rubric::save(&mut lead_store, &lead, STUDY, &moved).unwrap();
+        drop(lead_store);
+        server::import_local_study(&team.cluster.url(team.database), &local, STUDY, None).unwrap();
+        dropped
+    });
+    control.refresh();
+    wait_for("the server's rubric here", || {
+        news.lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.contains("rubric Some(2)"))
+    })
+    .await;
+    let rubric = store
+        .lock()
+        .unwrap()
+        .reading_item(rater, first[0])
+        .unwrap()
+        .rubric;
+    assert!(
+        rubric.dimensions.iter().all(|d| d.id != dropped),
+        "{dropped} is still in the rubric here"
+    );
+    let audited: String = store
+        .lock()
+        .unwrap()
+        .read()
+        .query_row(
+            "SELECT group_concat(actor || ' ' || action, '; ') FROM audit_log
+             WHERE actor = 'team server'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(audited.contains("team.reveal_lock"), "{audited}");
+
+    control.stop();
+    worker.await.unwrap();
+}
+
+async fn post_top_up(team: &TeamServer, username: &str, per_rater: u32) {
+    let topped = team::post(
+        &team.base,
+        &format!("/api/studies/{STUDY}/top-up"),
+        Some(&team.lead_token),
+        serde_json::json!({ "raters": [username], "per_rater": per_rater }),
+    )
+    .await;
+    assert_eq!(topped["raters"][0]["added"], per_rater, "{topped}");
+}
+
+/// The store as the worker's local copy, its news written down as the window would show them.
+struct Announcing {
+    store: Arc<Mutex<Store>>,
+    news: Arc<Mutex<Vec<String>>>,
+}
+
+impl LocalCopy for Announcing {
+    fn next_to_send(&self) -> Result<Option<cases::rating::outbox::OutboxEdit>, String> {
+        self.store.next_to_send()
+    }
+    fn mark_sent(&self, row: i64, server_version: i64) -> Result<(), String> {
+        self.store.mark_sent(row, server_version)
+    }
+    fn mark_stopped(&self, row: i64, reason: &str) -> Result<(), String> {
+        self.store.mark_stopped(row, reason)
+    }
+    fn status(&self) -> Result<cases::rating::outbox::OutboxStatus, String> {
+        self.store.status()
+    }
+    fn studies(&self) -> Result<Vec<String>, String> {
+        self.store.studies()
+    }
+    fn learn(
+        &self,
+        study: &str,
+        membership: &teamclient::Membership,
+        queue: &[teamclient::QueueEntry],
+    ) -> Result<cases::app::team::ServerNews, String> {
+        self.store.learn(study, membership, queue)
+    }
+    fn follow_rubric(
+        &self,
+        study: &str,
+        rubric: &cases::model::Rubric,
+        version: u32,
+    ) -> Result<bool, String> {
+        self.store.follow_rubric(study, rubric, version)
+    }
+    fn top_up_file(&self, study: &str) -> Result<std::path::PathBuf, String> {
+        self.store.top_up_file(study)
+    }
+    fn import_top_up(&self, study: &str, package: &Path) -> Result<u32, String> {
+        self.store.import_top_up(study, package)
+    }
+    fn announce_news(&self, study: &str, news: &cases::app::team::ServerNews, added: u32) {
+        self.news.lock().unwrap().push(format!(
+            "{study}: lock {:?}, rubric {:?}, added {added}",
+            news.lock_changed, news.rubric_behind
+        ));
+    }
 }

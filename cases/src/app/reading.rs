@@ -10,9 +10,7 @@
 //! [`Session::reader_as`]: super::Session::reader_as
 //! [`RatingError::ReaderChanged`]: crate::rating::RatingError::ReaderChanged
 
-use super::team::RaterItem;
 use super::ReaderSession;
-use crate::rating::rules::{self, ReopenLocks};
 use crate::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, RatingEdit, ReadingItem,
     ResumePoint,
@@ -28,22 +26,6 @@ pub fn queue(store: &Store, reader: &ReaderSession, study_id: &str) -> Result<Ve
 /// One of the reader's assignments, blinded; handing it over records that they saw it.
 pub fn item(store: &mut Store, reader: &ReaderSession, assignment: i64) -> Result<ReadingItem> {
     store.reading_item(reader.rater.id, assignment)
-}
-
-/// `item`, one of the reader's assignments read from the team server, with what the server
-/// says of it (`server`, its item there): the study lead's lock and a reveal made from another
-/// computer join the reveals recorded here in the one reopen rule
-/// (`rating::rules::reopen_refusal`), so the screen offers no reopen the server would refuse.
-pub fn with_server_locks(mut item: ReadingItem, server: &RaterItem) -> ReadingItem {
-    let revealed_on_server = server
-        .rating
-        .as_ref()
-        .and_then(|r| r.revealed_at.as_deref());
-    item.reopen_refused = rules::reopen_refusal(ReopenLocks {
-        ground_truth_seen_at: item.ground_truth_seen_at.as_deref().or(revealed_on_server),
-        locked_by_lead: server.reveal_locked,
-    });
-    item
 }
 
 /// Where the reader left off, if anywhere.

@@ -4,6 +4,7 @@
 use super::context::CaseContext;
 use super::versions::{current, Source, Status, Version, MAIN_BRANCH};
 use crate::model::GroundTruth;
+use crate::rating::rules::{self, ReopenLock, ReopenLocks};
 use crate::store::audit::Entry;
 use crate::store::{Store, Write};
 use crate::{Error, Result};
@@ -13,8 +14,9 @@ use serde::Serialize;
 /// The audit action of a reveal; its entity is `ground_truth:STUDY/CASE`, its actor the rater.
 const REVEALED: &str = "ground_truth.revealed";
 
-/// When the rater (`rater`, a key) first saw the ground truth of the case `case_key`, if ever:
-/// the one definition the reveal lock (`reopen_rating`) and the reading item read.
+/// When the rater (`rater`, a key) first saw the ground truth of the case `case_key`, if ever
+/// (every reveal is audited here, a reveal the team server holds included:
+/// [`record_server_reveal`]).
 pub(crate) fn ground_truth_seen_at(
     conn: &Connection,
     case_key: i64,
@@ -30,6 +32,42 @@ pub(crate) fn ground_truth_seen_at(
         |r| r.get(0),
     )
     .optional()
+}
+
+/// Whether the study lead closed the ground truth of the case's study to this computer's
+/// account, as the team server last said (`team_server_word`); never for a study not read from
+/// a server.
+fn closed_by_lead(conn: &Connection, case_key: i64) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT coalesce(max(w.reveal_locked), 0) FROM cases c JOIN studies st ON c.study = st.id
+         JOIN team_server_word w ON w.study_id = st.study_id WHERE c.id = ?1",
+        [case_key],
+        |r| r.get(0),
+    )
+}
+
+/// What keeps a rater's submitted ratings of one case as they are: the one reading the local
+/// reopen, the reading item and the reveal apply (`rules::reopen_refusal`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CaseLocks {
+    pub ground_truth_seen_at: Option<String>,
+    pub locked_by_lead: bool,
+}
+
+impl CaseLocks {
+    pub(crate) fn read(conn: &Connection, case_key: i64, rater: i64) -> rusqlite::Result<Self> {
+        Ok(CaseLocks {
+            ground_truth_seen_at: ground_truth_seen_at(conn, case_key, rater)?,
+            locked_by_lead: closed_by_lead(conn, case_key)?,
+        })
+    }
+
+    pub(crate) fn reopen_refusal(&self) -> Option<ReopenLock> {
+        rules::reopen_refusal(ReopenLocks {
+            ground_truth_seen_at: self.ground_truth_seen_at.as_deref(),
+            locked_by_lead: self.locked_by_lead,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -138,13 +176,13 @@ fn audit_reveal(
 /// Records, inside the write `w`, that `rater` saw the ground truth of `assignment`'s case on
 /// the team server (revealed there, from another computer), as a reveal here records it: a
 /// rating taken over from the server keeps the server's reopen lock here too. Nothing is
-/// written when a reveal of the case by this rater is recorded already.
+/// written when a reveal of the case by this rater is recorded already; whether it recorded one.
 pub(crate) fn record_server_reveal(
     w: &Write<'_>,
     rater: i64,
     assignment: i64,
     version: Option<i64>,
-) -> Result<()> {
+) -> Result<bool> {
     let (study_id, case_id, case_key, name): (String, String, i64, String) = w
         .tx()
         .query_row(
@@ -160,9 +198,10 @@ pub(crate) fn record_server_reveal(
     let seen = ground_truth_seen_at(w.tx(), case_key, rater)
         .map_err(|e| w.fail("checking for a ground-truth reveal", e))?;
     if seen.is_some() {
-        return Ok(());
+        return Ok(false);
     }
-    audit_reveal(w, &name, assignment, &study_id, &case_id, version)
+    audit_reveal(w, &name, assignment, &study_id, &case_id, version)?;
+    Ok(true)
 }
 
 /// Whether `rater` may see the ground truth of `assignment`'s case now: the rule
@@ -205,6 +244,11 @@ fn check_reveal(store: &Store, rater: i64, assignment: i64) -> Result<(String, S
             "assignment {assignment} belongs to another rater: {name} may reveal the ground \
              truth of their own assignments only"
         )));
+    }
+    if closed_by_lead(conn, case_key).map_err(fail)? {
+        return Err(Error::CurationRefused(
+            rules::REVEAL_CLOSED_BY_LEAD.to_owned(),
+        ));
     }
     // Every assignment of this rater on this case, with whether its rating is submitted.
     let mut stmt = conn

@@ -299,19 +299,15 @@ impl Store {
     }
 
     /// Refused once the rater has seen the ground truth of the target's case (every reveal is
-    /// audited; `curation::reveal::ground_truth_seen_at`), by `rules::reopen_refusal`.
+    /// audited) or while the study lead's lock holds (`curation::reveal::CaseLocks`).
     fn refuse_after_reveal(&self, target: &Target) -> Result<()> {
-        let revealed_at = crate::curation::reveal::ground_truth_seen_at(
+        let locks = crate::curation::reveal::CaseLocks::read(
             self.read(),
             target.context.case_key,
             target.rater,
         )
         .map_err(self.fail("checking for a ground-truth reveal"))?;
-        let locks = rules::ReopenLocks {
-            ground_truth_seen_at: revealed_at.as_deref(),
-            locked_by_lead: false,
-        };
-        match rules::reopen_refusal(locks) {
+        match locks.reopen_refusal() {
             Some(lock) => Err(refused(lock.to_string())),
             None => Ok(()),
         }

@@ -408,9 +408,8 @@ impl Store {
             })
             .collect::<Result<Vec<_>>>()?;
         let taxonomy = crate::store::stored_taxonomy(&study_id, &taxonomy)?;
-        let ground_truth_seen_at =
-            crate::curation::reveal::ground_truth_seen_at(conn, case_ref, rater)
-                .map_err(self.fail("checking for a ground-truth reveal"))?;
+        let locks = crate::curation::reveal::CaseLocks::read(conn, case_ref, rater)
+            .map_err(self.fail("checking for a ground-truth reveal"))?;
         let rubric = crate::store::stored_rubric(&study_id, &rubric)?;
         let family: TaskFamily = enum_value(&family, "a task family")?;
         let rating = rating_view(conn, rater, found.response, found.read_no)
@@ -457,11 +456,8 @@ impl Store {
                 })
                 .collect(),
             rating,
-            reopen_refused: super::rules::reopen_refusal(super::rules::ReopenLocks {
-                ground_truth_seen_at: ground_truth_seen_at.as_deref(),
-                locked_by_lead: false,
-            }),
-            ground_truth_seen_at,
+            reopen_refused: locks.reopen_refusal(),
+            ground_truth_seen_at: locks.ground_truth_seen_at,
         })
     }
 

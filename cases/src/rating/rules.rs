@@ -401,6 +401,11 @@ impl std::fmt::Display for ReopenLock {
     }
 }
 
+/// Why a reveal of the ground truth is refused while the study lead's lock holds: the words the
+/// team server and a rater's computer (which learned of the lock) both give.
+pub(crate) const REVEAL_CLOSED_BY_LEAD: &str =
+    "the study lead has closed the ground truth to you for this study";
+
 /// Why a submitted rating may not be reopened, or `None` when it may: the one rule the local
 /// reopen, the team server's and the reading item (which shows the reason instead of offering
 /// Reopen) apply.

@@ -595,6 +595,19 @@ CREATE INDEX team_resolutions_by_link ON team_resolutions(study_id, server_assig
     r#"
 ALTER TABLE rubric_versions ADD COLUMN published_at TEXT;
 "#,
+    // 19: what a rater's computer last learned from the team server of a study it reads there
+    // (`cases::app::team::learn_from_server`): the study lead's lock of the ground truth, and the
+    // server's rubric version last taken here (the local numbering is this database's own, so
+    // the server's number is kept beside it). A database that never read from a server has no
+    // row, which reads as "not locked".
+    r#"
+CREATE TABLE team_server_word (
+    study_id              TEXT PRIMARY KEY,
+    reveal_locked         INTEGER NOT NULL CHECK (reveal_locked IN (0, 1)),
+    server_rubric_version INTEGER CHECK (server_rubric_version >= 1),
+    learned_at            TEXT NOT NULL
+) STRICT;
+"#,
 ];
 
 /// The schema version this build writes.

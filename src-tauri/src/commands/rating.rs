@@ -11,10 +11,9 @@ use cases::app::{plans, reading, ReaderSession, Session};
 use cases::ids::{Id, Key};
 use cases::rating::{
     EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, Rater, RaterRole, RatingEdit,
-    RatingStatus, ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
+    ReadingItem, ResumePoint, TopUpSpec, TopUpSummary,
 };
 use cases::store::Store;
-use std::time::Duration;
 use tauri::State;
 
 /// Rater and plan names; the store applies its own, stricter rules on top.
@@ -176,55 +175,31 @@ pub async fn ensure_demo_queue(
 #[specta::specta]
 pub async fn reading_queue(
     state: State<'_, AppState>,
+    team: State<'_, TeamState>,
     study_id: Id,
 ) -> Result<Vec<QueueItem>, CommandError> {
+    // A rater looking at their queue asks what the lead changed (new items, a lock) now, not
+    // at the worker's next turn; the queue shown is this database's, the news follow as events.
+    team.refresh_sync();
     state.with_store(|store| {
         let reader = Session::current(store)?.reader()?;
         Ok(reading::queue(store, &reader, &study_id)?)
     })
 }
 
-/// How long opening a submitted item read from the team server waits for the server's word on
-/// whether it may be reopened; past that (or offline) the item shows what this computer knows.
-const SERVER_LOCK_WAIT: Duration = Duration::from_secs(3);
-
-/// The reader's item. A submitted one read from the team server is also asked of the server,
-/// which knows what this computer may not (the study lead's lock, a reveal made elsewhere), so
-/// the screen offers no reopen the server would refuse (`reading::with_server_locks`).
+/// The reader's item. For an item read from the team server, what the server said of it (the
+/// study lead's lock, a reveal made from another computer) is what the sync worker last learned
+/// and kept in the study's database: the item is read here alone, with no request on the way.
 #[tauri::command]
 #[specta::specta]
 pub async fn reading_item(
     state: State<'_, AppState>,
-    team: State<'_, TeamState>,
     assignment: Key,
 ) -> Result<ReadingItem, CommandError> {
-    let assignment = assignment.get();
-    let (item, link) = state.with_store_mut(|store| {
+    state.with_store_mut(|store| {
         let reader = Session::current(store)?.reader()?;
-        let item = reading::item(store, &reader, assignment)?;
-        Ok((item, cases::package::server_link(store, assignment)?))
-    })?;
-    let submitted = item
-        .rating
-        .as_ref()
-        .is_some_and(|r| r.status == RatingStatus::Submitted);
-    let (Some(link), true, None) = (link, submitted, &item.reopen_refused) else {
-        return Ok(item);
-    };
-    let Some(client) = team.client_if_online() else {
-        return Ok(item);
-    };
-    match tokio::time::timeout(
-        SERVER_LOCK_WAIT,
-        client.item(&link.study_id, link.server_assignment),
-    )
-    .await
-    {
-        Ok(Ok(server)) => Ok(reading::with_server_locks(item, &server)),
-        // No answer in time: the item as this computer knows it (a reopen the server then refuses
-        // stops that item, its work kept here).
-        _ => Ok(item),
-    }
+        Ok(reading::item(store, &reader, assignment.get())?)
+    })
 }
 
 // Every edit names the rater it was made as (`made_as`): the reader the screen showed when the

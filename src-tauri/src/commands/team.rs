@@ -13,27 +13,37 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use cases::app::team::TeamRole;
+use cases::app::team::{ServerNews, TeamRole};
 use cases::ids::Key;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, Resolution};
 use cases::rating::{Rater, RaterRole};
 use cases::store::Store;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use teamclient::sync::{Outbox, SyncControl, SyncState, SyncStatus};
+use teamclient::sync::{LocalCopy, SyncControl, SyncState, SyncStatus};
 use teamclient::{
-    check_segment, ClientError, Me, Membership, Progress, ServerUrl, Session, SessionFiles,
-    TeamClient,
+    check_segment, ClientError, Me, Membership, Progress, QueueEntry, ServerUrl, Session,
+    SessionFiles, TeamClient,
 };
 
 /// The sync worker's status, each time it changes.
 pub const SYNC_EVENT: &str = "team-sync";
 /// The package download and import.
 pub const DOWNLOAD_EVENT: &str = "team-download";
+/// What the sync worker's refresh brought while a rater reads ([`TeamNews`]).
+pub const NEWS_EVENT: &str = "team-news";
+
+/// What the server changed for a study being read here, once it is taken in: the study lead's
+/// lock, reveals made elsewhere, a new rubric, items added to the queue (`added`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct TeamNews {
+    pub study_id: String,
+    pub news: ServerNews,
+    pub added: u32,
+}
 /// The server's own limit; a longer one is refused before it is sent.
 const MAX_PASSWORD_BYTES: usize = 1024;
 
@@ -152,6 +162,14 @@ impl TeamState {
         )
     }
 
+    /// Asks the sync worker to read what the server changed (the lead's lock, new items, a new
+    /// rubric) as soon as it can, not only on its own schedule; nothing when none runs.
+    pub fn refresh_sync(&self) {
+        if let Some(running) = self.connection().as_ref().and_then(|c| c.sync.clone()) {
+            running.refresh();
+        }
+    }
+
     fn set_curation(&self, copy: Option<CurationCopy>) {
         *self.curation.lock().unwrap_or_else(|p| p.into_inner()) = copy;
     }
@@ -238,6 +256,9 @@ fn studies_held(state: &AppState, session: &Session) -> Result<Vec<Membership>, 
                 study_id: study.id,
                 title: study.title,
                 role,
+                // What the server last said is kept in the study's database and read there.
+                reveal_locked: false,
+                rubric_version: None,
             });
         }
     }
@@ -453,9 +474,12 @@ fn folder(beside: &Path) -> &Path {
 /// (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
 /// writes); after that, the queue already there is read, with or without the network, and when
 /// the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
-/// adds them after the existing items, and when the lead moved the server's rubric on, the
-/// server's current rubric is taken here ([`follow_rubric`]). They become the reader, and the
-/// sync worker starts. A lead: nothing to download; the window shows the dashboard.
+/// adds them after the existing items. What the server says of the study (the lead's lock,
+/// reveals made elsewhere, its rubric version) is taken in (`cases::app::team::learn_from_server`)
+/// and, when the lead moved the rubric on, the server's current rubric is taken here
+/// ([`follow_rubric`]). They become the reader, and the sync worker starts, which keeps all of
+/// this up while they read (`teamclient::sync`, its refresh). A lead: nothing to download; the
+/// window shows the dashboard.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_open_study<R: Runtime>(
@@ -467,18 +491,13 @@ pub async fn team_open_study<R: Runtime>(
 ) -> Result<TeamOpened, CommandError> {
     check_segment("study_id", &study_id)?;
     let (client, session) = team.client_and_session()?;
-    let role = match client.me().await {
-        Ok(me) => me
-            .studies
-            .into_iter()
-            .find(|m| m.study_id == study_id)
-            .map(|m| m.role),
+    let membership = match client.me().await {
+        Ok(me) => me.studies.into_iter().find(|m| m.study_id == study_id),
         // Offline: a study already read here opens as it is.
         Err(e) if e.is_retryable() => Some(
             studies_held(&state, &session)?
                 .into_iter()
                 .find(|m| m.study_id == study_id)
-                .map(|m| m.role)
                 .ok_or(e)?,
         ),
         Err(e) => return Err(e.into()),
@@ -489,6 +508,7 @@ pub async fn team_open_study<R: Runtime>(
             format!("study {study_id} on the team server (not one of yours)"),
         )
     })?;
+    let role = membership.role;
     match role {
         TeamRole::Lead => {
             return Ok(TeamOpened {
@@ -515,15 +535,12 @@ pub async fn team_open_study<R: Runtime>(
         None
     };
     let download = !held || {
-        let here: BTreeSet<i64> = cases::package::server_links(&store, &study_id)?
-            .into_iter()
-            .map(|link| link.server_assignment)
-            .collect();
         // The lead topped the queue up since the last download.
-        queue
-            .iter()
-            .flatten()
-            .any(|entry| !here.contains(&entry.assignment))
+        let missing = match &queue {
+            Some(queue) => cases::app::team::items_missing(&store, &study_id, queue)?,
+            None => 0,
+        };
+        missing > 0
     };
     let (rater_name, added) = if !download {
         (None, 0)
@@ -553,8 +570,18 @@ pub async fn team_open_study<R: Runtime>(
             CommandError::new(ErrorCode::Database, "the rater package named no rater")
         })?;
     let rater = store.set_current_rater(rater.id)?;
-    if let Some(first) = queue.iter().flatten().next() {
-        follow_rubric(&client, &mut store, &study_id, first.assignment).await?;
+    if let Some(queue) = &queue {
+        let reader = cases::app::Session::current(&store)?.reader()?;
+        let news = cases::app::team::learn_from_server(
+            &mut store,
+            &reader,
+            &study_id,
+            &membership,
+            queue,
+        )?;
+        if let (Some(version), Some(first)) = (news.rubric_behind, queue.first()) {
+            follow_rubric(&client, &mut store, &study_id, first.assignment, version).await?;
+        }
     }
     let items = store.reading_queue(rater.id, &study_id)?.len() as u32;
     state.open_instead(store);
@@ -580,15 +607,16 @@ async fn server_queue(
     }
 }
 
-/// Takes the rubric the server checks edits against now (its current version, sent with every
-/// item; here read with `assignment`'s) into the account's database when the lead moved it on
-/// since the download (`cases::app::team::follow_server_rubric`), so the rules applied here
-/// before sending are the server's. Offline, the rubric here stays.
+/// Takes the rubric the server checks edits against now (version `version`, sent with every
+/// item; here read with `assignment`'s) into the account's database, the lead having moved it on
+/// since this computer last took it (`cases::app::team::follow_server_rubric`), so the rules
+/// applied here before sending are the server's. Offline, the rubric here stays.
 async fn follow_rubric(
     client: &TeamClient,
     store: &mut Store,
     study_id: &str,
     assignment: i64,
+    version: u32,
 ) -> Result<(), CommandError> {
     let item = match client.item(study_id, assignment).await {
         Ok(item) => item,
@@ -596,7 +624,13 @@ async fn follow_rubric(
         Err(e) => return Err(e.into()),
     };
     let reader = cases::app::Session::current(store)?.reader()?;
-    cases::app::team::follow_server_rubric(store, &reader, study_id, &item.rubric)?;
+    cases::app::team::follow_server_rubric(
+        store,
+        &reader,
+        study_id,
+        &item.rubric,
+        Some(item.rubric_version.max(version)),
+    )?;
     Ok(())
 }
 
@@ -738,10 +772,11 @@ pub async fn team_resolve_conflict(
     Ok(())
 }
 
-/// The app's store as the sync worker's outbox: each call takes the store's lock for one query.
-struct StoreOutbox<R: Runtime>(AppHandle<R>);
+/// The app's open store as the sync worker's local copy: each call takes the store's lock for
+/// one step; news are told to the window as [`NEWS_EVENT`]s.
+struct OpenStore<R: Runtime>(AppHandle<R>);
 
-impl<R: Runtime> StoreOutbox<R> {
+impl<R: Runtime> OpenStore<R> {
     fn with<T>(
         &self,
         f: impl FnOnce(&mut cases::store::Store) -> cases::Result<T>,
@@ -753,7 +788,7 @@ impl<R: Runtime> StoreOutbox<R> {
     }
 }
 
-impl<R: Runtime> Outbox for StoreOutbox<R> {
+impl<R: Runtime> LocalCopy for OpenStore<R> {
     fn next_to_send(&self) -> Result<Option<OutboxEdit>, String> {
         self.with(|store| outbox::next_to_send(store))
     }
@@ -765,6 +800,50 @@ impl<R: Runtime> Outbox for StoreOutbox<R> {
     }
     fn status(&self) -> Result<OutboxStatus, String> {
         self.with(|store| outbox::status(store))
+    }
+    fn studies(&self) -> Result<Vec<String>, String> {
+        self.with(|store| teamclient::sync::studies_from_server(store))
+    }
+    fn learn(
+        &self,
+        study: &str,
+        membership: &Membership,
+        queue: &[QueueEntry],
+    ) -> Result<ServerNews, String> {
+        self.with(|store| {
+            let reader = cases::app::Session::current(store)?.reader()?;
+            cases::app::team::learn_from_server(store, &reader, study, membership, queue)
+        })
+    }
+    fn follow_rubric(
+        &self,
+        study: &str,
+        rubric: &cases::model::Rubric,
+        version: u32,
+    ) -> Result<bool, String> {
+        self.with(|store| {
+            let reader = cases::app::Session::current(store)?.reader()?;
+            cases::app::team::follow_server_rubric(store, &reader, study, rubric, Some(version))
+                .map(|saved| saved.is_some())
+        })
+    }
+    fn top_up_file(&self, _study: &str) -> Result<PathBuf, String> {
+        self.with(|store| Ok(store.path().with_extension("top-up.tar")))
+    }
+    fn import_top_up(&self, _study: &str, package: &Path) -> Result<u32, String> {
+        self.with(|store| {
+            cases::package::import_rater_package(store, package, &cases::progress::NoProgress)
+                .map(|imported| imported.items)
+        })
+    }
+    fn announce_news(&self, study: &str, news: &ServerNews, added: u32) {
+        let news = TeamNews {
+            study_id: study.to_owned(),
+            news: news.clone(),
+            added,
+        };
+        // A closed window cannot listen; what was learned is kept in the study's database.
+        let _ = self.0.emit(NEWS_EVENT, &news);
     }
 }
 
@@ -792,7 +871,7 @@ fn start_sync<R: Runtime>(app: &AppHandle<R>, team: &TeamState, client: TeamClie
             *last = Some(status);
         }
     };
-    let outbox: Arc<dyn Outbox> = Arc::new(StoreOutbox(app.clone()));
+    let outbox: Arc<dyn LocalCopy> = Arc::new(OpenStore(app.clone()));
     tauri::async_runtime::spawn(teamclient::sync::run(client, outbox, control, report));
 }
 

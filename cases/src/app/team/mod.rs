@@ -24,7 +24,7 @@ mod curation;
 mod curation_package;
 mod package;
 mod pull;
-mod rater_rubric;
+mod rater_copy;
 mod study;
 pub mod wire;
 
@@ -39,7 +39,7 @@ pub use package::{
     QueuedItem, StoredImage,
 };
 pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
-pub use rater_rubric::follow_server_rubric;
+pub use rater_copy::{follow_server_rubric, items_missing, learn_from_server, ServerNews};
 pub use study::{
     study_for_server, TeamImageFile, TeamSeriesFiles, TeamSeriesGeometry, TeamStudy, TeamStudyCase,
     TeamStudyResponse, TeamStudyTask,
@@ -622,9 +622,7 @@ pub fn decide_edit(
                 ));
             }
             if session.member.reveal_locked {
-                return Err(refused(
-                    "the study lead has closed the ground truth to you for this study",
-                ));
+                return Err(refused(rules::REVEAL_CLOSED_BY_LEAD));
             }
             if revealed {
                 return Err(refused("the ground truth of this item is already revealed"));

@@ -15,6 +15,15 @@ pub struct Membership {
     pub title: String,
     #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
     pub role: TeamRole,
+    /// The study lead closed the ground truth to this account, and with it reopening what it
+    /// submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
+    #[serde(default)]
+    pub reveal_locked: bool,
+    /// The study's current rubric version, so a rater's app can tell whether it must take the
+    /// server's rubric before reading. Absent from an older server and from an invitation's
+    /// answer.
+    #[serde(default)]
+    pub rubric_version: Option<u32>,
 }
 
 /// `GET /api/me`: who the session is, and their studies.
@@ -40,6 +49,10 @@ pub struct QueueEntry {
     pub version: i64,
     /// YYYY-MM-DD the lead set as due, if any.
     pub due_on: Option<String>,
+    /// When the rater was shown this item's ground truth, from whichever computer: the rating
+    /// may no longer be reopened. Absent from an older server.
+    #[serde(default)]
+    pub revealed_at: Option<String>,
 }
 
 /// `POST …/edits`: one edit of one rating.
