@@ -212,26 +212,34 @@ test('online, the window shows the server’s ground truth and the rating is loc
   )
 })
 
-test('once the lead locks the rater, a reveal says the lead closed the ground truth', async () => {
+test('once the lead locks the rater, the window learns it while reading: no reveal, no reopen offered', async () => {
   await api(server.base, 'PUT', `/api/studies/${study}/raters/${RATER}/reveal-lock`, leadToken, { locked: true })
   const second = cases[1]
   await submitCase(second)
   await waitSynced('the second case’s submits')
-  await openFromQueue(browser, second.assignments[0], 'reveal-truth')
-  // The submitted rating is not offered Reopen, which the server would refuse: the lead's lock
-  // is shown instead, as the server's item says it.
+  await openFromQueue(browser, second.assignments[0], 'rating-comment')
+  // Nobody reopens the study: the sync worker's refresh brings the lead's lock (within its 30 s),
+  // and the open item shows it instead of Reopen and "Show the ground truth".
   const locked = await $(testid('rating-locked'))
-  await locked.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the lead’s lock is not shown' })
-  assert.equal(await locked.getAttribute('data-lock'), 'locked_by_lead')
+  await browser.waitUntil(async () => (await locked.isExisting()) && (await locked.getAttribute('data-lock')) === 'locked_by_lead', {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the lead’s lock never reached the open item',
+  })
   assert.match(await locked.getText(), /study lead has locked your submitted ratings/)
   assert.equal(await $(testid('reopen')).isExisting(), false, 'Reopen is offered to a rater the lead locked')
-  await showTruth()
-  const problem = await revealProblem()
-  assert.match(problem, /the study lead has closed the ground truth to you/, problem)
-  assert.equal(await $(testid('revealed-truth')).isExisting(), false)
-  // Nothing recorded here: the rating may still be reopened once the lead opens it again.
+  assert.equal(await $(testid('reveal-truth')).isExisting(), false, '"Show the ground truth" is offered to a locked rater')
+  assert.match(await $(testid('truth-closed')).getText(), /study lead has closed the ground truth to you/)
+  // Kept here: the backend refuses both with no server asked, in the server's words.
+  const reveal = await invoke(browser, 'reveal_ground_truth', { assignmentId: second.assignments[0] })
+  assert.equal(reveal.failure?.code, 'refused', JSON.stringify(reveal))
+  assert.match(reveal.failure.message, /the study lead has closed the ground truth to you for this study/)
+  const reopen = await invoke(browser, 'reopen_rating', { madeAs: raterId, assignment: second.assignments[0] })
+  assert.equal(reopen.failure?.code, 'refused', JSON.stringify(reopen))
+  assert.match(reopen.failure.message, /study lead has locked your submitted ratings/)
+  // Nothing recorded as seen: the rating may still be reopened once the lead opens it again.
   assert.equal(rows(`SELECT count(*) AS n FROM audit_log WHERE action = 'ground_truth.revealed'`)[0].n, 1)
-  await $(testid('reveal-problem')).scrollIntoView({ block: 'center' })
+  assert.equal(rows(`SELECT reveal_locked FROM team_server_word`)[0].reveal_locked, 1)
+  await $(testid('truth-closed')).scrollIntoView({ block: 'center' })
   await shot('3-locked-by-lead')
 })
 

@@ -5,7 +5,13 @@
 
 import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
-import { commands, type Resolution, type Rubric_Deserialize, type SyncStatus_Serialize as SyncStatus } from './bindings'
+import {
+  commands,
+  type Resolution,
+  type Rubric_Deserialize,
+  type SyncStatus_Serialize as SyncStatus,
+  type TeamNews_Serialize as TeamNews,
+} from './bindings'
 import type { CalibrationHeadline, CalibrationProgress, CalibrationView, ExportFormat } from './lib/calibration/report'
 import type {
   CuratedTruth,
@@ -277,6 +283,11 @@ export const teamResolveConflict = (assignment: number, resolution: Resolution) 
   call(commands.teamResolveConflict(assignment, resolution))
 export function onTeamSync(handler: (status: SyncStatus) => void): Promise<UnlistenFn> {
   return listen<SyncStatus>('team-sync', (event) => handler(event.payload))
+}
+/** What the sync worker's refresh brought while a rater reads: the lead's lock, reveals made
+ * elsewhere, a rubric taken from the server, items added to the queue. */
+export function onTeamNews(handler: (news: TeamNews) => void): Promise<UnlistenFn> {
+  return listen<TeamNews>('team-news', (event) => handler(event.payload))
 }
 export function onTeamDownload(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
   return listen<WorkProgress>('team-download', (event) => handler(event.payload))

@@ -158,9 +158,9 @@ export const commands = {
 	ensureDemoQueue: () => __TAURI_INVOKE<PlanSummary_Serialize | null>("ensure_demo_queue"),
 	readingQueue: (studyId: string) => __TAURI_INVOKE<QueueItem_Serialize[]>("reading_queue", { studyId }),
 	/**
-	 *  The reader's item. A submitted one read from the team server is also asked of the server,
-	 *  which knows what this computer may not (the study lead's lock, a reveal made elsewhere), so
-	 *  the screen offers no reopen the server would refuse (`reading::with_server_locks`).
+	 *  The reader's item. For an item read from the team server, what the server said of it (the
+	 *  study lead's lock, a reveal made from another computer) is what the sync worker last learned
+	 *  and kept in the study's database: the item is read here alone, with no request on the way.
 	 */
 	readingItem: (assignment: number) => __TAURI_INVOKE<ReadingItem_Serialize>("reading_item", { assignment }),
 	saveRating: (madeAs: number, assignment: number, edit: RatingEdit_Deserialize) => __TAURI_INVOKE<EditAck>("save_rating", { madeAs, assignment, edit }),
@@ -188,7 +188,7 @@ export const commands = {
 	 *  Logs in to `server` (http or https, no credentials in it) as `username`. The password is sent
 	 *  once and kept nowhere; the session's token is saved in a file only this user can read.
 	 */
-	teamLogin: (server: string, username: string, password: string) => __TAURI_INVOKE<TeamAccount>("team_login", { server, username, password }),
+	teamLogin: (server: string, username: string, password: string) => __TAURI_INVOKE<TeamAccount_Serialize>("team_login", { server, username, password }),
 	/**
 	 *  Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
 	 *  server forgets the token and its file is deleted. Reachable or not, the file goes.
@@ -201,9 +201,12 @@ export const commands = {
 	 *  (progress as [`DOWNLOAD_EVENT`]s carrying `request`; `team_cancel_download` stops it before it
 	 *  writes); after that, the queue already there is read, with or without the network, and when
 	 *  the server's queue holds assignments it lacks (a top-up), the package is downloaded again and
-	 *  adds them after the existing items, and when the lead moved the server's rubric on, the
-	 *  server's current rubric is taken here ([`follow_rubric`]). They become the reader, and the
-	 *  sync worker starts. A lead: nothing to download; the window shows the dashboard.
+	 *  adds them after the existing items. What the server says of the study (the lead's lock,
+	 *  reveals made elsewhere, its rubric version) is taken in (`cases::app::team::learn_from_server`)
+	 *  and, when the lead moved the rubric on, the server's current rubric is taken here
+	 *  ([`follow_rubric`]). They become the reader, and the sync worker starts, which keeps all of
+	 *  this up while they read (`teamclient::sync`, its refresh). A lead: nothing to download; the
+	 *  window shows the dashboard.
 	 */
 	teamOpenStudy: (studyId: string, request: number | null) => __TAURI_INVOKE<TeamOpened_Serialize>("team_open_study", { studyId, request }),
 	/**  Stops the download or import under way; whether there was one. */
@@ -994,10 +997,42 @@ export type MarkKind =
 "freehand";
 
 /**  One study the account has a role in. */
-export type Membership = {
+export type Membership = Membership_Serialize | Membership_Deserialize;
+
+/**  One study the account has a role in. */
+export type Membership_Deserialize = {
 	study_id: string,
 	title: string,
 	role: TeamRole,
+	/**
+	 *  The study lead closed the ground truth to this account, and with it reopening what it
+	 *  submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
+	 */
+	reveal_locked?: boolean,
+	/**
+	 *  The study's current rubric version, so a rater's app can tell whether it must take the
+	 *  server's rubric before reading. Absent from an older server and from an invitation's
+	 *  answer.
+	 */
+	rubric_version?: number | null,
+};
+
+/**  One study the account has a role in. */
+export type Membership_Serialize = {
+	study_id: string,
+	title: string,
+	role: TeamRole,
+	/**
+	 *  The study lead closed the ground truth to this account, and with it reopening what it
+	 *  submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
+	 */
+	reveal_locked: boolean,
+	/**
+	 *  The study's current rubric version, so a rater's app can tell whether it must take the
+	 *  server's rubric before reading. Absent from an older server and from an invitation's
+	 *  answer.
+	 */
+	rubric_version: number | null,
 };
 
 /**
@@ -1756,6 +1791,33 @@ export type SeriesView = {
 	n_images: number,
 };
 
+/**  What one reading of the server changed here, or asks of the app. */
+export type ServerNews = ServerNews_Serialize | ServerNews_Deserialize;
+
+/**  What one reading of the server changed here, or asks of the app. */
+export type ServerNews_Deserialize = {
+	/**  The study lead's lock changed: `true` now closed, `false` opened again. */
+	lock_changed?: boolean | null,
+	/**  Reveals the server holds (made from another computer) newly recorded here. */
+	reveals_recorded: number,
+	/**  Items of the rater's queue on the server this database lacks: the lead topped it up. */
+	items_missing: number,
+	/**  The server's current rubric version, when it is not the one this computer last took. */
+	rubric_behind?: number | null,
+};
+
+/**  What one reading of the server changed here, or asks of the app. */
+export type ServerNews_Serialize = {
+	/**  The study lead's lock changed: `true` now closed, `false` opened again. */
+	lock_changed: boolean | null,
+	/**  Reveals the server holds (made from another computer) newly recorded here. */
+	reveals_recorded: number,
+	/**  Items of the rater's queue on the server this database lacks: the lead topped it up. */
+	items_missing: number,
+	/**  The server's current rubric version, when it is not the one this computer last took. */
+	rubric_behind: number | null,
+};
+
 export type Sex = "F" | "M" | 
 /**  Other or not recorded. */
 "O";
@@ -2006,11 +2068,48 @@ export type TaxonomyCategory = {
 };
 
 /**  Who is logged in, where, and their studies there with their role in each. */
-export type TeamAccount = {
+export type TeamAccount = TeamAccount_Serialize | TeamAccount_Deserialize;
+
+/**  Who is logged in, where, and their studies there with their role in each. */
+export type TeamAccount_Deserialize = {
 	server: string,
 	username: string,
 	site: string,
-	studies: Membership[],
+	studies: Membership_Deserialize[],
+};
+
+/**  Who is logged in, where, and their studies there with their role in each. */
+export type TeamAccount_Serialize = {
+	server: string,
+	username: string,
+	site: string,
+	studies: Membership_Serialize[],
+};
+
+/**
+ *  What the server changed for a study being read here, once it is taken in: the study lead's
+ *  lock, reveals made elsewhere, a new rubric, items added to the queue (`added`).
+ */
+export type TeamNews = TeamNews_Serialize | TeamNews_Deserialize;
+
+/**
+ *  What the server changed for a study being read here, once it is taken in: the study lead's
+ *  lock, reveals made elsewhere, a new rubric, items added to the queue (`added`).
+ */
+export type TeamNews_Deserialize = {
+	study_id: string,
+	news: ServerNews_Deserialize,
+	added: number,
+};
+
+/**
+ *  What the server changed for a study being read here, once it is taken in: the study lead's
+ *  lock, reveals made elsewhere, a new rubric, items added to the queue (`added`).
+ */
+export type TeamNews_Serialize = {
+	study_id: string,
+	news: ServerNews_Serialize,
+	added: number,
 };
 
 /**
@@ -2073,7 +2172,7 @@ export type TeamStart = TeamStart_Serialize | TeamStart_Deserialize;
  */
 export type TeamStart_Deserialize = {
 	server?: string | null,
-	account?: TeamAccount | null,
+	account?: TeamAccount_Deserialize | null,
 };
 
 /**
@@ -2082,7 +2181,7 @@ export type TeamStart_Deserialize = {
  */
 export type TeamStart_Serialize = {
 	server: string | null,
-	account: TeamAccount | null,
+	account: TeamAccount_Serialize | null,
 };
 
 /**  A part of a case that a person has to complete or check before the study runs. */
