@@ -1229,7 +1229,7 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
     conn.execute_batch("DROP TABLE series_geometry").unwrap();
     // What the later migrations that are not re-runnable added (the N/A column, the plan
     // top-ups' columns and tables, the rubric versions, the server links of package items, the
-    // team server's outbox and its conflicts' resolutions),
+    // team server's outbox and its conflicts' resolutions, what a rater's copy learned from it),
     // undone so they run again.
     conn.execute_batch(
         "ALTER TABLE ratings DROP COLUMN not_applicable_json;
@@ -1244,7 +1244,8 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
          DROP INDEX rater_package_items_by_server_assignment;
          ALTER TABLE rater_package_items DROP COLUMN server_assignment;
          DROP TABLE team_resolutions;
-         DROP TABLE team_outbox;",
+         DROP TABLE team_outbox;
+         DROP TABLE team_server_word;",
     )
     .unwrap();
     conn.pragma_update(None, "user_version", version).unwrap();

@@ -1526,6 +1526,24 @@ fn keeping_the_servers_rating_keeps_a_reveal_the_server_recorded_and_so_its_lock
     store.reopen_rating(rater, not_revealed).unwrap();
 }
 
+/// A rater's database read from the server with every response of their first case submitted,
+/// the rater the session's reader: the first assignment and the reader.
+fn first_case_submitted_in_server_mode() -> (Lead, Store, i64, i64, cases::app::ReaderSession) {
+    let (lead, mut store, rater, queue) = server_mode();
+    let assignment = queue[0];
+    for on_case in on_same_case(&store, rater, assignment) {
+        let rating = complete_rating(&mut store, rater, on_case, "read here");
+        store.save_rating(rater, on_case, &rating).unwrap();
+        store.submit_rating(rater, on_case).unwrap();
+    }
+    store.set_current_rater(rater).unwrap();
+    let reader = cases::app::Session::current(&store)
+        .unwrap()
+        .reader()
+        .unwrap();
+    (lead, store, rater, assignment, reader)
+}
+
 #[test]
 fn what_the_server_says_of_a_study_locks_its_items_here_offline_too() {
     // (revealed on the server at, locked by the lead, the reopen refused for)
@@ -1536,18 +1554,7 @@ fn what_the_server_says_of_a_study_locks_its_items_here_offline_too() {
         (true, true, Some("lead")),
     ];
     for (revealed_elsewhere, locked, expected) in table {
-        let (_lead, mut store, rater, queue) = server_mode();
-        let assignment = queue[0];
-        for on_case in on_same_case(&store, rater, assignment) {
-            let rating = complete_rating(&mut store, rater, on_case, "read here");
-            store.save_rating(rater, on_case, &rating).unwrap();
-            store.submit_rating(rater, on_case).unwrap();
-        }
-        store.set_current_rater(rater).unwrap();
-        let reader = cases::app::Session::current(&store)
-            .unwrap()
-            .reader()
-            .unwrap();
+        let (_lead, mut store, rater, assignment, reader) = first_case_submitted_in_server_mode();
         let server_assignment = cases::package::server_link(&store, assignment)
             .unwrap()
             .unwrap()
@@ -1629,18 +1636,7 @@ fn what_the_server_says_of_a_study_locks_its_items_here_offline_too() {
 
 #[test]
 fn the_lead_opening_the_lock_again_lets_a_reopen_through_and_items_missing_are_counted() {
-    let (_lead, mut store, rater, queue) = server_mode();
-    let assignment = queue[0];
-    for on_case in on_same_case(&store, rater, assignment) {
-        let rating = complete_rating(&mut store, rater, on_case, "read here");
-        store.save_rating(rater, on_case, &rating).unwrap();
-        store.submit_rating(rater, on_case).unwrap();
-    }
-    store.set_current_rater(rater).unwrap();
-    let reader = cases::app::Session::current(&store)
-        .unwrap()
-        .reader()
-        .unwrap();
+    let (_lead, mut store, rater, assignment, reader) = first_case_submitted_in_server_mode();
     let membership = |locked| Membership {
         study_id: DEMO_STUDY_ID.into(),
         title: "t".into(),

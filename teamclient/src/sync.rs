@@ -92,7 +92,7 @@ impl LocalCopy for std::sync::Mutex<cases::store::Store> {
         outbox::status(&lock(self)).map_err(|e| e.to_string())
     }
     fn studies(&self) -> Result<Vec<String>, String> {
-        studies_from_server(&lock(self)).map_err(|e| e.to_string())
+        on_store::studies(&lock(self)).map_err(|e| e.to_string())
     }
     fn learn(
         &self,
@@ -100,43 +100,69 @@ impl LocalCopy for std::sync::Mutex<cases::store::Store> {
         membership: &Membership,
         queue: &[QueueEntry],
     ) -> Result<ServerNews, String> {
-        let mut store = lock(self);
-        let reader = cases::app::Session::current(&store)
-            .and_then(|s| s.reader())
-            .map_err(|e| e.to_string())?;
-        cases::app::team::learn_from_server(&mut store, &reader, study, membership, queue)
-            .map_err(|e| e.to_string())
+        on_store::learn(&mut lock(self), study, membership, queue).map_err(|e| e.to_string())
     }
     fn follow_rubric(&self, study: &str, rubric: &Rubric, version: u32) -> Result<bool, String> {
-        let mut store = lock(self);
-        let reader = cases::app::Session::current(&store)
-            .and_then(|s| s.reader())
-            .map_err(|e| e.to_string())?;
-        cases::app::team::follow_server_rubric(&mut store, &reader, study, rubric, Some(version))
-            .map(|saved| saved.is_some())
-            .map_err(|e| e.to_string())
+        on_store::follow_rubric(&mut lock(self), study, rubric, version).map_err(|e| e.to_string())
     }
-    fn top_up_file(&self, study: &str) -> Result<PathBuf, String> {
-        Ok(lock(self)
-            .path()
-            .with_extension(format!("{study}.top-up.tar")))
+    fn top_up_file(&self, _study: &str) -> Result<PathBuf, String> {
+        Ok(lock(self).path().with_extension("top-up.tar"))
     }
     fn import_top_up(&self, _study: &str, package: &Path) -> Result<u32, String> {
-        cases::package::import_rater_package(&mut lock(self), package, &cases::progress::NoProgress)
-            .map(|imported| imported.items)
-            .map_err(|e| e.to_string())
+        let path = lock(self).path().to_path_buf();
+        on_store::import_top_up(&path, package).map_err(|e| e.to_string())
     }
 }
 
-/// The studies of `store` read from the team server (their items link to the server's).
-pub fn studies_from_server(store: &cases::store::Store) -> cases::Result<Vec<String>> {
-    let mut studies = Vec::new();
-    for study in store.studies()? {
-        if !cases::package::server_links(store, &study.id)?.is_empty() {
-            studies.push(study.id);
+/// The local copy's steps on a store, as the session's reader: what each [`LocalCopy`] calls,
+/// whoever holds the store.
+pub mod on_store {
+    use super::{Membership, QueueEntry, ServerNews};
+    use cases::model::Rubric;
+    use cases::store::Store;
+    use std::path::Path;
+
+    /// The studies of `store` read from the team server (their items link to the server's).
+    pub fn studies(store: &Store) -> cases::Result<Vec<String>> {
+        let mut studies = Vec::new();
+        for study in store.studies()? {
+            if !cases::package::server_links(store, &study.id)?.is_empty() {
+                studies.push(study.id);
+            }
         }
+        Ok(studies)
     }
-    Ok(studies)
+
+    pub fn learn(
+        store: &mut Store,
+        study: &str,
+        membership: &Membership,
+        queue: &[QueueEntry],
+    ) -> cases::Result<ServerNews> {
+        let reader = cases::app::Session::current(store)?.reader()?;
+        cases::app::team::learn_from_server(store, &reader, study, membership, queue)
+    }
+
+    pub fn follow_rubric(
+        store: &mut Store,
+        study: &str,
+        rubric: &Rubric,
+        version: u32,
+    ) -> cases::Result<bool> {
+        let reader = cases::app::Session::current(store)?.reader()?;
+        cases::app::team::follow_server_rubric(store, &reader, study, rubric, Some(version))
+            .map(|saved| saved.is_some())
+    }
+
+    /// Imports a top-up into the database at `database` on a connection of its own, not the
+    /// reader's: the package's images are unpacked and checked before its one write
+    /// transaction, and the rater reads and saves meanwhile (a save waits for that commit at
+    /// most: SQLite's WAL and busy timeout). The number of items added.
+    pub fn import_top_up(database: &Path, package: &Path) -> cases::Result<u32> {
+        let mut store = Store::open(database)?;
+        cases::package::import_rater_package(&mut store, package, &cases::progress::NoProgress)
+            .map(|imported| imported.items)
+    }
 }
 
 fn lock(

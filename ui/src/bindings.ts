@@ -1802,7 +1802,10 @@ export type ServerNews_Deserialize = {
 	reveals_recorded: number,
 	/**  Items of the rater's queue on the server this database lacks: the lead topped it up. */
 	items_missing: number,
-	/**  The server's current rubric version, when it is not the one this computer last took. */
+	/**
+	 *  The server's current rubric version, when it is not the one this computer last took (the
+	 *  sync worker then takes it, and tells the window only when that changed the rubric here).
+	 */
 	rubric_behind?: number | null,
 };
 
@@ -1814,7 +1817,10 @@ export type ServerNews_Serialize = {
 	reveals_recorded: number,
 	/**  Items of the rater's queue on the server this database lacks: the lead topped it up. */
 	items_missing: number,
-	/**  The server's current rubric version, when it is not the one this computer last took. */
+	/**
+	 *  The server's current rubric version, when it is not the one this computer last took (the
+	 *  sync worker then takes it, and tells the window only when that changed the rubric here).
+	 */
 	rubric_behind: number | null,
 };
 

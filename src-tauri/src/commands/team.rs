@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use teamclient::sync::{LocalCopy, SyncControl, SyncState, SyncStatus};
+use teamclient::sync::{on_store, LocalCopy, SyncControl, SyncState, SyncStatus};
 use teamclient::{
     check_segment, ClientError, Me, Membership, Progress, QueueEntry, ServerUrl, Session,
     SessionFiles, TeamClient,
@@ -802,7 +802,7 @@ impl<R: Runtime> LocalCopy for OpenStore<R> {
         self.with(|store| outbox::status(store))
     }
     fn studies(&self) -> Result<Vec<String>, String> {
-        self.with(|store| teamclient::sync::studies_from_server(store))
+        self.with(|store| on_store::studies(store))
     }
     fn learn(
         &self,
@@ -810,10 +810,7 @@ impl<R: Runtime> LocalCopy for OpenStore<R> {
         membership: &Membership,
         queue: &[QueueEntry],
     ) -> Result<ServerNews, String> {
-        self.with(|store| {
-            let reader = cases::app::Session::current(store)?.reader()?;
-            cases::app::team::learn_from_server(store, &reader, study, membership, queue)
-        })
+        self.with(|store| on_store::learn(store, study, membership, queue))
     }
     fn follow_rubric(
         &self,
@@ -821,20 +818,14 @@ impl<R: Runtime> LocalCopy for OpenStore<R> {
         rubric: &cases::model::Rubric,
         version: u32,
     ) -> Result<bool, String> {
-        self.with(|store| {
-            let reader = cases::app::Session::current(store)?.reader()?;
-            cases::app::team::follow_server_rubric(store, &reader, study, rubric, Some(version))
-                .map(|saved| saved.is_some())
-        })
+        self.with(|store| on_store::follow_rubric(store, study, rubric, version))
     }
     fn top_up_file(&self, _study: &str) -> Result<PathBuf, String> {
         self.with(|store| Ok(store.path().with_extension("top-up.tar")))
     }
     fn import_top_up(&self, _study: &str, package: &Path) -> Result<u32, String> {
-        self.with(|store| {
-            cases::package::import_rater_package(store, package, &cases::progress::NoProgress)
-                .map(|imported| imported.items)
-        })
+        let database = self.with(|store| Ok(store.path().to_path_buf()))?;
+        on_store::import_top_up(&database, package).map_err(|e| e.to_string())
     }
     fn announce_news(&self, study: &str, news: &ServerNews, added: u32) {
         let news = TeamNews {
