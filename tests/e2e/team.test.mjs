@@ -200,6 +200,40 @@ test('a top-up by the lead reaches the queue while the rater reads, with nobody 
   assert.equal(applied, distinct)
 })
 
+test('a rubric the lead moves on reaches the item open in the window: said, and the dropped dimension gone', async () => {
+  const leadDb = join(work, 'study.sqlite')
+  // The lead drops the rubric's last dimension in their database, as a new version (the first
+  // was copied to the server), and copies the study to the server again.
+  const dropped = execFileSync('python3', ['-c', `
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+key, text = c.execute("SELECT id, rubric_json FROM studies WHERE study_id = ?", (sys.argv[2],)).fetchone()
+rubric = json.loads(text)
+dropped = rubric["dimensions"].pop()["id"]
+text = json.dumps(rubric)
+c.execute("INSERT INTO rubric_versions (study, version, rubric_json, created_at) VALUES (?, 2, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", (key, text))
+c.execute("UPDATE studies SET rubric_json = ?, rubric_version = 2 WHERE id = ?", (text, key))
+c.commit()
+print(dropped)`, leadDb, study], { encoding: 'utf8' }).trim()
+  const imported = JSON.parse(execFileSync(CLI, ['server-import', '--database', cluster.url, '--db', leadDb, '--study', study], { encoding: 'utf8' }))
+  assert.equal(imported.rubric_version, 2, JSON.stringify(imported))
+  // Nobody reopens the study: the refresh takes the server's rubric, the open item is saved and
+  // read again under it, and the screen says so.
+  const notice = await $(testid('team-notice'))
+  await browser.waitUntil(async () => /changed the rubric \(version 2 on the team server\)/.test(await notice.getText().catch(() => '')), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the window never said the rubric changed',
+  })
+  await $(testid('rubric')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  assert.equal(await $(`[data-testid="rubric-row"][data-row="${dropped}"]`).isExisting(), false, `${dropped} is still offered`)
+  assert.equal(await $(testid('rating-comment')).getValue(), 'Item 2, read offline.', 'the draft read again is the one kept')
+  const teamDb = readdirSync(dirname(DB)).find((f) => /^team-[0-9a-f]+(-[0-9a-f]+)?\.sqlite$/.test(f))
+  const held = execFileSync('python3', ['-c', `import json, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(json.dumps([d["id"] for d in json.loads(c.execute("SELECT rubric_json FROM studies").fetchone()[0])["dimensions"]]), c.execute("SELECT server_rubric_version FROM team_server_word").fetchone()[0])`, join(dirname(DB), teamDb)], { encoding: 'utf8' }).trim()
+  assert.ok(!held.includes(`"${dropped}"`) && held.endsWith(' 2'), held)
+  await notice.scrollIntoView({ block: 'center' })
+  await shot('5c-rubric-moved-on')
+})
+
 test("the lead's dashboard in the window shows the three ratings", async () => {
   await $(testid('team-open')).click()
   await $(testid('team-logout')).click()
