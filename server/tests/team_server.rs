@@ -1912,7 +1912,8 @@ fn a_curators_copy_takes_in_the_cases_the_lead_added_on_the_server_and_keeps_wha
 
     // The copy downloaded again keeps the one here up: the new case with its series' geometry
     // and ground truth, every case held with the key it had, the curator still acting, every
-    // image still the one imported, and the audit chain whole.
+    // image the one imported, read from the new download (the first one's folder is gone), and
+    // the audit chain whole.
     let second_package = work.path().join("curation-2.tar");
     download_curation_copy(&t.http, &t.curator, &second_package);
     let second =
@@ -1922,6 +1923,7 @@ fn a_curators_copy_takes_in_the_cases_the_lead_added_on_the_server_and_keeps_wha
         (first.cases + 1, 1),
         "{second:?}"
     );
+    assert!(second.images_dir.is_dir() && !first.images_dir.exists());
     let now = case_keys(&store);
     for (case_id, key) in &held {
         assert_eq!(now.get(case_id), Some(key), "{case_id} kept its key");

@@ -15,7 +15,8 @@
 //! copy lacks and keeps the keys of those it holds, so nothing recorded here against a case
 //! moves; a case's ground truth follows the server's current one (the bundle import's rule: only
 //! a ground truth the bundle brought is replaced). The curation versions themselves live on the
-//! server, and the form's unsaved edits in the window, keyed by case id.
+//! server, and the form's unsaved edits in the window, keyed by case id. The earlier package's
+//! images folder, referenced by nothing once the new one is imported, is removed.
 
 use super::archive::PackageWriter;
 use super::rater::{write_case, CaseTruth};
@@ -325,6 +326,15 @@ pub fn import_curation_package(
         })
     })?;
     progress.advance(1);
+    // The study's images are this package's now (its `bundle_dir` moved on): an earlier
+    // package's folder is referenced by nothing here, and left, every case added would keep
+    // another whole copy of the study's images. Best effort: a folder left behind is only space.
+    let earlier: Vec<PathBuf> = held
+        .iter()
+        .flat_map(|copy| &copy.packages)
+        .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+        .map(|id| unpacked.images_dir_of(id))
+        .collect();
     let imported = CurationPackageImport {
         package_id: unpacked.package_id.clone(),
         study_id: manifest.study_id,
@@ -334,5 +344,8 @@ pub fn import_curation_package(
         images_dir: unpacked.images_dir(),
     };
     unpacked.keep();
+    for dir in earlier {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     Ok(imported)
 }
