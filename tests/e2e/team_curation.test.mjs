@@ -7,7 +7,8 @@
 // With the relay cut, a save says the server cannot be reached and keeps the edits too. B submits
 // their version, A reviews and finalises it in the window, and the lead's ground-truth endpoint
 // returns it. The lead then adds a case and copies the study onto the server again: A opens the
-// study again and the copy takes the case in, the window saying so. Run through scripts/e2e.sh.
+// study again and the copy takes the case in, the window saying so; offline, it opens as it is.
+// Run through scripts/e2e.sh.
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -263,4 +264,28 @@ test('a case the lead adds on the server reaches A’s copy when A opens the stu
     { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the viewer never showed the added case’s images' },
   )
   await shot('8-case-added')
+})
+
+test('offline, A opens the study again: the copy here opens as it is, its versions waiting for the server', async () => {
+  const held = (await browser.$$(testid('curation-case'))).length
+  relay.block(true)
+  try {
+    await $(testid('team-open')).click()
+    const row = await $(`[data-testid="team-study"][data-study="${study}"]`)
+    await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list did not come back' })
+    await row.$(testid('team-study-open')).click()
+    await $(testid('team-view')).waitForExist({ reverse: true, timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the copy did not open offline' })
+    assert.match(await $(testid('mode-curation')).getAttribute('class'), /\bactive\b/)
+    assert.equal((await browser.$$(testid('curation-case'))).length, held)
+    // The versions are the server's: the case's form says it cannot read them now.
+    await browser.waitUntil(async () => /The team server cannot be reached/.test(await $('body').getText()), {
+      timeout: LOAD_TIMEOUT_MS,
+      timeoutMsg: 'the curation screen never said the server cannot be reached',
+    })
+    assert.equal(await $(testid('team-added')).isExisting(), false, 'nothing was added')
+    assert.equal(await currentRater(browser), CURATOR_A)
+    await shot('9-offline-reopened')
+  } finally {
+    relay.block(false)
+  }
 })
