@@ -261,6 +261,24 @@ struct Plan {
     new_ratings: BTreeMap<(i64, String), PendingRating>,
 }
 
+/// A row's score cell, read once: a score, or `NA` (the dimension marked not applicable).
+#[derive(Clone, Copy)]
+enum ScoreCell {
+    /// NaN when the cell is no number: then on no scale.
+    Score(f64),
+    NotApplicable,
+}
+
+impl ScoreCell {
+    fn read(cell: &str) -> ScoreCell {
+        if is_not_applicable_score(cell) {
+            ScoreCell::NotApplicable
+        } else {
+            ScoreCell::Score(cell.parse().unwrap_or(f64::NAN))
+        }
+    }
+}
+
 fn check_rows(
     file: &str,
     rows: &[Row],
@@ -333,63 +351,67 @@ fn check_rows(
             problem(line, "dimension", format!("`{item}`: {}", refused.message));
             continue;
         }
-        if is_not_applicable_score(field("score")) {
-            // The gate refused `NA` on `overall`; whether the rubric allows the mark on this
-            // dimension for this task is the rating rules' to say, as for a mark in the app.
-            let marked = RatingEdit {
-                overall: None,
-                dimensions: BTreeMap::new(),
-                not_applicable: BTreeSet::from([dimension.to_owned()]),
-                correctness: None,
-                confidence: None,
-                comment: String::new(),
-                seconds_on_task: 0.0,
-            };
-            let refused = family
-                .map(|family| rules::rating_violations(rubric, family, &marked))
-                .unwrap_or_default();
-            if let Some(refused) = refused.first() {
-                problem(line, "score", format!("`{item}`: {}", refused.message));
-                continue;
+        let cell = ScoreCell::read(field("score"));
+        match cell {
+            ScoreCell::NotApplicable => {
+                // The gate refused `NA` on `overall`; whether the rubric allows the mark on this
+                // dimension for this task is the rating rules' to say, as for a mark in the app.
+                let marked = RatingEdit {
+                    overall: None,
+                    dimensions: BTreeMap::new(),
+                    not_applicable: BTreeSet::from([dimension.to_owned()]),
+                    correctness: None,
+                    confidence: None,
+                    comment: String::new(),
+                    seconds_on_task: 0.0,
+                };
+                let refused = family
+                    .map(|family| rules::rating_violations(rubric, family, &marked))
+                    .unwrap_or_default();
+                if let Some(refused) = refused.first() {
+                    problem(line, "score", format!("`{item}`: {}", refused.message));
+                    continue;
+                }
+                if view.graders.contains(rater) {
+                    problem(
+                        line,
+                        "rater",
+                        format!(
+                            "`{rater}` is a grader: its scores come from grader.jsonl, and `NA` \
+                             marks a clinician's rating"
+                        ),
+                    );
+                    continue;
+                }
             }
-            if view.graders.contains(rater) {
-                problem(
-                    line,
-                    "rater",
-                    format!(
-                        "`{rater}` is a grader: its scores come from grader.jsonl, and `NA` \
-                         marks a clinician's rating"
-                    ),
-                );
-                continue;
+            ScoreCell::Score(score) => {
+                if !scale.admits(score) {
+                    problem(
+                        line,
+                        "score",
+                        format!(
+                            "{score} is not on the `{dimension}` scale ({} to {} in steps of {})",
+                            scale.min, scale.max, scale.step
+                        ),
+                    );
+                    continue;
+                }
+                if view.graders.contains(rater) {
+                    if check_grader_row(
+                        view,
+                        response,
+                        rater,
+                        item,
+                        dimension,
+                        score,
+                        line,
+                        &mut problem,
+                    ) {
+                        summary.grader_rows_checked += 1;
+                    }
+                    continue;
+                }
             }
-        }
-        let score: f64 = field("score").parse().unwrap_or(f64::NAN);
-        if !is_not_applicable_score(field("score")) && !scale.admits(score) {
-            problem(
-                line,
-                "score",
-                format!(
-                    "{score} is not on the `{dimension}` scale ({} to {} in steps of {})",
-                    scale.min, scale.max, scale.step
-                ),
-            );
-            continue;
-        }
-        if view.graders.contains(rater) {
-            if check_grader_row(
-                view,
-                response,
-                rater,
-                item,
-                dimension,
-                score,
-                line,
-                &mut problem,
-            ) {
-                summary.grader_rows_checked += 1;
-            }
-            continue;
         }
         let role = field(ROLE_COLUMN);
         if !role.is_empty()
@@ -406,12 +428,14 @@ fn check_rows(
                 item: item.to_owned(),
                 ..Default::default()
             });
-        if is_not_applicable_score(field("score")) {
-            rating.not_applicable.insert(dimension.to_owned());
-        } else if dimension == "overall" {
-            rating.overall = Some(score);
-        } else {
-            rating.dimensions.insert(dimension.to_owned(), score);
+        match cell {
+            ScoreCell::NotApplicable => {
+                rating.not_applicable.insert(dimension.to_owned());
+            }
+            ScoreCell::Score(score) if dimension == "overall" => rating.overall = Some(score),
+            ScoreCell::Score(score) => {
+                rating.dimensions.insert(dimension.to_owned(), score);
+            }
         }
         rating.lines.insert(dimension.to_owned(), line);
     }

@@ -481,3 +481,138 @@ fn a_draft_holding_a_score_the_new_version_dropped_says_so_and_is_submitted_only
         .outdated_scores
         .is_empty());
 }
+
+/// A rating as the team server's `GET …/ratings` gives it to the lead, of the demo study's first
+/// response, rated `comment` by rater `rater-a`.
+fn server_rating(
+    store: &Store,
+    comment: &str,
+    version: i64,
+    updated_at: &str,
+    rubric_version: Option<u32>,
+) -> cases::app::team::TeamStudyRating {
+    let (case_id, task_id, model, sample) = rusqlite::Connection::open(store.path())
+        .unwrap()
+        .query_row(
+            "SELECT c.case_id, t.task_id, r.model, r.sample FROM responses r
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id ORDER BY r.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    cases::app::team::TeamStudyRating {
+        assignment: 41,
+        rater: "rater-a".into(),
+        site: "Hospital B".into(),
+        case_id,
+        task_id,
+        model,
+        sample,
+        status: cases::rating::RatingStatus::Draft,
+        version,
+        state: cases::app::team::TeamRatingState {
+            scores: commented(comment),
+            labels: Vec::new(),
+        },
+        updated_at: updated_at.into(),
+        submitted_at: None,
+        rubric_version,
+    }
+}
+
+#[test]
+fn a_pulled_rating_saved_again_under_a_newer_rubric_version_is_recorded_under_it() {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    store
+        .create_rater("rater-a", RaterRole::Neurologist, Some(4))
+        .unwrap();
+    let pull = |store: &mut Store, rating| {
+        cases::app::team::pull_ratings(store, &lead_session, DEMO_STUDY_ID, &[rating]).unwrap()
+    };
+    let counts = |report: &cases::app::team::PullReport| {
+        (
+            report.added,
+            report.updated,
+            report.unchanged,
+            report.conflicts.len(),
+        )
+    };
+
+    // Made under version 1 on the server and pulled.
+    let first = server_rating(
+        &store,
+        "kept as it was",
+        2,
+        "2026-11-20T10:00:00.000Z",
+        Some(1),
+    );
+    assert_eq!(counts(&pull(&mut store, first)), (1, 0, 0, 0));
+    assert_eq!(stored_versions(&store), [("kept as it was".into(), 1)]);
+
+    // The lead moves the rubric on; a rating is under version 1, so it is version 2.
+    let current = rubric::current(&store, &lead_session, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    let outcome = rubric::save(
+        &mut store,
+        &lead_session,
+        DEMO_STUDY_ID,
+        &described(&current, "reworded"),
+    )
+    .unwrap();
+    assert_eq!(saved(outcome).version, 2);
+
+    // The rater saves it again on the server, unchanged, now under version 2: the pull updates
+    // the version alone, audited as an update.
+    let again = server_rating(
+        &store,
+        "kept as it was",
+        3,
+        "2026-11-21T09:00:00.000Z",
+        Some(2),
+    );
+    assert_eq!(counts(&pull(&mut store, again.clone())), (0, 1, 0, 0));
+    assert_eq!(stored_versions(&store), [("kept as it was".into(), 2)]);
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let (action, before, after): (String, i64, i64) = conn
+        .query_row(
+            "SELECT action, json_extract(before_json, '$.rubric_version'),
+                 json_extract(after_json, '$.team_server.rubric_version')
+             FROM audit_log ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (action.as_str(), before, after),
+        ("pull rating (updated)", 1, 2)
+    );
+    assert!(matches!(
+        audit::verify(&conn).unwrap(),
+        Verdict::Intact { .. }
+    ));
+
+    // Pulled again: nothing new. From a server that sends no version, the content decides.
+    assert_eq!(counts(&pull(&mut store, again.clone())), (0, 0, 1, 0));
+    let unversioned = server_rating(
+        &store,
+        "kept as it was",
+        3,
+        "2026-11-21T09:00:00.000Z",
+        None,
+    );
+    assert_eq!(counts(&pull(&mut store, unversioned)), (0, 0, 1, 0));
+    assert_eq!(stored_versions(&store), [("kept as it was".into(), 2)]);
+
+    // A version change older than what the last pull wrote is a conflict, written nowhere.
+    let stale = server_rating(
+        &store,
+        "kept as it was",
+        2,
+        "2026-11-20T10:00:00.000Z",
+        Some(1),
+    );
+    assert_eq!(counts(&pull(&mut store, stale)), (0, 0, 0, 1));
+    assert_eq!(stored_versions(&store), [("kept as it was".into(), 2)]);
+}

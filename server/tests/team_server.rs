@@ -1782,10 +1782,19 @@ fn a_curators_copy_holds_every_case_with_its_ground_truth_and_geometry_and_no_mo
         "{refused}"
     );
 
-    // A copy is read in a database of its own: a second import refuses, writing nothing.
-    let again =
-        cases::package::import_curation_package(&mut store, &package, &NoProgress).unwrap_err();
-    assert!(again.to_string().contains("already holds study"), "{again}");
+    // A copy is read in a database of its own: the lead's database, which holds the study but
+    // not as a curator's copy, refuses it, writing nothing.
+    let lead_copy = work.path().join("lead-copy");
+    std::fs::create_dir_all(&lead_copy).unwrap();
+    std::fs::copy(&local, lead_copy.join("lead.sqlite")).unwrap();
+    let mut lead_store = Store::open(&lead_copy.join("lead.sqlite")).unwrap();
+    let refused = cases::package::import_curation_package(&mut lead_store, &package, &NoProgress)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("already holds study"),
+        "{refused}"
+    );
+    assert!(lead_store.raters().unwrap().is_empty());
     let audit: i64 = t
         .cluster
         .psql(
@@ -1799,6 +1808,169 @@ fn a_curators_copy_holds_every_case_with_its_ground_truth_and_geometry_and_no_mo
         audit, 1,
         "who took a copy of the ground truth is in the audit log"
     );
+}
+
+/// The curator's copy of the study as the server builds it now, written to `out`.
+fn download_curation_copy(http: &Http, who: &Person, out: &Path) {
+    let (status, bytes) = http
+        .raw(
+            "get",
+            &study_path("/curation-package"),
+            Some(&who.token),
+            "",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    std::fs::write(out, &bytes).unwrap();
+}
+
+/// Every case of the demo study in `store`: case id → row key.
+fn case_keys(store: &Store) -> BTreeMap<String, i64> {
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let mut stmt = conn.prepare("SELECT case_id, id FROM cases").unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_curators_copy_takes_in_the_cases_the_lead_added_on_the_server_and_keeps_what_it_holds() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let copy = work.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    let first_package = work.path().join("curation-1.tar");
+    download_curation_copy(&t.http, &t.curator, &first_package);
+    let mut store = Store::open(&copy.join("team.sqlite")).unwrap();
+    let first =
+        cases::package::import_curation_package(&mut store, &first_package, &NoProgress).unwrap();
+    assert_eq!(first.cases_added, first.cases);
+    let curator = store.raters().unwrap()[0].id;
+    store.set_current_rater(curator).unwrap();
+    let held = case_keys(&store);
+
+    // The same package again changes nothing.
+    let again =
+        cases::package::import_curation_package(&mut store, &first_package, &NoProgress).unwrap();
+    assert_eq!((again.cases, again.cases_added), (first.cases, 0));
+
+    // The lead adds a case (a copy of the bundle's first under a new id) to their database and
+    // copies the study onto the server again.
+    let bundle = work.path().join("demo");
+    let model_case = held.keys().next().unwrap();
+    let added_case = "added-later-01";
+    let added_dir = bundle.join("cases").join(added_case);
+    copy_tree(&bundle.join("cases").join(model_case), &added_dir);
+    let case_file = added_dir.join("case.json");
+    let mut case: Value = serde_json::from_slice(&std::fs::read(&case_file).unwrap()).unwrap();
+    case["id"] = json!(added_case);
+    std::fs::write(&case_file, serde_json::to_vec_pretty(&case).unwrap()).unwrap();
+    let local = work.path().join("local.sqlite");
+    let mut lead_store = Store::open(&local).unwrap();
+    cases::import::import_bundle_dir(&mut lead_store, &bundle, &NoProgress).unwrap();
+    drop(lead_store);
+    let imported = ok_json(&[
+        "import",
+        "--database",
+        &t.database,
+        "--db",
+        path_str(&local),
+        "--study",
+        DEMO_STUDY_ID,
+    ]);
+    assert_eq!(imported["cases_added"], 1, "{imported}");
+
+    // The server's curation list, what the app compares its copy with when it opens it, names
+    // the case the copy lacks.
+    let listed = t.http.expect(
+        200,
+        "get",
+        &study_path("/curation"),
+        Some(&t.curator.token),
+        None,
+    );
+    let missing: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case_id"].as_str().unwrap())
+        .filter(|id| !held.contains_key(*id))
+        .collect();
+    assert_eq!(missing, [added_case]);
+
+    // The copy downloaded again keeps the one here up: the new case with its series' geometry
+    // and ground truth, every case held with the key it had, the curator still acting, every
+    // image the one imported, read from the new download (the first one's folder is gone), and
+    // the audit chain whole.
+    let second_package = work.path().join("curation-2.tar");
+    download_curation_copy(&t.http, &t.curator, &second_package);
+    let second =
+        cases::package::import_curation_package(&mut store, &second_package, &NoProgress).unwrap();
+    assert_eq!(
+        (second.cases, second.cases_added),
+        (first.cases + 1, 1),
+        "{second:?}"
+    );
+    assert!(second.images_dir.is_dir() && !first.images_dir.exists());
+    let now = case_keys(&store);
+    for (case_id, key) in &held {
+        assert_eq!(now.get(case_id), Some(key), "{case_id} kept its key");
+    }
+    assert!(now.contains_key(added_case), "{now:?}");
+    assert_eq!(store.current_rater().unwrap().map(|r| r.id), Some(curator));
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let (series, geometry): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(g.series) FROM series s JOIN cases c ON s.case_ref = c.id
+             LEFT JOIN series_geometry g ON g.series = s.id WHERE c.case_id = ?1",
+            [added_case],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(series > 0);
+    assert_eq!(geometry, series, "the added case's geometry is stored");
+    let series_keys: Vec<i64> = conn
+        .prepare("SELECT id FROM series")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for key in series_keys {
+        store.series_files(key).unwrap().verify().unwrap();
+    }
+    let history = cases::curation::history(&store, DEMO_STUDY_ID, added_case).unwrap();
+    assert_eq!(
+        history[0].truth.diagnosis,
+        case["ground_truth"]["diagnosis"].as_str().unwrap()
+    );
+    assert!(matches!(
+        cases::store::audit::verify(&conn).unwrap(),
+        cases::store::audit::Verdict::Intact { .. }
+    ));
+    let imports: Vec<i64> = conn
+        .prepare(
+            "SELECT json_extract(after_json, '$.cases_added') FROM audit_log
+             WHERE action = 'import curation package' ORDER BY id",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(imports, [first.cases as i64, 1]);
 }
 
 /// Planted in the diagnosis of the version the test finalises.

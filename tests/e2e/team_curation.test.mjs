@@ -6,11 +6,14 @@
 // HTTP; A's next save is refused with the stale message naming B, and A's edits stay in the form.
 // With the relay cut, a save says the server cannot be reached and keeps the edits too. B submits
 // their version, A reviews and finalises it in the window, and the lead's ground-truth endpoint
-// returns it. Run through scripts/e2e.sh.
+// returns it. The lead then adds a case and copies the study onto the server again: A opens the
+// study again and the copy takes the case in, the window saying so; offline, it opens as it is.
+// Run through scripts/e2e.sh.
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -29,6 +32,7 @@ const LEAD_PASSWORD = 'the lead long password 42'
 const DIAGNOSIS_A = 'Diagnosis as curator A first saw it (e2e)'
 const DIAGNOSIS_B = 'Diagnosis as curator B saved it (e2e)'
 const DIAGNOSIS_A_AGAIN = 'Curator A’s second edit, not saved yet (e2e)'
+const ADDED_CASE = 'added-later-01'
 
 let browser
 let work
@@ -218,4 +222,70 @@ test('B submits; A reviews and finalises; the lead reads it as the ground truth'
   const finalised = (await serverHistory()).find((v) => v.version === 3)
   assert.equal(finalised.status, 'final')
   assert.ok(finalised.reviews.some((r) => r.by === CURATOR_A && r.decision === 'finalised'), JSON.stringify(finalised))
+})
+
+test('a case the lead adds on the server reaches A’s copy when A opens the study again', async () => {
+  // The lead adds a case (a copy of the bundle's first under a new id) to their database and
+  // copies the study onto the server again.
+  const bundleCases = join(work, 'demo', 'cases')
+  cpSync(join(bundleCases, readdirSync(bundleCases).sort()[0]), join(bundleCases, ADDED_CASE), { recursive: true })
+  const caseFile = join(bundleCases, ADDED_CASE, 'case.json')
+  writeFileSync(caseFile, JSON.stringify({ ...JSON.parse(readFileSync(caseFile, 'utf8')), id: ADDED_CASE }, null, 2))
+  const run = (...args) => execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  run('import', join(work, 'demo'), '--db', join(work, 'study.sqlite'))
+  const report = JSON.parse(run('server-import', '--database', cluster.url, '--db', join(work, 'study.sqlite'), '--study', study))
+  assert.equal(report.cases_added, 1, JSON.stringify(report))
+  const held = (await browser.$$(testid('curation-case'))).length
+
+  await $(testid('team-open')).click()
+  const row = await $(`[data-testid="team-study"][data-study="${study}"]`)
+  await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list did not come back' })
+  await row.$(testid('team-study-open')).click()
+  const added = await $(testid('team-added'))
+  await added.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the window never said a case was added' })
+  assert.match(await added.getText(), /added 1 case to the study since your last download/)
+  const newCase = await $(`${testid('curation-case')}[data-case="${ADDED_CASE}"]`)
+  await newCase.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the added case is not in the case list' })
+  assert.equal((await browser.$$(testid('curation-case'))).length, held + 1)
+  assert.equal(await currentRater(browser), CURATOR_A)
+  // The case A finalised reads the server's versions as before.
+  await $(`${testid('curation-case')}[data-case="${caseId}"]`).click()
+  await browser.waitUntil(async () => (await $(testid('gt-heading')).getAttribute('data-case').catch(() => '')) === caseId, { timeout: LOAD_TIMEOUT_MS })
+  await waitStatus('3 final')
+  // The added case opens with its images and its ground truth, version 1.
+  await newCase.click()
+  await browser.waitUntil(async () => (await $(testid('gt-heading')).getAttribute('data-case').catch(() => '')) === ADDED_CASE, { timeout: LOAD_TIMEOUT_MS })
+  await waitStatus('1 final')
+  await browser.waitUntil(
+    async () => {
+      const states = await browser.$$(testid('viewport')).map((el) => el.getAttribute('data-state'))
+      return states.length > 0 && states.every((s) => s === 'ready')
+    },
+    { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the viewer never showed the added case’s images' },
+  )
+  await shot('8-case-added')
+})
+
+test('offline, A opens the study again: the copy here opens as it is, its versions waiting for the server', async () => {
+  const held = (await browser.$$(testid('curation-case'))).length
+  relay.block(true)
+  try {
+    await $(testid('team-open')).click()
+    const row = await $(`[data-testid="team-study"][data-study="${study}"]`)
+    await row.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the study list did not come back' })
+    await row.$(testid('team-study-open')).click()
+    await $(testid('team-view')).waitForExist({ reverse: true, timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the copy did not open offline' })
+    assert.match(await $(testid('mode-curation')).getAttribute('class'), /\bactive\b/)
+    assert.equal((await browser.$$(testid('curation-case'))).length, held)
+    // The versions are the server's: the case's form says it cannot read them now.
+    await browser.waitUntil(async () => /The team server cannot be reached/.test(await $('body').getText()), {
+      timeout: LOAD_TIMEOUT_MS,
+      timeoutMsg: 'the curation screen never said the server cannot be reached',
+    })
+    assert.equal(await $(testid('team-added')).isExisting(), false, 'nothing was added')
+    assert.equal(await currentRater(browser), CURATOR_A)
+    await shot('9-offline-reopened')
+  } finally {
+    relay.block(false)
+  }
 })

@@ -2137,7 +2137,10 @@ export type TeamOpened_Deserialize = {
 	rater?: Rater_Deserialize | null,
 	/**  A rater's items; a curator's cases. */
 	items: number,
-	/**  Items the server added to a queue already read here (downloaded on this opening). */
+	/**
+	 *  Items the server added to a queue already read here, or cases to a curator's copy held
+	 *  here (downloaded on this opening).
+	 */
 	added: number,
 };
 
@@ -2153,7 +2156,10 @@ export type TeamOpened_Serialize = {
 	rater: Rater_Serialize | null,
 	/**  A rater's items; a curator's cases. */
 	items: number,
-	/**  Items the server added to a queue already read here (downloaded on this opening). */
+	/**
+	 *  Items the server added to a queue already read here, or cases to a curator's copy held
+	 *  here (downloaded on this opening).
+	 */
 	added: number,
 };
 

@@ -8,6 +8,15 @@
 //! Imported into a database of its own (the curator's account database) by the bundle import
 //! (`import::write_bundle`, which also stores each series' geometry, so the local checks of a
 //! curation version run there), with the curator as its one rater.
+//!
+//! A later package of the same study for the same curator **keeps that copy up**: the lead added
+//! cases on the server since (a re-import). The package is whole (every case again, images
+//! included) and goes through the same bundle import, which adds the cases, series and tasks the
+//! copy lacks and keeps the keys of those it holds, so nothing recorded here against a case
+//! moves; a case's ground truth follows the server's current one (the bundle import's rule: only
+//! a ground truth the bundle brought is replaced). The curation versions themselves live on the
+//! server, and the form's unsaved edits in the window, keyed by case id. The earlier package's
+//! images folder, referenced by nothing once the new one is imported, is removed.
 
 use super::archive::PackageWriter;
 use super::rater::{write_case, CaseTruth};
@@ -23,6 +32,7 @@ use crate::store::{enum_text, Store};
 use crate::{Error, Result};
 use rusqlite::params;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Everything a curation package holds, typed: what [`write_curation_package`] writes. Whoever
@@ -59,6 +69,9 @@ pub struct CurationPackageImport {
     pub study_id: String,
     pub curator: String,
     pub cases: u32,
+    /// The cases this database did not hold: every case of a new copy; those the lead added on
+    /// the server since, when the package keeps a copy up; none for a package imported before.
+    pub cases_added: u32,
     /// Where the package's images are kept (referenced by the database, like a bundle's).
     pub images_dir: PathBuf,
 }
@@ -147,10 +160,63 @@ pub fn write_curation_package(
     Ok(written)
 }
 
+/// The audit log's name for a curation package's import: also what marks a database's study as
+/// a curator's copy ([`held_copy`]).
+const IMPORT_ACTION: &str = "import curation package";
+/// The audit entity of a curation package's import: this prefix, then the package's id.
+const ENTITY_PREFIX: &str = "curation_package:";
+
+/// A curator's copy of a study held here: the packages that brought it and its cases.
+struct HeldCopy {
+    packages: BTreeSet<String>,
+    cases: BTreeSet<String>,
+}
+
+/// The copy of `manifest`'s study this database holds for `manifest`'s curator, if a curation
+/// package brought it here. Read from the audit log, the append-only record every import writes
+/// in its own transaction, so a copy imported by an earlier build is known too.
+fn held_copy(store: &Store, manifest: &Manifest) -> Result<Option<HeldCopy>> {
+    let conn = store.read();
+    let fail = |doing: &'static str| super::db_fail(store.path(), doing);
+    let packages: BTreeSet<String> = conn
+        .prepare(
+            "SELECT entity FROM audit_log WHERE action = ?1 AND actor = ?2
+               AND json_extract(after_json, '$.study_id') = ?3",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map(
+                params![IMPORT_ACTION, manifest.rater.name, manifest.study_id],
+                |r| r.get::<_, String>(0),
+            )?
+            .collect()
+        })
+        .map_err(fail("looking for an earlier curation package"))?;
+    if packages.is_empty() {
+        return Ok(None);
+    }
+    let cases = conn
+        .prepare(
+            "SELECT c.case_id FROM cases c JOIN studies s ON c.study = s.id
+             WHERE s.study_id = ?1",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([&manifest.study_id], |r| r.get(0))?
+                .collect()
+        })
+        .map_err(fail("listing the copy's cases"))?;
+    let packages = packages
+        .into_iter()
+        .filter_map(|entity| entity.strip_prefix(ENTITY_PREFIX).map(str::to_owned))
+        .collect();
+    Ok(Some(HeldCopy { packages, cases }))
+}
+
 /// Imports a curation package into a curator's database of its own: the study bundle (images
 /// kept in `rater-packages/<package id>/` beside the database, geometry stored per series) and
-/// the curator as a rater of role `curator`, in one transaction. A database that holds the study
-/// already refuses it (nothing is written).
+/// the curator as a rater of role `curator`, in one transaction. Into a database holding the
+/// study already: keeps up the copy an earlier curation package for the same curator brought
+/// (the cases it lacks added, nothing it holds lost; a package imported before changes
+/// nothing), and refuses any other (nothing is written).
 pub fn import_curation_package(
     store: &mut Store,
     file: &Path,
@@ -177,7 +243,21 @@ pub fn import_curation_package(
             ),
         ));
     }
-    refuse_held_study(store, file, &manifest, "a curation package")?;
+    let held = held_copy(store, &manifest)?;
+    match &held {
+        None => refuse_held_study(store, file, &manifest, "a curation package")?,
+        Some(copy) if copy.packages.contains(&unpacked.package_id) => {
+            return Ok(CurationPackageImport {
+                images_dir: unpacked.images_dir(),
+                package_id: unpacked.package_id,
+                study_id: manifest.study_id,
+                curator: manifest.rater.name,
+                cases: copy.cases.len() as u32,
+                cases_added: 0,
+            });
+        }
+        Some(_) => {}
+    }
     let bundle = unpacked.load_bundle(file, progress)?;
     if let Some(response) = bundle.responses.first() {
         return Err(Error::Package {
@@ -212,6 +292,14 @@ pub fn import_curation_package(
     crate::progress::stop_if_cancelled(progress, "importing the curation package")?;
     progress.phase("writing", 1);
     let n_cases = bundle.cases.len() as u32;
+    let cases_added = bundle
+        .cases
+        .iter()
+        .filter(|c| {
+            held.as_ref()
+                .is_none_or(|copy| !copy.cases.contains(&c.case.id))
+        })
+        .count() as u32;
     store.write(|w| {
         crate::import::write_bundle(w, &bundle)?;
         if existing.is_none() {
@@ -228,23 +316,36 @@ pub fn import_curation_package(
         }
         w.audit(&Entry {
             actor: &manifest.rater.name,
-            action: "import curation package",
-            entity: &format!("curation_package:{}", unpacked.package_id),
+            action: IMPORT_ACTION,
+            entity: &format!("{ENTITY_PREFIX}{}", unpacked.package_id),
             before: None,
             after: Some(&serde_json::json!({
                 "study_id": manifest.study_id, "site": manifest.site, "cases": n_cases,
-                "created_at": manifest.created_at,
+                "cases_added": cases_added, "created_at": manifest.created_at,
             })),
         })
     })?;
     progress.advance(1);
+    // The study's images are this package's now (its `bundle_dir` moved on): an earlier
+    // package's folder is referenced by nothing here, and left, every case added would keep
+    // another whole copy of the study's images. Best effort: a folder left behind is only space.
+    let earlier: Vec<PathBuf> = held
+        .iter()
+        .flat_map(|copy| &copy.packages)
+        .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+        .map(|id| unpacked.images_dir_of(id))
+        .collect();
     let imported = CurationPackageImport {
         package_id: unpacked.package_id.clone(),
         study_id: manifest.study_id,
         curator: manifest.rater.name,
         cases: n_cases,
+        cases_added,
         images_dir: unpacked.images_dir(),
     };
     unpacked.keep();
+    for dir in earlier {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     Ok(imported)
 }

@@ -85,14 +85,32 @@ pub(crate) fn problems(
 }
 
 /// Whether `rating` may be written for `target`: new, the same, or an update of what an earlier
-/// arrival wrote and nobody changed since, else a conflict.
-pub(crate) fn verdict(store: &Store, target: Target, rating: &ResultRating) -> Result<Verdict> {
+/// arrival wrote and nobody changed since, else a conflict. `rubric_version` is the version
+/// (this database's numbering) the source recorded it under, when the source numbers versions
+/// as this database does (the team server): a rating saved again under another version is then
+/// a change even with the same content, so it is recorded under the version its rater scored on.
+/// A results package's rater numbers versions their own way: `None`, the content alone decides.
+pub(crate) fn verdict(
+    store: &Store,
+    target: Target,
+    rating: &ResultRating,
+    rubric_version: Option<u32>,
+) -> Result<Verdict> {
     let conn = store.read();
     let fail = |doing: &'static str| super::db_fail(store.path(), doing);
-    let Some((id, here)) = load_rating(conn, target).map_err(fail("reading a rating"))? else {
+    let Some((id, mut here)) = load_rating(conn, target).map_err(fail("reading a rating"))? else {
         return Ok(Verdict::Write(Action::Add));
     };
-    if here.content_sha256() == rating.content_sha256() {
+    let stored_version: u32 = conn
+        .query_row(
+            "SELECT rubric_version FROM ratings WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .map_err(fail("reading a rating's rubric version"))?;
+    if here.content_sha256() == rating.content_sha256()
+        && rubric_version.is_none_or(|arriving| arriving == stored_version)
+    {
         return Ok(Verdict::Unchanged);
     }
     let written: Option<(String, String)> = conn
@@ -103,6 +121,11 @@ pub(crate) fn verdict(store: &Store, target: Target, rating: &ResultRating) -> R
         )
         .optional()
         .map_err(fail("reading what earlier merges wrote"))?;
+    // Where the source numbers versions as this database does, the audit entry's `before` says
+    // the version the rating was stored under, beside the one `after` records.
+    if rubric_version.is_some() {
+        here.rubric_version = Some(stored_version);
+    }
     Ok(match written {
         None => Verdict::EditedHere,
         Some((hash, _)) if hash != here.content_sha256() => Verdict::EditedHere,

@@ -638,7 +638,7 @@ fn plan_merge(
             response,
             read_no,
         };
-        let action = match incoming::verdict(store, target, &rating)? {
+        let action = match incoming::verdict(store, target, &rating, None)? {
             Verdict::Write(action) => action,
             Verdict::Unchanged => {
                 report.unchanged += 1;

@@ -152,7 +152,12 @@ pub(super) fn refuse_held_study(
 impl Unpacked {
     /// Where the package's files (its images) stay once imported.
     pub(super) fn images_dir(&self) -> PathBuf {
-        self.root.join(&self.package_id)
+        self.images_dir_of(&self.package_id)
+    }
+
+    /// Where the files of the package `package_id` imported into this database are kept.
+    pub(super) fn images_dir_of(&self, package_id: &str) -> PathBuf {
+        self.root.join(package_id)
     }
 
     /// Moves the files to [`Unpacked::images_dir`] and loads the package's study bundle,

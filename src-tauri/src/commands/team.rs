@@ -392,7 +392,8 @@ pub struct TeamOpened {
     pub rater: Option<Rater>,
     /// A rater's items; a curator's cases.
     pub items: u32,
-    /// Items the server added to a queue already read here (downloaded on this opening).
+    /// Items the server added to a queue already read here, or cases to a curator's copy held
+    /// here (downloaded on this opening).
     pub added: u32,
 }
 
@@ -636,8 +637,11 @@ async fn follow_rubric(
 
 /// A curator's study: the copy the server builds (every case with its images and current ground
 /// truth, no model answer) downloaded and imported into the account's own database the first
-/// time, then opened as it is; the curator becomes the one acting, and the study's curation
-/// versions are the server's from now on ([`TeamState::curation_client`]).
+/// time; after that, opened as it is unless the server lists cases the copy lacks (the lead
+/// added them since), when the copy is downloaded again, whole, and keeps the copy here up
+/// (`cases::package::import_curation_package`: the missing cases added, nothing held lost).
+/// Offline, the copy opens as it is. The curator becomes the one acting, and the study's
+/// curation versions are the server's from now on ([`TeamState::curation_client`]).
 async fn open_curation_copy<R: Runtime>(
     app: &AppHandle<R>,
     state: &AppState,
@@ -650,7 +654,21 @@ async fn open_curation_copy<R: Runtime>(
     let beside = state.with_store(|store| Ok(store.path().to_path_buf()))?;
     let path = team_database(&beside, session, &study_id)?;
     let mut store = Store::open(&path)?;
-    if !store.studies()?.iter().any(|s| s.id == study_id) {
+    let held = store.studies()?.iter().any(|s| s.id == study_id);
+    let download = !held || {
+        let here: BTreeSet<String> = store
+            .cases(&study_id)?
+            .into_iter()
+            .map(|case| case.id)
+            .collect();
+        match client.curation_cases(&study_id).await {
+            Ok(listed) => listed.iter().any(|case| !here.contains(&case.case_id)),
+            Err(e) if e.is_retryable() => false,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let mut added = 0;
+    if download {
         let file = path.with_extension("download.tar");
         let started = team.download.start()?;
         let progress = EventProgress::new(
@@ -664,7 +682,10 @@ async fn open_curation_copy<R: Runtime>(
             .await?;
         let imported = cases::package::import_curation_package(&mut store, &file, &progress);
         let _ = std::fs::remove_file(&file);
-        imported?;
+        let imported = imported?;
+        if held {
+            added = imported.cases_added;
+        }
     }
     let curator = store
         .raters()?
@@ -692,7 +713,7 @@ async fn open_curation_copy<R: Runtime>(
         role: TeamRole::Curator,
         rater: Some(curator),
         items,
-        added: 0,
+        added,
     })
 }
 

@@ -306,7 +306,10 @@ pub struct TeamGraderScore {
 }
 
 /// A rating's whole editable state on the server: the scores and the error labels, saved
-/// together so that one edit id and one version cover what the rater changed.
+/// together so that one edit id and one version cover what the rater changed. Strict, unlike
+/// the response bodies that carry it (`TeamRating`, `TeamStudyRating`): it is the body of a
+/// save the server reads, and a field added to it changes what a rating is, which a client
+/// must not drop unread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TeamRatingState {

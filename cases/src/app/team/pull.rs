@@ -27,9 +27,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One rating as the team server gives it to its study's lead
-/// (`GET /api/studies/{study}/ratings`, docs/team-server.md).
+/// (`GET /api/studies/{study}/ratings`, docs/team-server.md). A response body: read tolerantly,
+/// so a field a newer server adds (formats change additively) does not stop an older lead's
+/// pull. Its `state` stays strict: it is also the body of a rater's save, which the server reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TeamStudyRating {
     /// The server's assignment: one rater's one read of one response.
     pub assignment: i64,
@@ -301,7 +302,7 @@ pub fn pull_ratings(
                 }
             }
         };
-        let action = match incoming::verdict(store, target, &arriving)? {
+        let action = match incoming::verdict(store, target, &arriving, rating.rubric_version)? {
             Verdict::Write(action) => action,
             Verdict::Unchanged => {
                 report.unchanged += 1;
@@ -398,4 +399,31 @@ pub fn pull_curation(
         Ok(())
     })?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rating_from_a_newer_server_with_a_field_this_build_lacks_reads() {
+        let body = serde_json::json!({
+            "assignment": 3, "rater": "rater-a", "site": "Hospital B", "case_id": "case-1",
+            "task_id": "dx", "model": "model-a", "sample": 0, "status": "submitted",
+            "version": 4,
+            "state": { "scores": { "comment": "fine", "seconds_on_task": 12.0 }, "labels": [] },
+            "updated_at": "2026-11-21T09:00:00.000Z",
+            "submitted_at": "2026-11-21T09:00:00.000Z", "rubric_version": 2,
+            "reviewed_by_panel": true,
+        });
+        let rating: TeamStudyRating = serde_json::from_value(body).unwrap();
+        assert_eq!(
+            (
+                rating.assignment,
+                rating.rubric_version,
+                rating.state.scores.comment.as_str()
+            ),
+            (3, Some(2), "fine")
+        );
+    }
 }
