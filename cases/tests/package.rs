@@ -1130,6 +1130,28 @@ fn a_later_server_package_tops_up_the_queue_read_here_and_one_that_does_not_cont
     let topped = import_rater_package(&mut store, &second, &NoProgress).unwrap();
     assert!(topped.top_up && !topped.already_imported);
     assert_eq!(topped.items, 1);
+    // The study's images are the new package's: every image file it names is there, and the
+    // first download's folder, referenced by nothing now, is gone.
+    let (bundle_dir, paths): (String, String) = store
+        .read()
+        .query_row(
+            "SELECT s.bundle_dir, group_concat(i.path, '|') FROM studies s
+             JOIN cases c ON c.study = s.id JOIN series e ON e.case_ref = c.id
+             JOIN images i ON i.series = e.id GROUP BY s.id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let bundle_dir = Path::new(&bundle_dir);
+    assert!(bundle_dir.starts_with(&topped.images_dir), "{bundle_dir:?}");
+    for path in paths.split('|') {
+        assert!(bundle_dir.join(path).is_file(), "{path} is missing");
+    }
+    assert!(
+        !imported.images_dir.exists(),
+        "{} is left behind",
+        imported.images_dir.display()
+    );
     let after = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
     assert_eq!(after.len(), before.len() + 1);
     for (was, is) in before.iter().zip(&after) {

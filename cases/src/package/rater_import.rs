@@ -125,6 +125,14 @@ pub fn import_rater_package(
     }
 
     crate::progress::stop_if_cancelled(progress, "importing the rater package")?;
+    // A top-up's package carries the whole queue's images, and the study's `bundle_dir` moves to
+    // them: the earlier packages' folders are referenced by nothing here once it is imported.
+    // Left, every top-up (the app fetches them while the rater reads) would keep another whole
+    // copy of the queue's images.
+    let earlier = match &destination {
+        Destination::TopUp(_) => imported_packages(store, &manifest.study_id)?,
+        Destination::NewStudy => Vec::new(),
+    };
     progress.phase("writing", 1);
     let added = store.write(|w| {
         write_queue(
@@ -137,10 +145,37 @@ pub fn import_rater_package(
         )
     })?;
     progress.advance(1);
+    // Only folders named as this import names them (a package id, a UUID) are removed.
+    let earlier: Vec<PathBuf> = earlier
+        .iter()
+        .filter(|id| **id != package_id && uuid::Uuid::parse_str(id).is_ok())
+        .map(|id| unpacked.images_dir_of(id))
+        .collect();
     unpacked.keep();
+    // Best effort: a folder left behind is only space.
+    for dir in earlier {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     imported.items = added;
     imported.top_up = matches!(destination, Destination::TopUp(_));
     Ok(imported)
+}
+
+/// The ids of the rater packages of `study_id` imported here.
+fn imported_packages(store: &Store, study_id: &str) -> Result<Vec<String>> {
+    let fail = super::db_fail(store.path(), "listing the study's imported packages");
+    let conn = store.read();
+    let mut stmt = conn
+        .prepare(
+            "SELECT p.package_id FROM rater_packages p JOIN studies s ON p.study = s.id
+             WHERE s.study_id = ?1 AND p.direction = 'imported'",
+        )
+        .map_err(&fail)?;
+    let ids = stmt
+        .query_map([study_id], |r| r.get(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+        .map_err(&fail)?;
+    Ok(ids)
 }
 
 /// How many items the package brought, if it was imported before.
