@@ -101,16 +101,19 @@ pub(crate) fn verdict(
     let Some((id, mut here)) = load_rating(conn, target).map_err(fail("reading a rating"))? else {
         return Ok(Verdict::Write(Action::Add));
     };
-    let stored_version: u32 = conn
-        .query_row(
-            "SELECT rubric_version FROM ratings WHERE id = ?1",
-            [id],
-            |r| r.get(0),
-        )
+    // Read only where the source numbers versions as this database does (a results package's
+    // rater does not, and its merge compares content alone).
+    let stored_version: Option<u32> = rubric_version
+        .map(|_| {
+            conn.query_row(
+                "SELECT rubric_version FROM ratings WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+        })
+        .transpose()
         .map_err(fail("reading a rating's rubric version"))?;
-    if here.content_sha256() == rating.content_sha256()
-        && rubric_version.is_none_or(|arriving| arriving == stored_version)
-    {
+    if here.content_sha256() == rating.content_sha256() && rubric_version == stored_version {
         return Ok(Verdict::Unchanged);
     }
     let written: Option<(String, String)> = conn
@@ -123,8 +126,8 @@ pub(crate) fn verdict(
         .map_err(fail("reading what earlier merges wrote"))?;
     // Where the source numbers versions as this database does, the audit entry's `before` says
     // the version the rating was stored under, beside the one `after` records.
-    if rubric_version.is_some() {
-        here.rubric_version = Some(stored_version);
+    if stored_version.is_some() {
+        here.rubric_version = stored_version;
     }
     Ok(match written {
         None => Verdict::EditedHere,

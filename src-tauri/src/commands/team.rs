@@ -573,14 +573,7 @@ pub async fn team_open_study<R: Runtime>(
         })?;
     let rater = store.set_current_rater(rater.id)?;
     if let Some(queue) = &queue {
-        let reader = cases::app::Session::current(&store)?.reader()?;
-        let news = cases::app::team::learn_from_server(
-            &mut store,
-            &reader,
-            &study_id,
-            &membership,
-            queue,
-        )?;
+        let news = on_store::learn(&mut store, &study_id, &membership, queue)?;
         if let (Some(version), Some(first)) = (news.rubric_behind, queue.first()) {
             follow_rubric(&client, &mut store, &study_id, first.assignment, version).await?;
         }
@@ -625,13 +618,11 @@ async fn follow_rubric(
         Err(e) if e.is_retryable() => return Ok(()),
         Err(e) => return Err(e.into()),
     };
-    let reader = cases::app::Session::current(store)?.reader()?;
-    cases::app::team::follow_server_rubric(
+    on_store::follow_rubric(
         store,
-        &reader,
         study_id,
         &item.rubric,
-        Some(item.rubric_version.max(version)),
+        item.rubric_version.max(version),
     )?;
     Ok(())
 }
