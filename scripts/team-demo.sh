@@ -13,7 +13,8 @@ LISTEN="${TEAM_DEMO_LISTEN:-127.0.0.1:8080}"
 . "$ROOT/scripts/lib/postgres.sh"
 
 echo "team-demo: building neurorater and neurorater-server"
-cargo build -q -p neurorater-cli -p neurorater-server --manifest-path "$ROOT/Cargo.toml"
+# The one build the tests and the app share (a narrower selection would resolve features anew).
+bash "$ROOT/scripts/build-app.sh"
 NEURORATER="$CARGO_TARGET_DIR/debug/neurorater"
 NEURORATER_SERVER="$CARGO_TARGET_DIR/debug/neurorater-server"
 

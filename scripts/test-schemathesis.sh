@@ -20,7 +20,8 @@ SCHEMATHESIS="$VENV/bin/schemathesis"
 # shellcheck source=lib/postgres.sh
 . "$ROOT/scripts/lib/postgres.sh"
 
-cargo build -q -p neurorater-cli -p neurorater-server --manifest-path "$ROOT/Cargo.toml"
+# The one build the tests and the app share (a narrower selection would resolve features anew).
+bash "$ROOT/scripts/build-app.sh"
 NEURORATER="$CARGO_TARGET_DIR/debug/neurorater"
 NEURORATER_SERVER="$CARGO_TARGET_DIR/debug/neurorater-server"
 

@@ -16,6 +16,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 (cd ui && npm run lint --silent && npm run check --silent)
 
+phase "the one build: every crate, binary, example and test (scripts/build-app.sh)"
+bash scripts/build-app.sh
+
 phase "Rust tests"
 cargo test --workspace
 
