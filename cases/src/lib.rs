@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod app;
 pub mod automatic_metrics;
 pub mod bundle;
+pub mod case_codes;
 pub mod curation;
 mod digest;
 pub mod error;

@@ -1217,6 +1217,80 @@ fn a_later_server_package_tops_up_the_queue_read_here_and_one_that_does_not_cont
 }
 
 #[test]
+fn a_top_up_naming_the_held_cases_by_their_codes_renames_them_and_continues_the_queue() {
+    let (lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let link_all = |items: &mut Vec<serde_json::Value>| {
+        for item in items.iter_mut() {
+            item["server_assignment"] = (700 + 3 * item["item"].as_i64().unwrap()).into();
+        }
+    };
+    let first = dir.join("first.tar");
+    with_items(
+        &package,
+        &first,
+        Some("00000000-0000-4000-8000-000000000001"),
+        |items| {
+            link_all(items);
+            items.pop();
+        },
+    );
+    let mut store = Store::open(&dir.join("older-server").join("rater.sqlite")).unwrap();
+    import_rater_package(&mut store, &first, &NoProgress).unwrap();
+    let rater = rater_id(&store, RATER);
+    // As an older server's package left them: the cases under other names than the codes the
+    // server now sends (there, the ids).
+    let held = |store: &Store| -> Vec<String> {
+        let conn = store.read();
+        let mut stmt = conn
+            .prepare("SELECT case_id FROM cases ORDER BY id")
+            .unwrap();
+        let names = stmt.query_map([], |r| r.get(0)).unwrap();
+        names.collect::<Result<_, _>>().unwrap()
+    };
+    let codes = held(&store);
+    store
+        .read()
+        .execute("UPDATE cases SET case_id = 'older-' || case_id", [])
+        .unwrap();
+    let before = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+
+    let second = dir.join("second.tar");
+    with_items(
+        &package,
+        &second,
+        Some("00000000-0000-4000-8000-000000000002"),
+        link_all,
+    );
+    let topped = import_rater_package(&mut store, &second, &NoProgress).unwrap();
+    assert!(topped.top_up);
+    assert_eq!(topped.items, 1);
+    // Each held case took the package's name, kept its row (so everything recorded against it
+    // stays), and the queue went on after the items held.
+    assert_eq!(held(&store), codes);
+    let after = store.reading_queue(rater, DEMO_STUDY_ID).unwrap();
+    assert_eq!(after.len(), before.len() + 1);
+    for (was, is) in before.iter().zip(&after) {
+        assert_eq!((was.assignment, was.position), (is.assignment, is.position));
+    }
+    let renamed: i64 = store
+        .read()
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE action = 'rename case' AND actor = 'team server'
+               AND json_extract(before_json, '$.case_id') LIKE 'older-%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(renamed as usize, codes.len());
+    assert!(store.reading_item(rater, after[0].assignment).is_ok());
+    assert!(matches!(
+        cases::store::audit::verify(store.read()).unwrap(),
+        cases::store::audit::Verdict::Intact { .. }
+    ));
+}
+
+#[test]
 fn server_assignments_repeated_missing_on_some_items_or_below_one_are_refused_and_nothing_is_written(
 ) {
     let (lead, package, _) = lead_with_rater_package();
@@ -1411,9 +1485,11 @@ fn a_server_items_reveal_waits_for_its_submit_and_is_then_recorded_as_a_local_re
     let revealed =
         cases::curation::reveal::ground_truth_from_server(&mut store, rater, first, &truth, 4)
             .unwrap();
+    // The rater's copy knows the case by the lead's code for it, never by its id.
+    let code = lead.store.case_codes(DEMO_STUDY_ID).unwrap().code(&case_id);
     assert_eq!(
         (revealed.study_id.as_str(), revealed.case_id.as_str()),
-        (DEMO_STUDY_ID, case_id.as_str())
+        (DEMO_STUDY_ID, code.as_str())
     );
     assert_eq!(revealed.version.version, 4);
     assert_eq!(revealed.version.truth.to_bundle_form(), truth);

@@ -286,6 +286,14 @@ ALTER TABLE studies ADD COLUMN rubric_version integer NOT NULL DEFAULT 1
 ALTER TABLE ratings ADD COLUMN rubric_version integer NOT NULL DEFAULT 1
     CHECK (rubric_version >= 1);
 "#,
+    // 6: a secret per study, from which the pseudonymous case codes a rater is shown are keyed
+    // (`cases::case_codes`): an item and a package name each case by its code, never by its id,
+    // which may name the diagnosis. Two random UUIDs (v4: 244 random bits), made by PostgreSQL
+    // itself (13+) so that no extension is needed; existing studies get one each.
+    r#"
+ALTER TABLE studies ADD COLUMN case_code_secret bytea NOT NULL
+    DEFAULT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex');
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

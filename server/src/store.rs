@@ -21,6 +21,7 @@ use cases::app::team::{
     TeamRaterSession, TeamRating, TeamRole, TeamSeries, TeamSeriesFiles, TeamStudy,
     TeamStudyRating, TeamUnblindedSession,
 };
+use cases::case_codes::CaseCodes;
 use cases::model::{Rubric, StudyMeta};
 use cases::package::ImageSource;
 use cases::rating::{RaterRole, RatingStatus};
@@ -710,7 +711,7 @@ async fn stored_item(
                               WHERE v.case_ref = c.id AND v.branch = $4
                                 AND v.status = 'final'), 1)
                 END,
-                s.rubric_version, g.rubric_version
+                s.rubric_version, g.rubric_version, s.case_code_secret
          FROM assignments a
          JOIN responses r ON r.id = a.response JOIN tasks t ON t.id = r.task
          JOIN cases c ON c.id = t.case_ref JOIN studies s ON s.id = a.study
@@ -773,6 +774,7 @@ async fn stored_item(
         series,
         geometry,
         rating,
+        case_codes: CaseCodes::new(row.get(17)),
     })
 }
 
@@ -1349,7 +1351,7 @@ pub async fn build_package(
         .query_one(
             &format!(
                 "SELECT s.study_id, s.title, s.description, s.rubric, s.taxonomy, a.site, {NOW_TEXT},
-                        m.clinical_role, m.years_experience
+                        m.clinical_role, m.years_experience, s.case_code_secret
                  FROM studies s JOIN memberships m ON m.study = s.id
                  JOIN accounts a ON a.id = m.account
                  WHERE s.id = $1 AND a.id = $2"
@@ -1409,6 +1411,7 @@ pub async fn build_package(
         created_at: study.get(6),
         queue,
         series,
+        case_codes: CaseCodes::new(study.get(9)),
     };
     let contents = rater_package(recipient, source, image_fetcher(pool))?;
     let package_id = contents.package_id.clone();

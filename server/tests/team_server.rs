@@ -45,6 +45,8 @@ struct Team {
     models: Vec<String>,
     graders: Vec<String>,
     disease_groups: Vec<String>,
+    /// The study's case ids, which may name the diagnosis (`ms-01`): never sent to a rater.
+    case_ids: Vec<String>,
 }
 
 fn ok_json(args: &[&str]) -> Value {
@@ -105,6 +107,7 @@ fn team(work: &Path) -> Team {
     let models = distinct(&local, "SELECT DISTINCT model FROM responses");
     let graders = distinct(&local, "SELECT DISTINCT grader FROM grader_scores");
     let disease_groups = distinct(&local, "SELECT DISTINCT disease_group FROM cases");
+    let case_ids = distinct(&local, "SELECT case_id FROM cases ORDER BY case_id");
     assert!(
         !models.is_empty() && !graders.is_empty(),
         "the demo has models and a grader"
@@ -196,6 +199,7 @@ fn team(work: &Path) -> Team {
         models,
         graders,
         disease_groups,
+        case_ids,
     }
 }
 
@@ -273,7 +277,12 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
         Some(&t.rater_a.token),
         None,
     );
-    let case_id = a_item["case"]["case_id"].as_str().unwrap().to_owned();
+    // A rater is shown the case's code, never its id; the lead's and the curator's paths name the
+    // case by its id.
+    let coded = a_item["case"]["case_id"].as_str().unwrap();
+    assert!(coded.starts_with("case-"), "{coded}");
+    assert!(!t.case_ids.iter().any(|id| id == coded));
+    let case_id = t.case_ids[0].clone();
 
     // The statuses expected of each operation: nobody, lead, curator, rater A, rater B.
     let expected: BTreeMap<(&str, &str), [u16; 5]> = BTreeMap::from([
@@ -487,6 +496,16 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                     !text.contains(name.as_str()),
                     "{who:?} got {name:?}: {text}"
                 );
+            }
+            // A path that names a case by its id may be answered naming it back; any other
+            // answer to a rater names no case id, packages (every byte of every member) included.
+            if !path.contains("{case_id}") {
+                for id in &t.case_ids {
+                    assert!(
+                        !text.contains(id.as_str()),
+                        "{who:?} got the case id {id}: {path}"
+                    );
+                }
             }
         }
         if *who == Who::RaterB {
@@ -780,7 +799,7 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
             "twin",
             "SELECT count(*) || '/' || max(version) FROM schema_migrations"
         ),
-        "5/5"
+        "6/6"
     );
 }
 
@@ -1497,6 +1516,12 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
     }
     assert!(!text.contains(GROUND_TRUTH_MARKER));
     assert!(!text.contains("ground_truth"));
+    for id in &t.case_ids {
+        assert!(
+            !text.contains(id.as_str()),
+            "the package names the case {id}"
+        );
+    }
     for (name, data) in &members {
         if name.ends_with("/case.json") {
             let case: Value = serde_json::from_slice(data).unwrap();
@@ -1532,14 +1557,24 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
         if parts.len() != 3 || !parts[2].ends_with(".dcm") {
             continue;
         }
+        // The package names the case by its code: the lead's case is the one of the same age
+        // and sex (each demo case's pair is its own).
+        let case: Value =
+            serde_json::from_slice(&members[&format!("bundle/cases/{}/case.json", parts[0])])
+                .unwrap();
         let position: i64 = parts[2].trim_end_matches(".dcm").parse().unwrap();
         let original: String = conn
             .query_row(
                 "SELECT i.path FROM images i JOIN series s ON i.series = s.id
                  JOIN cases c ON s.case_ref = c.id
-                 WHERE c.case_id = ?1 AND s.series_id = ?2 ORDER BY i.position
-                 LIMIT 1 OFFSET ?3",
-                rusqlite::params![parts[0], parts[1], position - 1],
+                 WHERE c.age = ?1 AND c.sex = ?2 AND s.series_id = ?3 ORDER BY i.position
+                 LIMIT 1 OFFSET ?4",
+                rusqlite::params![
+                    case["age"].as_i64().unwrap(),
+                    case["sex"].as_str().unwrap(),
+                    parts[1],
+                    position - 1
+                ],
                 |r| r.get(0),
             )
             .unwrap();
@@ -1984,8 +2019,17 @@ fn curation_checks_marks_inside_the_volume_and_a_final_version_is_what_the_lead_
     let first = queue(http, &t.rater_a)[0]["assignment"].as_i64().unwrap();
     let item_path = study_path(&format!("/items/{first}"));
     let item = http.expect(200, "get", &item_path, Some(&t.rater_a.token), None);
-    let case_id = item["case"]["case_id"].as_str().unwrap().to_owned();
     let series = item["series"][0]["series_id"].as_str().unwrap().to_owned();
+    // The item names its case by its code; the curator's paths name a case by its id: one with
+    // a series of the item's series id, so the same mark is outside a volume for both.
+    let case_id = distinct(
+        &work.path().join("local.sqlite"),
+        &format!(
+            "SELECT c.case_id FROM cases c JOIN series s ON s.case_ref = c.id
+             WHERE s.series_id = '{series}' ORDER BY c.case_id LIMIT 1"
+        ),
+    )[0]
+    .clone();
     let versions = study_path(&format!("/cases/{case_id}/curation/versions"));
     let far_off = json!({
         "series_id": series, "kind": "point", "plane": "axial",

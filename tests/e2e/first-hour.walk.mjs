@@ -62,7 +62,7 @@ test('a neuroradiologist reads their first responses', async () => {
   await browser.action('pointer').move({ origin: canvas, x: -60, y: -40 }).down().up().perform()
   await shot('crosshair-click')
   // A click on the side panel gives the keys back to the rubric.
-  await $(testid('case-id')).click()
+  await $(testid('case-code')).click()
 
   await browser.keys('?')
   await $(testid('cheat-sheet')).waitForDisplayed({ timeout: 5_000 })

@@ -116,7 +116,7 @@ test('the rater imports the package and its study appears beside the demo', asyn
   const options = await picker.$$('option').map((o) => o.getAttribute('value'))
   assert.deepEqual([...options].sort(), [STUDY.id, 'neurorater-demo'].sort())
   await picker.selectByAttribute('value', STUDY.id)
-  await browser.waitUntil(async () => (await $('.overview-head').getText()).includes(STUDY.title), {
+  await browser.waitUntil(async () => (await $(testid('start-study')).getText()).includes(STUDY.title), {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the study picker did not switch to the package’s study',
   })

@@ -142,6 +142,12 @@ test('a new rater opens the first response of their queue', async () => {
   // Blinded: nothing on the screen names a model or a grader.
   const body = await $('body').getText()
   assert.doesNotMatch(body, /grader|model-[a-z]|gpt|gemini|claude/i)
+  // Nor the case's identity: the case by its code, no case id anywhere on the screen (the demo's
+  // ids name the diagnosis: ms-01, stroke-02).
+  assert.match(await $(testid('case-code')).getText(), /^case-[0-9a-f]{10}$/)
+  const ids = JSON.parse(execFileSync('sqlite3', ['-json', DB, 'SELECT case_id FROM cases']).toString())
+  assert.ok(ids.length >= 12)
+  for (const { case_id: id } of ids) assert.ok(!body.includes(id), `the reading screen names the case ${id}`)
   await browser.pause(500) // let the viewer draw for the screenshot
   await shot('2-reading')
 })

@@ -106,7 +106,7 @@ async function showFirstDimension() {
 }
 
 test('the lead edits a dimension before any rating under the version: the version stays', async () => {
-  await $(testid('case-table')).waitForExist({ timeout: FIRST_START_TIMEOUT_MS, interval: 500 })
+  await backToCaseList(browser, { timeout: FIRST_START_TIMEOUT_MS })
   found = studyRow()
   await openEditor()
   let { version, ratings } = await shownVersion()

@@ -141,13 +141,17 @@ export async function waitSaved(browser, what) {
 
 /** Leaves reading mode for the study's case list: where a file that reads must end, since the
  * next file's app starts where this one left (viewer.test.mjs waits for the case table). */
-export async function backToCaseList(browser) {
-  await browser.$(testid('mode-cases')).click()
+/** The study's case list (Cases), out of reading mode: the Reading start screen shows only the
+ * reader picker, never the cases. `timeout` covers a first start that builds the demo study. */
+export async function backToCaseList(browser, { timeout = LOAD_TIMEOUT_MS, atLeast = 1 } = {}) {
+  const cases = browser.$(testid('mode-cases'))
+  await cases.waitForClickable({ timeout, interval: 500 })
+  await cases.click()
   const leave = await browser.$(testid('leave-reading'))
   if (await leave.isExisting()) await leave.click()
-  await browser.waitUntil(async () => (await browser.$$('.case-row').length) > 0, {
+  await browser.waitUntil(async () => (await browser.$$('.case-row').length) >= atLeast, {
     timeout: LOAD_TIMEOUT_MS,
-    timeoutMsg: 'the case list never came back after reading',
+    timeoutMsg: `the case list never showed ${atLeast} rows after reading`,
   })
 }
 

@@ -184,12 +184,14 @@ test('online, the window shows the server’s ground truth and the rating is loc
   await showTruth()
   const shown = await $(testid('revealed-truth'))
   await shown.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `no ground truth shown: ${await $(testid('reveal-problem')).getText().catch(() => '')}` })
-  const onServer = await api(server.base, 'GET', `/api/studies/${study}/cases/${first.caseId}/ground-truth`, leadToken)
-  const history = await api(server.base, 'GET', `/api/studies/${study}/cases/${first.caseId}/curation`, leadToken)
-  const current = history.filter((v) => v.branch === 'main' && v.status === 'final').pop()
+  // The rater's database knows the case by its code only; the server's item of the same
+  // assignment, as the rater may now read it, carries the ground truth the lead keeps there.
+  const [link] = rows(`SELECT server_assignment FROM rater_package_items WHERE assignment = ${first.assignments[0]}`)
+  const onServer = await api(server.base, 'GET', `/api/studies/${study}/items/${link.server_assignment}`, raterToken)
+  assert.match(first.caseId, /^case-[0-9a-f]{10}$/, 'the rater’s copy names the case by its code')
   const text = await shown.getText()
   assert.ok(text.includes(onServer.ground_truth.diagnosis), `${text} lacks ${onServer.ground_truth.diagnosis}`)
-  assert.match(text, new RegExp(`Ground truth \\(version ${current.version}\\)`))
+  assert.match(text, new RegExp(`Ground truth \\(version ${onServer.ground_truth_version}\\)`))
   const locked = await $(testid('rating-locked'))
   await locked.waitForExist({ timeout: LOAD_TIMEOUT_MS })
   assert.equal(await $(testid('reopen')).isExisting(), false)

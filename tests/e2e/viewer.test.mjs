@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PNG } from 'pngjs'
-import { ARTIFACTS, FIRST_START_TIMEOUT_MS, openSession, screenshots } from './support.mjs'
+import { ARTIFACTS, FIRST_START_TIMEOUT_MS, backToCaseList, openSession, screenshots } from './support.mjs'
 
 const IMAGE_TIMEOUT_MS = 60_000
 const SCROLL_STEPS = 100
@@ -18,11 +18,7 @@ const timings = {}
 
 before(async () => {
   browser = await openSession()
-  await browser.waitUntil(async () => (await browser.$$('.case-row').length) >= 12, {
-    timeout: FIRST_START_TIMEOUT_MS,
-    interval: 500,
-    timeoutMsg: 'the case table never showed 12 rows',
-  })
+  await backToCaseList(browser, { timeout: FIRST_START_TIMEOUT_MS, atLeast: 12 })
 })
 
 after(async () => {
@@ -132,11 +128,11 @@ async function assertOpenedOnTheOpeningSlice(opened) {
   assert.ok(Math.abs(Number(z) - opened.openingSliceRas[2]) < 0.06, `opened at Z ${z} mm, the opening slice was at ${opened.openingSliceRas[2]}`)
 }
 
-/** Back to the case list: the "All cases" button when a reader is chosen, else the start page. */
+/** Back to the case list: the "All cases" button from an open case, else the Cases tab. */
 async function backToCases() {
   const back = await browser.$('button.back')
   if (await back.isExisting()) await back.click()
-  else await browser.$('[data-testid="mode-reading"]').click()
+  else await browser.$('[data-testid="mode-cases"]').click()
   await browser.$('.case-row').waitForExist({ timeout: 10_000 })
 }
 

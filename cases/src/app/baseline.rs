@@ -4,8 +4,9 @@
 //! reader sees and names each case by the pseudonymous code of the rest of their view
 //! (`catalog`), never by its id, which may name the diagnosis (the demo's `ms-01`).
 
-use super::catalog::CaseCodes;
+use super::catalog::{coded_case_id, codes_for};
 use super::ReaderSession;
+use crate::case_codes::CaseCodes;
 use crate::curation::{self, BaselineTask, BlindTask, HumanAnswer, HumanRole};
 use crate::store::Store;
 use crate::Result;
@@ -32,7 +33,7 @@ pub struct TaskRef<'a> {
 }
 
 fn codes(store: &Store, reader: &ReaderSession, study_id: &str) -> Result<Option<CaseCodes>> {
-    CaseCodes::of(store, study_id, reader.role().reads_blinded())
+    codes_for(store, study_id, reader.role().reads_blinded())
 }
 
 /// The study's tasks with whether the reader may answer each blind. A blinded reader's are
@@ -102,7 +103,7 @@ pub fn submit(
 
 fn case_id(store: &Store, codes: Option<&CaseCodes>, task: TaskRef<'_>) -> Result<String> {
     match codes {
-        Some(codes) => codes.case_id(store, task.study_id, task.case),
+        Some(codes) => coded_case_id(store, codes, task.study_id, task.case),
         None => Ok(task.case.to_owned()),
     }
 }

@@ -5,13 +5,16 @@
 //! with its disease group withheld, the tasks in the queue, the images de-identified and renamed
 //! by position, and `responses.jsonl` with every model name replaced by `blinded` and samples
 //! numbered per task in reading order. `plans.jsonl` and `items.jsonl` are the queue: one line per
-//! plan, one per assignment (`item` numbers it within the package).
+//! plan, one per assignment (`item` numbers it within the package). Every case is named by its
+//! pseudonymous code (`case_codes`), never its id, which may name the diagnosis; results come back
+//! by item number, so nothing needs the id.
 
 use super::archive::{self, PackageWriter};
 use super::{
     check_label, new_package_id, refuse, study_sha256, Manifest, PackageKind, PackageRater,
     FORMAT_VERSION,
 };
+use crate::case_codes::CaseCodes;
 use crate::model::{
     CaseFile, DiseaseGroup, GroundTruth, Modality, ResponseLine, Rubric, SeriesKind, SeriesSpec,
     Sex, StudyFile, StudyMeta, TaskSpec, Taxonomy,
@@ -98,6 +101,9 @@ pub struct RaterPackageContents {
     pub responses: Vec<ResponseLine>,
     pub plans: Vec<PackagePlan>,
     pub items: Vec<PackageItem>,
+    /// The study's case codes: the writer names every case by its code, in member names and
+    /// contents alike ([`name_cases_by_code`]), whoever built the contents.
+    pub case_codes: CaseCodes,
 }
 
 /// A case as a rater package carries it: its clinical context without disease group or ground
@@ -513,6 +519,7 @@ fn local_contents(
         responses,
         plans,
         items,
+        case_codes: store.case_codes(study_id)?,
     };
     Ok(LocalContents {
         contents,
@@ -540,11 +547,13 @@ pub fn write_rater_package(
         rater,
         site,
         created_at,
-        cases,
-        responses,
+        mut cases,
+        mut responses,
         plans,
-        items,
+        mut items,
+        case_codes,
     } = contents;
+    name_cases_by_code(&case_codes, &mut cases, &mut responses, &mut items);
     let mut writer = PackageWriter::create(out)?;
     let study_id = study.id.clone();
     let written = (|| -> Result<WrittenPackage> {
@@ -600,6 +609,30 @@ pub fn write_rater_package(
         members: Vec::new(),
     })?;
     Ok(written)
+}
+
+/// Names every case of a package by its code: the cases, the responses and the items, which
+/// refer to one another by it. Cases and responses are ordered by code, since the ids' order
+/// would group them by diagnosis again.
+fn name_cases_by_code(
+    codes: &CaseCodes,
+    cases: &mut [PackageCase],
+    responses: &mut [ResponseLine],
+    items: &mut [PackageItem],
+) {
+    for case in cases.iter_mut() {
+        case.case_id = codes.code(&case.case_id);
+    }
+    for response in responses.iter_mut() {
+        response.case_id = codes.code(&response.case_id);
+    }
+    for item in items.iter_mut() {
+        item.case_id = codes.code(&item.case_id);
+    }
+    cases.sort_by(|a, b| a.case_id.cmp(&b.case_id));
+    responses.sort_by(|a, b| {
+        (&a.case_id, &a.task_id, a.sample).cmp(&(&b.case_id, &b.task_id, b.sample))
+    });
 }
 
 fn jsonl<T: Serialize>(rows: &[T]) -> String {

@@ -64,6 +64,8 @@ struct HeldQueue {
     rater: i64,
     /// Each server assignment already here, with its (case, task, sample).
     items: BTreeMap<i64, (String, String, u32)>,
+    /// Cases held here under another name than the package's ([`case_renames`]), old → new.
+    renames: BTreeMap<String, String>,
 }
 
 /// Imports a rater package into the remote rater's database: the blinded bundle (images kept in
@@ -114,7 +116,9 @@ pub fn import_rater_package(
         .find(|r| r.name == manifest.rater.name);
     let mut problems = check_queue(&queue);
     problems.extend(check_rater(&manifest, existing_rater.as_ref()));
-    if let Destination::TopUp(held) = &destination {
+    let mut destination = destination;
+    if let Destination::TopUp(held) = &mut destination {
+        held.renames = case_renames(&held.items, &queue.items);
         problems.extend(check_continues(held, &queue.items));
     }
     if !problems.is_empty() {
@@ -241,7 +245,11 @@ fn destination(store: &Store, file: &Path, manifest: &Manifest) -> Result<Destin
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<BTreeMap<_, _>>>())
         .map_err(fail("reading the queue held here"))?;
-    Ok(Destination::TopUp(HeldQueue { rater, items }))
+    Ok(Destination::TopUp(HeldQueue {
+        rater,
+        items,
+        renames: BTreeMap::new(),
+    }))
 }
 
 /// The queue against itself and the bundle: items numbered 1, 2, …, each in a plan of the
@@ -363,6 +371,44 @@ fn check_rater(manifest: &Manifest, existing: Option<&Rater>) -> Vec<Problem> {
     problems
 }
 
+/// The held cases a top-up names otherwise: a server that now names cases by their codes
+/// (`case_codes`) sends a rater who holds its older package, with the cases under their ids, the
+/// same assignments under new case names. Where every held assignment the package names is the
+/// same task and sample, and the old names map one to one onto new ones, the held cases take the
+/// package's names ([`write_queue`]), so the rater's queue goes on instead of being refused.
+/// Anything less consistent renames nothing, and `check_continues` says what differs.
+fn case_renames(
+    held: &BTreeMap<i64, (String, String, u32)>,
+    items: &[(usize, PackageItem)],
+) -> BTreeMap<String, String> {
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
+    for (_, item) in items {
+        let Some((case, task, sample)) = item.server_assignment.and_then(|a| held.get(&a)) else {
+            continue;
+        };
+        if (task, *sample) != (&item.task_id, item.sample) {
+            return BTreeMap::new();
+        }
+        match renames.get(case) {
+            Some(new) if *new != item.case_id => return BTreeMap::new(),
+            Some(_) => {}
+            None => {
+                renames.insert(case.clone(), item.case_id.clone());
+            }
+        }
+    }
+    renames.retain(|old, new| old != new);
+    let targets: BTreeSet<&String> = renames.values().collect();
+    let held_cases: BTreeSet<&String> = held.values().map(|(case, _, _)| case).collect();
+    let one_to_one =
+        targets.len() == renames.len() && targets.iter().all(|new| !held_cases.contains(new));
+    if one_to_one {
+        renames
+    } else {
+        BTreeMap::new()
+    }
+}
+
 /// A top-up continues the queue held here: built by the team server, and every server
 /// assignment already here the same case, task and sample as before.
 fn check_continues(held: &HeldQueue, items: &[(usize, PackageItem)]) -> Vec<Problem> {
@@ -379,9 +425,11 @@ fn check_continues(held: &HeldQueue, items: &[(usize, PackageItem)]) -> Vec<Prob
     items
         .iter()
         .filter_map(|(line, item)| {
-            let held = held.items.get(&item.server_assignment?)?;
+            let (case, task, sample) = held.items.get(&item.server_assignment?)?;
+            let case = held.renames.get(case).unwrap_or(case);
+            let held = (case.clone(), task.clone(), *sample);
             let here = (item.case_id.clone(), item.task_id.clone(), item.sample);
-            (held != &here).then(|| {
+            (held != here).then(|| {
                 item_problem(
                     *line,
                     "server_assignment",
@@ -404,6 +452,33 @@ fn check_continues(held: &HeldQueue, items: &[(usize, PackageItem)]) -> Vec<Prob
 
 /// Writes the bundle, the rater, the plans and the items the queue lacks, with the package's
 /// record and its audit entry; the number of items added.
+/// Gives the held cases the package's names ([`case_renames`]), audited, in the import's
+/// transaction: the bundle written next then finds each case under its name and moves its series
+/// to the new package's folder.
+fn rename_held_cases(
+    w: &Write<'_>,
+    study_id: &str,
+    renames: &BTreeMap<String, String>,
+) -> Result<()> {
+    for (old, new) in renames {
+        w.tx()
+            .execute(
+                "UPDATE cases SET case_id = ?3
+                 WHERE study = (SELECT id FROM studies WHERE study_id = ?1) AND case_id = ?2",
+                params![study_id, old, new],
+            )
+            .map_err(|e| w.fail("renaming a case as the team server names it", e))?;
+        w.audit(&Entry {
+            actor: "team server",
+            action: "rename case",
+            entity: &format!("study:{study_id}"),
+            before: Some(&serde_json::json!({ "case_id": old })),
+            after: Some(&serde_json::json!({ "case_id": new })),
+        })?;
+    }
+    Ok(())
+}
+
 fn write_queue(
     w: &mut Write<'_>,
     manifest: &Manifest,
@@ -412,6 +487,9 @@ fn write_queue(
     destination: &Destination,
     existing_rater: Option<&Rater>,
 ) -> Result<u32> {
+    if let Destination::TopUp(held) = destination {
+        rename_held_cases(w, &manifest.study_id, &held.renames)?;
+    }
     crate::import::write_bundle(w, &queue.bundle)?;
     let tx = w.tx();
     let rater = match (destination, existing_rater) {

@@ -2,7 +2,8 @@
 //!
 //! **Blinding.** [`ReadingItem`] is built field by field from columns that cannot unblind: no
 //! model name, sample number, response key, grader output, `extra_json` (the demo's planted
-//! errors live there) or other raters' ratings. Tests check the serialised JSON.
+//! errors live there) or other raters' ratings, and the case by its pseudonymous code, not its
+//! id (`case_codes`). Tests check the serialised JSON.
 
 use super::{
     assignment_not_found, own_assignment, refused, Correctness, LabelEdit, RatingStatus, SpanText,
@@ -39,7 +40,8 @@ pub struct QueueItem {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReadingCase {
-    pub case_id: String,
+    /// The case's pseudonymous code (`case_codes`), never its id: an id may name the diagnosis.
+    pub case_code: String,
     pub age: u32,
     pub sex: Sex,
     pub modality: Modality,
@@ -419,7 +421,7 @@ impl Store {
             position,
             total: queue.len() as u32,
             case: ReadingCase {
-                case_id,
+                case_code: self.case_codes(&study_id)?.code(&case_id),
                 age,
                 sex: enum_value(&sex, "a case's sex")?,
                 modality: enum_value(&modality, "a case's modality")?,

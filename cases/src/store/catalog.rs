@@ -323,15 +323,30 @@ impl Store {
             })
     }
 
-    /// The study's secret for pseudonymous case codes (migration 9 makes one with each study).
-    pub(crate) fn study_secret(&self, study_id: &str) -> Result<Vec<u8>> {
+    /// The study's pseudonymous case codes, keyed by its secret (migration 9 makes one with each
+    /// study); a study read here from a rater package holds its cases under the lead's codes
+    /// already, which stay as they are.
+    pub fn case_codes(&self, study_id: &str) -> Result<crate::case_codes::CaseCodes> {
         let study = self.study_key(study_id)?;
+        let from_package: bool = self
+            .read()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM rater_packages
+                                WHERE study = ?1 AND direction = 'imported')",
+                [study],
+                |row| row.get(0),
+            )
+            .map_err(|e| self.failed("reading where the study came from", e))?;
+        if from_package {
+            return Ok(crate::case_codes::CaseCodes::already_coded());
+        }
         self.read()
             .query_row(
                 "SELECT salt FROM study_secrets WHERE study = ?1",
                 [study],
                 |row| row.get(0),
             )
+            .map(crate::case_codes::CaseCodes::new)
             .map_err(|e| self.failed("reading the study's secret", e))
     }
 

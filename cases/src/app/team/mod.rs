@@ -10,6 +10,7 @@
 //! the ground truth only after the rater submitted and asked for it, unless the lead locked them
 //! out of it.
 
+use crate::case_codes::CaseCodes;
 use crate::model::{Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxonomy, Turn};
 use crate::rating::rules::{self, LabelContext, Violation};
 use crate::rating::{
@@ -355,11 +356,15 @@ pub struct StoredItem {
     /// The number of the version `ground_truth` is (the latest final version of `main`).
     pub ground_truth_version: Option<i64>,
     pub rating: Option<TeamRating>,
+    /// The study's case codes: a rater is shown the case's code, never its id.
+    pub case_codes: CaseCodes,
 }
 
 /// The case as a rater sees it: the clinical context, not the disease group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaterCase {
+    /// The case's pseudonymous code (`case_codes`), not its id, which may name the diagnosis
+    /// (the field keeps its name: FORMATS §8).
     pub case_id: String,
     pub age: u32,
     pub sex: Sex,
@@ -427,6 +432,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         ground_truth,
         ground_truth_version,
         rating,
+        case_codes,
     } = item;
     let TeamCase {
         case_id,
@@ -453,7 +459,7 @@ pub fn rater_item(session: &TeamRaterSession, item: StoredItem) -> RaterItem {
         position,
         total,
         case: RaterCase {
-            case_id,
+            case_id: case_codes.code(&case_id),
             age,
             sex,
             modality,
@@ -790,7 +796,7 @@ mod tests {
             position: 1,
             total: 1,
             case: TeamCase {
-                case_id: "case-001".into(),
+                case_id: "infarct-07".into(),
                 disease_group: "stroke".into(),
                 age: 60,
                 sex: Sex::F,
@@ -848,6 +854,7 @@ mod tests {
             ground_truth: Some(serde_json::json!({"diagnosis": "GT-MARKER"})),
             ground_truth_version: Some(4),
             rating,
+            case_codes: CaseCodes::new(b"the study's secret".to_vec()),
         }
     }
 
@@ -885,8 +892,18 @@ mod tests {
             Some(rating(RatingStatus::Draft, 1, false)),
             Some(rating(RatingStatus::Submitted, 2, false)),
         ] {
-            let json = serde_json::to_string(&rater_item(&session, item(stored))).unwrap();
-            for hidden in ["secret-model-v9", "stroke", "GT-MARKER", "sample"] {
+            let blinded = rater_item(&session, item(stored));
+            // The case by its code under the study's secret, never its id.
+            let code = CaseCodes::new(b"the study's secret".to_vec()).code("infarct-07");
+            assert_eq!(blinded.case.case_id, code);
+            let json = serde_json::to_string(&blinded).unwrap();
+            for hidden in [
+                "secret-model-v9",
+                "stroke",
+                "GT-MARKER",
+                "sample",
+                "infarct-07",
+            ] {
                 assert!(!json.contains(hidden), "{hidden} in {json}");
             }
         }

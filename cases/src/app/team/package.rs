@@ -10,6 +10,7 @@ use super::{
     TeamAction, TeamCase, TeamLeadSession, TeamMember, TeamRaterSession, TeamRating,
     TeamRatingState, TeamResponse, TeamRole, TeamSeries, TeamTask,
 };
+use crate::case_codes::CaseCodes;
 use crate::model::{Rubric, StudyMeta, TaskSpec, Taxonomy};
 use crate::package::{
     blinded_samples, ImageSource, PackageCase, PackageImage, PackageItem, PackagePlan,
@@ -119,6 +120,8 @@ pub struct PackageSource {
     pub created_at: String,
     pub queue: Vec<QueuedItem>,
     pub series: BTreeMap<String, Vec<(TeamSeries, Vec<StoredImage>)>>,
+    /// The study's case codes on the server, which the package names its cases by.
+    pub case_codes: CaseCodes,
 }
 
 /// The plan every server-built package names: the server's queue is not a seeded local plan.
@@ -141,6 +144,7 @@ pub fn rater_package(
         created_at,
         queue,
         mut series,
+        case_codes,
     } = source;
     if queue.is_empty() {
         return Err(RatingError::Refused(format!(
@@ -294,6 +298,7 @@ pub fn rater_package(
             created_at: created_at.clone(),
         }],
         items,
+        case_codes,
     })
 }
 
