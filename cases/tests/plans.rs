@@ -300,34 +300,79 @@ fn plans_are_the_study_leads_and_recorded_under_who_acts() {
         .study_lead("Creating a plan")
         .is_err());
 
-    // A curator acting records plans under themselves, not another rater.
+    // A curator acting records plans under themselves.
     store.set_current_rater(curator).unwrap();
     let lead = Session::current(&store)
         .unwrap()
         .study_lead("Creating a plan")
         .unwrap();
-    let as_other = plans::create(
+    let made = plans::create(&mut store, &lead, &spec("p", raters.clone(), 0.2)).unwrap();
+    assert_eq!(
+        maker_of(&store, made.plan_id),
+        (Some("Dr Cora".to_owned()), "Dr Cora".to_owned())
+    );
+
+    // With nobody chosen, the study lead: no rater is named its author, however the raters are
+    // listed (issue 41: a blinded clinician, listed first, was recorded as the lead's plan's
+    // author), in the plan and in the audit log; its top-up likewise.
+    store.leave_reading().unwrap();
+    let lead = Session::current(&store)
+        .unwrap()
+        .study_lead("Creating a plan")
+        .unwrap();
+    let made = plans::create(&mut store, &lead, &spec("q", vec![raters[0]], 0.0)).unwrap();
+    assert_eq!(
+        maker_of(&store, made.plan_id),
+        (None, "study lead".to_owned())
+    );
+    plans::top_up(
         &mut store,
         &lead,
-        raters[1],
-        &spec("p", raters.clone(), 0.2),
-    );
-    assert!(
-        as_other
-            .unwrap_err()
-            .to_string()
-            .contains("Dr Cora is acting here"),
-        "recorded under the acting curator"
-    );
-    let made = plans::create(&mut store, &lead, curator, &spec("p", raters.clone(), 0.2)).unwrap();
-    let created_by: String = store
+        &TopUpSpec {
+            study_id: DEMO_STUDY_ID.into(),
+            plan: "q".into(),
+            new_raters: vec![raters[1]],
+        },
+    )
+    .unwrap();
+    let top_up_actor: String = store
         .read()
         .query_row(
-            "SELECT r.name FROM assignment_plans p JOIN raters r ON p.created_by = r.id
-             WHERE p.id = ?1",
-            [made.plan_id],
+            "SELECT actor FROM audit_log WHERE action = 'top up assignment plan'
+             ORDER BY id DESC LIMIT 1",
+            [],
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(created_by, "Dr Cora");
+    assert_eq!(top_up_actor, "study lead");
+}
+
+/// Who a plan names as its maker (the rater, or none) and who its audit entry names.
+fn maker_of(store: &Store, plan: i64) -> (Option<String>, String) {
+    store
+        .read()
+        .query_row(
+            "SELECT r.name, l.actor FROM assignment_plans p LEFT JOIN raters r ON p.created_by = r.id
+             JOIN audit_log l ON l.entity = 'assignment_plan:' || p.id
+                             AND l.action = 'create assignment plan'
+             WHERE p.id = ?1",
+            [plan],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+}
+
+/// The demo queue the app deals a new reader is the study lead's plan, not the reader's.
+#[test]
+fn the_demo_queue_is_dealt_as_the_study_leads_plan() {
+    let (_dir, mut store) = demo_store();
+    let reader = readers(&mut store, &["Dr Dee"])[0];
+    let plan = store
+        .ensure_demo_queue(reader)
+        .unwrap()
+        .expect("a demo queue");
+    assert_eq!(
+        maker_of(&store, plan.plan_id),
+        (None, "study lead".to_owned())
+    );
 }

@@ -265,3 +265,55 @@ fn ratings_and_their_labels_survive_the_migration_to_repeat_reads() {
         .unwrap();
     assert_eq!(foreign_keys, 1);
 }
+
+/// A plan made before plans could be the study lead's keeps its maker, its queue and every
+/// reference to it when the table is rebuilt to allow none (migration 20).
+#[test]
+fn plans_and_their_assignments_survive_the_rebuild_that_lets_the_study_lead_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.sqlite");
+    let mut conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    let tx = conn.transaction().unwrap();
+    tx.execute_batch(migrations::MIGRATIONS[0]).unwrap();
+    tx.execute_batch(migrations::MIGRATIONS[1]).unwrap();
+    tx.pragma_update(None, "user_version", 2).unwrap();
+    tx.execute_batch(
+        "INSERT INTO studies VALUES (1, 's', 'S', '', '{}', '{}', '/b');
+         INSERT INTO cases VALUES (1, 1, 'c1', 'stroke', 'CT', 70, 'F', '{}', '');
+         INSERT INTO tasks VALUES (1, 1, 't1', 'differential_diagnosis', 1, 'p', '[]');
+         INSERT INTO responses VALUES (1, 1, 'm', 0, 'a', 'r', NULL, '{}');
+         INSERT INTO raters VALUES (1, 'dr a', 'neurologist', 5);
+         INSERT INTO assignment_plans VALUES (4, 1, 'pilot', -9, 0.5, 0.0, 0, 1, '2026-01-01');
+         INSERT INTO assignments (id, plan, rater, response, position, overlap)
+             VALUES (9, 4, 1, 1, 1, 0);",
+    )
+    .unwrap();
+    tx.commit().unwrap();
+    drop(conn);
+
+    let store = Store::open(&path).unwrap();
+    let conn = store.read();
+    let plan: (i64, String, i64, Option<i64>) = conn
+        .query_row(
+            "SELECT p.id, p.name, p.seed, p.created_by FROM assignments a
+             JOIN assignment_plans p ON a.plan = p.id WHERE a.id = 9",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(plan, (4, "pilot".to_owned(), -9, Some(1)));
+    let dangling: i64 = conn
+        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(dangling, 0);
+    // The study lead's plan: no maker.
+    conn.execute(
+        "INSERT INTO assignment_plans (study, name, seed, overlap_share, repeat_share,
+             repeat_after_days, created_by, created_at) VALUES (1, 'lead', 1, 0, 0, 0, NULL, 'now')",
+        [],
+    )
+    .unwrap();
+}

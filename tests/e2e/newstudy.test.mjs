@@ -170,7 +170,10 @@ test('a rater reads a response of the new study', async () => {
   await $(testid('mode-reading')).click()
   await becomeNewRater(browser, RATER, 'neuroradiologist', 8)
   const current = await invoke(browser, 'current_rater', {})
-  const plan = await invoke(browser, 'create_assignment_plan', {
+  // The plan is the study lead's: made with nobody reading here (a blinded reader may not), then
+  // the rater is chosen again.
+  assert.ok((await invoke(browser, 'leave_reading', {})).ok)
+  const plan = await invoke(browser, 'create_lead_plan', {
     spec: {
       study_id: STUDY,
       name: 'e2e new study',
@@ -183,6 +186,7 @@ test('a rater reads a response of the new study', async () => {
     },
   })
   assert.ok(plan.ok, JSON.stringify(plan))
+  assert.ok((await invoke(browser, 'set_current_rater', { raterId: current.ok.id })).ok)
   // The reading screen loads the queue when it opens: leave it and come back.
   await $(testid('mode-baseline')).click()
   await $(testid('mode-reading')).click()

@@ -1,5 +1,6 @@
 // The study lead's Plans screen in the real window (WebKitGTK through tauri-driver): with nobody
-// reading, the lead creates a capped plan for one reader, tops it up with a second reader, and the
+// reading, the lead creates a capped plan for one reader (recorded as the study lead's, never a
+// rater's), tops it up with a second reader, and the
 // second reader's queue then holds exactly the items the top-up dealt them. The first reader's
 // queue is unchanged by the top-up (checked in the database file). Run through scripts/e2e.sh.
 
@@ -78,6 +79,13 @@ test('with nobody reading, the lead creates a plan on the Plans screen', async (
     queueOf(FIRST).map((a) => a.position),
     [1, 2, 3, 4, 5],
   )
+  // The lead's plan is the study lead's, in the plan and in the audit: not the first rater the
+  // database lists (issue 41: a blinded clinician was named its author).
+  assert.equal(await $(testid('plan-recorded-as')).getText(), 'Recorded as made by the study lead.')
+  const [made] = rows(`SELECT id, created_by FROM assignment_plans WHERE name = '${PLAN}'`)
+  assert.equal(made.created_by, null)
+  const [audited] = rows(`SELECT actor FROM audit_log WHERE action = 'create assignment plan' AND entity = 'assignment_plan:${made.id}'`)
+  assert.equal(audited.actor, 'study lead')
   await shot('1-created')
 
   // A name taken in the study is refused, and the screen says why.
@@ -106,6 +114,8 @@ test('the lead tops the plan up with a new reader; nobody else’s queue changes
   const theirs = new Set(before.map((a) => a.response))
   assert.ok(joined.every((a) => !theirs.has(a.response)), 'the joiner is dealt other responses')
   assert.match(await plan.getText(), /topped up once/)
+  const [topUp] = rows(`SELECT actor FROM audit_log WHERE action = 'top up assignment plan' ORDER BY id DESC LIMIT 1`)
+  assert.equal(topUp.actor, 'study lead')
   await shot('3-topped-up')
 })
 

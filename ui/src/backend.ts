@@ -163,14 +163,12 @@ export const createRater = (name: string, role: RaterRole, yearsExperience: numb
 export const currentRater = () => call(commands.currentRater())
 export const setCurrentRater = (raterId: number) => call(commands.setCurrentRater(raterId))
 export const leaveReading = () => call(commands.leaveReading())
-export const createAssignmentPlan = (spec: PlanSpec) => call(commands.createAssignmentPlan(spec))
 /** The study lead's: the study's plans with each rater's counts. */
 export const listAssignmentPlans = (studyId: string) => call(commands.listAssignmentPlans(studyId))
-/** The study lead's: a new plan, recorded under the rater `madeBy`. */
-export const createLeadPlan = (madeBy: number, spec: PlanSpec) => call(commands.createLeadPlan(madeBy, spec))
+/** The study lead's: a new plan, recorded as the study lead's (or the acting curator's). */
+export const createLeadPlan = (spec: PlanSpec) => call(commands.createLeadPlan(spec))
 /** The study lead's: seats new raters and deals responses added since; no queue is reordered. */
-export const topUpAssignmentPlan = (madeBy: number, spec: TopUpSpec) =>
-  call(commands.topUpAssignmentPlan(madeBy, spec))
+export const topUpAssignmentPlan = (spec: TopUpSpec) => call(commands.topUpAssignmentPlan(spec))
 /** On the demo study: gives the current reader a queue (plan "demo:<name>", seed 1) unless they have one. */
 export const ensureDemoQueue = () => call(commands.ensureDemoQueue())
 export const readingQueue = (studyId: string) => call(commands.readingQueue(studyId))
@@ -316,9 +314,10 @@ export const workbenchItem = (grader: string, response: number) =>
   call(commands.workbenchItem(grader, response))
 export const workbenchDrift = (studyId: string, before: string, after: string) =>
   call(commands.workbenchDrift(studyId, before, after))
-/** Runs the stored grader (or with `samples` the model) to the end; `onRunProgress` follows it. */
-export const workbenchRun = (name: string, samples: number | null = null) =>
-  call(commands.workbenchRun(name, samples))
+/** Runs the stored grader (or with `samples` the model) over the study to the end;
+ * `onRunProgress` follows it. */
+export const workbenchRun = (studyId: string, name: string, samples: number | null = null) =>
+  call(commands.workbenchRun(studyId, name, samples))
 export const workbenchCancelRun = () => call(commands.workbenchCancelRun())
 export function onRunProgress(handler: (progress: RunProgress) => void): Promise<UnlistenFn> {
   return listen<RunProgress>('run-progress', (event) => handler(event.payload))

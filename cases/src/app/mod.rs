@@ -26,7 +26,7 @@ pub mod workbench;
 
 use crate::package::MergeReport;
 use crate::progress::Progress;
-use crate::rating::{Rater, RaterRole, RatingError};
+use crate::rating::{Rater, RaterRole, RatingError, STUDY_LEAD};
 use crate::store::{enum_text, ResponseView, Store};
 use crate::{Error, Result};
 use std::path::Path;
@@ -51,9 +51,6 @@ pub struct LeadSession {
 pub struct ReaderSession {
     rater: Rater,
 }
-
-/// The audit log's name for whoever acts at this workstation with no rater chosen.
-const STUDY_LEAD: &str = "study lead";
 
 fn refused(message: String) -> Error {
     Error::Rating(RatingError::Refused(message))

@@ -2,8 +2,8 @@
 //! each rater's counts, a new plan, and a top-up that seats new raters and deals responses
 //! added since without touching anyone's queue (`rating::assignment`).
 
-use super::{refused, LeadSession};
-use crate::rating::{PlanSpec, PlanSummary, TopUpSpec, TopUpSummary};
+use super::LeadSession;
+use crate::rating::{PlanMaker, PlanSpec, PlanSummary, TopUpSpec, TopUpSummary};
 use crate::store::Store;
 use crate::Result;
 
@@ -12,36 +12,19 @@ pub fn list(store: &Store, _lead: &LeadSession, study_id: &str) -> Result<Vec<Pl
     store.assignment_plans(study_id)
 }
 
-/// A new plan, recorded as made by the rater `made_by`.
-pub fn create(
-    store: &mut Store,
-    lead: &LeadSession,
-    made_by: i64,
-    spec: &PlanSpec,
-) -> Result<PlanSummary> {
-    let made_by = planner(lead, made_by)?;
-    store.create_assignment_plan(made_by, spec)
+/// A new plan, recorded as made by the session: the curator acting, or, with nobody chosen, the
+/// study lead at this workstation (never a rater the form happened to name).
+pub fn create(store: &mut Store, lead: &LeadSession, spec: &PlanSpec) -> Result<PlanSummary> {
+    store.create_assignment_plan(maker(lead), spec)
 }
 
-/// A top-up of one of the study's plans, recorded as made by the rater `made_by`.
-pub fn top_up(
-    store: &mut Store,
-    lead: &LeadSession,
-    made_by: i64,
-    spec: &TopUpSpec,
-) -> Result<TopUpSummary> {
-    let made_by = planner(lead, made_by)?;
-    store.top_up_assignment_plan(made_by, spec)
+/// A top-up of one of the study's plans, recorded as made by the session, as [`create`].
+pub fn top_up(store: &mut Store, lead: &LeadSession, spec: &TopUpSpec) -> Result<TopUpSummary> {
+    store.top_up_assignment_plan(maker(lead), spec)
 }
 
-/// Who a plan is recorded under: the curator acting here, or, with nobody chosen, the rater the
-/// study lead names (a plan names the person who made it, as `neurorater assign --lead` does).
-fn planner(lead: &LeadSession, made_by: i64) -> Result<i64> {
-    match &lead.acting {
-        Some(acting) if acting.id != made_by => Err(refused(format!(
-            "{} is acting here: a plan made now is recorded under them, not under another rater",
-            acting.name
-        ))),
-        _ => Ok(made_by),
-    }
+fn maker(lead: &LeadSession) -> PlanMaker {
+    lead.acting
+        .as_ref()
+        .map_or(PlanMaker::StudyLead, |acting| PlanMaker::Rater(acting.id))
 }

@@ -12,8 +12,7 @@
 
 use super::ReaderSession;
 use crate::rating::{
-    EditAck, LabelAck, LabelEdit, PlanSpec, PlanSummary, QueueItem, RatingEdit, ReadingItem,
-    ResumePoint,
+    EditAck, LabelAck, LabelEdit, PlanSummary, QueueItem, RatingEdit, ReadingItem, ResumePoint,
 };
 use crate::store::Store;
 use crate::Result;
@@ -41,15 +40,6 @@ pub fn set_position(store: &mut Store, reader: &ReaderSession, assignment: i64) 
 /// On the demo study, the reader's queue of every response unless they have one.
 pub fn ensure_demo_queue(store: &mut Store, reader: &ReaderSession) -> Result<Option<PlanSummary>> {
     store.ensure_demo_queue(reader.rater.id)
-}
-
-/// A plan and every listed rater's queue, recorded under the named rater who made it.
-pub fn create_assignment_plan(
-    store: &mut Store,
-    planner: &ReaderSession,
-    spec: &PlanSpec,
-) -> Result<PlanSummary> {
-    store.create_assignment_plan(planner.rater.id, spec)
 }
 
 pub fn save_rating(

@@ -46,6 +46,24 @@ const MAX_PLAN_NAME_CHARS: usize = 100;
 /// A deal's streams start at `deal · 2³²`: room for 2³² − 1 seats per deal.
 const DEAL_STREAM_SHIFT: u32 = 32;
 
+/// Who a plan is recorded as made by: the study lead at this workstation, who is no rater (the
+/// app with nobody chosen), or a named rater (a curator acting, `neurorater assign --lead NAME`).
+/// A plan is the lead's work: never credited to whichever clinician happens to be chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanMaker {
+    StudyLead,
+    Rater(i64),
+}
+
+impl From<i64> for PlanMaker {
+    fn from(rater: i64) -> PlanMaker {
+        PlanMaker::Rater(rater)
+    }
+}
+
+/// The audit log's name for the study lead at this workstation, acting with no rater chosen.
+pub const STUDY_LEAD: &str = "study lead";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
@@ -569,10 +587,14 @@ impl Store {
     }
 
     /// Creates a plan and every rater's queue in one audited transaction, recorded as made by
-    /// `actor`. A rater who already reads some of the study's responses (another plan) is given
+    /// `maker`. A rater who already reads some of the study's responses (another plan) is given
     /// only the others.
-    pub fn create_assignment_plan(&mut self, actor: i64, spec: &PlanSpec) -> Result<PlanSummary> {
-        let actor = self.rater(actor)?;
+    pub fn create_assignment_plan(
+        &mut self,
+        maker: impl Into<PlanMaker>,
+        spec: &PlanSpec,
+    ) -> Result<PlanSummary> {
+        let actor = self.plan_maker(maker.into())?;
         let name = check_plan_spec(spec)?;
         let raters = self.plan_readers("raters", &spec.raters)?;
         let study = self.study_key(&spec.study_id)?;
@@ -641,7 +663,19 @@ impl Store {
     }
 
     /// Writes a dealt plan in one transaction: the plan, its seats and queues, and its audit entry.
-    fn write_new_plan(&mut self, actor: &Rater, plan: &NewPlan) -> Result<PlanSummary> {
+    /// The rater a plan is recorded under (`None`: the study lead) and the audit log's name.
+    fn plan_maker(&self, maker: PlanMaker) -> Result<(Option<i64>, String)> {
+        match maker {
+            PlanMaker::StudyLead => Ok((None, STUDY_LEAD.to_owned())),
+            PlanMaker::Rater(id) => self.rater(id).map(|rater| (Some(rater.id), rater.name)),
+        }
+    }
+
+    fn write_new_plan(
+        &mut self,
+        actor: &(Option<i64>, String),
+        plan: &NewPlan,
+    ) -> Result<PlanSummary> {
         let spec = plan.spec;
         let stratify_json =
             serde_json::to_string(&spec.stratify_by).map_err(|e| Error::Corrupt {
@@ -665,7 +699,7 @@ impl Store {
                     spec.overlap_share,
                     spec.repeat_share,
                     spec.repeat_after_days,
-                    actor.id,
+                    actor.0,
                     created_at,
                     spec.responses_per_rater,
                     stratify_json
@@ -697,7 +731,7 @@ impl Store {
                 plan_summary(w.tx(), plan_id).map_err(|e| w.fail("summing up the plan", e))?;
             let after = serde_json::json!({ "spec": spec, "summary": summary });
             w.audit(&Entry {
-                actor: &actor.name,
+                actor: &actor.1,
                 action: "create assignment plan",
                 entity: &format!("assignment_plan:{plan_id}"),
                 before: None,
@@ -707,12 +741,16 @@ impl Store {
         })
     }
 
-    /// Tops up a study's plan, recorded as made by `actor`: `new_raters` join it with queues of
+    /// Tops up a study's plan, recorded as made by `maker`: `new_raters` join it with queues of
     /// their own, and responses the plan has not dealt (new models, new samples, new cases) are
     /// dealt with the plan's shares, cap and strata. Nobody's existing assignments change: what
     /// a rater receives goes after their last position in the plan.
-    pub fn top_up_assignment_plan(&mut self, actor: i64, spec: &TopUpSpec) -> Result<TopUpSummary> {
-        let actor = self.rater(actor)?;
+    pub fn top_up_assignment_plan(
+        &mut self,
+        maker: impl Into<PlanMaker>,
+        spec: &TopUpSpec,
+    ) -> Result<TopUpSummary> {
+        let actor = self.plan_maker(maker.into())?;
         let new_raters = self.plan_readers("new_raters", &spec.new_raters)?;
         let study = self.study_key(&spec.study_id)?;
         let plan = self
@@ -904,7 +942,7 @@ impl Store {
             };
             let after = serde_json::json!({ "spec": spec, "top_up": number, "summary": topped });
             w.audit(&Entry {
-                actor: &actor.name,
+                actor: &actor.1,
                 action: "top up assignment plan",
                 entity: &format!("assignment_plan:{}", plan.id),
                 before: None,
@@ -971,7 +1009,9 @@ impl Store {
             repeat_after_days: 0,
             stratify_by: Vec::new(),
         };
-        self.create_assignment_plan(rater, &spec).map(Some)
+        // The app deals it on the study's behalf: the study lead's plan, not the reader's.
+        self.create_assignment_plan(PlanMaker::StudyLead, &spec)
+            .map(Some)
     }
 }
 

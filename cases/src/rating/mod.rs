@@ -17,7 +17,8 @@ pub(crate) mod rules;
 pub(crate) mod table;
 
 pub use assignment::{
-    PlanRaterSummary, PlanSpec, PlanSummary, StratifyBy, TopUpSpec, TopUpSummary, DEMO_STUDY_ID,
+    PlanMaker, PlanRaterSummary, PlanSpec, PlanSummary, StratifyBy, TopUpSpec, TopUpSummary,
+    DEMO_STUDY_ID, STUDY_LEAD,
 };
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};

@@ -608,6 +608,38 @@ CREATE TABLE team_server_word (
     learned_at            TEXT NOT NULL
 ) STRICT;
 "#,
+    // 20: a plan may be made by the study lead at this workstation, who is no rater (issue 41: a
+    // lead's plan was recorded under whichever rater the form named first, a blinded clinician
+    // among them). `created_by` NULL is the study lead; a named rater (a curator acting, or
+    // `neurorater assign --lead NAME`) keeps their id. SQLite cannot drop a NOT NULL, so the
+    // table is rebuilt (https://sqlite.org/lang_altertable.html#otheralter); its children refer
+    // to it by name and find the new one.
+    r#"
+CREATE TABLE assignment_plans_rebuilt (
+    id                  INTEGER PRIMARY KEY,
+    study               INTEGER NOT NULL REFERENCES studies(id),
+    name                TEXT NOT NULL,
+    -- The order of every rater's queue is reproducible from this seed.
+    seed                INTEGER NOT NULL,
+    overlap_share       REAL NOT NULL CHECK (overlap_share BETWEEN 0 AND 1),
+    repeat_share        REAL NOT NULL CHECK (repeat_share BETWEEN 0 AND 1),
+    repeat_after_days   INTEGER NOT NULL CHECK (repeat_after_days >= 0),
+    -- NULL: the study lead at this workstation.
+    created_by          INTEGER REFERENCES raters(id),
+    created_at          TEXT NOT NULL,
+    responses_per_rater INTEGER CHECK (responses_per_rater >= 1),
+    stratify_json       TEXT NOT NULL DEFAULT '[]',
+    top_ups             INTEGER NOT NULL DEFAULT 0 CHECK (top_ups >= 0),
+    UNIQUE (study, name)
+) STRICT;
+INSERT INTO assignment_plans_rebuilt (id, study, name, seed, overlap_share, repeat_share,
+        repeat_after_days, created_by, created_at, responses_per_rater, stratify_json, top_ups)
+    SELECT id, study, name, seed, overlap_share, repeat_share, repeat_after_days, created_by,
+           created_at, responses_per_rater, stratify_json, top_ups
+    FROM assignment_plans;
+DROP TABLE assignment_plans;
+ALTER TABLE assignment_plans_rebuilt RENAME TO assignment_plans;
+"#,
 ];
 
 /// The schema version this build writes.

@@ -97,20 +97,6 @@ pub async fn leave_reading(state: State<'_, AppState>) -> Result<(), CommandErro
     state.with_store_mut(|store| Ok(store.leave_reading()?))
 }
 
-/// A plan and its raters' queues, recorded under the rater acting here.
-#[tauri::command]
-#[specta::specta]
-pub async fn create_assignment_plan(
-    state: State<'_, AppState>,
-    spec: PlanSpec,
-) -> Result<PlanSummary, CommandError> {
-    check_plan_spec(&spec)?;
-    state.with_store_mut(|store| {
-        let planner = Session::current(store)?.reader()?;
-        Ok(reading::create_assignment_plan(store, &planner, &spec)?)
-    })
-}
-
 /// The study's assignment plans with each rater's counts: the study lead's Plans screen.
 #[tauri::command]
 #[specta::specta]
@@ -124,19 +110,18 @@ pub async fn list_assignment_plans(
     })
 }
 
-/// A plan the study lead makes, recorded under the rater `made_by` (the acting curator if one
-/// is chosen).
+/// A plan the study lead makes, recorded as theirs (or the acting curator's): refused while a
+/// blinded reader is chosen here.
 #[tauri::command]
 #[specta::specta]
 pub async fn create_lead_plan(
     state: State<'_, AppState>,
-    made_by: Key,
     spec: PlanSpec,
 ) -> Result<PlanSummary, CommandError> {
     check_plan_spec(&spec)?;
     state.with_store_mut(|store| {
         let lead = Session::current(store)?.study_lead("Creating an assignment plan")?;
-        Ok(plans::create(store, &lead, made_by.get(), &spec)?)
+        Ok(plans::create(store, &lead, &spec)?)
     })
 }
 
@@ -145,7 +130,6 @@ pub async fn create_lead_plan(
 #[specta::specta]
 pub async fn top_up_assignment_plan(
     state: State<'_, AppState>,
-    made_by: Key,
     spec: TopUpSpec,
 ) -> Result<TopUpSummary, CommandError> {
     validate::id("spec.study_id", &spec.study_id)?;
@@ -155,7 +139,7 @@ pub async fn top_up_assignment_plan(
     }
     state.with_store_mut(|store| {
         let lead = Session::current(store)?.study_lead("Topping up an assignment plan")?;
-        Ok(plans::top_up(store, &lead, made_by.get(), &spec)?)
+        Ok(plans::top_up(store, &lead, &spec)?)
     })
 }
 
