@@ -13,6 +13,9 @@ use std::path::PathBuf;
 pub struct GradeArgs {
     #[arg(long)]
     db: Option<PathBuf>,
+    /// The study to grade (by default the database's only study).
+    #[arg(long)]
+    study: Option<String>,
     /// The grader spec (TOML, docs/formats.md §6).
     #[arg(long)]
     spec: PathBuf,
@@ -22,6 +25,9 @@ pub struct GradeArgs {
 pub struct RespondArgs {
     #[arg(long)]
     db: Option<PathBuf>,
+    /// The study whose tasks to ask (by default the database's only study).
+    #[arg(long)]
+    study: Option<String>,
     /// The model spec (TOML, docs/formats.md §6).
     #[arg(long)]
     spec: PathBuf,
@@ -43,8 +49,15 @@ impl From<RunError> for Failure {
 pub fn grade(args: &GradeArgs) -> Result<(), Failure> {
     let spec = Spec::load(&args.spec)?;
     let mut store = Store::open_existing(&db_path(args.db.clone())?)?;
+    let study = crate::calibrate::pick_study(&store, args.study.as_deref())?;
     let bar = RunBar::new();
-    let summary = runtime()?.block_on(runner::grade(&mut store, &spec, &bar, stop_signal()));
+    let summary = runtime()?.block_on(runner::grade(
+        &mut store,
+        &study,
+        &spec,
+        &bar,
+        stop_signal(),
+    ));
     bar.0.finish_and_clear();
     report("graded", &summary?)
 }
@@ -52,9 +65,11 @@ pub fn grade(args: &GradeArgs) -> Result<(), Failure> {
 pub fn respond(args: &RespondArgs) -> Result<(), Failure> {
     let spec = Spec::load(&args.spec)?;
     let mut store = Store::open_existing(&db_path(args.db.clone())?)?;
+    let study = crate::calibrate::pick_study(&store, args.study.as_deref())?;
     let bar = RunBar::new();
     let summary = runtime()?.block_on(runner::run::respond(
         &mut store,
+        &study,
         &spec,
         args.samples,
         &bar,
@@ -85,8 +100,12 @@ fn report(verb: &str, summary: &RunSummary) -> Result<(), Failure> {
         .cost
         .map(|c| format!(", cost {c:.4}"))
         .unwrap_or_default();
+    let skipped = match summary.skipped.len() {
+        0 => String::new(),
+        n => format!("; {n} task(s) skipped, listed above"),
+    };
     say!(
-        "{verb} {} of {} missing item(s); {} failed; {tokens} tokens{cost}",
+        "{verb} {} of {} missing item(s); {} failed{skipped}; {tokens} tokens{cost}",
         summary.stored,
         summary.total,
         summary.failed.len()
@@ -137,5 +156,11 @@ impl RunProgress for RunBar {
 
     fn failed(&self, item: &str, reason: &str) {
         self.0.println(format!("failed: {item}: {reason}"));
+    }
+
+    fn skipped(&self, task: &str, reason: &str) {
+        // On stderr whether or not a terminal shows the bar (its own println is dropped without
+        // one): a pipeline's log must say what was never sent.
+        self.0.suspend(|| eprintln!("skipped: {task}: {reason}"));
     }
 }

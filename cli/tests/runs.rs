@@ -1000,3 +1000,95 @@ fn human_baseline_answers_are_graded_like_model_answers() {
         "{lines}"
     );
 }
+
+/// A run covers the study chosen and nothing else: with two studies in the database it asks
+/// which; `--study` sends only that study's tasks. A task of a case with images that names no
+/// key image is listed before any request and never sent (it would reach the model as text).
+#[test]
+fn respond_covers_the_chosen_study_and_lists_a_task_without_key_images_instead_of_sending_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("two.sqlite");
+    // The pilot study, its lesions task without key images; and a second study of the same case.
+    let pilot = write_small_bundle(&dir.path().join("pilot"), false);
+    let case_json = pilot.join("cases/ms-01/case.json");
+    let keyless = std::fs::read_to_string(&case_json).unwrap().replace(
+        r#""prompt": "Describe the lesions.", "key_images": [{"series": "keys", "slice": 1}]"#,
+        r#""prompt": "Describe the lesions.", "key_images": []"#,
+    );
+    assert!(keyless.contains(r#""key_images": []"#));
+    std::fs::write(&case_json, keyless).unwrap();
+    let other = write_small_bundle(&dir.path().join("other"), false);
+    let study_json = other.join("study.json");
+    let renamed = std::fs::read_to_string(&study_json)
+        .unwrap()
+        .replace(r#""id": "pilot""#, r#""id": "second""#);
+    std::fs::write(&study_json, renamed).unwrap();
+    for bundle in [&pilot, &other] {
+        let out = neurorater(&[
+            "import",
+            bundle.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+
+    let server = Server::start(Box::new(|_, _, _| {
+        chat(r#"{"answer": "Demyelination", "rationale": "Ovoid lesions."}"#)
+    }));
+    let spec = write_model_spec(dir.path(), &server, "vlm-scoped");
+    let respond = |study: Option<&str>| {
+        let mut args = vec![
+            "respond",
+            "--db",
+            db.to_str().unwrap(),
+            "--spec",
+            spec.to_str().unwrap(),
+        ];
+        if let Some(study) = study {
+            args.extend(["--study", study]);
+        }
+        neurorater(&args)
+    };
+
+    let unnamed = respond(None);
+    assert_eq!(unnamed.status.code(), Some(2), "{}", text(&unnamed));
+    assert!(
+        text(&unnamed).contains("holds 2 studies (pilot, second); name one with --study"),
+        "{}",
+        text(&unnamed)
+    );
+    assert_eq!(server.requests(), 0);
+
+    let pilot_run = respond(Some("pilot"));
+    assert_eq!(pilot_run.status.code(), Some(0), "{}", text(&pilot_run));
+    let said = text(&pilot_run);
+    assert!(
+        said.contains("skipped: ms-01/lesions: the task names no key image"),
+        "{said}"
+    );
+    assert!(said.contains("1 task(s) skipped"), "{said}");
+    // The pilot's dx task only: one request, one response stored, in the pilot study alone.
+    assert_eq!(server.requests(), 1);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let stored: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT st.study_id, t.task_id FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+             WHERE r.model = 'vlm-scoped'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(stored, [("pilot".to_owned(), "dx".to_owned())]);
+
+    let unknown = respond(Some("third"));
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
+    assert!(
+        text(&unknown).contains("holds no study \"third\" (it holds pilot, second)"),
+        "{}",
+        text(&unknown)
+    );
+}

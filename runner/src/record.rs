@@ -130,6 +130,7 @@ pub struct StudyScales {
 /// the studies they belong to.
 pub fn pending_gradings(
     store: &Store,
+    study_id: &str,
     grader: &str,
     with_ground_truth: bool,
 ) -> Result<
@@ -148,10 +149,10 @@ pub fn pending_gradings(
     let conn = store.read();
     let mut scales = std::collections::BTreeMap::new();
     let mut stmt = conn
-        .prepare("SELECT id, study_id, rubric_json, taxonomy_json FROM studies")
+        .prepare("SELECT id, study_id, rubric_json, taxonomy_json FROM studies WHERE study_id = ?1")
         .map_err(fail)?;
     let rows = stmt
-        .query_map([], |r| {
+        .query_map([study_id], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
@@ -177,13 +178,13 @@ pub fn pending_gradings(
                     r.turns_json, g.body_json
              FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id LEFT JOIN ground_truth g ON g.case_ref = c.id
-             WHERE NOT EXISTS (SELECT 1 FROM grader_scores s
+             WHERE st.study_id = ?2 AND NOT EXISTS (SELECT 1 FROM grader_scores s
                                WHERE s.response = r.id AND s.grader = ?1)
-             ORDER BY st.study_id, c.case_id, t.task_id, r.model, r.sample",
+             ORDER BY c.case_id, t.task_id, r.model, r.sample",
         )
         .map_err(fail)?;
     let rows = stmt
-        .query_map([grader], |r| {
+        .query_map([grader, study_id], |r| {
             let turns: Option<String> = r.get(14)?;
             let truth: Option<String> = r.get(15)?;
             let case_text = format!(
@@ -340,11 +341,15 @@ pub struct Answer {
 /// Every (task, sample) with sample < `samples` that the model of `spec` has no response for.
 /// The prompt is the spec's template (`{{task}}`, `{{case}}`), else the case's clinical note and
 /// the task's prompt.
+/// The questions a model run of `study_id` sends, and the tasks it skips: a task of a case with
+/// images but no key image would reach the model as text alone, so it is listed, with why,
+/// before any request is sent, and never asked.
 pub fn pending_questions(
     store: &Store,
+    study_id: &str,
     spec: &Spec,
     samples: u32,
-) -> Result<Vec<Question>, RunError> {
+) -> Result<PendingQuestions, RunError> {
     let path = store.path().to_path_buf();
     let fail = |e| cases::Error::Database {
         path: path.clone(),
@@ -373,11 +378,14 @@ pub fn pending_questions(
                         (SELECT group_concat(r.sample) FROM responses r
                          WHERE r.task = t.id AND r.model = ?1)
                  FROM tasks t JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
-                 ORDER BY st.study_id, c.case_id, t.task_id",
+                 WHERE st.study_id = ?2
+                   AND (json_array_length(t.key_images_json) > 0
+                        OR NOT EXISTS (SELECT 1 FROM series s WHERE s.case_ref = c.id))
+                 ORDER BY c.case_id, t.task_id",
             )
             .map_err(fail)?;
         let rows = stmt
-            .query_map([&spec.name], |r| {
+            .query_map([&spec.name, study_id], |r| {
                 let stored: Option<String> = r.get(8)?;
                 Ok((
                     r.get(0)?,
@@ -398,6 +406,7 @@ pub fn pending_questions(
             .map_err(fail)?;
         rows.collect::<Result<_, _>>().map_err(fail)?
     };
+    let skipped = tasks_without_key_images(store, study_id)?;
     let mut contexts = std::collections::HashMap::new();
     let mut questions = Vec::new();
     for (task, study_id, case_id, task_id, prompt, key_images, follow_up, case_text, stored) in rows
@@ -466,7 +475,53 @@ pub fn pending_questions(
             });
         }
     }
-    Ok(questions)
+    Ok(PendingQuestions { questions, skipped })
+}
+
+/// What a model run of a study asks, and what it leaves out.
+#[derive(Debug)]
+pub struct PendingQuestions {
+    pub questions: Vec<Question>,
+    /// Each task left out as `case/task`, with why.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// The study's tasks whose case has images but which name no key image.
+fn tasks_without_key_images(
+    store: &Store,
+    study_id: &str,
+) -> Result<Vec<(String, String)>, RunError> {
+    let fail = |e| cases::Error::Database {
+        path: store.path().to_path_buf(),
+        doing: "listing the tasks without a key image".into(),
+        source: e,
+    };
+    let mut stmt = store
+        .read()
+        .prepare(
+            "SELECT c.case_id || '/' || t.task_id
+             FROM tasks t JOIN cases c ON t.case_ref = c.id JOIN studies st ON c.study = st.id
+             WHERE st.study_id = ?1 AND json_array_length(t.key_images_json) = 0
+               AND EXISTS (SELECT 1 FROM series s WHERE s.case_ref = c.id)
+             ORDER BY c.case_id, t.task_id",
+        )
+        .map_err(fail)?;
+    let tasks = stmt
+        .query_map([study_id], |r| r.get::<_, String>(0))
+        .map_err(fail)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    Ok(tasks
+        .into_iter()
+        .map(|task| {
+            (
+                task,
+                "the task names no key image, so the model would answer without seeing the scan; \
+                 give the task its key_images (the case's images are there) and run again"
+                    .to_owned(),
+            )
+        })
+        .collect())
 }
 
 /// Stores one model response with its run metadata and audit entry in one transaction.

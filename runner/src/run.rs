@@ -31,6 +31,8 @@ pub trait RunProgress {
     /// After each stored result: how many are stored, tokens used so far, and their cost.
     fn stored(&self, done: u64, tokens: u64, cost: Option<f64>);
     fn failed(&self, item: &str, reason: &str);
+    /// Before the first request: a task the run leaves out, with why.
+    fn skipped(&self, task: &str, reason: &str);
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -41,6 +43,9 @@ pub struct RunSummary {
     pub stored: usize,
     /// Each failed item with why, e.g. `ms-01/dx/vlm-a/0`.
     pub failed: Vec<(String, String)>,
+    /// Tasks left out before any request was sent, as `case/task`, with why (a model run's task
+    /// that names no key image).
+    pub skipped: Vec<(String, String)>,
     /// Stopped by the user before every item was done.
     pub cancelled: bool,
     pub prompt_tokens: u64,
@@ -59,10 +64,11 @@ pub fn api_key(spec: &Spec) -> Result<Option<String>, RunError> {
     }
 }
 
-/// Grades every stored response that `spec`'s grader has not graded yet. `cancel` resolving
-/// (Ctrl-C) stops the run cleanly.
+/// Grades every stored response of `study_id` that `spec`'s grader has not graded yet. `cancel`
+/// resolving (Ctrl-C) stops the run cleanly.
 pub async fn grade(
     store: &mut cases::store::Store,
+    study_id: &str,
     spec: &Spec,
     progress: &dyn RunProgress,
     cancel: impl Future<Output = ()>,
@@ -77,8 +83,12 @@ pub async fn grade(
     };
     let key = api_key(spec)?;
     record::bind_spec(store, spec, Kind::Grader)?;
-    let (items, scales) =
-        record::pending_gradings(store, &spec.name, grader::wants_ground_truth(&template))?;
+    let (items, scales) = record::pending_gradings(
+        store,
+        study_id,
+        &spec.name,
+        grader::wants_ground_truth(&template),
+    )?;
     let work = Grading {
         spec: spec.clone(),
         template,
@@ -87,11 +97,14 @@ pub async fn grade(
     execute(store, Arc::new(work), items, key, progress, cancel).await
 }
 
-/// Asks the model of `spec` every task of every study, `samples` samples per task in all:
-/// sample indexes 0..samples that are not stored yet are sent, so a larger `samples` adds
-/// samples after those stored and a stopped run is completed by running it again.
+/// Asks the model of `spec` every task of `study_id`, `samples` samples per task in all: sample
+/// indexes 0..samples that are not stored yet are sent, so a larger `samples` adds samples after
+/// those stored and a stopped run is completed by running it again. A task that names no key
+/// image of a case that has images is skipped, reported before any request is sent
+/// ([`RunProgress::skipped`]) and listed in the summary.
 pub async fn respond(
     store: &mut cases::store::Store,
+    study_id: &str,
     spec: &Spec,
     samples: u32,
     progress: &dyn RunProgress,
@@ -99,9 +112,22 @@ pub async fn respond(
 ) -> Result<RunSummary, RunError> {
     let key = api_key(spec)?;
     record::bind_spec(store, spec, Kind::Model)?;
-    let items = record::pending_questions(store, spec, samples)?;
+    let pending = record::pending_questions(store, study_id, spec, samples)?;
+    for (task, why) in &pending.skipped {
+        progress.skipped(task, why);
+    }
     let work = Responding { spec: spec.clone() };
-    execute(store, Arc::new(work), items, key, progress, cancel).await
+    let mut summary = execute(
+        store,
+        Arc::new(work),
+        pending.questions,
+        key,
+        progress,
+        cancel,
+    )
+    .await?;
+    summary.skipped = pending.skipped;
+    Ok(summary)
 }
 
 /// One kind of run: how an item is asked and how its result is stored.

@@ -230,6 +230,8 @@ struct RunProgressPayload {
     tokens: u64,
     cost: Option<f64>,
     failed: Vec<(String, String)>,
+    /// Tasks the run leaves out, listed before its first request (`case/task`, why).
+    skipped: Vec<(String, String)>,
     /// Since the run started: the webview derives the rate and the time left from it.
     elapsed_ms: u64,
 }
@@ -264,9 +266,12 @@ impl<R: Runtime> RunProgress for EventProgress<R> {
     fn failed(&self, item: &str, reason: &str) {
         self.update(|s| s.failed.push((item.to_owned(), reason.to_owned())));
     }
+    fn skipped(&self, task: &str, reason: &str) {
+        self.update(|s| s.skipped.push((task.to_owned(), reason.to_owned())));
+    }
 }
 
-/// Runs the stored grader (or, with `samples`, the model) `name` over the open database until
+/// Runs the stored grader (or, with `samples`, the model) `name` over the study `study_id` until
 /// done or cancelled, reporting through [`RUN_EVENT`]. The run has its own connection to the
 /// database file, so the app stays usable; results are stored one transaction each as they
 /// arrive, exactly as `neurorater grade`/`respond` store them.
@@ -276,6 +281,7 @@ pub async fn workbench_run<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     active: State<'_, ActiveRun>,
+    study_id: Id,
     name: String,
     samples: Option<u32>,
 ) -> Result<RunSummary, CommandError> {
@@ -321,9 +327,10 @@ pub async fn workbench_run<R: Runtime>(
                 let stop = async move { stop_requested.requested().await };
                 runtime.block_on(async {
                     match samples {
-                        None => runner::grade(&mut store, &spec, &progress, stop).await,
+                        None => runner::grade(&mut store, &study_id, &spec, &progress, stop).await,
                         Some(k) => {
-                            runner::run::respond(&mut store, &spec, k, &progress, stop).await
+                            runner::run::respond(&mut store, &study_id, &spec, k, &progress, stop)
+                                .await
                         }
                     }
                 })
