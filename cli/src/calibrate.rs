@@ -70,6 +70,67 @@ pub struct CalibrateArgs {
     /// compared by correlation only.
     #[arg(long = "map-scale")]
     map_scales: Vec<String>,
+    /// A claim of the verdict the grader must meet (a gate for pipelines): `bar` (r ≥ the bar),
+    /// `lower-bound` (the interval's lower bound ≥ the bar), `non-inferior` (no worse than one
+    /// more clinician, within --margin); repeatable. The report is written first; then the run
+    /// exits 3 when a claim does not hold, naming it and why.
+    #[arg(long = "require", value_enum)]
+    require: Vec<Claim>,
+}
+
+/// A claim of the verdict (`--require`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Claim {
+    Bar,
+    LowerBound,
+    NonInferior,
+}
+
+impl Claim {
+    fn name(self) -> &'static str {
+        match self {
+            Claim::Bar => "bar",
+            Claim::LowerBound => "lower-bound",
+            Claim::NonInferior => "non-inferior",
+        }
+    }
+
+    /// Why the claim does not hold in `verdict`, or `None` when it does. A verdict that could
+    /// not be made (no grader, nothing estimable) holds no claim.
+    fn failure(self, verdict: Option<&calibration::report::Verdict>) -> Option<String> {
+        let Some(verdict) = verdict else {
+            return Some("the report has no verdict (no grader, or nothing to compare)".into());
+        };
+        let r = verdict.pearson.value().map(|p| p.r);
+        let bar = verdict.bar_pearson_r;
+        match self {
+            Claim::Bar if verdict.meets_bar => None,
+            Claim::Bar => Some(match r {
+                Some(r) => format!("r = {r:.3} is below the bar {bar}"),
+                None => "r is not estimable".into(),
+            }),
+            Claim::LowerBound if verdict.lower_bound_meets_bar => None,
+            Claim::LowerBound => Some(match verdict.low {
+                Some(low) => format!(
+                    "the lower bound {low:.3} ({}) is below the bar {bar}",
+                    verdict.method
+                ),
+                None => "the interval is not estimable (fewer than two cases)".into(),
+            }),
+            Claim::NonInferior => match verdict.ceiling.value() {
+                Some(ceiling) if ceiling.non_inferior => None,
+                Some(ceiling) => Some(format!(
+                    "the grader's difference from a held-out clinician, {:.3} ({:.3} to {:.3}), \
+                     is not above −{} (the margin)",
+                    ceiling.difference.estimate,
+                    ceiling.difference.low,
+                    ceiling.difference.high,
+                    ceiling.margin
+                )),
+                None => Some("the like-for-like comparison is not estimable".into()),
+            },
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -147,13 +208,30 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
     .map_err(|e| Failure::Input(vec![e.to_string()]));
     bar.finish_and_clear();
     let report = report?;
+    write_report(args, &report)?;
+    let failed: Vec<String> = args
+        .require
+        .iter()
+        .filter_map(|claim| {
+            claim
+                .failure(report.verdict.as_ref())
+                .map(|why| format!("--require {}: does not hold: {why}", claim.name()))
+        })
+        .collect();
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::Gate(failed)),
+    }
+}
+
+fn write_report(args: &CalibrateArgs, report: &calibration::report::Report) -> Result<(), Failure> {
     match (args.format, &args.out) {
-        (ReportFormat::Json, out) => emit(out.as_deref(), &calibration::tables::to_json(&report)),
-        (ReportFormat::Html, out) => emit(out.as_deref(), &calibration::html::to_html(&report)),
+        (ReportFormat::Json, out) => emit(out.as_deref(), &calibration::tables::to_json(report)),
+        (ReportFormat::Html, out) => emit(out.as_deref(), &calibration::html::to_html(report)),
         (ReportFormat::Csv, Some(dir)) => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Failure::Internal(format!("{}: cannot create: {e}", dir.display())))?;
-            for (name, text) in calibration::tables::to_csv_tables(&report) {
+            for (name, text) in calibration::tables::to_csv_tables(report) {
                 write_file(&dir.join(name), text.as_bytes())?;
             }
             Ok(())
@@ -237,15 +315,31 @@ fn from_db(args: &CalibrateArgs, options: ReportOptions) -> Result<StudyReport, 
     )?)
 }
 
-/// The study `requested` names, else the database's only one.
+/// The study `requested` names (refused unless the database holds it), else the database's only
+/// one; a database holding several is refused, naming them, so nothing runs on a study nobody
+/// chose.
 pub(crate) fn pick_study(
     store: &cases::store::Store,
     requested: Option<&str>,
 ) -> Result<String, Failure> {
     let path = store.path();
     let studies = store.studies()?;
+    let names = || {
+        studies
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let study = match (requested, studies.as_slice()) {
-        (Some(id), _) => id.to_owned(),
+        (Some(id), _) if studies.iter().any(|s| s.id == id) => id.to_owned(),
+        (Some(id), _) => {
+            return Err(Failure::Input(vec![format!(
+                "--study: {} holds no study {id:?} (it holds {})",
+                path.display(),
+                names()
+            )]))
+        }
         (None, [only]) => only.id.clone(),
         (None, []) => {
             return Err(Failure::Input(vec![format!(
@@ -255,13 +349,10 @@ pub(crate) fn pick_study(
         }
         (None, several) => {
             return Err(Failure::Input(vec![format!(
-                "{}: holds several studies ({}); name one with --study",
+                "{}: holds {} studies ({}); name one with --study",
                 path.display(),
-                several
-                    .iter()
-                    .map(|s| s.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                several.len(),
+                names()
             )]))
         }
     };

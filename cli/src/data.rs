@@ -60,7 +60,25 @@ pub fn list_cases(db: Option<PathBuf>) -> Result<(), Failure> {
     let store = Store::open(&db_path(db)?)?;
     let mut listing = Vec::new();
     for study in store.studies()? {
-        let cases = store.cases(&study.id)?;
+        let mut cases = Vec::new();
+        for summary in store.cases(&study.id)? {
+            // FORMATS §4: each case with its series, each with how many images it holds.
+            let series: Vec<serde_json::Value> = store
+                .case(&study.id, &summary.id)?
+                .series
+                .into_iter()
+                .map(|s| {
+                    serde_json::json!({
+                        "id": s.id, "label": s.label, "kind": s.kind, "images": s.n_images,
+                    })
+                })
+                .collect();
+            let mut case = serde_json::to_value(&summary).map_err(|e| {
+                Failure::Internal(format!("cannot write the case list as JSON: {e}"))
+            })?;
+            case["series"] = serde_json::Value::Array(series);
+            cases.push(case);
+        }
         listing.push(serde_json::json!({ "study": study, "cases": cases }));
     }
     say!("{}", to_json(&listing)?);

@@ -180,6 +180,9 @@ pub enum Failure {
     Input(Vec<String>),
     /// Something else went wrong (exit 1).
     Internal(String),
+    /// The command did its work and a required claim does not hold (exit 3: `calibrate
+    /// --require`); each line says which and why.
+    Gate(Vec<String>),
 }
 
 impl From<cases::Error> for Failure {
@@ -288,6 +291,12 @@ fn main() -> ExitCode {
         Err(Failure::Internal(message)) => {
             eprintln!("neurorater: {message}");
             ExitCode::from(1)
+        }
+        Err(Failure::Gate(lines)) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(3)
         }
     }
 }

@@ -222,6 +222,32 @@ fn cases_lists_the_imported_study_as_json() {
         "multiple_sclerosis"
     );
     assert_eq!(listing[0]["cases"][0]["n_responses"], 4);
+    // FORMATS §4: each case with its series, each with its id, label, kind and how many images
+    // it holds (counted here from the bundle's folders).
+    let series = listing[0]["cases"][0]["series"].as_array().unwrap();
+    let found: Vec<(&str, &str, &str, u64)> = series
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap(),
+                s["label"].as_str().unwrap(),
+                s["kind"].as_str().unwrap(),
+                s["images"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let files = |folder: &str| {
+        std::fs::read_dir(bundle.join("cases/ms-01").join(folder))
+            .unwrap()
+            .count() as u64
+    };
+    assert_eq!(
+        found,
+        [
+            ("flair", "FLAIR", "dicom", files("flair")),
+            ("keys", "Key images", "key_images", files("keys")),
+        ]
+    );
 }
 
 #[test]
@@ -775,4 +801,79 @@ fn calibrate_compares_a_grader_on_another_scale_by_ordering_unless_a_mapping_is_
         "{}",
         stderr(&malformed)
     );
+}
+
+/// `calibrate --require` is a gate for pipelines: the report is written, then the run exits 3
+/// when a named claim of the verdict does not hold (naming it and why), 0 when every one holds.
+#[test]
+fn calibrate_require_exits_3_when_a_claim_of_the_verdict_does_not_hold() {
+    let work = tempfile::tempdir().unwrap();
+    let ratings = work.path().join("ratings.csv");
+    // 24 items in 12 cases, three clinicians around each item's level; one grader scores every
+    // item at the clinicians' own mean (r = 1 by construction), another at its mirror (r = −1).
+    let mut csv = String::from("item,rater,score,case\n");
+    for item in 0..24 {
+        let level = 2 + item * 7 % 3;
+        // Who scores low, middling and high moves from item to item; the mean is `level`.
+        let spread = [level - 1, level, level + 1];
+        for (k, rater) in ["dr-a", "dr-b", "dr-c"].iter().enumerate() {
+            let score = spread[(k + item) % 3];
+            csv.push_str(&format!("i{item},{rater},{score},c{}\n", item / 2));
+        }
+        csv.push_str(&format!("i{item},faithful,{level},c{}\n", item / 2));
+        csv.push_str(&format!("i{item},mirror,{},c{}\n", 6 - level, item / 2));
+    }
+    std::fs::write(&ratings, csv).unwrap();
+    let calibrate = |grader: &str, out: &Path, require: &[&str]| {
+        let mut args = vec![
+            "calibrate",
+            "--ratings",
+            ratings.to_str().unwrap(),
+            "--grader",
+            grader,
+            "--other-grader",
+            if grader == "faithful" {
+                "mirror"
+            } else {
+                "faithful"
+            },
+            "--scale",
+            "1,5,1",
+            "--resamples",
+            "200",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        for claim in require {
+            args.extend(["--require", claim]);
+        }
+        neurorater(&args)
+    };
+
+    let held = work.path().join("faithful.json");
+    let passed = calibrate("faithful", &held, &["bar", "lower-bound"]);
+    assert_eq!(passed.status.code(), Some(0), "{}", stderr(&passed));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&held).unwrap()).unwrap();
+    assert!((json["verdict"]["pearson"]["r"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+
+    let failed_report = work.path().join("mirror.json");
+    let failed = calibrate("mirror", &failed_report, &["bar", "lower-bound"]);
+    assert_eq!(failed.status.code(), Some(3), "{}", stderr(&failed));
+    let said = stderr(&failed);
+    assert!(
+        said.contains("--require bar: does not hold: r = -1.000 is below the bar 0.9"),
+        "{said}"
+    );
+    assert!(
+        said.contains("--require lower-bound: does not hold"),
+        "{said}"
+    );
+    // The report was written all the same, for the pipeline to keep.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&failed_report).unwrap()).unwrap();
+    assert_eq!(json["verdict"]["meets_bar"], false);
+
+    let unknown = calibrate("faithful", &held, &["vibes"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
 }
