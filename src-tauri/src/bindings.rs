@@ -4,7 +4,7 @@
 //! Regenerate it with
 //!
 //! ```sh
-//! NEURORATER_WRITE_BINDINGS=1 cargo test -p neurorater-app --lib bindings
+//! NEURORATER_WRITE_BINDINGS=1 cargo test --workspace --lib bindings
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ pub fn committed_path() -> PathBuf {
 
 /// The first lines of the file: what it is and how to remake it, for whoever opens it.
 const HEADER: &str = "// Generated from the Rust commands (src-tauri/src/commands/*.rs) by tauri-specta: do not edit.\n\
-// Regenerate: NEURORATER_WRITE_BINDINGS=1 cargo test -p neurorater-app --lib bindings\n\
+// Regenerate: NEURORATER_WRITE_BINDINGS=1 cargo test --workspace --lib bindings\n\
 /* eslint-disable */";
 
 /// The bindings as the commands describe them now.
@@ -59,7 +59,7 @@ mod tests {
         assert!(
             committed == generated,
             "{} is not what the commands generate; a command or a type crossing IPC changed. \
-             Regenerate it with `NEURORATER_WRITE_BINDINGS=1 cargo test -p neurorater-app --lib \
+             Regenerate it with `NEURORATER_WRITE_BINDINGS=1 cargo test --workspace --lib \
              bindings` and commit it.",
             path.display()
         );

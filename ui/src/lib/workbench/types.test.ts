@@ -47,9 +47,9 @@ describe('describePace', () => {
 describe('describeRun', () => {
   it('puts stored, tokens, cost and pace in one line', () => {
     expect(
-      describeRun({ name: 'm', total: 96, done: 12, tokens: 1440, cost: 0.002, failed: [], elapsedMs: 4000 }),
+      describeRun({ name: 'm', total: 96, done: 12, tokens: 1440, cost: 0.002, failed: [], skipped: [], elapsedMs: 4000 }),
     ).toBe('12 / 96 stored · 1440 tokens · cost 0.0020 · 3.0/s · about 28 s left')
-    expect(describeRun({ name: 'm', total: 4, done: 0, tokens: 0, cost: null, failed: [], elapsedMs: 0 })).toBe(
+    expect(describeRun({ name: 'm', total: 4, done: 0, tokens: 0, cost: null, failed: [], skipped: [], elapsedMs: 0 })).toBe(
       '0 / 4 stored · 0 tokens',
     )
   })

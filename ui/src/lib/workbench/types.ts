@@ -33,6 +33,8 @@ export interface RunProgress {
   tokens: number
   cost: number | null
   failed: [string, string][]
+  /** Tasks the run leaves out, listed before its first request: `case/task`, why. */
+  skipped: [string, string][]
   elapsedMs: number
 }
 
