@@ -768,7 +768,7 @@ fn a_verdict_with_no_r_is_not_estimable_rather_than_below_the_bar() {
         verdict.standing,
         calibration::report::Standing::NotEstimable
     );
-    assert!((!verdict.meets_bar, !verdict.lower_bound_meets_bar) == (true, true));
+    assert!(!verdict.meets_bar && !verdict.lower_bound_meets_bar);
     assert!(
         verdict.summary.starts_with("Not estimable:"),
         "{}",

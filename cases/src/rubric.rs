@@ -572,9 +572,10 @@ mod tests {
         use crate::model::{ScaleLevel, TaskFamily};
         use DimensionChange::*;
         type Edit = fn(&mut Rubric);
+        type Expected = Vec<(&'static str, Vec<DimensionChange>)>;
         // (what the lead did, the edit, expected classification); each expectation written from
         // the edit's meaning, not read back from `classify`.
-        let cases: Vec<(&str, Edit, Vec<(&str, Vec<DimensionChange>)>)> = vec![
+        let cases: Vec<(&str, Edit, Expected)> = vec![
             ("nothing", |_| {}, vec![]),
             (
                 "allow N/A",
