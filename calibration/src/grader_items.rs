@@ -2,8 +2,11 @@
 //! shows on the development (and, once confirmed, the test) items, and the items ordered by how
 //! far the grader is from the clinicians' mean, the disagreement browser's order.
 
+use crate::bootstrap::BootstrapConfig;
 use crate::correlation::{pearson, Pearson};
 use crate::estimate::Estimate;
+use crate::input::ReportOptions;
+use crate::report::{pearson_case_interval, CaseInterval};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -35,8 +38,12 @@ impl ItemComparison {
 pub struct Agreement {
     pub n_items: usize,
     pub n_cases: usize,
-    /// Pearson r of the grader against the clinicians' mean, as the paper reports it.
+    /// Pearson r of the grader against the clinicians' mean, as the paper reports it (its
+    /// Fisher-z interval counts items as independent: quoted for comparison only).
     pub pearson: Estimate<Pearson>,
+    /// r's 95 % interval from resampling whole cases, made as the calibration report makes the
+    /// verdict's ([`pearson_case_interval`]): the interval the workbench quotes.
+    pub pearson_case_interval: Estimate<CaseInterval>,
     /// Mean of grader − clinicians' mean: positive is a lenient grader.
     pub mean_difference: Option<f64>,
     pub mean_absolute_difference: Option<f64>,
@@ -51,16 +58,24 @@ pub fn agreement(items: &[ItemComparison]) -> Agreement {
     let grader: Vec<f64> = rated.iter().map(|i| i.grader_score).collect();
     let clinicians: Vec<f64> = rated.iter().map(|i| i.clinician_mean()).collect();
     let n = rated.len();
+    let cases: Vec<&str> = rated.iter().map(|i| i.case.as_str()).collect();
+    let n_cases = cases.iter().collect::<BTreeSet<_>>().len();
+    // The report's default resamples and seed, so the two intervals of one grader agree.
+    let defaults = ReportOptions::default();
+    let config = BootstrapConfig {
+        resamples: defaults.bootstrap_resamples,
+        seed: defaults.seed,
+    };
     let mean =
         |values: &mut dyn Iterator<Item = f64>| (n > 0).then(|| values.sum::<f64>() / n as f64);
     Agreement {
         n_items: n,
-        n_cases: rated
-            .iter()
-            .map(|i| i.case.as_str())
-            .collect::<BTreeSet<_>>()
-            .len(),
+        n_cases,
         pearson: pearson(&grader, &clinicians),
+        pearson_case_interval: match pearson_case_interval(&grader, &clinicians, &cases, config) {
+            Ok(interval) => Estimate::Value(interval),
+            Err(reason) => Estimate::not_estimable(n_cases, reason),
+        },
         mean_difference: mean(&mut grader.iter().zip(&clinicians).map(|(g, c)| g - c)),
         mean_absolute_difference: mean(
             &mut grader.iter().zip(&clinicians).map(|(g, c)| (g - c).abs()),

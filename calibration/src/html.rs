@@ -15,7 +15,7 @@ h2 { font-size: 20px; margin: 40px 0 8px; padding-bottom: 4px; border-bottom: 1p
 h3 { font-size: 16px; margin: 24px 0 8px; font-weight: 600; }
 p.sub { color: var(--muted); margin: 0 0 24px; }
 .verdict { border-left: 6px solid var(--accent); background: #fff; padding: 16px 20px; margin: 16px 0 24px; box-shadow: 0 1px 2px rgba(0,0,0,.06); }
-.verdict.pass { border-color: var(--good); } .verdict.partial { border-color: var(--warn); } .verdict.fail { border-color: var(--bad); }
+.verdict.pass { border-color: var(--good); } .verdict.partial { border-color: var(--warn); } .verdict.fail { border-color: var(--bad); } .verdict.not-estimable { border-color: var(--line); }
 .verdict strong { font-size: 18px; display: block; margin-bottom: 6px; }
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(190px, 1fr)); gap: 12px; margin: 12px 0 8px; }
 .figure { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; }
@@ -99,9 +99,10 @@ pub fn to_html(report: &Report) -> String {
     let s = &report.summary;
     let _ = write!(
         h,
-        "<h1>Calibration report</h1><p class=\"sub\">{} items in {} cases · {} clinicians ({}) · grader: {} · dimensions: {}</p>",
-        s.items,
-        s.cases,
+        "<h1>Calibration report</h1><p class=\"sub\">{} rated items in {} cases ({} unrated) · {} clinicians ({}) · grader: {} · dimensions: {}</p>",
+        s.rated_items,
+        s.rated_cases,
+        s.unrated_items,
         s.human_raters.len(),
         escape(&s.human_raters.join(", ")),
         escape(s.grader.as_deref().unwrap_or("none (clinicians only)")),
@@ -170,21 +171,37 @@ fn rubric_versions(h: &mut String, versions: &[crate::coverage::RubricVersionCou
     let _ = write!(
         h,
         "<h2>Rubric versions</h2><p class=\"note\">Submitted first reads per version of the \
-         rubric they were saved under. The statistics below use version {current} only: a score \
-         means what its rubric said when it was given.</p><table><tr><th>Version</th>\
-         <th>Ratings</th><th>In the statistics</th></tr>"
+         rubric they were saved under (version {current} is current). Each dimension's statistics \
+         read every rating whose version defines it as version {current} does (the same levels); \
+         a score given on other levels is left out, as listed: a score means what its rubric \
+         said when it was given.</p><table><tr><th>Version</th><th>Ratings</th>\
+         <th>Left out</th></tr>"
     );
     for v in versions {
+        let left_out = if v.left_out.is_empty() {
+            "nothing".to_owned()
+        } else {
+            v.left_out
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{}: {} score{} ({})",
+                        escape(&l.dimension),
+                        l.scores,
+                        if l.scores == 1 { "" } else { "s" },
+                        escape(&l.reason)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         let _ = write!(
             h,
-            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr><td class=\"num\">{}{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             v.version,
+            if v.current { " (current)" } else { "" },
             v.ratings,
-            if v.current {
-                "yes"
-            } else {
-                "no (counted only)"
-            }
+            left_out
         );
     }
     h.push_str("</table>");
@@ -196,17 +213,19 @@ fn dimension_coverage(h: &mut String, coverage: &[crate::coverage::DimensionCove
     h.push_str(
         "<h2>What each dimension holds</h2><p class=\"note\">Submitted first reads. Agreement \
          uses the scores alone.</p><table><tr><th>Dimension</th><th>Scored</th>\
-         <th>Not applicable</th><th>Other task family</th><th>Empty</th></tr>",
+         <th>Not applicable</th><th>Other task family</th><th>Empty</th>\
+         <th>Other rubric definition</th></tr>",
     );
     for c in coverage {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             escape(&c.dimension),
             c.rated,
             c.not_applicable,
             c.not_applied,
-            c.missing
+            c.missing,
+            c.other_definition
         );
     }
     h.push_str("</table>");
@@ -376,13 +395,14 @@ fn verdict(h: &mut String, report: &Report) {
         h.push_str("<div class=\"verdict\"><strong>Clinicians only</strong>No grader was named, so this report shows how clinicians agree with each other.</div>");
         return;
     };
-    let (class, headline) = match (v.lower_bound_meets_bar, v.meets_bar) {
-        (true, _) => ("pass", "The grader meets the bar"),
-        (false, true) => (
+    let (class, headline) = match v.standing {
+        crate::report::Standing::MeetsBar => ("pass", "The grader meets the bar"),
+        crate::report::Standing::EstimateMeetsBar => (
             "partial",
             "The grader reaches the bar, but not with confidence",
         ),
-        _ => ("fail", "The grader does not meet the bar"),
+        crate::report::Standing::BelowBar => ("fail", "The grader does not meet the bar"),
+        crate::report::Standing::NotEstimable => ("not-estimable", "Not estimable"),
     };
     let _ = write!(
         h,

@@ -112,8 +112,17 @@ pub struct Report {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InputSummary {
+    /// Items with any score, the grader's included.
     pub items: usize,
     pub cases: usize,
+    /// Items at least one clinician scored (any dimension): what agreement can rest on.
+    /// Additive (issue 41).
+    pub rated_items: usize,
+    /// Items no clinician scored, though the input knows them (a grader's score, or a response
+    /// of the study): counted, never used. `rated_items + unrated_items` ≥ `items`.
+    pub unrated_items: usize,
+    /// Cases of the rated items.
+    pub rated_cases: usize,
     pub scores: usize,
     pub human_raters: Vec<String>,
     /// Clinicians the analyst left out (`ReportOptions::excluded_raters`).
@@ -147,6 +156,9 @@ pub struct Verdict {
     pub n_cases: usize,
     /// `low` ≥ bar (the claim a reviewer would sign).
     pub lower_bound_meets_bar: bool,
+    /// The verdict in one word: the bar met with the interval, by the estimate only, not
+    /// reached, or nothing to judge (r not estimable). Additive (issue 41).
+    pub standing: Standing,
     /// The like-for-like human figure: a held-out clinician against the others' mean, beside
     /// the grader against the same mean on the same items.
     pub ceiling: Estimate<Ceiling>,
@@ -161,10 +173,26 @@ pub struct Verdict {
     pub summary: String,
 }
 
+/// Where the grader stands against the bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// The interval's lower end clears the bar.
+    MeetsBar,
+    /// r reaches the bar, the interval's lower end does not: more cases are needed.
+    EstimateMeetsBar,
+    /// r is below the bar.
+    BelowBar,
+    /// No r (too few items the grader and clinicians both scored, no variance, …): not a
+    /// failure of the grader, nothing to judge yet.
+    NotEstimable,
+}
+
 /// A 95 % interval from resampling cases, as the report quotes it. A correlation's interval is
 /// the delete-one-case jackknife on Fisher's z where defined ([`crate::jackknife`]); every other
 /// figure's (differences, means) is the case bootstrap's, BCa where defined, else percentile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CaseInterval {
     pub estimate: f64,
     pub low: f64,
@@ -177,6 +205,7 @@ pub struct CaseInterval {
     /// Cases resampled.
     pub cases: usize,
     #[serde(skip)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     resampling: Resampling,
 }
 
@@ -644,6 +673,24 @@ fn build(
             .unwrap_or_else(|| item.to_string())
     };
     let cases: BTreeSet<String> = all_items.iter().map(|i| case_of(i)).collect();
+    // Items a clinician scored, and those known (scored by a grader, or listed) that none did.
+    let rated_items: BTreeSet<&str> = table
+        .scores
+        .iter()
+        .filter(|s| !is_grader(&s.rater))
+        .map(|s| s.item.as_str())
+        .collect();
+    let known_items = all_items
+        .iter()
+        .copied()
+        .chain(table.items.keys().map(String::as_str))
+        .collect::<BTreeSet<&str>>()
+        .len();
+    let rated_cases = rated_items
+        .iter()
+        .map(|i| case_of(i))
+        .collect::<BTreeSet<_>>()
+        .len();
 
     // Every bootstrap reports into one bar: offsets by the resamples already done.
     let groups_per_dimension: usize = table
@@ -882,6 +929,9 @@ fn build(
         summary: InputSummary {
             items: all_items.len(),
             cases: cases.len(),
+            rated_items: rated_items.len(),
+            unrated_items: known_items - rated_items.len(),
+            rated_cases,
             scores: table.scores.len(),
             human_raters: humans.clone(),
             excluded_raters: options.excluded_raters.clone(),
@@ -1576,6 +1626,55 @@ fn subgroup_r_differences(
         .collect()
 }
 
+/// The 95 % interval of Pearson r between `x` and `y` from resampling whole cases (`cases[i]` is
+/// pair i's case), by the rule the verdict's interval follows ([`CaseInterval::of_correlation`]):
+/// the delete-one-case jackknife on Fisher's z, else the case bootstrap with `config`. The one
+/// place a correlation's case-clustered interval is made for a figure outside a section (the
+/// grader workbench's agreement). `Err` says why there is none.
+pub fn pearson_case_interval(
+    x: &[f64],
+    y: &[f64],
+    cases: &[&str],
+    config: BootstrapConfig,
+) -> Result<CaseInterval, String> {
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut sums: Vec<Vec<f64>> = Vec::new();
+    let (mx, my) = (mean(x).unwrap_or(0.0), mean(y).unwrap_or(0.0));
+    for ((&a, &b), &case) in x.iter().zip(y).zip(cases) {
+        let next = index.len();
+        let cluster = *index.entry(case).or_insert(next);
+        if cluster == sums.len() {
+            sums.push(vec![0.0; 6]);
+        }
+        let (a, b) = (a - mx, b - my);
+        for (total, value) in sums[cluster]
+            .iter_mut()
+            .zip([1.0, a, b, a * a, b * b, a * b])
+        {
+            *total += value;
+        }
+    }
+    let jackknife = case_jackknife_fisher(&sums, r_from_sums);
+    let bootstrap = match jackknife {
+        Ok(_) => None,
+        Err(_) => cluster_bootstrap(
+            &sums,
+            |s| vec![r_from_sums(s)],
+            1,
+            config,
+            &crate::progress::NoProgress,
+        )
+        .pop()
+        .flatten(),
+    };
+    CaseInterval::of_correlation(jackknife.as_ref().ok(), bootstrap.as_ref()).ok_or_else(|| {
+        format!(
+            "no interval from resampling cases: {}",
+            jackknife.err().unwrap_or_default()
+        )
+    })
+}
+
 /// Pearson r from centred sums (n, Σx, Σy, Σx², Σy², Σxy); needs n ≥ 4 and both variances > 0,
 /// as [`pearson`] does.
 pub(crate) fn r_from_sums(s: &[f64]) -> Option<f64> {
@@ -1840,6 +1939,7 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     let bias = grader.and_then(|g| g.vs_human_mean.bland_altman.value().map(|b| b.bias));
     let alt_test_passed = grader.and_then(|g| g.alt_test.value().map(|a| a.passed));
     let precision = grader.and_then(|g| g.vs_human_mean.precision.clone());
+    let estimable = pearson_estimate.value().is_some();
     let (meets_bar, lower_bound_meets_bar, summary) = match pearson_estimate.value() {
         Some(p) => {
             let meets = p.r >= bar;
@@ -1942,7 +2042,7 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             false,
             false,
             format!(
-                "The grader's agreement on {} could not be estimated: {}.",
+                "Not estimable: the grader's agreement on {} could not be estimated, so there is no verdict on the bar yet: {}.",
                 dimension.dimension,
                 pearson_estimate.reason().unwrap_or("unknown reason")
             ),
@@ -1989,6 +2089,12 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         n_items,
         n_cases,
         lower_bound_meets_bar,
+        standing: match (estimable, lower_bound_meets_bar, meets_bar) {
+            (false, _, _) => Standing::NotEstimable,
+            (true, true, _) => Standing::MeetsBar,
+            (true, false, true) => Standing::EstimateMeetsBar,
+            (true, false, false) => Standing::BelowBar,
+        },
         ceiling,
         human_icc2,
         bias,

@@ -3,7 +3,7 @@
 mod common;
 
 use calibration::bootstrap::{NoProgress, Progress};
-use calibration::coverage::RubricVersionCount;
+use calibration::coverage::{LeftOutScores, RubricVersionCount};
 use calibration::csv_input::parse_long_csv;
 use calibration::input::{
     CalibrationInput, CorrectnessJudgement, ErrorLabel, ItemErrors, ReportOptions, ScaleSpec,
@@ -706,7 +706,10 @@ fn rubric_versions_are_counted_in_json_html_and_csv_and_the_html_names_the_one_r
             .expect("the table")
             .1
     };
-    assert_eq!(table(&report).trim_end(), "rubric_version,ratings,current");
+    assert_eq!(
+        table(&report).trim_end(),
+        "rubric_version,ratings,current,left_out"
+    );
     assert!(!calibration::html::to_html(&report).contains("Rubric versions"));
 
     report.rubric_versions = Some(vec![
@@ -714,26 +717,143 @@ fn rubric_versions_are_counted_in_json_html_and_csv_and_the_html_names_the_one_r
             version: 1,
             ratings: 7,
             current: false,
+            left_out: vec![LeftOutScores {
+                dimension: "safety".into(),
+                scores: 7,
+                reason: "version 1 scored it 1–5 by 1, the current version 1–3 by 1".into(),
+            }],
         },
         RubricVersionCount {
             version: 2,
             ratings: 3,
             current: true,
+            left_out: vec![],
         },
     ]);
     assert_eq!(
         serde_json::to_value(&report).unwrap()["rubric_versions"],
         serde_json::json!([
-            {"version": 1, "ratings": 7, "current": false},
-            {"version": 2, "ratings": 3, "current": true}
+            {"version": 1, "ratings": 7, "current": false, "left_out": [{
+                "dimension": "safety", "scores": 7,
+                "reason": "version 1 scored it 1–5 by 1, the current version 1–3 by 1"}]},
+            {"version": 2, "ratings": 3, "current": true, "left_out": []}
         ])
     );
     assert_eq!(
         table(&report).trim_end(),
-        "rubric_version,ratings,current\n1,7,false\n2,3,true"
+        "rubric_version,ratings,current,left_out\n\
+         1,7,false,\"safety: 7 (version 1 scored it 1–5 by 1, the current version 1–3 by 1)\"\n\
+         2,3,true,"
     );
     let html = calibration::html::to_html(&report);
     assert!(html.contains("<h2>Rubric versions</h2>"));
-    assert!(html.contains("use version 2 only"));
-    assert!(html.contains("<td class=\"num\">7</td><td>no (counted only)</td>"));
+    assert!(html.contains("(version 2 is current)"));
+    assert!(html.contains(
+        "<td class=\"num\">7</td><td>safety: 7 scores (version 1 scored it 1–5 by 1, the current version 1–3 by 1)</td>"
+    ));
+}
+
+/// Issue 41, finding 8d: a study where the grader's r is not estimable (here three items, below
+/// the four Pearson needs) gets "not estimable", its own state, not "below the bar".
+#[test]
+fn a_verdict_with_no_r_is_not_estimable_rather_than_below_the_bar() {
+    let csv = "item,rater,score,case\n\
+               a,dr_a,3,c1\na,dr_b,4,c1\na,grader,3,c1\n\
+               b,dr_a,2,c2\nb,dr_b,2,c2\nb,grader,2,c2\n\
+               c,dr_a,5,c3\nc,dr_b,4,c3\nc,grader,5,c3\n";
+    let report = build_report(&input_from(csv), &options(), &NoProgress).expect("a report");
+    let verdict = report.verdict.expect("a grader was named");
+    assert!(verdict.pearson.value().is_none());
+    assert_eq!(
+        verdict.standing,
+        calibration::report::Standing::NotEstimable
+    );
+    assert!(!verdict.meets_bar && !verdict.lower_bound_meets_bar);
+    assert!(
+        verdict.summary.starts_with("Not estimable:"),
+        "{}",
+        verdict.summary
+    );
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(json["standing"], "not_estimable");
+    let html = calibration::html::to_html(
+        &build_report(&input_from(csv), &options(), &NoProgress).unwrap(),
+    );
+    assert!(html.contains("<div class=\"verdict not-estimable\"><strong>Not estimable</strong>"));
+    assert!(!html.contains("does not meet the bar"));
+
+    // And the three others, on the study of 60 items: r is estimable there.
+    let estimable = build_report(&input_from(&study_csv(0.0)), &options(), &NoProgress)
+        .unwrap()
+        .verdict
+        .unwrap();
+    let p = estimable.pearson.value().expect("60 items").r;
+    let expected = match (estimable.low.unwrap() >= 0.9, p >= 0.9) {
+        (true, _) => calibration::report::Standing::MeetsBar,
+        (false, true) => calibration::report::Standing::EstimateMeetsBar,
+        (false, false) => calibration::report::Standing::BelowBar,
+    };
+    assert_eq!(estimable.standing, expected);
+}
+
+/// Issue 41, finding 8c: items no clinician scored (a grader's score only) are counted apart
+/// from the rated items, not as items the figures rest on.
+#[test]
+fn item_counts_say_rated_and_unrated() {
+    let mut csv = study_csv(0.0);
+    // Two more items in a new case, scored by the grader alone.
+    csv.push_str("x1,grader,3,c99,stroke\nx2,grader,4,c99,stroke\n");
+    let report = build_report(&input_from(&csv), &options(), &NoProgress).unwrap();
+    let s = &report.summary;
+    // By construction: 60 items in 20 cases rated by three clinicians, 2 more by the grader only.
+    assert_eq!((s.items, s.cases), (62, 21));
+    assert_eq!((s.rated_items, s.unrated_items, s.rated_cases), (60, 2, 20));
+    assert!(calibration::html::to_html(&report).contains("60 rated items in 20 cases (2 unrated)"));
+}
+
+/// Issue 41, finding 7a: the grader workbench's agreement quotes the verdict's kind of interval
+/// (cases resampled), made by the same function: on the same scores it is the verdict's, to the
+/// bit, and not the Fisher-z interval that counts items as independent.
+#[test]
+fn the_workbench_interval_is_the_verdicts_case_interval() {
+    let csv = study_csv(0.3);
+    let report = build_report(&input_from(&csv), &options(), &NoProgress).unwrap();
+    let verdict = report.verdict.unwrap();
+    // The same items as the workbench sees them: each clinician's score and the grader's.
+    let table = parse_long_csv(&csv, "study.csv").unwrap();
+    let mut items: std::collections::BTreeMap<String, calibration::grader_items::ItemComparison> =
+        Default::default();
+    for s in &table.scores {
+        let entry = items.entry(s.item.clone()).or_insert_with(|| {
+            calibration::grader_items::ItemComparison {
+                item: s.item.clone(),
+                case: table.items[&s.item].case.clone().unwrap(),
+                clinician_scores: vec![],
+                grader_score: f64::NAN,
+            }
+        });
+        if s.rater == "grader" {
+            entry.grader_score = s.score;
+        } else {
+            entry.clinician_scores.push(s.score);
+        }
+    }
+    let items: Vec<_> = items.into_values().collect();
+    let agreement = calibration::grader_items::agreement(&items);
+    let interval = agreement
+        .pearson_case_interval
+        .value()
+        .expect("20 cases: a jackknife interval");
+    assert_eq!(
+        interval.method,
+        "delete-one-case jackknife on Fisher's z, t(19)"
+    );
+    assert_eq!(interval.cases, 20);
+    close(interval.low, verdict.low.unwrap(), SAME_SUMS, "low");
+    close(interval.high, verdict.high.unwrap(), SAME_SUMS, "high");
+    let fisher = agreement.pearson.value().unwrap();
+    assert!(
+        (fisher.ci_low - interval.low).abs() > 1e-6,
+        "the Fisher-z interval is another interval"
+    );
 }

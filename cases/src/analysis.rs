@@ -5,10 +5,15 @@
 //! with the pipeline's files. Only submitted ratings count: a draft is work in progress. Only
 //! first reads (`read_no = 1`) count: a repeat read by the same rater measures intra-rater
 //! reliability, and counting it would weigh that rater twice in inter-rater statistics.
+//!
+//! Ratings of every rubric version are read, dimension by dimension: a score enters when the
+//! version it was saved under defines its dimension as the current version does
+//! ([`crate::rubric::comparable`]: the same levels); the others are left out and counted, with
+//! why, per version ([`RubricVersionCount::left_out`]).
 
 use crate::store::Store;
 use crate::{Error, Result};
-use calibration::coverage::{DimensionCoverage, RubricVersionCount};
+use calibration::coverage::{DimensionCoverage, LeftOutScores, RubricVersionCount};
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
     LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
@@ -24,9 +29,58 @@ pub struct StudyData {
     pub graders: Vec<String>,
     /// Per rubric dimension, what the clinicians' submitted first reads hold.
     pub coverage: Vec<DimensionCoverage>,
-    /// Per rubric version, the submitted first reads saved under it.
+    /// Per rubric version, the submitted first reads saved under it and the scores of them the
+    /// analyses leave out, with why.
     pub rubric_versions: Vec<RubricVersionCount>,
 }
+
+/// The study's rubric versions, to say which stored scores compare with the current rubric.
+struct Rubrics {
+    current: crate::model::Rubric,
+    current_version: u32,
+    by_version: BTreeMap<u32, crate::model::Rubric>,
+}
+
+impl Rubrics {
+    fn read(
+        conn: &rusqlite::Connection,
+        path: &std::path::Path,
+        study_id: &str,
+        current: crate::model::Rubric,
+        current_version: u32,
+    ) -> Result<Rubrics> {
+        let by_version = crate::rubric::versions(conn, path, study_id)?
+            .into_iter()
+            .map(|v| (v.version, v.rubric))
+            .collect();
+        Ok(Rubrics {
+            current,
+            current_version,
+            by_version,
+        })
+    }
+
+    /// Whether a score of `dimension` saved under `version` on a task of `family` is read.
+    fn comparable(
+        &self,
+        version: u32,
+        dimension: &str,
+        family: Option<crate::model::TaskFamily>,
+    ) -> std::result::Result<(), String> {
+        match self.by_version.get(&version) {
+            _ if version == self.current_version => {
+                crate::rubric::comparable(&self.current, version, &self.current, dimension, family)
+            }
+            Some(rubric) => {
+                crate::rubric::comparable(rubric, version, &self.current, dimension, family)
+            }
+            None => Err(format!("rubric version {version} is not stored")),
+        }
+    }
+}
+
+/// Scores left out, per (rubric version, dimension, why).
+type LeftOut = BTreeMap<(u32, String, String), usize>;
 
 pub const GROUPING_COLUMNS: [&str; 5] =
     ["disease_group", "modality", "task_family", "level", "model"];
@@ -68,13 +122,15 @@ pub fn study_data_then(
         })?;
     let rubric = crate::store::stored_rubric(study_id, &rubric_json)?;
     let taxonomy = crate::store::stored_taxonomy(study_id, &taxonomy_json)?;
+    let rubrics = Rubrics::read(conn, store.path(), study_id, rubric.clone(), rubric_version)?;
 
     let responses = read_responses(conn, study_key).map_err(fail)?;
     let mut scores = Vec::new();
-    let clinicians = read_clinician_ratings(conn, &rubric, rubric_version, &responses, &mut scores)
+    let mut left_out = LeftOut::new();
+    let clinicians = read_clinician_ratings(conn, &rubrics, &responses, &mut scores, &mut left_out)
         .map_err(fail)?;
     let graders = read_grader_scores(conn, &responses, grader, &mut scores).map_err(fail)?;
-    let labels = read_error_labels(conn, rubric_version, &responses).map_err(fail)?;
+    let labels = read_error_labels(conn, &responses).map_err(fail)?;
     // Error comparison needs both sides: items the grader scored and clinicians reviewed.
     let errors = clinicians
         .reviewers
@@ -89,7 +145,7 @@ pub fn study_data_then(
         })
         .collect();
 
-    let repeat_reads = repeat_pairs(store, study_id)?
+    let repeat_reads = comparable_repeat_pairs(store, study_id, &rubrics)?
         .into_iter()
         .filter_map(|pair| {
             Some(RepeatRead {
@@ -129,7 +185,8 @@ pub fn study_data_then(
         },
         graders: graders.names.into_iter().collect(),
         coverage: clinicians.coverage,
-        rubric_versions: rubric_version_counts(conn, study_key, rubric_version).map_err(fail)?,
+        rubric_versions: rubric_version_counts(conn, study_key, rubric_version, &left_out)
+            .map_err(fail)?,
     };
     scores_read(&data)?;
     // A ground truth that cannot be read (a bundle's images moved) leaves this one section
@@ -215,24 +272,29 @@ fn read_responses(conn: &rusqlite::Connection, study_key: i64) -> rusqlite::Resu
     Ok(responses)
 }
 
-/// An overall score and a dimensions map (stored JSON) as score rows of `item` by `rater`.
+/// An overall score and a dimensions map (stored JSON) as score rows of `item` by `rater`, those
+/// `read` accepts.
 fn push_scores(
     scores: &mut Vec<ScoreRow>,
     item: &str,
     rater: &str,
     overall: Option<f64>,
     dimensions: &str,
+    mut read: impl FnMut(&str) -> bool,
 ) {
-    if let Some(score) = overall {
+    if let Some(score) = overall.filter(|_| read(crate::rubric::OVERALL)) {
         scores.push(ScoreRow {
             item: item.to_owned(),
             rater: rater.to_owned(),
-            dimension: "overall".into(),
+            dimension: crate::rubric::OVERALL.into(),
             score,
         });
     }
     let dimensions: BTreeMap<String, f64> = serde_json::from_str(dimensions).unwrap_or_default();
     for (dimension, score) in dimensions {
+        if !read(&dimension) {
+            continue;
+        }
         scores.push(ScoreRow {
             item: item.to_owned(),
             rater: rater.to_owned(),
@@ -242,7 +304,7 @@ fn push_scores(
     }
 }
 
-/// The clinicians' submitted first reads under the current rubric, beyond their scores.
+/// The clinicians' submitted first reads, beyond their scores.
 struct ClinicianRatings {
     coverage: Vec<DimensionCoverage>,
     /// Per item, who reviewed it.
@@ -250,21 +312,24 @@ struct ClinicianRatings {
     correctness: Vec<CorrectnessJudgement>,
 }
 
+/// Every submitted first read, each score read where its rubric version defines the dimension
+/// as the current one does ([`Rubrics::comparable`]), the others counted in `left_out`.
 fn read_clinician_ratings(
     conn: &rusqlite::Connection,
-    rubric: &crate::model::Rubric,
-    rubric_version: u32,
+    rubrics: &Rubrics,
     responses: &Responses,
     scores: &mut Vec<ScoreRow>,
+    left_out: &mut LeftOut,
 ) -> rusqlite::Result<ClinicianRatings> {
+    let rubric = &rubrics.current;
     let mut stmt = conn.prepare(
         "SELECT g.response, ra.name, g.overall, g.dimensions_json, g.correctness,
-                g.not_applicable_json
+                g.not_applicable_json, g.rubric_version
          FROM ratings g JOIN raters ra ON g.rater = ra.id
-         WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
+         WHERE g.status = 'submitted' AND g.read_no = 1
          ORDER BY g.response, ra.name",
     )?;
-    let mut rows = stmt.query([rubric_version])?;
+    let mut rows = stmt.query([])?;
     let mut read = ClinicianRatings {
         coverage: rubric
             .dimensions
@@ -275,6 +340,7 @@ fn read_clinician_ratings(
                 not_applicable: 0,
                 not_applied: 0,
                 missing: 0,
+                other_definition: 0,
             })
             .collect(),
         reviewers: BTreeMap::new(),
@@ -289,14 +355,32 @@ fn read_clinician_ratings(
         let rater: String = row.get(1)?;
         let dimensions: String = row.get(3)?;
         let not_applicable: String = row.get(5)?;
+        let version: u32 = row.get(6)?;
+        let family = task_family(&meta.family);
         count_coverage(
             &mut read.coverage,
             rubric,
-            &meta.family,
+            family,
             &dimensions,
             &not_applicable,
+            |dimension| rubrics.comparable(version, dimension, family).is_ok(),
         );
-        push_scores(scores, item, &rater, row.get(2)?, &dimensions);
+        push_scores(
+            scores,
+            item,
+            &rater,
+            row.get(2)?,
+            &dimensions,
+            |dimension| match rubrics.comparable(version, dimension, family) {
+                Ok(()) => true,
+                Err(reason) => {
+                    *left_out
+                        .entry((version, dimension.to_owned(), reason))
+                        .or_default() += 1;
+                    false
+                }
+            },
+        );
         read.reviewers
             .entry(item.clone())
             .or_default()
@@ -351,6 +435,7 @@ fn read_grader_scores(
             &name,
             Some(row.get(2)?),
             dimensions.as_deref().unwrap_or("{}"),
+            |_| true,
         );
         if Some(name.as_str()) == grader {
             let errors: Option<String> = row.get(4)?;
@@ -368,21 +453,20 @@ fn read_grader_scores(
     Ok(read)
 }
 
-/// The clinicians' error labels of their submitted first reads under the current rubric, per
-/// item.
+/// The clinicians' error labels of their submitted first reads, per item. Labels name the
+/// study's error taxonomy, which a rubric version does not change: every version's are read.
 fn read_error_labels(
     conn: &rusqlite::Connection,
-    rubric_version: u32,
     responses: &Responses,
 ) -> rusqlite::Result<BTreeMap<String, Vec<ErrorLabel>>> {
     let mut labels: BTreeMap<String, Vec<ErrorLabel>> = BTreeMap::new();
     let mut stmt = conn.prepare(
         "SELECT g.response, ra.name, e.category, e.severity FROM error_labels e
          JOIN ratings g ON e.rating = g.id JOIN raters ra ON g.rater = ra.id
-         WHERE g.status = 'submitted' AND g.read_no = 1 AND g.rubric_version = ?1
+         WHERE g.status = 'submitted' AND g.read_no = 1
          ORDER BY e.id",
     )?;
-    let mut rows = stmt.query([rubric_version])?;
+    let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let response: i64 = row.get(0)?;
         let Some(item) = responses.item_of_response.get(&response) else {
@@ -397,11 +481,13 @@ fn read_error_labels(
     Ok(labels)
 }
 
-/// Every rubric version of the study with its submitted first reads, current marked.
+/// Every rubric version of the study with its submitted first reads, current marked, and the
+/// scores of them left out.
 fn rubric_version_counts(
     conn: &rusqlite::Connection,
     study_key: i64,
     current: u32,
+    left_out: &LeftOut,
 ) -> rusqlite::Result<Vec<RubricVersionCount>> {
     let mut stmt = conn.prepare(
         "SELECT v.version, (SELECT count(*) FROM ratings g JOIN responses r ON g.response = r.id
@@ -417,33 +503,49 @@ fn rubric_version_counts(
                 version,
                 ratings: row.get::<_, i64>(1)? as usize,
                 current: version == current,
+                left_out: left_out
+                    .iter()
+                    .filter(|((v, _, _), _)| *v == version)
+                    .map(|((_, dimension, reason), scores)| LeftOutScores {
+                        dimension: dimension.clone(),
+                        scores: *scores,
+                        reason: reason.clone(),
+                    })
+                    .collect(),
             })
         })?
         .collect();
     counts
 }
 
-/// Adds one rating of a task of `family` (as stored) to each dimension's counts.
+/// A task family as stored; `None` for a value this build does not know.
+fn task_family(stored: &str) -> Option<crate::model::TaskFamily> {
+    serde_json::from_value(serde_json::Value::String(stored.to_owned())).ok()
+}
+
+/// Adds one rating of a task of `family` to each current dimension's counts; `comparable` says
+/// whether the rating's rubric version defines a dimension as the current one does.
 fn count_coverage(
     coverage: &mut [DimensionCoverage],
     rubric: &crate::model::Rubric,
-    family: &str,
+    family: Option<crate::model::TaskFamily>,
     dimensions_json: &str,
     not_applicable_json: &str,
+    comparable: impl Fn(&str) -> bool,
 ) {
     let scored: BTreeMap<String, f64> = serde_json::from_str(dimensions_json).unwrap_or_default();
     let not_applicable: BTreeSet<String> =
         serde_json::from_str(not_applicable_json).unwrap_or_default();
-    let family: Option<crate::model::TaskFamily> =
-        serde_json::from_value(serde_json::Value::String(family.to_owned())).ok();
     for (counts, dimension) in coverage.iter_mut().zip(&rubric.dimensions) {
         let applies = family.is_none_or(|f| dimension.applies_to(f));
-        let count = if scored.contains_key(&dimension.id) {
+        let count = if !applies {
+            &mut counts.not_applied
+        } else if !comparable(&dimension.id) {
+            &mut counts.other_definition
+        } else if scored.contains_key(&dimension.id) {
             &mut counts.rated
         } else if not_applicable.contains(&dimension.id) {
             &mut counts.not_applicable
-        } else if !applies {
-            &mut counts.not_applied
         } else {
             &mut counts.missing
         };
@@ -601,14 +703,40 @@ pub struct RepeatPair {
     pub repeat_correctness: Option<String>,
 }
 
-/// Every submitted first read of the study paired with the same rater's submitted repeat read.
+/// Every submitted first read of the study paired with the same rater's submitted repeat read,
+/// both overall scores defined as the current rubric defines the overall score (the same levels,
+/// [`crate::rubric::comparable`]), whichever versions they were saved under.
 pub fn repeat_pairs(store: &Store, study_id: &str) -> Result<Vec<RepeatPair>> {
+    let conn = store.read();
+    let (rubric_json, version): (String, u32) = conn
+        .query_row(
+            "SELECT rubric_json, rubric_version FROM studies WHERE study_id = ?1",
+            [study_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Error::NotFound {
+                what: format!("study {study_id:?}"),
+            },
+            other => Error::database(store.path(), "reading the study's rubric", other),
+        })?;
+    let rubric = crate::store::stored_rubric(study_id, &rubric_json)?;
+    let rubrics = Rubrics::read(conn, store.path(), study_id, rubric, version)?;
+    comparable_repeat_pairs(store, study_id, &rubrics)
+}
+
+fn comparable_repeat_pairs(
+    store: &Store,
+    study_id: &str,
+    rubrics: &Rubrics,
+) -> Result<Vec<RepeatPair>> {
     let fail = |e| Error::database(store.path(), "reading repeat reads", e);
     let mut stmt = store
         .read()
         .prepare(
             "SELECT ra.name, c.case_id || '/' || t.task_id || '/' || r.model || '/' || r.sample,
-                    g1.overall, g2.overall, g1.correctness, g2.correctness
+                    g1.overall, g2.overall, g1.correctness, g2.correctness,
+                    g1.rubric_version, g2.rubric_version
              FROM ratings g1
              JOIN ratings g2 ON g2.response = g1.response AND g2.rater = g1.rater
                  AND g2.read_no = 2 AND g2.status = 'submitted'
@@ -616,24 +744,35 @@ pub fn repeat_pairs(store: &Store, study_id: &str) -> Result<Vec<RepeatPair>> {
              JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
              JOIN studies st ON c.study = st.id
              WHERE g1.read_no = 1 AND g1.status = 'submitted' AND st.study_id = ?1
-               AND g1.rubric_version = st.rubric_version
-               AND g2.rubric_version = st.rubric_version
              ORDER BY ra.name, r.id",
         )
         .map_err(fail)?;
-    let pairs = stmt
+    let rows: Vec<(RepeatPair, u32, u32)> = stmt
         .query_map([study_id], |row| {
-            Ok(RepeatPair {
-                rater: row.get(0)?,
-                item: row.get(1)?,
-                first_overall: row.get(2)?,
-                repeat_overall: row.get(3)?,
-                first_correctness: row.get(4)?,
-                repeat_correctness: row.get(5)?,
-            })
+            Ok((
+                RepeatPair {
+                    rater: row.get(0)?,
+                    item: row.get(1)?,
+                    first_overall: row.get(2)?,
+                    repeat_overall: row.get(3)?,
+                    first_correctness: row.get(4)?,
+                    repeat_correctness: row.get(5)?,
+                },
+                row.get(6)?,
+                row.get(7)?,
+            ))
         })
         .map_err(fail)?
         .collect::<rusqlite::Result<_>>()
         .map_err(fail)?;
-    Ok(pairs)
+    let overall_read = |version| {
+        rubrics
+            .comparable(version, crate::rubric::OVERALL, None)
+            .is_ok()
+    };
+    Ok(rows
+        .into_iter()
+        .filter(|(_, first, repeat)| overall_read(*first) && overall_read(*repeat))
+        .map(|(pair, _, _)| pair)
+        .collect())
 }

@@ -100,6 +100,176 @@ pub fn change(
     }
 }
 
+/// What a rubric change does to one dimension (or to the overall score, the dimension
+/// [`OVERALL`]). A change is classified dimension by dimension: whether the scores given under
+/// the earlier definition can be compared with scores given under the later one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum DimensionChange {
+    /// A new dimension: earlier ratings hold no score of it, and nothing they hold changes.
+    Added,
+    /// The dimension is gone: its earlier scores answer a question the rubric no longer asks.
+    Removed,
+    /// Its name, description, scale label or level descriptors: the same levels, reworded.
+    Wording,
+    /// "Not applicable" allowed (`true`) or no longer allowed: a score is the same number on the
+    /// same scale either way; "not applicable" is never a score.
+    NotApplicable { allowed: bool },
+    /// The task families it is scored on (`added`, `removed`): on a family scored under both, a
+    /// score means the same.
+    Families {
+        added: Vec<crate::model::TaskFamily>,
+        removed: Vec<crate::model::TaskFamily>,
+    },
+    /// Its levels (minimum, maximum or step): a 3 on one scale is not a 3 on another, so scores
+    /// from before and after are never pooled.
+    Scale { before: String, after: String },
+}
+
+impl DimensionChange {
+    /// Whether scores given before the change still compare with scores given after it.
+    pub fn keeps_scores_comparable(&self) -> bool {
+        !matches!(
+            self,
+            DimensionChange::Removed | DimensionChange::Scale { .. }
+        )
+    }
+}
+
+/// The overall score, classified as a dimension of this name.
+pub const OVERALL: &str = "overall";
+
+/// A scale's levels in words, e.g. `1–5 by 1`.
+pub fn levels(scale: &crate::model::Scale) -> String {
+    format!("{}–{} by {}", scale.min, scale.max, scale.step)
+}
+
+fn same_levels(a: &crate::model::Scale, b: &crate::model::Scale) -> bool {
+    a.min == b.min && a.max == b.max && a.step == b.step
+}
+
+fn scale_changes(
+    before: &crate::model::Scale,
+    after: &crate::model::Scale,
+    out: &mut Vec<DimensionChange>,
+) {
+    if !same_levels(before, after) {
+        out.push(DimensionChange::Scale {
+            before: levels(before),
+            after: levels(after),
+        });
+    } else if before.label != after.label || before.levels != after.levels {
+        out.push(DimensionChange::Wording);
+    }
+}
+
+/// What changing `before` into `after` does to each dimension, the overall score first, then
+/// `after`'s dimensions in order, then those it removed; a dimension left as it was is not
+/// listed.
+pub fn classify(before: &Rubric, after: &Rubric) -> Vec<(String, Vec<DimensionChange>)> {
+    use crate::model::TaskFamily;
+    let mut classified = Vec::new();
+    let mut overall = Vec::new();
+    scale_changes(&before.overall, &after.overall, &mut overall);
+    if !overall.is_empty() {
+        classified.push((OVERALL.to_owned(), overall));
+    }
+    let every = [
+        TaskFamily::DifferentialDiagnosis,
+        TaskFamily::LesionIdentification,
+        TaskFamily::RationaleGeneration,
+    ];
+    for new in &after.dimensions {
+        let Some(old) = before.dimensions.iter().find(|d| d.id == new.id) else {
+            classified.push((new.id.clone(), vec![DimensionChange::Added]));
+            continue;
+        };
+        let mut changes = Vec::new();
+        scale_changes(&old.scale, &new.scale, &mut changes);
+        if (old.label != new.label || old.description != new.description)
+            && !changes.contains(&DimensionChange::Wording)
+        {
+            changes.push(DimensionChange::Wording);
+        }
+        if old.allow_not_applicable != new.allow_not_applicable {
+            changes.push(DimensionChange::NotApplicable {
+                allowed: new.allow_not_applicable,
+            });
+        }
+        let added: Vec<TaskFamily> = every
+            .into_iter()
+            .filter(|f| new.applies_to(*f) && !old.applies_to(*f))
+            .collect();
+        let removed: Vec<TaskFamily> = every
+            .into_iter()
+            .filter(|f| old.applies_to(*f) && !new.applies_to(*f))
+            .collect();
+        if !added.is_empty() || !removed.is_empty() {
+            changes.push(DimensionChange::Families { added, removed });
+        }
+        if !changes.is_empty() {
+            classified.push((new.id.clone(), changes));
+        }
+    }
+    for old in &before.dimensions {
+        if !after.dimensions.iter().any(|d| d.id == old.id) {
+            classified.push((old.id.clone(), vec![DimensionChange::Removed]));
+        }
+    }
+    classified
+}
+
+/// Whether a score of `dimension` given under rubric version `version` (`scored_under`) on a
+/// task of `family` compares with the current rubric's: the current rubric asks for it on that
+/// family, on the same levels. Compared with the current definition directly, not version by
+/// version, so a change undone (a scale changed and changed back) makes the earlier scores
+/// comparable again. `Err` says why not, in words for the report.
+pub fn comparable(
+    scored_under: &Rubric,
+    version: u32,
+    current: &Rubric,
+    dimension: &str,
+    family: Option<crate::model::TaskFamily>,
+) -> std::result::Result<(), String> {
+    fn scale_of<'a>(rubric: &'a Rubric, dimension: &str) -> Option<&'a crate::model::Scale> {
+        if dimension == OVERALL {
+            return Some(&rubric.overall);
+        }
+        rubric
+            .dimensions
+            .iter()
+            .find(|d| d.id == dimension)
+            .map(|d| &d.scale)
+    }
+    let Some(now) = scale_of(current, dimension) else {
+        return Err(format!(
+            "the current rubric has no dimension {dimension} (version {version} had it)"
+        ));
+    };
+    let Some(then) = scale_of(scored_under, dimension) else {
+        return Err(format!("version {version} had no dimension {dimension}"));
+    };
+    if !same_levels(then, now) {
+        return Err(format!(
+            "version {version} scored it {}, the current version {}",
+            levels(then),
+            levels(now)
+        ));
+    }
+    if let (Some(family), Some(current_dimension)) = (
+        family,
+        current.dimensions.iter().find(|d| d.id == dimension),
+    ) {
+        if !current_dimension.applies_to(family) {
+            return Err(format!(
+                "the current version no longer scores it on {} tasks",
+                crate::store::enum_text(&family)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The file name problems of an edited rubric are reported under (it has no file of its own).
 pub const EDITED_RUBRIC: &str = "rubric";
 
@@ -368,6 +538,209 @@ mod tests {
                 change(&current, &edited, ratings, published),
                 expected,
                 "{ratings} rating(s), published: {published}"
+            );
+        }
+    }
+
+    fn dimension(id: &str, max: f64) -> crate::model::RubricDimension {
+        crate::model::RubricDimension {
+            id: id.into(),
+            label: id.to_uppercase(),
+            description: None,
+            scale: Scale {
+                label: None,
+                min: 1.0,
+                max,
+                step: 1.0,
+                levels: vec![],
+            },
+            families: None,
+            allow_not_applicable: false,
+        }
+    }
+
+    /// Overall 1–5 by `step`; dimensions `acc` (1–5) and `safe` (1–5).
+    fn two_dimensions() -> Rubric {
+        Rubric {
+            dimensions: vec![dimension("acc", 5.0), dimension("safe", 5.0)],
+            ..rubric(1.0)
+        }
+    }
+
+    #[test]
+    fn a_change_is_classified_per_dimension_and_only_scales_and_removals_break_comparison() {
+        use crate::model::{ScaleLevel, TaskFamily};
+        use DimensionChange::*;
+        type Edit = fn(&mut Rubric);
+        type Expected = Vec<(&'static str, Vec<DimensionChange>)>;
+        // (what the lead did, the edit, expected classification); each expectation written from
+        // the edit's meaning, not read back from `classify`.
+        let cases: Vec<(&str, Edit, Expected)> = vec![
+            ("nothing", |_| {}, vec![]),
+            (
+                "allow N/A",
+                |r| r.dimensions[0].allow_not_applicable = true,
+                vec![("acc", vec![NotApplicable { allowed: true }])],
+            ),
+            (
+                "reword a name and description",
+                |r| {
+                    r.dimensions[1].label = "Patient safety".into();
+                    r.dimensions[1].description = Some("Could it harm?".into());
+                },
+                vec![("safe", vec![Wording])],
+            ),
+            (
+                "write level descriptors",
+                |r| {
+                    r.dimensions[0].scale.levels = vec![ScaleLevel {
+                        value: 1.0,
+                        descriptor: "wrong".into(),
+                    }]
+                },
+                vec![("acc", vec![Wording])],
+            ),
+            (
+                "add a dimension",
+                |r| r.dimensions.push(dimension("new", 3.0)),
+                vec![("new", vec![Added])],
+            ),
+            (
+                "limit a dimension to a family",
+                |r| r.dimensions[0].families = Some(vec![TaskFamily::DifferentialDiagnosis]),
+                vec![(
+                    "acc",
+                    vec![Families {
+                        added: vec![],
+                        removed: vec![
+                            TaskFamily::LesionIdentification,
+                            TaskFamily::RationaleGeneration,
+                        ],
+                    }],
+                )],
+            ),
+            (
+                "remove a level",
+                |r| r.dimensions[1].scale.max = 4.0,
+                vec![(
+                    "safe",
+                    vec![DimensionChange::Scale {
+                        before: "1–5 by 1".into(),
+                        after: "1–4 by 1".into(),
+                    }],
+                )],
+            ),
+            (
+                "halve the overall step",
+                |r| r.overall.step = 0.5,
+                vec![(
+                    "overall",
+                    vec![DimensionChange::Scale {
+                        before: "1–5 by 1".into(),
+                        after: "1–5 by 0.5".into(),
+                    }],
+                )],
+            ),
+            (
+                "remove a dimension",
+                |r| {
+                    r.dimensions.remove(0);
+                },
+                vec![("acc", vec![Removed])],
+            ),
+        ];
+        for (what, edit, expected) in cases {
+            let before = two_dimensions();
+            let mut after = before.clone();
+            edit(&mut after);
+            let got = classify(&before, &after);
+            let expected: Vec<(String, Vec<DimensionChange>)> = expected
+                .into_iter()
+                .map(|(d, c)| (d.to_owned(), c))
+                .collect();
+            assert_eq!(got, expected, "{what}");
+        }
+        // Which kinds keep earlier scores comparable: the list, kind by kind.
+        let kinds = [
+            (Added, true),
+            (Wording, true),
+            (NotApplicable { allowed: true }, true),
+            (NotApplicable { allowed: false }, true),
+            (
+                Families {
+                    added: vec![TaskFamily::RationaleGeneration],
+                    removed: vec![],
+                },
+                true,
+            ),
+            (
+                DimensionChange::Scale {
+                    before: "1–5 by 1".into(),
+                    after: "1–3 by 1".into(),
+                },
+                false,
+            ),
+            (Removed, false),
+        ];
+        for (kind, keeps) in kinds {
+            assert_eq!(kind.keeps_scores_comparable(), keeps, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_score_compares_with_the_current_definition_and_an_undone_change_restores_it() {
+        use crate::model::TaskFamily::{DifferentialDiagnosis, RationaleGeneration};
+        let v1 = two_dimensions();
+        let mut narrowed = v1.clone();
+        narrowed.dimensions[1].scale.max = 3.0;
+        narrowed.dimensions[0].allow_not_applicable = true;
+        let mut limited = v1.clone();
+        limited.dimensions[0].families = Some(vec![DifferentialDiagnosis]);
+        let mut without_safe = v1.clone();
+        without_safe.dimensions.remove(1);
+        // (scored under, current, dimension, family, expected)
+        let cases = [
+            (&v1, &v1, "acc", None, Ok(())),
+            (&v1, &narrowed, "acc", None, Ok(())),
+            (&v1, &narrowed, "overall", None, Ok(())),
+            (
+                &v1,
+                &narrowed,
+                "safe",
+                None,
+                Err("version 1 scored it 1–5 by 1, the current version 1–3 by 1"),
+            ),
+            // Narrowed, then widened back: version 1's scores are the current definition's again.
+            (&v1, &v1, "safe", None, Ok(())),
+            (&narrowed, &v1, "acc", None, Ok(())),
+            (&v1, &limited, "acc", Some(DifferentialDiagnosis), Ok(())),
+            (
+                &v1,
+                &limited,
+                "acc",
+                Some(RationaleGeneration),
+                Err("the current version no longer scores it on rationale_generation tasks"),
+            ),
+            (
+                &v1,
+                &without_safe,
+                "safe",
+                None,
+                Err("the current rubric has no dimension safe (version 1 had it)"),
+            ),
+            (
+                &without_safe,
+                &v1,
+                "safe",
+                None,
+                Err("version 1 had no dimension safe"),
+            ),
+        ];
+        for (scored_under, current, dimension, family, expected) in cases {
+            assert_eq!(
+                comparable(scored_under, 1, current, dimension, family),
+                expected.map_err(str::to_owned),
+                "{dimension} on {family:?}"
             );
         }
     }

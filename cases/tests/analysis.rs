@@ -570,13 +570,16 @@ fn the_report_counts_per_dimension_what_was_scored_not_applicable_not_applied_or
         .into_iter()
         .collect();
     let expected_row = format!(
-        "{},{},{},{},{}",
+        "{},{},{},{},{},{}",
         may_be_na.dimension,
         may_be_na.rated,
         may_be_na.not_applicable,
         may_be_na.not_applied,
-        may_be_na.missing
+        may_be_na.missing,
+        may_be_na.other_definition
     );
+    // One rubric version: nothing saved under another definition.
+    assert!(coverage.iter().all(|c| c.other_definition == 0));
     assert!(
         tables["dimension_coverage.csv"]
             .lines()

@@ -352,7 +352,7 @@ fn complete(rubric: &Rubric, comment: &str) -> RatingEdit {
 }
 
 #[test]
-fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
+fn the_report_counts_ratings_per_version_and_reads_every_one_a_rewording_left_comparable() {
     let (_dir, mut store) = demo_store();
     let lead_session = lead(&store);
     let first = rubric::current(&store, &lead_session, DEMO_STUDY_ID)
@@ -385,7 +385,8 @@ fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
     store
         .save_rating(bo, bo_items[2], &commented("draft"))
         .unwrap();
-    // Version 2 (a changed description): Ada submits one more.
+    // Version 2 (a changed description, which leaves every score comparable): Ada submits one
+    // more.
     let second = described(&first, "reworded");
     saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &second).unwrap());
     store
@@ -394,15 +395,16 @@ fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
     store.submit_rating(ada, ada_items[3]).unwrap();
 
     let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();
-    let counts: Vec<(u32, usize, bool)> = data
+    let counts: Vec<(u32, usize, bool, usize)> = data
         .rubric_versions
         .iter()
-        .map(|v| (v.version, v.ratings, v.current))
+        .map(|v| (v.version, v.ratings, v.current, v.left_out.len()))
         .collect();
-    // By construction above: five submitted under version 1, one under version 2.
-    assert_eq!(counts, [(1, 5, false), (2, 1, true)]);
-    // The analyses read version 2's rating alone: one overall score by one clinician.
-    let overall: Vec<_> = data
+    // By construction above: five submitted under version 1, one under version 2, nothing left
+    // out of either.
+    assert_eq!(counts, [(1, 5, false, 0), (2, 1, true, 0)]);
+    // The analyses read all six: Ada's four overall scores and Bo's two.
+    let mut overall: Vec<_> = data
         .input
         .table
         .scores
@@ -410,8 +412,18 @@ fn the_report_counts_ratings_per_version_and_reads_the_current_ones_only() {
         .filter(|s| s.dimension == "overall" && !s.rater.starts_with("demo-grader"))
         .map(|s| s.rater.as_str())
         .collect();
-    assert_eq!(overall, ["Dr Ada"]);
-    assert!(data.coverage.iter().all(|c| c.ratings() == 1));
+    overall.sort_unstable();
+    assert_eq!(
+        overall,
+        ["Dr Ada"; 4]
+            .into_iter()
+            .chain(["Dr Bo"; 2])
+            .collect::<Vec<_>>()
+    );
+    assert!(data
+        .coverage
+        .iter()
+        .all(|c| c.ratings() == 6 && c.rated == 6));
 }
 
 #[test]
@@ -615,4 +627,177 @@ fn a_pulled_rating_saved_again_under_a_newer_rubric_version_is_recorded_under_it
     );
     assert_eq!(counts(&pull(&mut store, stale)), (0, 0, 0, 1));
     assert_eq!(stored_versions(&store), [("kept as it was".into(), 2)]);
+}
+
+/// Per dimension, the clinicians' scores of submitted first reads, counted straight from the
+/// file (the overall column and each key of the dimensions JSON), whatever their version.
+fn stored_human_scores(store: &Store) -> std::collections::BTreeMap<String, usize> {
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    let overall: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM ratings WHERE status = 'submitted' AND read_no = 1
+               AND overall IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    counts.insert("overall".to_owned(), overall as usize);
+    let mut stmt = conn
+        .prepare(
+            "SELECT j.key, count(*) FROM ratings g, json_each(g.dimensions_json) j
+             WHERE g.status = 'submitted' AND g.read_no = 1 GROUP BY j.key",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap();
+    for row in rows {
+        let (dimension, n) = row.unwrap();
+        counts.insert(dimension, n as usize);
+    }
+    counts
+}
+
+/// Per dimension, the clinicians' scores the report's input holds.
+fn read_human_scores(
+    data: &cases::analysis::StudyData,
+) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for s in &data.input.table.scores {
+        if !data.graders.contains(&s.rater) {
+            *counts.entry(s.dimension.clone()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// Issue 41, finding 1: the lead allowed "not applicable" on one dimension after the demo's
+/// ratings were in (version 2), and calibration failed with "no human raters besides the
+/// grader"; un-ticking it (version 3) stayed broken. Now each dimension reads every rating whose
+/// version defines it the same way; a changed scale leaves that dimension's earlier scores out,
+/// saying why, and undoing it brings them back.
+#[test]
+fn a_rubric_edit_leaves_every_comparable_rating_in_the_report_and_says_what_it_left_out() {
+    let (_dir, mut store) = demo_store();
+    let imported = cases::ratings_import::import_ratings_csv(
+        &mut store,
+        &rating_support::demo_bundle().join("ratings.csv"),
+        &NoProgress,
+    )
+    .expect("the demo's ratings import");
+    assert!(imported.ratings_added > 0, "{imported:?}");
+    let lead_session = lead(&store);
+    let first = rubric::current(&store, &lead_session, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    let stored = stored_human_scores(&store);
+    let submitted = |store: &Store| -> usize {
+        rusqlite::Connection::open(store.path())
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM ratings WHERE status = 'submitted' AND read_no = 1",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap() as usize
+    };
+    let ratings = submitted(&store);
+    let options = calibration::input::ReportOptions {
+        grader: Some("demo-grader-v1".into()),
+        bootstrap_resamples: 20,
+        ..Default::default()
+    };
+    let headline = |store: &Store| {
+        cases::app::calibration::study_report(store, &lead(store), DEMO_STUDY_ID, options.clone())
+            .expect("the study is read")
+            .headline(&NoProgress)
+    };
+    let data = |store: &Store| cases::analysis::study_data(store, DEMO_STUDY_ID, None).unwrap();
+    // Version 1: every stored score is read.
+    assert_eq!(read_human_scores(&data(&store)), stored);
+    let clinicians = headline(&store).expect("a report").summary.human_raters;
+    assert!(!clinicians.is_empty());
+
+    // Version 2: "not applicable" allowed on the first dimension.
+    let mut allowed = first.clone();
+    allowed.dimensions[0].allow_not_applicable = true;
+    let v2 = saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &allowed).unwrap());
+    assert_eq!((v2.version, v2.new_version), (2, true));
+    let read = data(&store);
+    assert_eq!(
+        read_human_scores(&read),
+        stored,
+        "every v1 score still read"
+    );
+    let versions: Vec<(u32, usize, bool, usize)> = read
+        .rubric_versions
+        .iter()
+        .map(|v| (v.version, v.ratings, v.current, v.left_out.len()))
+        .collect();
+    assert_eq!(versions, [(1, ratings, false, 0), (2, 0, true, 0)]);
+    assert!(read.coverage.iter().all(|c| c.other_definition == 0));
+    let report = headline(&store).expect("calibration still builds after allowing N/A");
+    assert_eq!(report.summary.human_raters, clinicians);
+    let verdict = report.verdict.expect("a verdict");
+    assert!(verdict.pearson.value().is_some(), "{}", verdict.summary);
+
+    // A draft under version 2, then "not applicable" un-ticked: version 3, still every score.
+    let (rater, item) = rater_with_item(&mut store, "Dr Draft");
+    store.save_rating(rater, item, &commented("draft")).unwrap();
+    let v3 = saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &first).unwrap());
+    assert_eq!(v3.version, 3);
+    assert_eq!(read_human_scores(&data(&store)), stored);
+    assert!(headline(&store).is_ok());
+
+    // Version 4: the second dimension loses its top level. Its earlier scores are left out, with
+    // why; the other dimensions and the overall score are still read whole.
+    store
+        .save_rating(rater, item, &commented("draft again"))
+        .unwrap();
+    let narrowed_id = first.dimensions[1].id.clone();
+    let mut narrowed = first.clone();
+    let scale = &mut narrowed.dimensions[1].scale;
+    scale.max -= scale.step;
+    let top = scale.max;
+    scale.levels.retain(|l| l.value <= top);
+    let v4 = saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &narrowed).unwrap());
+    assert_eq!(v4.version, 4);
+    let read = data(&store);
+    let mut expected = stored.clone();
+    let left = expected
+        .remove(&narrowed_id)
+        .expect("the dimension was scored");
+    assert_eq!(read_human_scores(&read), expected);
+    let version_1 = &read.rubric_versions[0];
+    assert_eq!(
+        version_1
+            .left_out
+            .iter()
+            .map(|l| (l.dimension.as_str(), l.scores, l.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [(
+            narrowed_id.as_str(),
+            left,
+            "version 1 scored it 1–5 by 1, the current version 1–4 by 1"
+        )]
+    );
+    let coverage = read
+        .coverage
+        .iter()
+        .find(|c| c.dimension == narrowed_id)
+        .unwrap();
+    assert_eq!((coverage.rated, coverage.other_definition), (0, ratings));
+    let report = headline(&store).expect("still a report");
+    assert!(report.verdict.unwrap().pearson.value().is_some());
+
+    // Undone: the scale as version 1 had it, and version 1's scores of it are read again.
+    store
+        .save_rating(rater, item, &commented("and again"))
+        .unwrap();
+    let v5 = saved(rubric::save(&mut store, &lead_session, DEMO_STUDY_ID, &first).unwrap());
+    assert_eq!(v5.version, 5);
+    let read = data(&store);
+    assert_eq!(read_human_scores(&read), stored);
+    assert!(read.rubric_versions.iter().all(|v| v.left_out.is_empty()));
 }

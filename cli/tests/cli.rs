@@ -876,4 +876,55 @@ fn calibrate_require_exits_3_when_a_claim_of_the_verdict_does_not_hold() {
 
     let unknown = calibrate("faithful", &held, &["vibes"]);
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+
+/// Issue 41, finding 1: the demo's ratings imported, then "not applicable" allowed on one
+/// dimension by re-importing the bundle (rubric version 2): `calibrate --db` failed with "no
+/// human raters besides the grader". It now reads every version-1 rating, as before the edit.
+#[test]
+fn calibrate_reads_the_ratings_made_before_a_rubric_edit_that_kept_them_comparable() {
+    let work = tempfile::tempdir().unwrap();
+    let (bundle, db) = (work.path().join("demo"), work.path().join("study.sqlite"));
+    let (bundle_arg, db_arg) = (bundle.to_str().unwrap(), db.to_str().unwrap());
+    assert!(neurorater(&["demo", "--out", bundle_arg]).status.success());
+    assert!(neurorater(&["import", bundle_arg, "--db", db_arg])
+        .status
+        .success());
+    let ratings = bundle.join("ratings.csv");
+    let imported = neurorater(&["import-ratings", ratings.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let report = |name: &str| -> serde_json::Value {
+        let out = work.path().join(name);
+        let built = neurorater(&[
+            "calibrate",
+            "--db",
+            db_arg,
+            "--grader",
+            "demo-grader-v1",
+            "--resamples",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(built.status.success(), "{}", stderr(&built));
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+    };
+    let before = report("before.json");
+
+    let study_file = bundle.join("study.json");
+    let mut study: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&study_file).unwrap()).unwrap();
+    study["rubric"]["dimensions"][0]["allow_not_applicable"] = serde_json::Value::Bool(true);
+    std::fs::write(&study_file, serde_json::to_string_pretty(&study).unwrap()).unwrap();
+    let reimported = neurorater(&["import", bundle_arg, "--db", db_arg]);
+    assert!(reimported.status.success(), "{}", stderr(&reimported));
+
+    let after = report("after.json");
+    let versions = after["rubric_versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "the edit made version 2: {versions:?}");
+    assert_eq!(versions[1]["current"], true);
+    assert_eq!(versions[0]["left_out"], serde_json::json!([]));
+    // The same clinicians, items and scores as before the edit; the same verdict.
+    assert_eq!(after["summary"], before["summary"]);
+    assert_eq!(after["verdict"]["pearson"], before["verdict"]["pearson"]);
+    assert!(after["verdict"]["pearson"]["r"].is_number());
 }

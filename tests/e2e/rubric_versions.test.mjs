@@ -13,6 +13,9 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   DB,
   FIRST_START_TIMEOUT_MS,
@@ -28,6 +31,9 @@ import {
 } from './support.mjs'
 
 const RATER = 'Dr Vera Versteeg'
+// scripts/e2e.sh builds the CLI beside the app.
+const CLI = join(process.env.CARGO_TARGET_DIR ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'target'), 'debug', 'neurorater')
+const REPORT_TIMEOUT_MS = 240_000
 const STUDY = 'neurorater-demo'
 
 let browser
@@ -210,6 +216,7 @@ test('the lead removes the dimension the rater scored: the draft opens without i
   const current = state.version + 1
   assert.deepEqual(await shownVersion(), { version: current, ratings: 0 })
   const dimension = JSON.parse(studyRow().rubric_json).dimensions[0]
+  state.removed = dimension.id
   await $(`${testid('rubric-dimension')}[data-index="0"] ${testid('dimension-remove')}`).click()
   await save(`Saved (version ${current})`)
   await $(testid('rubric-editor-close')).click()
@@ -249,4 +256,71 @@ test('the lead removes the dimension the rater scored: the draft opens without i
   await notice.scrollIntoView({ block: 'center' })
   await browser.pause(300)
   await shot('6-outdated-score-removed')
+})
+
+// Issue 41, finding 1: allowing "not applicable" on a dimension after ratings were made made a new
+// version, and Calibration then said "no human raters besides the grader" for every rating. Each
+// dimension now reads every rating whose version defines it as the current one does; the removed
+// dimension's scores are left out, and the view says so.
+test('after the lead allows "not applicable", Calibration still has its verdict and says what it left out', async () => {
+  await openEditor()
+  const removed = state.removed
+  const allow = await $(`${testid('rubric-dimension')}[data-index="0"] ${testid('dimension-allow-na')}`)
+  assert.equal(await allow.isSelected(), false)
+  await allow.click()
+  await $(testid('rubric-save')).click()
+  const status = await $(testid('rubric-status'))
+  await browser.waitUntil(async () => (await status.isExisting()) && /^Saved/.test(await status.getText()), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'allowing "not applicable" was never saved',
+  })
+  assert.equal(JSON.parse(studyRow().rubric_json).dimensions[0].allow_not_applicable, true)
+  await $(testid('rubric-editor-close')).click()
+  await $(testid('case-table')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+
+  await $(testid('mode-calibration')).click()
+  await browser.waitUntil(
+    async () => (await $(testid('calibration-view')).isExisting()) || (await $(testid('leave-reading')).isExisting()),
+    { timeout: 30_000, timeoutMsg: 'neither the calibration view nor the reading gate appeared' },
+  )
+  const leave = await $(testid('leave-reading'))
+  if (await leave.isExisting()) await leave.click()
+  await $(testid('calibration-complete')).waitForExist({ timeout: REPORT_TIMEOUT_MS, timeoutMsg: 'the whole report never arrived' })
+  const verdict = await $(testid('verdict'))
+  assert.ok(await verdict.isExisting(), 'a verdict, not "no human raters besides the grader"')
+  const r = Number(await $(testid('headline-r')).getAttribute('data-r'))
+  assert.ok(Number.isFinite(r), `the headline r is a number (${r})`)
+
+  // The same report from the command line on the same database.
+  assert.ok(existsSync(CLI), `build the CLI beside the app first (scripts/e2e.sh does): no ${CLI}`)
+  const grader = await $(testid('grader-picker')).getValue()
+  const others = (await browser.$$(`${testid('grader-picker')} option`).map((o) => o.getAttribute('value'))).filter((g) => g !== grader)
+  const args = ['calibrate', '--db', DB, '--grader', grader, '--seed', '1', '--resamples', '2000']
+  for (const other of others) args.push('--other-grader', other)
+  const cli = JSON.parse(execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }))
+  assert.equal(r, cli.verdict.pearson.r)
+  assert.equal(await verdict.getAttribute('data-standing'), { meets_bar: 'pass', estimate_meets_bar: 'partial', below_bar: 'fail', not_estimable: 'not-estimable' }[cli.verdict.standing])
+  // Every clinician's score of the overall dimension is read: as many as the file holds.
+  const [{ n: overall }] = rows(`SELECT count(*) AS n FROM ratings WHERE status = 'submitted' AND read_no = 1 AND overall IS NOT NULL`)
+  assert.ok(overall > 0)
+  assert.equal(cli.dimensions[0].dimension, 'overall')
+  const scored = cli.dimensions[0].overall.human_human
+  assert.ok(scored.raters.length > 0)
+  // The removed dimension's scores, left out with why, as many as the file holds.
+  const [{ n: removedScores }] = rows(
+    `SELECT count(*) AS n FROM ratings WHERE status = 'submitted' AND read_no = 1
+       AND json_extract(dimensions_json, '$.${removed}') IS NOT NULL`,
+  )
+  const cliLeftOut = cli.rubric_versions.flatMap((v) => v.left_out).filter((l) => l.dimension === removed)
+  assert.equal(cliLeftOut.reduce((sum, l) => sum + l.scores, 0), removedScores)
+  assert.ok(cliLeftOut.every((l) => l.reason.startsWith(`the current rubric has no dimension ${removed}`)))
+  const shown = await browser.$$(`${testid('rubric-left-out')}[data-dimension="${removed}"]`)
+  assert.equal(shown.length, cliLeftOut.length)
+  assert.match(await shown[0].getText(), new RegExp(`the current rubric has no dimension ${removed}`))
+  await $(testid('rubric-versions-read')).scrollIntoView({ block: 'center' })
+  await browser.pause(300)
+  await shot('7-calibration-after-allowing-na')
+  await verdict.scrollIntoView({ block: 'start' })
+  await browser.pause(300)
+  await shot('8-calibration-verdict')
 })

@@ -263,8 +263,16 @@ export type Agreement = Agreement_Serialize | Agreement_Deserialize;
 export type Agreement_Deserialize = {
 	n_items: number,
 	n_cases: number,
-	/**  Pearson r of the grader against the clinicians' mean, as the paper reports it. */
+	/**
+	 *  Pearson r of the grader against the clinicians' mean, as the paper reports it (its
+	 *  Fisher-z interval counts items as independent: quoted for comparison only).
+	 */
 	pearson: Estimate<Pearson>,
+	/**
+	 *  r's 95 % interval from resampling whole cases, made as the calibration report makes the
+	 *  verdict's ([`pearson_case_interval`]): the interval the workbench quotes.
+	 */
+	pearson_case_interval: Estimate<CaseInterval>,
 	/**  Mean of grader − clinicians' mean: positive is a lenient grader. */
 	mean_difference?: number | null,
 	mean_absolute_difference?: number | null,
@@ -274,8 +282,16 @@ export type Agreement_Deserialize = {
 export type Agreement_Serialize = {
 	n_items: number,
 	n_cases: number,
-	/**  Pearson r of the grader against the clinicians' mean, as the paper reports it. */
+	/**
+	 *  Pearson r of the grader against the clinicians' mean, as the paper reports it (its
+	 *  Fisher-z interval counts items as independent: quoted for comparison only).
+	 */
 	pearson: Estimate<Pearson>,
+	/**
+	 *  r's 95 % interval from resampling whole cases, made as the calibration report makes the
+	 *  verdict's ([`pearson_case_interval`]): the interval the workbench quotes.
+	 */
+	pearson_case_interval: Estimate<CaseInterval>,
 	/**  Mean of grader − clinicians' mean: positive is a lenient grader. */
 	mean_difference: number | null,
 	mean_absolute_difference: number | null,
@@ -377,6 +393,26 @@ export type CaseEdit = {
 	disease_group: DiseaseGroup,
 	clinical_note: string,
 	tasks: DraftTask[],
+};
+
+/**
+ *  A 95 % interval from resampling cases, as the report quotes it. A correlation's interval is
+ *  the delete-one-case jackknife on Fisher's z where defined ([`crate::jackknife`]); every other
+ *  figure's (differences, means) is the case bootstrap's, BCa where defined, else percentile.
+ */
+export type CaseInterval = {
+	estimate: number | null,
+	low: number | null,
+	high: number | null,
+	/**
+	 *  `case bootstrap BCa`, `case bootstrap percentile` (BCa undefined on these data) or
+	 *  `delete-one-case jackknife on Fisher's z, t(G − 1)` with G the cases.
+	 */
+	method: string,
+	/**  Bootstrap resamples, or the jackknife's replicates (one per case left out). */
+	resamples: number,
+	/**  Cases resampled. */
+	cases: number,
 };
 
 export type CaseSummary = CaseSummary_Serialize | CaseSummary_Deserialize;

@@ -11,6 +11,8 @@ pub const DOMAIN_ABOUT: f64 = 0.01;
 pub const R_PRINTED: f64 = 5e-7;
 /// Against scipy/pingouin/krippendorff computed in double precision.
 pub const SCIPY_EXACT: f64 = 1e-9;
+/// One figure computed by two paths of this crate from the same sums (summation order only).
+pub const SAME_SUMS: f64 = 1e-12;
 /// p-values and quantiles go through statrs's own special functions and root finder.
 pub const DISTRIBUTION: f64 = 1e-6;
 

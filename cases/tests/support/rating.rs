@@ -49,6 +49,14 @@ fn remove_bundles_of_finished_processes(scratch: &std::path::Path) {
     }
 }
 
+/// The demo bundle the template was imported from (its `ratings.csv` among its files).
+pub fn demo_bundle() -> PathBuf {
+    template();
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{BUNDLE_PREFIX}{}", std::process::id()))
+        .join("demo")
+}
+
 /// A new database file (`<dir>/db.sqlite`) with the demo study imported and nothing rated.
 pub fn demo_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temporary directory");

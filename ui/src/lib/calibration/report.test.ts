@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { fmt, interval, progressText, pValue, reasonOf, sectionRows, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
-import type { DimensionReport, GroupSection, Section, Verdict } from './report'
+import { describeItems, fmt, interval, progressText, pValue, reasonOf, sectionRows, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import type { DimensionReport, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
 
@@ -28,10 +28,27 @@ describe('not-estimable figures never become numbers', () => {
 
 describe('the verdict and the subgroup filter', () => {
   it('passes only on the lower bound', () => {
-    const v = (meets: boolean, lower: boolean) => ({ meets_bar: meets, lower_bound_meets_bar: lower }) as Verdict
+    const r = { r: 0.8, ci_low: 0.6, ci_high: 0.9, p: 0.001, n: 40 }
+    const v = (meets: boolean, lower: boolean) => ({ meets_bar: meets, lower_bound_meets_bar: lower, pearson: r }) as Verdict
     expect(verdictStanding(v(true, true))).toBe('pass')
     expect(verdictStanding(v(true, false))).toBe('partial')
     expect(verdictStanding(v(false, false))).toBe('fail')
+  })
+
+  it('counts items as rated and unrated', () => {
+    const summary = { items: 336, cases: 24, rated_items: 288, unrated_items: 48, rated_cases: 24 } as Report['summary']
+    expect(describeItems(summary)).toBe('288 rated items in 24 cases (48 unrated)')
+    expect(describeItems({ ...summary, unrated_items: 0 })).toBe('288 rated items in 24 cases')
+    // A report from before the split.
+    expect(describeItems({ items: 336, cases: 24 } as Report['summary'])).toBe('336 items in 24 cases')
+  })
+
+  it('is not estimable, not failed, when there is no r', () => {
+    const none = { n: 2, not_estimable: 'needs at least 4 paired items, has 2' }
+    const v = { meets_bar: false, lower_bound_meets_bar: false, pearson: none, standing: 'not_estimable' } as Verdict
+    expect(verdictStanding(v)).toBe('not-estimable')
+    // A report from before `standing` says it by its r alone.
+    expect(verdictStanding({ ...v, standing: undefined })).toBe('not-estimable')
   })
 
   it('lists all items first, then the chosen column’s subgroups', () => {

@@ -114,10 +114,17 @@ export interface Ceiling {
 export interface Verdict {
   dimension: string; bar_pearson_r: number; statistic: string; pearson: Est<Pearson>
   meets_bar: boolean; lower_bound_meets_bar: boolean
+  /** The verdict in one word (additive, issue 41); absent from a report built before it. */
+  standing?: 'meets_bar' | 'estimate_meets_bar' | 'below_bar' | 'not_estimable'
   low: number | null; high: number | null; method: string; n_items: number; n_cases: number
   ceiling: Est<Ceiling>
   human_icc2: number | null; bias: number | null; alt_test_passed: boolean | null
   precision: Precision | null; summary: string
+}
+export interface LeftOutScores { dimension: string; scores: number; reason: string }
+/** Every rubric version's scores the report leaves out, oldest version first. */
+export function leftOutScores(report: Report): (LeftOutScores & { version: number })[] {
+  return (report.rubric_versions ?? []).flatMap((v) => (v.left_out ?? []).map((l) => ({ ...l, version: v.version })))
 }
 export interface Proportion { share: number; ci_low: number; ci_high: number }
 export interface Report {
@@ -128,10 +135,15 @@ export interface Report {
   }
   summary: {
     items: number; cases: number; scores: number; human_raters: string[]; excluded_raters: string[]
+    /** Items a clinician scored, those none did, and the rated items' cases (additive, issue 41). */
+    rated_items?: number; unrated_items?: number; rated_cases?: number
     grader: string | null; dimensions: string[]; grouping_columns: string[]
   }
   verdict: Verdict | null
   dimensions: DimensionReport[]
+  /** Per rubric version, its submitted first reads and the scores of them left out, with why
+   * (with the whole report, from a database; `left_out` additive, issue 41). */
+  rubric_versions?: { version: number; ratings: number; current: boolean; left_out?: LeftOutScores[] }[]
   grader_drift: { dimension: string; version: string; vs_primary: PairSummary & { bland_altman: Est<BlandAltman> }; vs_human_mean: Est<Pearson> }[]
   error_categories: {
     items: number
@@ -234,10 +246,22 @@ export function pValue(p: number | null | undefined): string {
   return p < 0.001 ? '< 0.001' : fmt(p, 3)
 }
 
-/** How the headline reads: the lower bound clears the bar, only r does, or neither. */
-export function verdictStanding(verdict: Verdict): 'pass' | 'partial' | 'fail' {
+/** How the headline reads: the lower bound clears the bar, only r does, neither, or there is
+ * no r to judge (not estimable: its own state, never a failure). */
+export function verdictStanding(verdict: Verdict): 'pass' | 'partial' | 'fail' | 'not-estimable' {
+  if (verdict.standing === 'not_estimable' || 'not_estimable' in verdict.pearson) return 'not-estimable'
   if (verdict.lower_bound_meets_bar) return 'pass'
   return verdict.meets_bar ? 'partial' : 'fail'
+}
+
+/** "288 rated items in 24 cases (48 unrated)": what agreement rests on, and what no clinician
+ * scored yet; a report from before the split says "N items in M cases". */
+export function describeItems(summary: Report['summary']): string {
+  if (summary.rated_items === undefined || summary.unrated_items === undefined) {
+    return `${summary.items} items in ${summary.cases} cases`
+  }
+  const unrated = summary.unrated_items ? ` (${summary.unrated_items} unrated)` : ''
+  return `${summary.rated_items} rated items in ${summary.rated_cases ?? summary.cases} cases${unrated}`
 }
 
 /** The subgroup columns a dimension breaks down by, in the report's order. */

@@ -48,13 +48,20 @@ export function fixed(value: number | null, digits: number): string {
   return value === null ? '—' : value.toFixed(digits)
 }
 
-/** "r = 0.91 (0.83–0.95), n = 40", or why there is no r. */
+/** "r = 0.91 (95 % 0.83–0.95, delete-one-case jackknife on Fisher's z, t(11)), 40 items, 12
+ * cases", or why there is no r. The interval resamples whole cases, as the calibration report's
+ * verdict does (`pearson_case_interval`); the items-as-independent Fisher-z interval is not
+ * quoted. */
 export function describeAgreement(a: Agreement): string {
   const r = estimated(a.pearson)
   const shift =
     a.mean_difference === null ? '' : `; grader ${a.mean_difference >= 0 ? '+' : '−'}${Math.abs(a.mean_difference).toFixed(2)} vs clinicians`
   if (!r) return `no r: ${(a.pearson as { not_estimable: string }).not_estimable}${shift}`
-  return `r = ${fixed(r.r, 2)} (${fixed(r.ci_low, 2)}–${fixed(r.ci_high, 2)}), ${a.n_items} items, ${a.n_cases} cases${shift}`
+  const interval = estimated(a.pearson_case_interval)
+  const within = interval
+    ? `95 % ${fixed(interval.low, 2)}–${fixed(interval.high, 2)}, ${interval.method}`
+    : (a.pearson_case_interval as { not_estimable: string }).not_estimable
+  return `r = ${fixed(r.r, 2)} (${within}), ${a.n_items} items, ${a.n_cases} cases${shift}`
 }
 
 /** The automatic metrics' computation as it goes (src-tauri/src/commands/metrics.rs). */
