@@ -52,6 +52,9 @@ const DEAL_STREAM_SHIFT: u32 = 32;
 pub struct PlanSpec {
     pub study_id: String,
     pub name: String,
+    /// Any `u64` the lead types: a string across IPC (`crate::wide`).
+    #[serde(with = "crate::wide::u64_string")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub seed: u64,
     /// Rater ids, at least one; the order decides each rater's seat (their stream).
     pub raters: Vec<i64>,
@@ -111,6 +114,8 @@ pub struct PlanSummary {
     pub plan_id: i64,
     pub study_id: String,
     pub name: String,
+    #[serde(with = "crate::wide::u64_string")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub seed: u64,
     pub created_at: String,
     pub n_responses: u32,
