@@ -7,6 +7,7 @@ pub mod baseline;
 pub mod calibration;
 pub mod catalog;
 pub mod curation;
+pub mod drafts;
 pub mod imaging;
 pub mod metrics;
 pub mod new_study;
