@@ -25,6 +25,7 @@ const RATER = 'Dr New Study'
 // 3; the T2's instance 3 (its SOP Instance UID) is index 2; the CT's instance 1 is index 0.
 const NOTE = '58-year-old with sudden left-sided weakness (typed, never saved)'
 const FREE_LABEL = 'CT bone window'
+const AFTER_NOTE = '45-year-old with seizures (written after import)'
 const MAP = 'case_id=study,task_id=question_id,prompt=question,answer=prediction,key_images=key_image'
 
 let browser
@@ -166,6 +167,14 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the typed label was not taken',
   })
+  // A key image named in the table: the task's first series, slice 2 (counted from 1).
+  const keys = await other.$(testid('draft-key-images'))
+  await keys.setValue(`${otherSeriesId} 99`)
+  await browser.keys('Tab')
+  await other.$(testid('draft-key-problem')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'a slice beyond the series was taken' })
+  await keys.setValue(`${otherSeriesId} 2`)
+  await browser.keys('Tab')
+  await browser.waitUntil(async () => !(await other.$(testid('draft-key-problem')).isExisting()), { timeout: LOAD_TIMEOUT_MS })
   assert.match(await $(testid('new-study-unsent')).getText(), /case-001/)
   await shot('4b-typed-not-saved')
 
@@ -189,7 +198,31 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
        FROM cases c JOIN studies st ON c.study = st.id WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-001'`,
   )
   assert.deepEqual(stored, { note: NOTE, grp: 'stroke', label: FREE_LABEL }, 'typed, never saved, yet imported')
+  const [task] = leadRows(
+    `SELECT t.key_images_json AS keys FROM tasks t JOIN cases c ON t.case_ref = c.id
+       JOIN studies st ON c.study = st.id WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-001'`,
+  )
+  assert.deepEqual(JSON.parse(task.keys), [{ series: otherSeriesId, slice: 1 }], 'the key image typed in the table')
   await shot('5-imported')
+
+  // After import the lead finishes a case here: its group and note, no case.json, no re-import.
+  const caseLink = await $('tr[data-case-id="case-003"] button.link')
+  await caseLink.scrollIntoView({ block: 'center' })
+  await caseLink.waitForClickable({ timeout: LOAD_TIMEOUT_MS })
+  await caseLink.click()
+  await $(testid('case-facts-edit')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the case view offers no edit of group and note' })
+  await $(testid('case-facts-edit')).click()
+  await $(testid('case-facts-group')).selectByAttribute('value', 'tumour')
+  await $(testid('case-facts-note')).setValue(AFTER_NOTE)
+  await $(testid('case-facts-save')).click()
+  await browser.waitUntil(async () => !(await $(testid('case-facts-form')).isExisting()), { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the edit was not saved' })
+  assert.match(await $('.case-head').getText(), /Tumour/)
+  const [after] = leadRows(
+    `SELECT c.clinical_note AS note, c.disease_group AS grp FROM cases c JOIN studies st ON c.study = st.id
+      WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-003'`,
+  )
+  assert.deepEqual(after, { note: AFTER_NOTE, grp: 'tumour' })
+  await shot('5b-case-edited-after-import')
 })
 
 test('a rater reads a response of the new study', async () => {
