@@ -34,6 +34,9 @@ struct RatedItem {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GraderOnSplit {
     pub grader: String,
+    /// Drawn from all 64 bits: a string across IPC (`crate::wide`).
+    #[serde(with = "crate::wide::u64_string")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub seed: u64,
     pub development_items: usize,
     pub test_items: usize,
@@ -43,6 +46,20 @@ pub struct GraderOnSplit {
     /// `None` until the version is confirmed.
     pub test: Option<Agreement>,
     pub confirmed: Option<Confirmation>,
+    /// While this version is unconfirmed: a later version's confirmation, which closed the test
+    /// items to this one (`confirm_grader`).
+    pub closed_by: Option<LaterConfirmation>,
+}
+
+/// A confirmation of a version made after this one (the workbench lists versions oldest first):
+/// from then on, earlier versions are never judged on the test items, so the lead cannot see
+/// several versions' test agreement and keep the best.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LaterConfirmation {
+    pub grader: String,
+    pub by: String,
+    pub at: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -313,6 +330,40 @@ fn comparisons<'a>(
         .collect()
 }
 
+/// The first confirmation on `study` of a grader version later than `grader`, in the order the
+/// workbench lists versions (`run_specs` by first run, then name, as `runner::versions` lists
+/// them); scores of a grader with no spec (imported with the bundle) come before every spec.
+fn later_confirmation(
+    store: &Store,
+    study: i64,
+    grader: &str,
+) -> Result<Option<LaterConfirmation>> {
+    store
+        .read()
+        .query_row(
+            "SELECT c.grader, c.confirmed_by, c.at
+             FROM grader_confirmations c
+             JOIN run_specs later ON later.name = c.grader AND later.kind = 'grader'
+             LEFT JOIN run_specs this ON this.name = ?2
+             WHERE c.study = ?1 AND c.grader <> ?2
+               AND (this.name IS NULL
+                    OR later.first_run_at > this.first_run_at
+                    OR (later.first_run_at = this.first_run_at AND later.name > this.name))
+             ORDER BY c.at, c.id
+             LIMIT 1",
+            params![study, grader],
+            |r| {
+                Ok(LaterConfirmation {
+                    grader: r.get(0)?,
+                    by: r.get(1)?,
+                    at: r.get(2)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(|e| Error::database(store.path(), "reading later confirmations", e))
+}
+
 fn confirmation(store: &Store, study: i64, grader: &str) -> Result<Option<Confirmation>> {
     store
         .read()
@@ -350,6 +401,10 @@ pub fn grader_on_split(
     };
     let development = comparisons(of_part(Part::Development), &scores);
     let confirmed = confirmation(store, study, grader)?;
+    let closed_by = match confirmed {
+        Some(_) => None,
+        None => later_confirmation(store, study, grader)?,
+    };
     Ok(GraderOnSplit {
         grader: grader.to_owned(),
         seed,
@@ -361,12 +416,15 @@ pub fn grader_on_split(
             .is_some()
             .then(|| agreement(&comparisons(of_part(Part::Test), &scores))),
         confirmed,
+        closed_by,
     })
 }
 
 /// Confirms `grader` as the version judged on the test items: recorded once, in the same
 /// transaction as its audit entry (which carries both agreements as they stood), and from then
-/// on its test agreement is shown. Confirming again changes nothing.
+/// on its test agreement is shown. Confirming again changes nothing. A version earlier than one
+/// already confirmed is refused: the test items are judged once per line of versions, forward,
+/// so the best test score cannot be picked after the fact.
 pub fn confirm_grader(
     store: &mut Store,
     study_id: &str,
@@ -376,6 +434,14 @@ pub fn confirm_grader(
 ) -> Result<GraderOnSplit> {
     let study = study_key(store, study_id)?;
     if confirmation(store, study, grader)?.is_none() {
+        if let Some(later) = later_confirmation(store, study, grader)? {
+            return Err(crate::rating::refused(format!(
+                "grader {grader:?} cannot be confirmed on study {study_id}: {:?}, a later \
+                 version, was confirmed by {} at {}, which closed the test items to earlier \
+                 versions",
+                later.grader, later.by, later.at
+            )));
+        }
         let (_, parted) = split(store, study, study_id, seed_if_new, actor)?;
         let scores = grader_scores(store, study, grader)?;
         if scores.is_empty() {

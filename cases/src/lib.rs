@@ -29,5 +29,6 @@ pub mod rubric;
 pub mod scaffold;
 pub mod store;
 pub mod text_metrics;
+pub mod wide;
 
 pub use error::{Error, ImportError, Result};

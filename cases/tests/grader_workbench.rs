@@ -286,3 +286,58 @@ fn drift_compares_the_items_both_versions_scored() {
     let models: BTreeSet<&str> = rated[5..].iter().map(|r| r.2.as_str()).collect();
     assert_eq!(drift.models.len(), models.len());
 }
+
+/// Binds `name` as a grader spec first run at `at`, as `runner::record` binds one.
+fn bind_spec(store: &Store, name: &str, at: &str) {
+    store
+        .read()
+        .execute(
+            "INSERT INTO run_specs (name, kind, spec_sha256, spec_json, first_run_at)
+             VALUES (?1, 'grader', 'sha', '{}', ?2)",
+            params![name, at],
+        )
+        .unwrap();
+}
+
+/// Issue 41 finding 5: an older version was confirmed on the test items after a newer one, so the
+/// best test score could be picked after the fact.
+#[test]
+fn a_confirmed_version_closes_the_test_items_to_earlier_versions() {
+    let (_dir, mut store, rated) = rated_study(40);
+    for (id, _, _) in &rated {
+        grade(&store, *id, "wb-v2", 3.0);
+        grade(&store, *id, "wb-v3", 2.0);
+    }
+    bind_spec(&store, "wb-v1", "2026-01-01T00:00:00.000Z");
+    bind_spec(&store, "wb-v2", "2026-01-02T00:00:00.000Z");
+    bind_spec(&store, "wb-v3", "2026-01-03T00:00:00.000Z");
+    confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v2", 7, LEAD).unwrap();
+
+    let refused = confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("\"wb-v2\", a later version, was confirmed"),
+        "{refused}"
+    );
+    assert_eq!(audit_count(&store, "confirm grader version"), 1);
+    let earlier = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 7, LEAD).unwrap();
+    assert!(earlier.test.is_none() && earlier.confirmed.is_none());
+    let closed = earlier.closed_by.expect("the card says why");
+    assert_eq!(
+        (closed.grader.as_str(), closed.by.as_str()),
+        ("wb-v2", LEAD)
+    );
+
+    // Scores imported with the bundle (no spec) come before every spec: closed too.
+    for (id, _, _) in &rated {
+        grade(&store, *id, "imported", 4.0);
+    }
+    assert!(confirm_grader(&mut store, DEMO_STUDY_ID, "imported", 7, LEAD).is_err());
+
+    // A later version may still be confirmed, and its confirmation stands beside the first.
+    let later = confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v3", 7, LEAD).unwrap();
+    assert!(later.test.is_some() && later.closed_by.is_none());
+    let first = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v2", 7, LEAD).unwrap();
+    assert!(first.test.is_some() && first.closed_by.is_none());
+}

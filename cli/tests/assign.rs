@@ -79,7 +79,10 @@ fn a_lead_assigns_the_demo_study_from_the_command_line() {
     assert_eq!(plan["n_responses"], 288);
     assert_eq!(plan["n_overlap"], 72);
     assert_eq!(plan["n_unassigned"], 0);
-    assert_eq!(plan["seed"], 7);
+    assert_eq!(
+        plan["seed"], "7",
+        "a seed is a string in JSON, exact beyond 2^53"
+    );
     for rater in plan["raters"].as_array().unwrap() {
         assert_eq!(rater["first_reads"], 144, "{rater}");
     }

@@ -4,6 +4,7 @@
 use crate::error::{CommandError, ErrorCode};
 use cases::store::Store;
 use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 /// Where start-up is; the UI shows a progress screen until `Ready`.
@@ -31,6 +32,9 @@ pub struct AppState {
     library: Mutex<Library>,
     /// Kept apart from `library` so progress can be read while the import holds the store.
     startup: Mutex<StartupStatus>,
+    /// The database the window opened at start (`--db`, else the default one): where it returns
+    /// when a team server's study, read in a database of its own, is left (`return_home`).
+    home: Mutex<Option<PathBuf>>,
 }
 
 impl Default for AppState {
@@ -42,6 +46,7 @@ impl Default for AppState {
                 done: 0,
                 total: 0,
             }),
+            home: Mutex::new(None),
         }
     }
 }
@@ -96,7 +101,26 @@ impl AppState {
         *lock(&self.library) = Library::Ready(store);
     }
 
+    /// Opens the database the window started on again, if another one (a team server study's)
+    /// is open instead; whether it did. Logging out of the team server returns here: the study
+    /// on screen is then the workstation's own again, not the account's copy.
+    pub fn return_home(&self) -> Result<bool, CommandError> {
+        let Some(home) = lock(&self.home).clone() else {
+            return Ok(false);
+        };
+        let away = self.with_store(|store| Ok(store.path() != home.as_path()))?;
+        if !away {
+            return Ok(false);
+        }
+        let store = Store::open(&home)?;
+        self.open_instead(store);
+        Ok(true)
+    }
+
     pub fn finish(&self, outcome: Result<Store, CommandError>) {
+        if let Ok(store) = &outcome {
+            *lock(&self.home) = Some(store.path().to_path_buf());
+        }
         let (library, status) = match outcome {
             Ok(store) => (Library::Ready(store), StartupStatus::Ready),
             Err(error) => (

@@ -23,6 +23,9 @@ const STUDY = 'pacs-study'
 const RATER = 'Dr New Study'
 // As cli/tests/scaffold.rs: FLAIR slices lie at z = 3 × InstanceNumber, so IM4 is display index
 // 3; the T2's instance 3 (its SOP Instance UID) is index 2; the CT's instance 1 is index 0.
+const NOTE = '58-year-old with sudden left-sided weakness (typed, never saved)'
+const FREE_LABEL = 'CT bone window'
+const AFTER_NOTE = '45-year-old with seizures (written after import)'
 const MAP = 'case_id=study,task_id=question_id,prompt=question,answer=prediction,key_images=key_image'
 
 let browser
@@ -35,6 +38,7 @@ let wrong
 const $ = (selector) => browser.$(selector)
 const shot = (name) => screenshots(browser, 'newstudy')(name)
 const listing = () => readdirSync(studies).sort()
+const leadRows = (query) => JSON.parse(execFileSync('sqlite3', ['-json', join(work, 'lead.sqlite'), query]).toString().trim() || '[]')
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'neurorater-newstudy-e2e-'))
@@ -135,7 +139,8 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
   const mr = await $(`[data-testid="draft-case"][data-case-id="case-002"]`)
   const firstSeries = await mr.$(testid('draft-series'))
   const seriesId = await firstSeries.getAttribute('data-series-id')
-  await firstSeries.$(testid('draft-label')).selectByAttribute('value', 'T1+C')
+  await firstSeries.$(testid('draft-label')).setValue('T1+C')
+  await browser.keys('Tab')
   await browser.waitUntil(async () => !(await firstSeries.$(testid('draft-guess')).isExisting()), {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the corrected label still shows as a guess',
@@ -148,6 +153,30 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
     timeoutMsg: 'the disease group is still listed as to be completed',
   })
   await shot('4-corrected')
+
+  // Issue 41 finding 3: what the lead types into a case and never confirms with "Save case" is
+  // not dropped at import, and a label is any name the lead types, not only the list's.
+  const other = await $(`[data-testid="draft-case"][data-case-id="case-001"]`)
+  await other.$(testid('draft-note')).setValue(NOTE)
+  await other.$(testid('draft-group')).selectByAttribute('value', 'stroke')
+  const otherSeries = await other.$(testid('draft-series'))
+  const otherSeriesId = await otherSeries.getAttribute('data-series-id')
+  await otherSeries.$(testid('draft-label')).setValue(FREE_LABEL)
+  await browser.keys('Tab')
+  await browser.waitUntil(async () => !(await otherSeries.$(testid('draft-guess')).isExisting()), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'the typed label was not taken',
+  })
+  // A key image named in the table: the task's first series, slice 2 (counted from 1).
+  const keys = await other.$(testid('draft-key-images'))
+  await keys.setValue(`${otherSeriesId} 99`)
+  await browser.keys('Tab')
+  await other.$(testid('draft-key-problem')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'a slice beyond the series was taken' })
+  await keys.setValue(`${otherSeriesId} 2`)
+  await browser.keys('Tab')
+  await browser.waitUntil(async () => !(await other.$(testid('draft-key-problem')).isExisting()), { timeout: LOAD_TIMEOUT_MS })
+  assert.match(await $(testid('new-study-unsent')).getText(), /case-001/)
+  await shot('4b-typed-not-saved')
 
   await $(testid('new-study-import')).click()
   const needs = await $(testid('needs-curation'))
@@ -163,7 +192,37 @@ test('the lead scans, sees thumbnails and guesses, corrects a label, sets a grou
   assert.match(await row.getText(), /Multiple sclerosis/)
   assert.match(await row.getText(), /T1\+C/)
   assert.deepEqual(listing(), [STUDY, `${STUDY}.key.csv`], 'the bundle and its key in place, no draft')
+  const [stored] = leadRows(
+    `SELECT c.clinical_note AS note, c.disease_group AS grp,
+            (SELECT label FROM series s WHERE s.case_ref = c.id AND s.series_id = '${otherSeriesId}') AS label
+       FROM cases c JOIN studies st ON c.study = st.id WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-001'`,
+  )
+  assert.deepEqual(stored, { note: NOTE, grp: 'stroke', label: FREE_LABEL }, 'typed, never saved, yet imported')
+  const [task] = leadRows(
+    `SELECT t.key_images_json AS keys FROM tasks t JOIN cases c ON t.case_ref = c.id
+       JOIN studies st ON c.study = st.id WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-001'`,
+  )
+  assert.deepEqual(JSON.parse(task.keys), [{ series: otherSeriesId, slice: 1 }], 'the key image typed in the table')
   await shot('5-imported')
+
+  // After import the lead finishes a case here: its group and note, no case.json, no re-import.
+  const caseLink = await $('tr[data-case-id="case-003"] button.link')
+  await caseLink.scrollIntoView({ block: 'center' })
+  await caseLink.waitForClickable({ timeout: LOAD_TIMEOUT_MS })
+  await caseLink.click()
+  await $(testid('case-facts-edit')).waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the case view offers no edit of group and note' })
+  await $(testid('case-facts-edit')).click()
+  await $(testid('case-facts-group')).selectByAttribute('value', 'tumour')
+  await $(testid('case-facts-note')).setValue(AFTER_NOTE)
+  await $(testid('case-facts-save')).click()
+  await browser.waitUntil(async () => !(await $(testid('case-facts-form')).isExisting()), { timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the edit was not saved' })
+  assert.match(await $('.case-head').getText(), /Tumour/)
+  const [after] = leadRows(
+    `SELECT c.clinical_note AS note, c.disease_group AS grp FROM cases c JOIN studies st ON c.study = st.id
+      WHERE st.study_id = '${STUDY}' AND c.case_id = 'case-003'`,
+  )
+  assert.deepEqual(after, { note: AFTER_NOTE, grp: 'tumour' })
+  await shot('5b-case-edited-after-import')
 })
 
 test('a rater reads a response of the new study', async () => {
@@ -177,7 +236,7 @@ test('a rater reads a response of the new study', async () => {
     spec: {
       study_id: STUDY,
       name: 'e2e new study',
-      seed: 1,
+      seed: '1',
       raters: [current.ok.id],
       overlap_share: 1,
       responses_per_rater: null,

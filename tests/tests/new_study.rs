@@ -2,13 +2,14 @@
 //! draft's counts, labels and to-complete lists, thumbnails, corrections, cancel and a refused
 //! import leaving nothing behind, and an import that stores what the lead corrected.
 
+use cases::app::case_facts::{self, CaseFacts};
 use cases::app::new_study::{
     self, CaseEdit, Draft, DraftTask, DraftView, ImportOutcome, NewStudyRequest, ScanOutcome,
     STRIP_LENGTH, THUMBNAIL_SIDE,
 };
 use cases::app::Session;
 use cases::harness::{ColumnMap, Defaults};
-use cases::model::{DiseaseGroup, TaskFamily, ToComplete};
+use cases::model::{DiseaseGroup, SliceRef, TaskFamily, ToComplete};
 use cases::progress::NoProgress;
 use cases::scaffold::{Dates, ResponsesInput};
 use cases::store::Store;
@@ -185,6 +186,7 @@ fn the_leads_corrections_leave_the_to_complete_list_as_they_answer_it() {
             id: "dx".into(),
             family: TaskFamily::DifferentialDiagnosis,
             prompt: prompt.into(),
+            key_images: None,
         }],
     };
     let placeholder = draft
@@ -282,6 +284,7 @@ fn an_import_stores_the_corrections_and_a_refused_one_keeps_the_draft_and_stores
         id: "dx".into(),
         family: TaskFamily::DifferentialDiagnosis,
         prompt: "What is the diagnosis?".into(),
+        key_images: None,
     };
     draft
         .edit_case(
@@ -311,16 +314,31 @@ fn an_import_stores_the_corrections_and_a_refused_one_keeps_the_draft_and_stores
         [".pacs-study.draft", ".pacs-study.draft.key.csv"]
     );
 
-    draft
-        .edit_case(
-            &mr.id,
-            CaseEdit {
-                disease_group: DiseaseGroup::MultipleSclerosis,
-                clinical_note: String::new(),
-                tasks: vec![twice],
-            },
-        )
-        .expect("edit");
+    // Issue 41 finding 3: the lead names the task's key image; one outside the series is refused.
+    let key_on = |slice: u32| DraftTask {
+        key_images: Some(vec![SliceRef {
+            series: mr.series[1].id.clone(),
+            slice,
+        }]),
+        ..twice.clone()
+    };
+    let edit = |task: DraftTask| CaseEdit {
+        disease_group: DiseaseGroup::MultipleSclerosis,
+        clinical_note: String::new(),
+        tasks: vec![task],
+    };
+    let beyond = mr.series[1].slices as u32;
+    let refused = draft.edit_case(&mr.id, edit(key_on(beyond))).unwrap_err();
+    assert!(
+        refused.to_string().contains("slices count from 0"),
+        "{refused}"
+    );
+    let keyed = draft.edit_case(&mr.id, edit(key_on(1))).expect("edit");
+    let named = SliceRef {
+        series: mr.series[1].id.clone(),
+        slice: 1,
+    };
+    assert_eq!(keyed.tasks[0].key_images, Some(vec![named]));
     let summary = match draft
         .import(&mut store, &lead, &NoProgress)
         .expect("import")
@@ -346,6 +364,45 @@ fn an_import_stores_the_corrections_and_a_refused_one_keeps_the_draft_and_stores
         .iter()
         .filter(|c| c.id != mr.id)
         .all(|c| c.to_complete.contains(&ToComplete::DiseaseGroup)));
+    let key_images: String = store
+        .read()
+        .query_row(
+            "SELECT t.key_images_json FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.case_id = ?1",
+            [&mr.id],
+            |r| r.get(0),
+        )
+        .expect("task");
+    let key_images: Vec<SliceRef> = serde_json::from_str(&key_images).expect("json");
+    assert_eq!(key_images.len(), 1);
+    assert_eq!(
+        (key_images[0].series.as_str(), key_images[0].slice),
+        (mr.series[1].id.as_str(), 1)
+    );
+
+    // After import the lead edits another case's group and note (no case.json, no re-import),
+    // audited with what they were.
+    let other = cases.iter().find(|c| c.id != mr.id).expect("another case");
+    let facts = CaseFacts {
+        disease_group: DiseaseGroup::Stroke,
+        clinical_note: "  Sudden left-sided weakness.  ".into(),
+    };
+    let edited = case_facts::edit(&mut store, &lead, STUDY, &other.id, &facts).expect("edit");
+    assert_eq!(edited.summary.disease_group, Some(DiseaseGroup::Stroke));
+    assert_eq!(edited.clinical_note, "Sudden left-sided weakness.");
+    let audited = |store: &Store| -> i64 {
+        store
+            .read()
+            .query_row(
+                "SELECT count(*) FROM audit_log WHERE action = 'edit case'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("audit")
+    };
+    assert_eq!(audited(&store), 1);
+    case_facts::edit(&mut store, &lead, STUDY, &other.id, &facts).expect("again");
+    assert_eq!(audited(&store), 1, "the same facts again change nothing");
 }
 
 /// `date` (YYYYMMDD) moved by `days`, one calendar day at a time: a plain count, independent of

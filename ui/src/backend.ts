@@ -7,6 +7,7 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import { open, save } from '@tauri-apps/plugin-dialog'
 import {
   commands,
+  type CaseFacts,
   type Resolution,
   type Rubric_Deserialize,
   type SyncStatus_Serialize as SyncStatus,
@@ -88,6 +89,9 @@ export function onStartupProgress(handler: (progress: StartupProgress) => void):
 
 export const listStudies = () => call(commands.listStudies())
 export const listCases = (studyId: string) => call(commands.listCases(studyId))
+/** The study lead's disease group and clinical note for a case after import (commands/case_facts.rs). */
+export const editCaseFacts = (studyId: string, caseId: string, facts: CaseFacts) =>
+  call(commands.editCaseFacts(studyId, caseId, facts))
 export const openCase = (studyId: string, caseId: string) =>
   call(commands.openCase(studyId, caseId))
 export const listResponses = (taskKey: number) => call(commands.listResponses(taskKey))
@@ -95,6 +99,11 @@ export const listResponses = (taskKey: number) => call(commands.listResponses(ta
 // Curation (docs/curation.md). Every step acts as the current rater. A save carries the version
 // it started from; 'refused' means the case moved on (the message names who saved, and when) or
 // a rule forbids the step (e.g. reviewing one's own version).
+/** Unsaved curation edits kept beside the database (commands/drafts.rs): they outlive the window. */
+export const curationDraftFile = {
+  load: () => call(commands.windowDraftLoad('curation')),
+  keep: async (text: string | null) => void (await call(commands.windowDraftKeep('curation', text))),
+}
 export const curationHistory = (studyId: string, caseId: string) =>
   call(commands.curationHistory(studyId, caseId))
 /** `branch` null: main; any other name: the curator's own, independent curation. */
@@ -199,7 +208,7 @@ export const calibrationReport = (
   studyId: string,
   grader: string,
   request: number,
-  options: { seed?: number; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
+  options: { seed?: string; resamples?: number; bar?: number; margin?: number; excludedRaters?: string[] } = {},
 ) =>
   callAs<CalibrationView>(commands.calibrationReport(studyId, grader, request, options))
 /** Stops the report being built; whether one was. */

@@ -40,6 +40,8 @@ export const commands = {
 	 *  was written.
 	 */
 	exportCalibrationReport: (format: ExportFormat, path: string) => __TAURI_INVOKE<string[]>("export_calibration_report", { format, path }),
+	/**  Sets the case's disease group and clinical note; the case as it is now. */
+	editCaseFacts: (studyId: string, caseId: string, facts: CaseFacts) => __TAURI_INVOKE<CaseView_Serialize>("edit_case_facts", { studyId, caseId, facts }),
 	listStudies: () => __TAURI_INVOKE<StudySummary[]>("list_studies"),
 	listCases: (studyId: string) => __TAURI_INVOKE<CaseSummary_Serialize[]>("list_cases", { studyId }),
 	openCase: (studyId: string, caseId: string) => __TAURI_INVOKE<CaseView_Serialize>("open_case", { studyId, caseId }),
@@ -70,6 +72,10 @@ export const commands = {
 	 *  this database, or from the team server the item was read from (`crate::ground_truth_reveal`).
 	 */
 	revealGroundTruth: (assignmentId: number) => __TAURI_INVOKE<RevealedTruth_Serialize>("reveal_ground_truth", { assignmentId }),
+	/**  The draft of `kind` kept for this database, or `None`. */
+	windowDraftLoad: (kind: DraftKind) => __TAURI_INVOKE<string | null>("window_draft_load", { kind }),
+	/**  Keeps `text` as the draft of `kind` (whole, replacing the last); `None` removes it. */
+	windowDraftKeep: (kind: DraftKind, text: string | null) => __TAURI_INVOKE<null>("window_draft_keep", { kind, text }),
 	seriesVolume: (seriesKey: number) => __TAURI_INVOKE<ArrayBuffer>("series_volume", { seriesKey }),
 	/**
 	 *  The slice a viewport in `plane` opens on, alone: native slice `slice` (0-based along the
@@ -105,7 +111,7 @@ export const commands = {
 	/**  The lead's label for a series (no longer a guess). */
 	newStudyLabel: (caseId: string, seriesId: string, label: string) => __TAURI_INVOKE<DraftCase_Serialize>("new_study_label", { caseId, seriesId, label }),
 	/**  The lead's disease group, clinical note and tasks for a case. */
-	newStudyEditCase: (caseId: string, edit: CaseEdit) => __TAURI_INVOKE<DraftCase_Serialize>("new_study_edit_case", { caseId, edit }),
+	newStudyEditCase: (caseId: string, edit: CaseEdit_Deserialize) => __TAURI_INVOKE<DraftCase_Serialize>("new_study_edit_case", { caseId, edit }),
 	/**  A series' thumbnails side by side, as one PNG. */
 	newStudyThumbnails: (caseId: string, seriesId: string) => __TAURI_INVOKE<ArrayBuffer>("new_study_thumbnails", { caseId, seriesId }),
 	/**
@@ -189,9 +195,11 @@ export const commands = {
 	teamLogin: (server: string, username: string, password: string) => __TAURI_INVOKE<TeamAccount_Serialize>("team_login", { server, username, password }),
 	/**
 	 *  Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
-	 *  server forgets the token and its file is deleted. Reachable or not, the file goes.
+	 *  server forgets the token and its file is deleted. Reachable or not, the file goes. The window
+	 *  then reads the database it started on again (a study opened from the server was read in the
+	 *  account's own database): whether it changed database, so the page reloads its study.
 	 */
-	teamLogout: () => __TAURI_INVOKE<null>("team_logout"),
+	teamLogout: () => __TAURI_INVOKE<boolean>("team_logout"),
 	/**
 	 *  Opens `study_id` of the logged-in account. A rater reads it in the database of their account
 	 *  on this server ([`team_database`]), which the app opens instead of the current one: the first
@@ -224,11 +232,11 @@ export const commands = {
 	 */
 	teamResolveConflict: (assignment: number, resolution: Resolution) => __TAURI_INVOKE<null>("team_resolve_conflict", { assignment, resolution }),
 	/**  Every grader version stored (with `model`, every model spec), oldest first. */
-	workbenchVersions: (model: boolean | null) => __TAURI_INVOKE<StoredSpec_Serialize[]>("workbench_versions", { model }),
+	workbenchVersions: (model: boolean | null) => __TAURI_INVOKE<WindowStoredSpec_Serialize[]>("workbench_versions", { model }),
 	/**  Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`. */
-	workbenchAddSpec: (toml: string, model: boolean) => __TAURI_INVOKE<Spec_Serialize>("workbench_add_spec", { toml, model }),
+	workbenchAddSpec: (toml: string, model: boolean) => __TAURI_INVOKE<WindowSpec_Serialize>("workbench_add_spec", { toml, model }),
 	/**  A new grader version: `base` with `prompt`, under the new name `name`. */
-	workbenchNewVersion: (base: string, name: string, prompt: string) => __TAURI_INVOKE<Spec_Serialize>("workbench_new_version", { base, name, prompt }),
+	workbenchNewVersion: (base: string, name: string, prompt: string) => __TAURI_INVOKE<WindowSpec_Serialize>("workbench_new_version", { base, name, prompt }),
 	/**  The line diff between two stored versions' prompts. */
 	workbenchPromptDiff: (before: string, after: string) => __TAURI_INVOKE<DiffLine[]>("workbench_prompt_diff", { before, after }),
 	/**  The grader on the study's split: development agreement, test agreement once confirmed. */
@@ -339,7 +347,8 @@ export type BlindTask = {
 export type CalibrationOptions = CalibrationOptions_Serialize | CalibrationOptions_Deserialize;
 
 export type CalibrationOptions_Deserialize = {
-	seed?: number | null,
+	/**  A string, as every seed crossing IPC (`cases::wide`). */
+	seed?: string | null,
 	resamples?: number | null,
 	/**  The verdict's bar on Pearson r. */
 	bar?: number | null,
@@ -350,7 +359,8 @@ export type CalibrationOptions_Deserialize = {
 };
 
 export type CalibrationOptions_Serialize = {
-	seed: number | null,
+	/**  A string, as every seed crossing IPC (`cases::wide`). */
+	seed: string | null,
 	resamples: number | null,
 	/**  The verdict's bar on Pearson r. */
 	bar: number | null,
@@ -389,10 +399,26 @@ export type CalibrationView_Serialize = {
 };
 
 /**  The lead's answer for one case: what the scan could not know. */
-export type CaseEdit = {
+export type CaseEdit = CaseEdit_Serialize | CaseEdit_Deserialize;
+
+/**  The lead's answer for one case: what the scan could not know. */
+export type CaseEdit_Deserialize = {
 	disease_group: DiseaseGroup,
 	clinical_note: string,
-	tasks: DraftTask[],
+	tasks: DraftTask_Deserialize[],
+};
+
+/**  The lead's answer for one case: what the scan could not know. */
+export type CaseEdit_Serialize = {
+	disease_group: DiseaseGroup,
+	clinical_note: string,
+	tasks: DraftTask_Serialize[],
+};
+
+/**  The lead's disease group and clinical note for a case. */
+export type CaseFacts = {
+	disease_group: DiseaseGroup,
+	clinical_note: string,
 };
 
 /**
@@ -641,7 +667,7 @@ export type DraftCase_Deserialize = {
 	disease_group: DiseaseGroup,
 	clinical_note: string,
 	series: DraftSeries_Deserialize[],
-	tasks: DraftTask[],
+	tasks: DraftTask_Deserialize[],
 	to_complete: ToComplete[],
 };
 
@@ -653,9 +679,15 @@ export type DraftCase_Serialize = {
 	disease_group: DiseaseGroup,
 	clinical_note: string,
 	series: DraftSeries_Serialize[],
-	tasks: DraftTask[],
+	tasks: DraftTask_Serialize[],
 	to_complete: ToComplete[],
 };
+
+/**
+ *  What a draft holds. Curation edits carry ground truth: only a session that may see it
+ *  (nobody reading blinded here) reads or writes them.
+ */
+export type DraftKind = "curation";
 
 export type DraftSeries = DraftSeries_Serialize | DraftSeries_Deserialize;
 
@@ -679,11 +711,34 @@ export type DraftSeries_Serialize = {
 	slices: number,
 };
 
-/**  A task as the table edits it; key images and follow-up turns stay as the scan resolved them. */
-export type DraftTask = {
+/**
+ *  A task as the table edits it, key images included (the slices the model is shown, which a
+ *  scan resolves only from a harness's file); follow-up turns stay as the scan resolved them.
+ */
+export type DraftTask = DraftTask_Serialize | DraftTask_Deserialize;
+
+/**
+ *  A task as the table edits it, key images included (the slices the model is shown, which a
+ *  scan resolves only from a harness's file); follow-up turns stay as the scan resolved them.
+ */
+export type DraftTask_Deserialize = {
 	id: string,
 	family: TaskFamily,
 	prompt: string,
+	/**  Absent (an older page): the scan's, kept. */
+	key_images?: SliceRef[] | null,
+};
+
+/**
+ *  A task as the table edits it, key images included (the slices the model is shown, which a
+ *  scan resolves only from a harness's file); follow-up turns stay as the scan resolved them.
+ */
+export type DraftTask_Serialize = {
+	id: string,
+	family: TaskFamily,
+	prompt: string,
+	/**  Absent (an older page): the scan's, kept. */
+	key_images: SliceRef[] | null,
 };
 
 /**  The draft as the lead sees it. */
@@ -817,7 +872,8 @@ export type GraderOnSplit = GraderOnSplit_Serialize | GraderOnSplit_Deserialize;
  */
 export type GraderOnSplit_Deserialize = {
 	grader: string,
-	seed: number,
+	/**  Drawn from all 64 bits: a string across IPC (`crate::wide`). */
+	seed: string,
 	development_items: number,
 	test_items: number,
 	/**  Development items the grader has scored so far. */
@@ -826,6 +882,11 @@ export type GraderOnSplit_Deserialize = {
 	/**  `None` until the version is confirmed. */
 	test?: Agreement_Deserialize | null,
 	confirmed?: Confirmation | null,
+	/**
+	 *  While this version is unconfirmed: a later version's confirmation, which closed the test
+	 *  items to this one (`confirm_grader`).
+	 */
+	closed_by?: LaterConfirmation | null,
 };
 
 /**
@@ -834,7 +895,8 @@ export type GraderOnSplit_Deserialize = {
  */
 export type GraderOnSplit_Serialize = {
 	grader: string,
-	seed: number,
+	/**  Drawn from all 64 bits: a string across IPC (`crate::wide`). */
+	seed: string,
 	development_items: number,
 	test_items: number,
 	/**  Development items the grader has scored so far. */
@@ -843,6 +905,11 @@ export type GraderOnSplit_Serialize = {
 	/**  `None` until the version is confirmed. */
 	test: Agreement_Serialize | null,
 	confirmed: Confirmation | null,
+	/**
+	 *  While this version is unconfirmed: a later version's confirmation, which closed the test
+	 *  items to this one (`confirm_grader`).
+	 */
+	closed_by: LaterConfirmation | null,
 };
 
 export type HumanRole = "medical_student" | "resident" | "neurologist" | "neuroradiologist";
@@ -1007,6 +1074,17 @@ export type LabelEdit_Serialize = {
 	comment: string,
 };
 
+/**
+ *  A confirmation of a version made after this one (the workbench lists versions oldest first):
+ *  from then on, earlier versions are never judged on the test items, so the lead cannot see
+ *  several versions' test agreement and keep the best.
+ */
+export type LaterConfirmation = {
+	grader: string,
+	by: string,
+	at: string,
+};
+
 export type LineChange = "same" | "removed" | "added";
 
 /**  One mark. Serialised as stored in `error_labels.mark_json` and in ground-truth lesions. */
@@ -1147,7 +1225,8 @@ export type PlanSpec = PlanSpec_Serialize | PlanSpec_Deserialize;
 export type PlanSpec_Deserialize = {
 	study_id: string,
 	name: string,
-	seed: number,
+	/**  Any `u64` the lead types: a string across IPC (`crate::wide`). */
+	seed: string,
 	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
@@ -1164,7 +1243,8 @@ export type PlanSpec_Deserialize = {
 export type PlanSpec_Serialize = {
 	study_id: string,
 	name: string,
-	seed: number,
+	/**  Any `u64` the lead types: a string across IPC (`crate::wide`). */
+	seed: string,
 	/**  Rater ids, at least one; the order decides each rater's seat (their stream). */
 	raters: number[],
 	/**  Share of the study's responses read by every rater, in [0, 1]. */
@@ -1184,7 +1264,7 @@ export type PlanSummary_Deserialize = {
 	plan_id: number,
 	study_id: string,
 	name: string,
-	seed: number,
+	seed: string,
 	created_at: string,
 	n_responses: number,
 	n_overlap: number,
@@ -1200,7 +1280,7 @@ export type PlanSummary_Serialize = {
 	plan_id: number,
 	study_id: string,
 	name: string,
-	seed: number,
+	seed: string,
 	created_at: string,
 	n_responses: number,
 	n_overlap: number,
@@ -1904,60 +1984,6 @@ export type SliceRef = {
  */
 export type SpanText = "answer" | "rationale" | "turn";
 
-export type Spec = Spec_Serialize | Spec_Deserialize;
-
-export type Spec_Deserialize = {
-	/**  Stored with every score or response this spec makes. */
-	name: string,
-	/**  The API's base URL; requests go to `{endpoint}/chat/completions`. */
-	endpoint: string,
-	/**  The model id sent in each request. */
-	model: string,
-	/**  The environment variable holding the API key (never the key itself). */
-	api_key_env?: string | null,
-	temperature: number | null,
-	seed: number,
-	max_tokens: number,
-	/**  Requests in flight at most. */
-	concurrency: number,
-	/**  Optional for models (the task's prompt with the clinical note); the template for graders. */
-	prompt?: string | null,
-	requests_per_minute?: number | null,
-	/**  Price per input token, in the user's currency; with the next one the progress shows a cost. */
-	price_per_input_token?: number | null,
-	price_per_output_token?: number | null,
-	/**  Retries of a request after 429, 5xx, a timeout or a dropped connection. */
-	max_retries?: number,
-	/**  Seconds before a request without an answer counts as timed out. */
-	timeout_seconds?: number | null,
-};
-
-export type Spec_Serialize = {
-	/**  Stored with every score or response this spec makes. */
-	name: string,
-	/**  The API's base URL; requests go to `{endpoint}/chat/completions`. */
-	endpoint: string,
-	/**  The model id sent in each request. */
-	model: string,
-	/**  The environment variable holding the API key (never the key itself). */
-	api_key_env?: string,
-	temperature: number | null,
-	seed: number,
-	max_tokens: number,
-	/**  Requests in flight at most. */
-	concurrency: number,
-	/**  Optional for models (the task's prompt with the clinical note); the template for graders. */
-	prompt?: string,
-	requests_per_minute?: number,
-	/**  Price per input token, in the user's currency; with the next one the progress shows a cost. */
-	price_per_input_token?: number | null,
-	price_per_output_token?: number | null,
-	/**  Retries of a request after 429, 5xx, a timeout or a dropped connection. */
-	max_retries: number,
-	/**  Seconds before a request without an answer counts as timed out. */
-	timeout_seconds: number | null,
-};
-
 /**  Where start-up is; the UI shows a progress screen until `Ready`. */
 export type StartupStatus = { state: "preparing"; phase: string; done: number; total: number } | { state: "ready" } | { state: "failed"; error: CommandError };
 
@@ -1968,34 +1994,6 @@ export type StoppedItem = {
 	/**  Edits of this item kept here and not sent. */
 	kept: number,
 	reason: string,
-};
-
-/**
- *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
- *  results runs stored under it (scores of a grader, responses of a model).
- */
-export type StoredSpec = StoredSpec_Serialize | StoredSpec_Deserialize;
-
-/**
- *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
- *  results runs stored under it (scores of a grader, responses of a model).
- */
-export type StoredSpec_Deserialize = {
-	spec: Spec_Deserialize,
-	spec_sha256: string,
-	bound_at: string,
-	stored: number,
-};
-
-/**
- *  A stored spec, when its name was bound (saved in the workbench or first run), and how many
- *  results runs stored under it (scores of a grader, responses of a model).
- */
-export type StoredSpec_Serialize = {
-	spec: Spec_Serialize,
-	spec_sha256: string,
-	bound_at: string,
-	stored: number,
 };
 
 /**  A key a plan may be stratified by: every combination of the chosen keys is one stratum. */
@@ -2405,6 +2403,76 @@ export type Version_Serialize = {
 	 */
 	imported_final: boolean,
 	truth: CuratedTruth_Serialize,
+};
+
+/**
+ *  A run spec as the window sees it: the runner's `Spec` with its seed as a decimal string (a spec
+ *  file may set any `i64`, which a JavaScript number would round; `cases::wide`). Every field is
+ *  taken by name, so a field added to `Spec` fails to compile here until the window carries it.
+ */
+export type WindowSpec = WindowSpec_Serialize | WindowSpec_Deserialize;
+
+/**
+ *  A run spec as the window sees it: the runner's `Spec` with its seed as a decimal string (a spec
+ *  file may set any `i64`, which a JavaScript number would round; `cases::wide`). Every field is
+ *  taken by name, so a field added to `Spec` fails to compile here until the window carries it.
+ */
+export type WindowSpec_Deserialize = {
+	name: string,
+	endpoint: string,
+	model: string,
+	api_key_env?: string | null,
+	temperature: number | null,
+	seed: string,
+	max_tokens: number,
+	concurrency: number,
+	prompt?: string | null,
+	requests_per_minute?: number | null,
+	price_per_input_token?: number | null,
+	price_per_output_token?: number | null,
+	max_retries: number,
+	timeout_seconds: number | null,
+};
+
+/**
+ *  A run spec as the window sees it: the runner's `Spec` with its seed as a decimal string (a spec
+ *  file may set any `i64`, which a JavaScript number would round; `cases::wide`). Every field is
+ *  taken by name, so a field added to `Spec` fails to compile here until the window carries it.
+ */
+export type WindowSpec_Serialize = {
+	name: string,
+	endpoint: string,
+	model: string,
+	api_key_env: string | null,
+	temperature: number | null,
+	seed: string,
+	max_tokens: number,
+	concurrency: number,
+	prompt: string | null,
+	requests_per_minute: number | null,
+	price_per_input_token: number | null,
+	price_per_output_token: number | null,
+	max_retries: number,
+	timeout_seconds: number | null,
+};
+
+/**  A stored spec as the window sees it (`versions::StoredSpec` with a `WindowSpec`). */
+export type WindowStoredSpec = WindowStoredSpec_Serialize | WindowStoredSpec_Deserialize;
+
+/**  A stored spec as the window sees it (`versions::StoredSpec` with a `WindowSpec`). */
+export type WindowStoredSpec_Deserialize = {
+	spec: WindowSpec_Deserialize,
+	spec_sha256: string,
+	bound_at: string,
+	stored: number,
+};
+
+/**  A stored spec as the window sees it (`versions::StoredSpec` with a `WindowSpec`). */
+export type WindowStoredSpec_Serialize = {
+	spec: WindowSpec_Serialize,
+	spec_sha256: string,
+	bound_at: string,
+	stored: number,
 };
 
 /**  One row of the disagreement browser. */

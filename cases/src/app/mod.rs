@@ -14,6 +14,7 @@
 
 pub mod baseline;
 pub mod calibration;
+pub mod case_facts;
 pub mod catalog;
 pub mod curation;
 pub mod new_study;

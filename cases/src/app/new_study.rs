@@ -12,7 +12,9 @@
 use super::LeadSession;
 use crate::bundle::{Problem, CASES_DIR, CASE_FILE};
 use crate::import::{import_bundle_dir, ImportSummary};
-use crate::model::{CaseFile, DiseaseGroup, SeriesKind, TaskFamily, TaskSpec, ToComplete};
+use crate::model::{
+    CaseFile, DiseaseGroup, SeriesKind, SliceRef, TaskFamily, TaskSpec, ToComplete,
+};
 use crate::progress::Progress;
 use crate::scaffold::{self, Outcome, ResponsesInput, ScaffoldOptions, Skipped};
 use crate::store::Store;
@@ -121,13 +123,17 @@ pub struct DraftSeries {
     pub slices: usize,
 }
 
-/// A task as the table edits it; key images and follow-up turns stay as the scan resolved them.
+/// A task as the table edits it, key images included (the slices the model is shown, which a
+/// scan resolves only from a harness's file); follow-up turns stay as the scan resolved them.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct DraftTask {
     pub id: String,
     pub family: TaskFamily,
     pub prompt: String,
+    /// Absent (an older page): the scan's, kept.
+    #[serde(default)]
+    pub key_images: Option<Vec<SliceRef>>,
 }
 
 /// The lead's answer for one case: what the scan could not know.
@@ -283,6 +289,7 @@ impl Draft {
                     id: t.id.clone(),
                     family: t.family,
                     prompt: t.prompt.clone(),
+                    key_images: Some(t.key_images.clone()),
                 })
                 .collect(),
             to_complete: case.to_complete.clone(),
@@ -336,6 +343,43 @@ impl Draft {
             clinical_note,
             tasks,
         } = edit;
+        // Each series' slice count, for the key images the lead names.
+        let slices: Vec<(String, usize)> = {
+            let case =
+                self.cases
+                    .iter()
+                    .find(|c| c.id == case_id)
+                    .ok_or_else(|| Error::NotFound {
+                        what: format!("case {case_id} of the new study"),
+                    })?;
+            case.series
+                .iter()
+                .map(|series| {
+                    let files = self.slice_files(case, &series.id).map_or(0, |f| f.len());
+                    (series.id.clone(), files)
+                })
+                .collect()
+        };
+        for task in &tasks {
+            for key in task.key_images.iter().flatten() {
+                match slices.iter().find(|(id, _)| *id == key.series) {
+                    None => {
+                        return Err(invalid(format!(
+                            "task {}: key image on series {:?}, which case {case_id} does not have",
+                            task.id, key.series
+                        )))
+                    }
+                    Some((_, count)) if key.slice as usize >= *count => {
+                        return Err(invalid(format!(
+                            "task {}: key image slice {} of series {}, which has {count} \
+                             (slices count from 0)",
+                            task.id, key.slice, key.series
+                        )))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
         let case = self.case_mut(case_id)?;
         let mut edited = Vec::with_capacity(tasks.len());
         for task in tasks {
@@ -345,7 +389,10 @@ impl Draft {
                 family: task.family,
                 level: kept.map_or(1, |t| t.level),
                 prompt: task.prompt.trim().to_owned(),
-                key_images: kept.map(|t| t.key_images.clone()).unwrap_or_default(),
+                key_images: match task.key_images {
+                    Some(keys) => keys,
+                    None => kept.map(|t| t.key_images.clone()).unwrap_or_default(),
+                },
                 follow_up: kept.map(|t| t.follow_up.clone()).unwrap_or_default(),
             });
         }

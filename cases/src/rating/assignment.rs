@@ -70,6 +70,9 @@ pub const STUDY_LEAD: &str = "study lead";
 pub struct PlanSpec {
     pub study_id: String,
     pub name: String,
+    /// Any `u64` the lead types: a string across IPC (`crate::wide`).
+    #[serde(with = "crate::wide::u64_string")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub seed: u64,
     /// Rater ids, at least one; the order decides each rater's seat (their stream).
     pub raters: Vec<i64>,
@@ -129,6 +132,8 @@ pub struct PlanSummary {
     pub plan_id: i64,
     pub study_id: String,
     pub name: String,
+    #[serde(with = "crate::wide::u64_string")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub seed: u64,
     pub created_at: String,
     pub n_responses: u32,

@@ -59,6 +59,9 @@ impl Default for CalibrationState {
 #[derive(Debug, Clone, Default, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CalibrationOptions {
+    /// A string, as every seed crossing IPC (`cases::wide`).
+    #[serde(default, with = "cases::wide::option_u64_string")]
+    #[specta(type = Option<String>)]
     pub seed: Option<u64>,
     pub resamples: Option<usize>,
     /// The verdict's bar on Pearson r.

@@ -5,8 +5,10 @@
 
 pub mod baseline;
 pub mod calibration;
+pub mod case_facts;
 pub mod catalog;
 pub mod curation;
+pub mod drafts;
 pub mod imaging;
 pub mod metrics;
 pub mod new_study;

@@ -18,8 +18,6 @@ use tauri::State;
 
 /// Rater and plan names; the store applies its own, stricter rules on top.
 const MAX_NAME_BYTES: usize = 400;
-/// Seeds travel as JavaScript numbers, exact only up to 2^53 − 1.
-const MAX_JS_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 fn bounded_text<'a>(
     field: &str,
@@ -35,22 +33,9 @@ fn bounded_text<'a>(
     Ok(value)
 }
 
-fn js_safe_integer(field: &str, value: u64) -> Result<u64, CommandError> {
-    if value > MAX_JS_SAFE_INTEGER {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "{field}: at most {MAX_JS_SAFE_INTEGER} (a JavaScript-safe integer), got {value}"
-            ),
-        ));
-    }
-    Ok(value)
-}
-
 fn check_plan_spec(spec: &PlanSpec) -> Result<(), CommandError> {
     validate::id("spec.study_id", &spec.study_id)?;
     bounded_text("spec.name", &spec.name, MAX_NAME_BYTES)?;
-    js_safe_integer("spec.seed", spec.seed)?;
     for &rater in &spec.raters {
         validate::key("spec.raters", rater)?;
     }
@@ -318,18 +303,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seeds_beyond_javascript_precision_are_refused_naming_the_field() {
-        assert_eq!(
-            js_safe_integer("spec.seed", 9_007_199_254_740_991),
-            Ok(9_007_199_254_740_991)
-        );
-        let error = js_safe_integer("spec.seed", 9_007_199_254_740_992).unwrap_err();
-        assert_eq!(error.code, ErrorCode::InvalidArgument);
-        assert!(
-            error.message.starts_with("spec.seed: "),
-            "{}",
-            error.message
-        );
+    fn a_plan_seed_of_2_pow_63_minus_1_crosses_ipc_exactly_as_a_string() {
+        let page = r#"{"study_id":"neurorater-demo","name":"wide","seed":"9223372036854775807",
+                       "raters":[1],"overlap_share":0.5}"#;
+        let spec: PlanSpec = serde_json::from_str(page).unwrap();
+        assert_eq!(spec.seed, (1 << 63) - 1);
+        assert_eq!(check_plan_spec(&spec), Ok(()));
+        let back = serde_json::to_value(&spec).unwrap();
+        assert_eq!(back["seed"], "9223372036854775807");
+        // A number was rounded by the page before it got here: refused, never trusted.
+        let rounded = page.replace(r#""9223372036854775807""#, "9223372036854775807");
+        assert!(serde_json::from_str::<PlanSpec>(&rounded).is_err());
     }
 
     #[test]

@@ -359,25 +359,35 @@ pub async fn team_login(
 }
 
 /// Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
-/// server forgets the token and its file is deleted. Reachable or not, the file goes.
+/// server forgets the token and its file is deleted. Reachable or not, the file goes. The window
+/// then reads the database it started on again (a study opened from the server was read in the
+/// account's own database): whether it changed database, so the page reloads its study.
 #[tauri::command]
 #[specta::specta]
-pub async fn team_logout(team: State<'_, TeamState>) -> Result<(), CommandError> {
-    let Some(Connection {
-        mut client,
-        session,
-        sync,
-    }) = team.connection().take()
-    else {
-        return Ok(());
+pub async fn team_logout(
+    state: State<'_, AppState>,
+    team: State<'_, TeamState>,
+) -> Result<bool, CommandError> {
+    let connection = team.connection().take();
+    team.set_curation(None);
+    let ended = match connection {
+        Some(Connection {
+            mut client,
+            session,
+            sync,
+        }) => {
+            if let Some(sync) = sync {
+                sync.stop();
+            }
+            let ended = client.logout().await;
+            session_files()?.delete(&session.server, &session.username)?;
+            ended
+        }
+        None => Ok(()),
     };
-    if let Some(sync) = sync {
-        sync.stop();
-    }
-    let ended = client.logout().await;
-    session_files()?.delete(&session.server, &session.username)?;
+    let returned = state.return_home()?;
     match ended {
-        Ok(()) | Err(ClientError::Unreachable { .. }) => Ok(()),
+        Ok(()) | Err(ClientError::Unreachable { .. }) => Ok(returned),
         Err(e) => Err(e.into()),
     }
 }

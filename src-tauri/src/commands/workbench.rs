@@ -14,7 +14,7 @@ use cases::grader_workbench::{Disagreement, GraderOnSplit, ItemSideBySide};
 use cases::ids::{Id, Key};
 use cases::store::Store;
 use runner::record::Kind;
-use runner::versions::{self, DiffLine, StoredSpec};
+use runner::versions::{self, DiffLine};
 use runner::{RunError, RunProgress, RunSummary, Spec};
 use serde::Serialize;
 use std::sync::Mutex;
@@ -72,13 +72,99 @@ fn bounded_text(field: &str, value: &str) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// A run spec as the window sees it: the runner's `Spec` with its seed as a decimal string (a spec
+/// file may set any `i64`, which a JavaScript number would round; `cases::wide`). Every field is
+/// taken by name, so a field added to `Spec` fails to compile here until the window carries it.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct WindowSpec {
+    pub name: String,
+    pub endpoint: String,
+    pub model: String,
+    pub api_key_env: Option<String>,
+    pub temperature: f64,
+    #[serde(with = "cases::wide::i64_string")]
+    #[specta(type = String)]
+    pub seed: i64,
+    pub max_tokens: u32,
+    pub concurrency: u32,
+    pub prompt: Option<String>,
+    pub requests_per_minute: Option<u32>,
+    pub price_per_input_token: Option<f64>,
+    pub price_per_output_token: Option<f64>,
+    pub max_retries: u32,
+    pub timeout_seconds: f64,
+}
+
+impl From<Spec> for WindowSpec {
+    fn from(spec: Spec) -> Self {
+        let Spec {
+            name,
+            endpoint,
+            model,
+            api_key_env,
+            temperature,
+            seed,
+            max_tokens,
+            concurrency,
+            prompt,
+            requests_per_minute,
+            price_per_input_token,
+            price_per_output_token,
+            max_retries,
+            timeout_seconds,
+        } = spec;
+        Self {
+            name,
+            endpoint,
+            model,
+            api_key_env,
+            temperature,
+            seed,
+            max_tokens,
+            concurrency,
+            prompt,
+            requests_per_minute,
+            price_per_input_token,
+            price_per_output_token,
+            max_retries,
+            timeout_seconds,
+        }
+    }
+}
+
+/// A stored spec as the window sees it (`versions::StoredSpec` with a `WindowSpec`).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct WindowStoredSpec {
+    pub spec: WindowSpec,
+    pub spec_sha256: String,
+    pub bound_at: String,
+    pub stored: i64,
+}
+
+impl From<versions::StoredSpec> for WindowStoredSpec {
+    fn from(stored: versions::StoredSpec) -> Self {
+        let versions::StoredSpec {
+            spec,
+            spec_sha256,
+            bound_at,
+            stored,
+        } = stored;
+        Self {
+            spec: spec.into(),
+            spec_sha256,
+            bound_at,
+            stored,
+        }
+    }
+}
+
 /// Every grader version stored (with `model`, every model spec), oldest first.
 #[tauri::command]
 #[specta::specta]
 pub async fn workbench_versions(
     state: State<'_, AppState>,
     model: Option<bool>,
-) -> Result<Vec<StoredSpec>, CommandError> {
+) -> Result<Vec<WindowStoredSpec>, CommandError> {
     let kind = if model == Some(true) {
         Kind::Model
     } else {
@@ -86,7 +172,8 @@ pub async fn workbench_versions(
     };
     state.with_store(|store| {
         workbench::open(store)?;
-        versions::stored_specs(store, kind).map_err(run_error)
+        let stored = versions::stored_specs(store, kind).map_err(run_error)?;
+        Ok(stored.into_iter().map(WindowStoredSpec::from).collect())
     })
 }
 
@@ -97,12 +184,13 @@ pub async fn workbench_add_spec(
     state: State<'_, AppState>,
     toml: String,
     model: bool,
-) -> Result<Spec, CommandError> {
+) -> Result<WindowSpec, CommandError> {
     bounded_text("toml", &toml)?;
     let kind = if model { Kind::Model } else { Kind::Grader };
     state.with_store_mut(|store| {
         workbench::open(store)?;
-        versions::add_spec(store, &toml, "the spec", kind).map_err(run_error)
+        let spec = versions::add_spec(store, &toml, "the spec", kind).map_err(run_error)?;
+        Ok(spec.into())
     })
 }
 
@@ -114,12 +202,14 @@ pub async fn workbench_new_version(
     base: String,
     name: String,
     prompt: String,
-) -> Result<Spec, CommandError> {
+) -> Result<WindowSpec, CommandError> {
     let (base, new_name) = (self::name("base", &base)?, self::name("name", &name)?);
     bounded_text("prompt", &prompt)?;
     state.with_store_mut(|store| {
         workbench::open(store)?;
-        versions::new_grader_version(store, &base, &new_name, &prompt).map_err(run_error)
+        let spec =
+            versions::new_grader_version(store, &base, &new_name, &prompt).map_err(run_error)?;
+        Ok(spec.into())
     })
 }
 

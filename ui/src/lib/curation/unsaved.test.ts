@@ -56,3 +56,64 @@ describe('unsaved curation edits', () => {
     expect(sameTruth(truth('RRMS', 'G35'), truth('RRMS'))).toBe(false)
   })
 })
+
+describe('unsaved curation edits outlive the window', () => {
+  /** A draft file in memory, recording every write. */
+  function memoryFile(initial: string | null = null) {
+    const file = { text: initial, writes: 0 }
+    return {
+      file,
+      draft: {
+        load: async () => file.text,
+        keep: async (text: string | null) => {
+          file.writes += 1
+          file.text = text
+        },
+      },
+    }
+  }
+
+  it('writes every change to the file and brings it back in a new window', async () => {
+    const { file, draft } = memoryFile()
+    const first = new UnsavedEdits()
+    await first.keepIn(draft)
+    first.record(at('ms-01'), { truth: truth('RRMS', 'G35.0'), basedOn: 1, consensusOf: null }, truth('RRMS', 'G35'))
+    await first.written()
+    expect(file.text).not.toBeNull()
+
+    const next = new UnsavedEdits()
+    await next.keepIn(draft)
+    expect(next.find(at('ms-01'))).toEqual({ truth: truth('RRMS', 'G35.0'), basedOn: 1, consensusOf: null })
+    expect(next.casesWithEdits('Dr Ana', 'demo')).toEqual(new Set(['ms-01']))
+
+    next.forget(at('ms-01'))
+    await next.written()
+    expect(file.text).toBeNull()
+  })
+
+  it('writes nothing for a change that changes nothing, and the last of a burst last', async () => {
+    const { file, draft } = memoryFile()
+    const edits = new UnsavedEdits()
+    await edits.keepIn(draft)
+    const start = truth('RRMS', 'G35')
+    for (const code of ['G35.0', 'G35.1', 'G35.2']) edits.record(at('ms-01'), { truth: truth('RRMS', code), basedOn: 1, consensusOf: null }, start)
+    edits.record(at('ms-01'), { truth: truth('RRMS', 'G35.2'), basedOn: 1, consensusOf: null }, start)
+    await edits.written()
+    expect(file.writes).toBeLessThanOrEqual(3)
+    const kept = new UnsavedEdits()
+    await kept.keepIn(memoryFile(file.text).draft)
+    expect(kept.find(at('ms-01'))!.truth.diagnosis_code).toBe('G35.2')
+  })
+
+  it('keeps an edit made before the file was read over the file’s older one', async () => {
+    const older = new UnsavedEdits()
+    const { file, draft } = memoryFile()
+    await older.keepIn(draft)
+    older.record(at('ms-01'), { truth: truth('older'), basedOn: 1, consensusOf: null }, truth('start'))
+    await older.written()
+    const edits = new UnsavedEdits()
+    edits.record(at('ms-01'), { truth: truth('newer'), basedOn: 1, consensusOf: null }, truth('start'))
+    await edits.keepIn(memoryFile(file.text).draft)
+    expect(edits.find(at('ms-01'))!.truth.diagnosis).toBe('newer')
+  })
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { addSources, fraction, labelChoices, problemPlace, sourceList } from './form'
+import { addSources, caseForm, formatKeyImages, fraction, parseKeyImages, problemPlace, sourceList } from './form'
 
 describe('the new study form', () => {
   it('reads one source folder per line, ignoring blank lines and spaces', () => {
@@ -25,8 +25,28 @@ describe('the new study form', () => {
     expect(fraction(30, 20)).toBe(1)
   })
 
-  it('offers the known labels, and a label of the scan that is not one of them first', () => {
-    expect(labelChoices('FLAIR')).toEqual(['T1', 'T1+C', 'T2', 'FLAIR', 'DWI', 'ADC', 'SWI', 'CT'])
-    expect(labelChoices('Unknown')[0]).toBe('Unknown')
+  it('tells a case form with typed changes from the one the draft holds', () => {
+    const held = { disease_group: 'other', clinical_note: '', tasks: [{ id: 'dx', family: 'differential_diagnosis', prompt: 'What?' }] }
+    expect(caseForm({ ...held, tasks: [...held.tasks] })).toBe(caseForm(held))
+    expect(caseForm({ ...held, clinical_note: '61-year-old' })).not.toBe(caseForm(held))
+    expect(caseForm({ ...held, disease_group: 'multiple_sclerosis' })).not.toBe(caseForm(held))
+  })
+})
+
+describe('key images typed in the draft', () => {
+  const series = [
+    { id: 's1', slices: 20 },
+    { id: 's2', slices: 5 },
+  ]
+  it('reads series and slices counted from 1, and writes them back the same way', () => {
+    expect(parseKeyImages('s1 19, s2 1', series)).toEqual({ keys: [{ series: 's1', slice: 18 }, { series: 's2', slice: 0 }] })
+    expect(formatKeyImages([{ series: 's1', slice: 18 }])).toBe('s1 19')
+    expect(parseKeyImages('  ', series)).toEqual({ keys: [] })
+  })
+  it('names what is wrong: an unknown series, a slice out of range, a missing number', () => {
+    expect(parseKeyImages('s9 1', series)).toEqual({ problem: '“s9 1”: no series s9 (this case has s1, s2)' })
+    expect(parseKeyImages('s2 6', series)).toEqual({ problem: '“s2 6”: series s2 has slices 1 to 5' })
+    expect(parseKeyImages('s2 0', series)).toEqual({ problem: '“s2 0”: series s2 has slices 1 to 5' })
+    expect('problem' in parseKeyImages('s1', series)).toBe(true)
   })
 })

@@ -29,8 +29,34 @@ export function fraction(done: number, total: number): number {
 /** The labels a reader names series by (cases::scaffold::Label), offered first in the picker. */
 export const KNOWN_LABELS = ['T1', 'T1+C', 'T2', 'FLAIR', 'DWI', 'ADC', 'SWI', 'CT'] as const
 
-/** The labels to offer for a series: the known ones, and its current label if it is another. */
-export function labelChoices(current: string): string[] {
-  const known: string[] = [...KNOWN_LABELS]
-  return known.includes(current) ? known : [current, ...known]
+/** A case's part of the form the lead edits (group, note, tasks), as text to compare: what the
+ * draft holds against what the form shows. */
+export function caseForm(c: { disease_group: string; clinical_note: string; tasks: unknown[] }): string {
+  return JSON.stringify([c.disease_group, c.clinical_note, c.tasks])
+}
+
+/** A task's key images as its field in the draft's table shows them: `s1 19, s2 4`, each the
+ * series id and the slice counted from 1, as the reading screen counts them. */
+export function formatKeyImages(keys: { series: string; slice: number }[]): string {
+  return keys.map((k) => `${k.series} ${k.slice + 1}`).join(', ')
+}
+
+/** The key images typed in the field (`formatKeyImages`'s form), checked against the case's
+ * series: the slices stored (from 0), or what is wrong with the text. */
+export function parseKeyImages(
+  text: string,
+  series: { id: string; slices: number }[],
+): { keys: { series: string; slice: number }[] } | { problem: string } {
+  const keys: { series: string; slice: number }[] = []
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const match = /^(\S+)\s+(\d+)$/.exec(part)
+    if (!match) return { problem: `“${part}”: write a series and a slice, e.g. ${series[0]?.id ?? 's1'} 3` }
+    const [, id, number] = match
+    const found = series.find((s) => s.id === id)
+    if (!found) return { problem: `“${part}”: no series ${id} (this case has ${series.map((s) => s.id).join(', ')})` }
+    const slice = Number(number)
+    if (slice < 1 || slice > found.slices) return { problem: `“${part}”: series ${id} has slices 1 to ${found.slices}` }
+    keys.push({ series: id, slice: slice - 1 })
+  }
+  return { keys }
 }

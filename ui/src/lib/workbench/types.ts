@@ -10,15 +10,15 @@ import type {
   MetricsOutcome,
   Pearson,
   RunSummary_Serialize,
-  Spec_Serialize,
-  StoredSpec_Serialize,
+  WindowSpec_Serialize,
+  WindowStoredSpec_Serialize,
   VersionDrift_Serialize,
   WorkbenchDisagreement,
 } from '../../bindings'
 
 export type { DiffLine, Estimate, MetricsOutcome, Pearson }
-export type GraderSpec = Spec_Serialize
-export type StoredSpec = StoredSpec_Serialize
+export type GraderSpec = WindowSpec_Serialize
+export type StoredSpec = WindowStoredSpec_Serialize
 export type Agreement = Agreement_Serialize
 export type GraderOnSplit = GraderOnSplit_Serialize
 export type Disagreement = WorkbenchDisagreement
