@@ -876,6 +876,7 @@ fn calibrate_require_exits_3_when_a_claim_of_the_verdict_does_not_hold() {
 
     let unknown = calibrate("faithful", &held, &["vibes"]);
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+}
 
 /// Issue 41, finding 1: the demo's ratings imported, then "not applicable" allowed on one
 /// dimension by re-importing the bundle (rubric version 2): `calibrate --db` failed with "no
