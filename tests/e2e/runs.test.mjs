@@ -178,7 +178,15 @@ test('a model run of k = 2 shows progress, keeps what arrived before Stop, and t
   await samples.setValue('2')
   const runButton = await $(testid('models-run'))
   await browser.waitUntil(async () => (await runButton.getText()) === 'Run 2 samples', { timeout: LOAD_TIMEOUT_MS })
-  const tasks = count('SELECT count(*) AS n FROM tasks')
+  // The run covers the study open in the window, not every study of the database (issue 41: a
+  // run once asked the demo's tasks and every other study's; newstudy.test.mjs, run before this
+  // file, leaves one beside it).
+  const tasks = count(
+    `SELECT count(*) AS n FROM tasks t JOIN cases c ON t.case_ref = c.id JOIN studies s ON c.study = s.id
+     WHERE s.study_id = '${STUDY}'`,
+  )
+  const everyTask = count('SELECT count(*) AS n FROM tasks')
+  if (everyTask === tasks) console.log('runs.test.mjs: the database holds one study; the scope is not put to the test here')
   await runButton.click()
 
   const first = await stopAfter('models-progress', 'models-stop', 4)
@@ -209,7 +217,7 @@ test('a model run of k = 2 shows progress, keeps what arrived before Stop, and t
   const missing = 2 * tasks - kept
   assert.match(done, new RegExp(`^Done: ${missing} of ${missing} stored\\.`), done)
   assert.equal(started.get('e2e-vlm') - startedBefore, missing, 'conversations started by the second run')
-  assert.equal(count(`SELECT count(*) AS n FROM responses WHERE model = '${MODEL}'`), 2 * tasks)
+  assert.equal(count(`SELECT count(*) AS n FROM responses WHERE model = '${MODEL}'`), 2 * tasks, 'none of another study')
   assert.equal(
     count(`SELECT count(*) AS n FROM (SELECT DISTINCT task, sample FROM responses WHERE model = '${MODEL}')`),
     2 * tasks,
@@ -236,7 +244,10 @@ test('Stop in the middle of a grader run keeps the scores that arrived; the next
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: 'the added grader is not the chosen version',
   })
-  const responses = count('SELECT count(*) AS n FROM responses')
+  const responses = count(
+    `SELECT count(*) AS n FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+     JOIN studies s ON c.study = s.id WHERE s.study_id = '${STUDY}'`,
+  )
 
   await $(testid('workbench-run')).click()
   const first = await stopAfter('workbench-progress', 'workbench-cancel', 4)
