@@ -9,7 +9,7 @@
 
 use crate::model::{GraderError, SliceRef, Turn};
 use crate::store::audit::Entry;
-use crate::store::Store;
+use crate::store::{Store, NOW_SQL};
 use crate::{Error, Result};
 use calibration::dev_test_split::{place_new_items, Part, SplitItem};
 use calibration::grader_items::{agreement, by_disagreement, Agreement, ItemComparison};
@@ -273,8 +273,10 @@ fn split(
             if stored_seed.is_none() {
                 w.tx()
                     .execute(
-                        "INSERT INTO grader_splits (study, seed, created_at)
-                         VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                        &format!(
+                            "INSERT INTO grader_splits (study, seed, created_at)
+                             VALUES (?1, ?2, {NOW_SQL})"
+                        ),
                         params![study, seed as i64],
                     )
                     .map_err(|e| w.fail("storing the split's seed", e))?;
@@ -461,8 +463,10 @@ pub fn confirm_grader(
         store.write(|w| {
             w.tx()
                 .execute(
-                    "INSERT INTO grader_confirmations (study, grader, confirmed_by, at)
-                     VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                    &format!(
+                        "INSERT INTO grader_confirmations (study, grader, confirmed_by, at)
+                         VALUES (?1, ?2, ?3, {NOW_SQL})"
+                    ),
                     params![study, grader, actor],
                 )
                 .map_err(|e| w.fail("recording the confirmation", e))?;

@@ -7,7 +7,7 @@
 //! expected reasoning. Its row carries both texts' SHA-256: when either text changes the row is
 //! stale and [`to_compute`] offers the response again.
 
-use crate::store::{audit, Store};
+use crate::store::{audit, Store, NOW_SQL};
 use crate::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -200,11 +200,13 @@ pub fn save(
         for (pair, m) in computed {
             w.tx()
                 .execute(
-                    "INSERT OR REPLACE INTO text_metrics (response, model, rationale_sha256,
-                        reference_sha256, cosine, bertscore_precision, bertscore_recall,
-                        bertscore_f1, rouge_l_precision, rouge_l_recall, rouge_l_f, computed_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-                        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                    &format!(
+                        "INSERT OR REPLACE INTO text_metrics (response, model, rationale_sha256,
+                            reference_sha256, cosine, bertscore_precision, bertscore_recall,
+                            bertscore_f1, rouge_l_precision, rouge_l_recall, rouge_l_f,
+                            computed_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, {NOW_SQL})"
+                    ),
                     rusqlite::params![
                         pair.response,
                         model,

@@ -1308,8 +1308,12 @@ fn each_server_rating_keeps_the_rubric_version_it_was_made_under_into_the_leads_
     assert_eq!(
         figures["rubric_versions"],
         json!([
-            { "version": 1, "ratings": 1, "current": false },
-            { "version": 2, "ratings": 1, "current": true },
+            // Rater A's score of the dimension version 2 removed is left out, and said so.
+            { "version": 1, "ratings": 1, "current": false, "left_out": [{
+                "dimension": "safety", "scores": 1,
+                "reason": "the current rubric has no dimension safety (version 1 had it)",
+            }] },
+            { "version": 2, "ratings": 1, "current": true, "left_out": [] },
         ])
     );
 

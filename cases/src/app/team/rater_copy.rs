@@ -16,7 +16,7 @@ use crate::model::Rubric;
 use crate::rating::RatingError;
 use crate::rubric::SavedRubric;
 use crate::store::audit::Entry;
-use crate::store::{Store, Write};
+use crate::store::{Store, Write, NOW_SQL};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -61,10 +61,12 @@ pub fn learn_from_server(
         .filter(|locked| *locked || before.is_some());
         w.tx()
             .execute(
-                "INSERT INTO team_server_word (study_id, reveal_locked, learned_at)
-                 VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                 ON CONFLICT (study_id) DO UPDATE SET reveal_locked = excluded.reveal_locked,
-                     learned_at = excluded.learned_at",
+                &format!(
+                    "INSERT INTO team_server_word (study_id, reveal_locked, learned_at)
+                     VALUES (?1, ?2, {NOW_SQL})
+                     ON CONFLICT (study_id) DO UPDATE SET reveal_locked = excluded.reveal_locked,
+                         learned_at = excluded.learned_at"
+                ),
                 params![study_id, membership.reveal_locked],
             )
             .map_err(|e| w.fail("recording what the team server said", e))?;
@@ -143,11 +145,13 @@ pub fn follow_server_rubric(
         if let Some(version) = server_version {
             w.tx()
                 .execute(
-                    "INSERT INTO team_server_word
-                         (study_id, reveal_locked, server_rubric_version, learned_at)
-                     VALUES (?1, 0, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                     ON CONFLICT (study_id) DO UPDATE
-                         SET server_rubric_version = excluded.server_rubric_version",
+                    &format!(
+                        "INSERT INTO team_server_word
+                             (study_id, reveal_locked, server_rubric_version, learned_at)
+                         VALUES (?1, 0, ?2, {NOW_SQL})
+                         ON CONFLICT (study_id) DO UPDATE
+                             SET server_rubric_version = excluded.server_rubric_version"
+                    ),
                     params![study_id, version],
                 )
                 .map_err(|e| w.fail("recording the team server's rubric version", e))?;
