@@ -231,7 +231,8 @@ test('a rater reads a response of the new study', async () => {
   const current = await invoke(browser, 'current_rater', {})
   // The plan is the study lead's: made with nobody reading here (a blinded reader may not), then
   // the rater is chosen again.
-  assert.ok((await invoke(browser, 'leave_reading', {})).ok)
+  const left = await invoke(browser, 'leave_reading', {})
+  assert.equal(left.failure, undefined, JSON.stringify(left.failure))
   const plan = await invoke(browser, 'create_lead_plan', {
     spec: {
       study_id: STUDY,
