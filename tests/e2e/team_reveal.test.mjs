@@ -203,7 +203,6 @@ test('online, the window shows the server’s ground truth and the rating is loc
   assert.equal(refusal.failure?.code, 'refused', JSON.stringify(refusal))
   assert.match(refusal.failure.message, /you saw the case's ground truth/)
   assert.equal(rows(`SELECT count(*) AS n FROM audit_log WHERE action = 'ground_truth.revealed' AND actor = '${RATER}'`)[0].n, 1)
-  const link = rows(`SELECT server_assignment FROM rater_package_items WHERE assignment = ${first.assignments[0]}`)[0]
   const item = await api(server.base, 'GET', `/api/studies/${study}/items/${link.server_assignment}`, raterToken)
   assert.ok(item.rating.revealed_at, 'the server recorded the reveal')
   assert.equal(rows(`SELECT count(*) AS n FROM team_outbox WHERE edit_json = '{"kind":"reveal"}' AND sent_at IS NOT NULL`)[0].n, 1)
