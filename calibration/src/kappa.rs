@@ -187,11 +187,13 @@ fn kappa_from_table(table: &[f64], levels: &[f64], weighting: Weighting) -> Esti
         (sum - (kappa - expected * (1.0 - kappa)).powi(2)) / (total * (1.0 - expected).powi(2));
     let se = variance.max(0.0).sqrt();
     let half = dist::z_975() * se;
+    // The Wald interval can leave κ's range on few items (0.40, −0.37 to 1.17 was seen); an
+    // interval of a bounded statistic stays inside its bounds (issue 33).
     Estimate::Value(KappaValue {
         value: kappa,
         se,
-        ci_low: kappa - half,
-        ci_high: kappa + half,
+        ci_low: (kappa - half).max(-1.0),
+        ci_high: (kappa + half).min(1.0),
     })
 }
 

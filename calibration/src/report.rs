@@ -169,6 +169,9 @@ pub struct Verdict {
     pub bias: Option<f64>,
     pub alt_test_passed: Option<bool>,
     pub precision: Option<PrecisionGuidance>,
+    /// What the study's own question gets, in one line a clinician reads first: whether the
+    /// grader may be used, for what, and why. Additive (issue 33); `summary` begins with it.
+    pub decision: String,
     /// The verdict in plain words.
     pub summary: String,
 }
@@ -1780,6 +1783,10 @@ fn bootstrap_block(
             s[o + 10] += (row.held_out - row.rest_mean).abs();
         }
     }
+    // Only cases holding a grader–clinician pair count: every statistic below needs one, and a
+    // case without (rated by no clinician, say) would add a degree of freedom and a resampling
+    // unit that carry nothing (issue 33: "t(99), 100 cases" on 12 rated cases).
+    sums.retain(|s| s[0] > 0.0);
     let included = LooIncluded::of(loo);
     // Each side's average over the included held-out clinicians, then their difference; undefined
     // on a resample where any included comparison is.
@@ -1824,7 +1831,7 @@ fn bootstrap_block(
     // still gives every figure's, these included, beside them.
     let pearson_case_jackknife = match case_jackknife_fisher(&sums, |s| r_from_sums(&s[..6])) {
         Ok(interval) => Estimate::Value(interval),
-        Err(reason) => Estimate::not_estimable(index.len(), format!("pearson r: {reason}")),
+        Err(reason) => Estimate::not_estimable(sums.len(), format!("pearson r: {reason}")),
     };
     let r_sides_jackknife = [0, 1]
         .map(|side| case_jackknife_fisher(&sums, |s| sides(s, &loo_r, &included.r)[side]).ok());
@@ -1833,7 +1840,7 @@ fn bootstrap_block(
         seed: options.seed,
     };
     let mut intervals = cluster_bootstrap(&sums, statistics, 12, config, progress).into_iter();
-    let clusters = index.len();
+    let clusters = sums.len();
     let mut next = |what: &str| {
         match intervals.next().flatten() {
         Some(interval) => Estimate::Value(interval),
@@ -1942,8 +1949,10 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
     let estimable = pearson_estimate.value().is_some();
     let (meets_bar, lower_bound_meets_bar, summary) = match pearson_estimate.value() {
         Some(p) => {
-            let meets = p.r >= bar;
             let lower = interval.as_ref().is_some_and(|i| i.low >= bar);
+            // The claim with confidence implies the point claim, even where the jackknife's
+            // interval does not centre on r (its bias correction can move it past the bar).
+            let meets = p.r >= bar || lower;
             let mut words = format!(
                 "On {} ({} items in {} cases), the grader's Pearson r with the clinicians' mean is {:.2}",
                 dimension.dimension, p.n, n_cases, p.r
@@ -1972,11 +1981,12 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             }
             match &ceiling {
                 Estimate::Value(c) => {
+                    // The grader's own like-for-like r is left to the JSON: the summary quotes one
+                    // r for the grader (issue 33), and the difference says the rest.
                     words.push_str(&format!(
-                    " Like for like, on the same {} items in {} cases, the grader's r with the other clinicians' mean is {:.2} where a held-out clinician's is {:.2} (95 % interval {:.2}–{:.2}); the difference is {:+.2} ({:+.2} to {:+.2}).",
+                    " Like for like, on the same {} items in {} cases, a held-out clinician's r with the other clinicians' mean is {:.2} (95 % interval {:.2}–{:.2}); the grader's against the same mean differs by {:+.2} ({:+.2} to {:+.2}).",
                     c.n_items,
                     c.n_cases,
-                    c.grader.estimate,
                     c.value,
                     c.low,
                     c.high,
@@ -2014,9 +2024,9 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             match grader.map(|g| &g.alt_test) {
                 Some(Estimate::Value(test)) => {
                     words.push_str(if test.passed {
-                        " It passes the alternative annotator test: it can stand in for one more clinician."
+                        " It passes the alternative annotator test (its authors' criterion for one annotator among these clinicians)."
                     } else {
-                        " It does not pass the alternative annotator test: it cannot yet stand in for a clinician."
+                        " It does not pass the alternative annotator test (its authors' criterion for one annotator among these clinicians)."
                     });
                     if !test.left_out.is_empty() {
                         let names: Vec<String> = test
@@ -2047,6 +2057,20 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
                 pearson_estimate.reason().unwrap_or("unknown reason")
             ),
         ),
+    };
+    let decision = decision(
+        dimension,
+        options,
+        pearson_estimate.value().map(|p| p.r),
+        (meets_bar, lower_bound_meets_bar),
+        &ceiling,
+        n_cases,
+    );
+    // A verdict with nothing to judge says so first already ("Not estimable: …").
+    let summary = if estimable {
+        format!("{decision} {summary}")
+    } else {
+        summary
     };
     let summary = match &dimension.overall.human_human.variance_components {
         Estimate::Value(v) => {
@@ -2100,7 +2124,46 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         bias,
         alt_test_passed,
         precision,
+        decision,
         summary,
+    }
+}
+
+/// The verdict's first line: the bar answers "may it score alone"; the like-for-like ceiling
+/// answers "may it replace one of the clinicians". One r for the grader, the bar's.
+fn decision(
+    dimension: &DimensionReport,
+    options: &ReportOptions,
+    r: Option<f64>,
+    (meets_bar, lower_bound_meets_bar): (bool, bool),
+    ceiling: &Estimate<Ceiling>,
+    n_cases: usize,
+) -> String {
+    let bar = options.bar_pearson_r;
+    let on = &dimension.dimension;
+    let Some(r) = r else {
+        return format!("No decision yet on {on}: there is nothing to judge the grader on.");
+    };
+    let one_of_k = ceiling.value().filter(|c| c.non_inferior).map(|c| {
+        format!(
+            "it agrees with the clinicians' mean as well as one more clinician would (non-inferior at a margin of {:.2}, against these {} clinicians)",
+            c.margin,
+            c.held_out_clinicians
+        )
+    });
+    match (lower_bound_meets_bar, meets_bar, one_of_k) {
+        (true, _, _) => format!(
+            "Decision: the grader may score {on} in place of clinicians: its r of {r:.2} with their mean clears the bar of {bar:.2} even at the lower end of its 95 % interval."
+        ),
+        (false, true, _) => format!(
+            "Decision: not yet: the grader's r of {r:.2} on {on} reaches the bar of {bar:.2}, but {n_cases} cases cannot show it with confidence; rate more cases before using it in place of clinicians."
+        ),
+        (false, false, Some(why)) => format!(
+            "Decision: the grader may replace one clinician of a panel on {on}, not score alone: {why}, but its r of {r:.2} is below the bar of {bar:.2}."
+        ),
+        (false, false, None) => format!(
+            "Decision: do not use the grader in place of clinicians on {on}: its r of {r:.2} is below the bar of {bar:.2}, and it is not shown to agree as well as one more clinician."
+        ),
     }
 }
 

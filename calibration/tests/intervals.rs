@@ -255,3 +255,18 @@ fn the_consensus_rounds_to_levels_the_clinicians_gave() {
     }
     assert_eq!(kappa.categories, 9, "κ's table spans every value observed");
 }
+
+#[test]
+fn a_kappa_interval_stays_inside_kappas_range() {
+    // Five items, 2 × 2: κ = (0.8 − 0.48) / 0.52; its Wald interval's upper end passes 1 on so
+    // few items, and the report quotes it clipped (issue 33 saw "0.400 (−0.37 to 1.17)").
+    let kappa = calibration::kappa::cohen_kappa_from_table(&[2.0, 0.0, 1.0, 2.0], 2);
+    let unweighted = kappa.unweighted.value().expect("κ");
+    close(unweighted.value, 0.32 / 0.52, 1e-12, "κ");
+    assert!(
+        unweighted.value + 1.959_963_984_540_054 * unweighted.se > 1.0,
+        "the unclipped interval would leave the range"
+    );
+    assert_eq!(unweighted.ci_high, 1.0);
+    assert!(unweighted.ci_low >= -1.0 && unweighted.ci_low < unweighted.value);
+}

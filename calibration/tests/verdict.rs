@@ -877,3 +877,98 @@ fn options_with_exclusions(names: &[&str]) -> ReportOptions {
         ..options(7, 200)
     }
 }
+
+#[test]
+fn cases_without_a_grader_clinician_pair_count_nowhere() {
+    // 12 rated cases among 100: the other 88 carry grader scores only. They add no degree of
+    // freedom, no jackknife replicate and no resampling unit (issue 33 saw "t(99), 100 cases").
+    let grader = |truth: f64, case: usize| truth + 0.3 * ((case % 5) as f64 - 2.0);
+    let rated = study(12, 4, grader);
+    let mut among_unrated = study(100, 4, grader);
+    among_unrated
+        .table
+        .scores
+        .retain(|s| s.rater == "grader" || s.item.as_str() < "c012");
+    let verdict_of = |input: &CalibrationInput| {
+        let report = build_report(input, &continuous(3, 300), &NoProgress).expect("report");
+        let bootstrap = overall_grader(&report)
+            .vs_human_mean
+            .bootstrap
+            .pearson_r
+            .value()
+            .cloned();
+        (report.verdict.expect("verdict"), bootstrap)
+    };
+    let (alone, alone_bootstrap) = verdict_of(&rated);
+    let (among, among_bootstrap) = verdict_of(&among_unrated);
+    assert_eq!(among.n_cases, 12);
+    assert_eq!(
+        among.method,
+        "delete-one-case jackknife on Fisher's z, t(11), 12 cases"
+    );
+    assert_eq!((among.low, among.high), (alone.low, alone.high));
+    let among_bootstrap = among_bootstrap.expect("bootstrap interval");
+    assert_eq!(among_bootstrap.clusters, 12);
+    assert_eq!(Some(among_bootstrap), alone_bootstrap);
+}
+
+#[test]
+fn the_decision_comes_first_and_says_what_the_grader_may_be_used_for() {
+    let decide = |input: &CalibrationInput, bar: f64| {
+        let options = ReportOptions {
+            bar_pearson_r: bar,
+            ..continuous(2, 300)
+        };
+        let verdict = build_report(input, &options, &NoProgress)
+            .expect("report")
+            .verdict
+            .expect("verdict");
+        assert!(
+            verdict.summary.starts_with(&verdict.decision),
+            "{}",
+            verdict.summary
+        );
+        // The claim with confidence implies the point claim.
+        assert!(!verdict.lower_bound_meets_bar || verdict.meets_bar);
+        verdict
+    };
+    // Scores the truth the clinicians see with noise: better than any one of them.
+    let truthful = study(30, 4, |truth, _| truth);
+    let verdict = decide(&truthful, 0.5);
+    assert!(verdict.lower_bound_meets_bar);
+    assert!(
+        verdict
+            .decision
+            .contains("may score overall in place of clinicians"),
+        "{}",
+        verdict.decision
+    );
+    // The same grader under a bar no one reaches: one of a panel, not alone.
+    let verdict = decide(&truthful, 0.999);
+    assert!(!verdict.meets_bar);
+    assert!(
+        verdict
+            .decision
+            .contains("may replace one clinician of a panel on overall, not score alone"),
+        "{}",
+        verdict.decision
+    );
+    // A grader of noise: not to be used.
+    let noise = study(30, 4, |_, case| 1.0 + (case * 7 % 5) as f64);
+    let verdict = decide(&noise, 0.9);
+    assert!(
+        verdict
+            .decision
+            .starts_with("Decision: do not use the grader in place of clinicians on overall"),
+        "{}",
+        verdict.decision
+    );
+    // The summary quotes one r for the grader: the like-for-like sentence gives the difference.
+    assert!(
+        !verdict
+            .summary
+            .contains("the grader's r with the other clinicians' mean"),
+        "{}",
+        verdict.summary
+    );
+}

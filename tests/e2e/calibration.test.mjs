@@ -111,7 +111,10 @@ test('the calibration view shows the report neurorater calibrate prints for the 
   const standing = await browser.$('[data-testid="verdict"]').getAttribute('data-standing')
   const expected = cli.verdict.lower_bound_meets_bar ? 'pass' : cli.verdict.meets_bar ? 'partial' : 'fail'
   assert.equal(standing, expected)
-  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), cli.verdict.summary)
+  // The decision is read first, once; the summary below it goes on from there.
+  assert.ok(cli.verdict.summary.startsWith(`${cli.verdict.decision} `), cli.verdict.summary)
+  assert.equal(await browser.$('[data-testid="verdict-decision"]').getText(), cli.verdict.decision)
+  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), afterDecision(cli.verdict))
   // Four plots of the overall dimension, drawn as inline SVG.
   assert.equal(await browser.$$('[data-testid="plots"] svg').length, 4)
   await browser.$('[data-testid="plots"]').scrollIntoView()
@@ -223,7 +226,7 @@ test('a partial reader leaves the ceiling estimable, and leaving a reader out ch
   assert.equal(await humanIcc2Cell(), fixed(human.icc.ICC2.value))
   const panelNote = await browser.$('[data-testid="icc-panel"]').getText()
   assert.ok(panelNote.includes(`${partial} (1 items scored)`), panelNote)
-  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), withPartial.verdict.summary)
+  assert.equal(await browser.$('[data-testid="verdict-summary"]').getText(), afterDecision(withPartial.verdict))
   assert.notEqual(await browser.$('[data-testid="headline-ceiling"] .value').getText(), '—')
   await browser.$('[data-testid="report-choices"]').scrollIntoView()
   await browser.saveScreenshot(join(ARTIFACTS, 'calibration-partial-reader.png'))
@@ -239,7 +242,7 @@ test('a partial reader leaves the ceiling estimable, and leaving a reader out ch
   assert.ok(!without.dimensions[0].overall.human_human.raters.includes(leftOut))
   assert.match(await browser.$('[data-testid="excluded-readers"]').getText(), new RegExp(`left out by the analyst: ${leftOut}`))
   const summary = await browser.$('[data-testid="verdict-summary"]').getText()
-  assert.equal(summary, without.verdict.summary)
+  assert.equal(summary, afterDecision(without.verdict))
   assert.ok(summary.endsWith(`Left out by the analyst: ${leftOut}.`), summary)
   assert.match(await browser.$('[data-testid="headline-non-inferiority"]').getText(), /at margin 0\.10$/)
   const icc2 = without.dimensions[0].overall.human_human.icc.ICC2.value
@@ -249,3 +252,8 @@ test('a partial reader leaves the ceiling estimable, and leaving a reader out ch
   await browser.$('[data-testid="report-choices"]').scrollIntoView()
   await browser.saveScreenshot(join(ARTIFACTS, 'calibration-reader-left-out.png'))
 })
+
+/** The verdict's summary as the card shows it: the decision above, the rest below. */
+function afterDecision(verdict) {
+  return verdict.summary.slice(verdict.decision.length).trimStart()
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeItems, fmt, interval, progressText, pValue, reasonOf, sectionRows, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import { describeItems, fmt, interval, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
 import type { DimensionReport, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
@@ -88,5 +88,13 @@ describe('progress', () => {
     expect(progressText(null)).toBe('reading the study…')
     expect(progressText({ done: 1500, total: 44000 })).toBe('1,500 of 44,000 resamples (3 %)')
     expect(progressText({ done: 44000, total: 44000 })).toBe('44,000 of 44,000 resamples (100 %)')
+  })
+})
+
+describe('the decision is read first, once', () => {
+  it('takes the decision off the summary it begins, and leaves an older report whole', () => {
+    const v = { decision: 'Decision: not yet.', summary: 'Decision: not yet. On overall, r is 0.8.' } as Verdict
+    expect(summaryAfterDecision(v)).toBe('On overall, r is 0.8.')
+    expect(summaryAfterDecision({ summary: 'On overall, r is 0.8.' } as Verdict)).toBe('On overall, r is 0.8.')
   })
 })

@@ -119,7 +119,10 @@ export interface Verdict {
   low: number | null; high: number | null; method: string; n_items: number; n_cases: number
   ceiling: Est<Ceiling>
   human_icc2: number | null; bias: number | null; alt_test_passed: boolean | null
-  precision: Precision | null; summary: string
+  precision: Precision | null
+  /** One line first: whether the grader may be used, for what, and why (additive, issue 33). */
+  decision?: string
+  summary: string
 }
 export interface LeftOutScores { dimension: string; scores: number; reason: string }
 /** Every rubric version's scores the report leaves out, oldest version first. */
@@ -303,3 +306,9 @@ export const DEGRADATION_LABELS: Record<string, string> = {
 }
 
 export const ICC_FORMS = ['ICC1', 'ICC2', 'ICC3', 'ICC1k', 'ICC2k', 'ICC3k'] as const
+
+/** The summary without the decision it begins with, for a view that shows the decision above it. */
+export function summaryAfterDecision(verdict: Verdict): string {
+  const decision = verdict.decision
+  return decision && verdict.summary.startsWith(decision) ? verdict.summary.slice(decision.length).trimStart() : verdict.summary
+}
