@@ -1443,7 +1443,7 @@ fn like_for_like(
     };
     Estimate::Value(Ceiling {
         statistic:
-            "Pearson r with the mean of the other clinicians, averaged over held-out clinicians"
+            "Pearson r with the mean of the other clinicians, averaged over held-out clinicians weighted by the items each shares with the others"
                 .into(),
         value: human.estimate,
         low: human.low,
@@ -1460,15 +1460,18 @@ fn like_for_like(
     })
 }
 
-fn average(values: impl Iterator<Item = Option<f64>>, what: &str) -> (Estimate<f64>, usize) {
-    let values: Vec<f64> = values.flatten().collect();
-    match mean(&values) {
-        Some(m) => (Estimate::Value(m), values.len()),
-        None => (
+/// The weighted mean of the defined values, with how many there were.
+fn average(values: impl Iterator<Item = (Option<f64>, f64)>, what: &str) -> (Estimate<f64>, usize) {
+    let values: Vec<(f64, f64)> = values.filter_map(|(v, w)| Some((v?, w))).collect();
+    let weight: f64 = values.iter().map(|v| v.1).sum();
+    if values.is_empty() || weight <= 0.0 {
+        return (
             Estimate::not_estimable(0, format!("no estimable {what}")),
             0,
-        ),
+        );
     }
+    let mean = values.iter().map(|(v, w)| v * w).sum::<f64>() / weight;
+    (Estimate::Value(mean), values.len())
 }
 
 fn degradation(
@@ -1514,8 +1517,10 @@ fn degradation(
             );
         }
     }
-    // Like for like: each side averages the same held-out clinicians.
+    // Like for like: each side averages the same held-out clinicians, each weighted by the items
+    // they share with the others (as the bootstrap's `sides` does).
     let included = LooIncluded::of(loo);
+    let items = |j: usize| loo[j].grader_vs_rest.n as f64;
     vec![
         row(
             "pearson_r_vs_mean_of_others",
@@ -1523,14 +1528,16 @@ fn degradation(
                 included
                     .r
                     .iter()
-                    .map(|&j| loo[j].grader_vs_rest.pearson.value().map(|p| p.r)),
+                    .map(|&j| (loo[j].grader_vs_rest.pearson.value().map(|p| p.r), items(j))),
                 "r",
             ),
             average(
-                included
-                    .r
-                    .iter()
-                    .map(|&j| loo[j].held_out_vs_rest.pearson.value().map(|p| p.r)),
+                included.r.iter().map(|&j| {
+                    (
+                        loo[j].held_out_vs_rest.pearson.value().map(|p| p.r),
+                        items(j),
+                    )
+                }),
                 "r",
             ),
             Some(intervals.r_quoted()),
@@ -1539,21 +1546,27 @@ fn degradation(
             "mean_absolute_difference_vs_mean_of_others",
             average(
                 included.mad.iter().map(|&j| {
-                    loo[j]
-                        .grader_vs_rest
-                        .mean_absolute_difference
-                        .value()
-                        .copied()
+                    (
+                        loo[j]
+                            .grader_vs_rest
+                            .mean_absolute_difference
+                            .value()
+                            .copied(),
+                        items(j),
+                    )
                 }),
                 "difference",
             ),
             average(
                 included.mad.iter().map(|&j| {
-                    loo[j]
-                        .held_out_vs_rest
-                        .mean_absolute_difference
-                        .value()
-                        .copied()
+                    (
+                        loo[j]
+                            .held_out_vs_rest
+                            .mean_absolute_difference
+                            .value()
+                            .copied(),
+                        items(j),
+                    )
                 }),
                 "difference",
             ),
@@ -1564,10 +1577,10 @@ fn degradation(
             average(
                 vs_each
                     .iter()
-                    .map(|v| v.cohen_kappa.quadratic.value().map(|q| q.value)),
+                    .map(|v| (v.cohen_kappa.quadratic.value().map(|q| q.value), 1.0)),
                 "kappa",
             ),
-            average(human_pairs_kappa.into_iter(), "kappa"),
+            average(human_pairs_kappa.into_iter().map(|k| (k, 1.0)), "kappa"),
             None,
         ),
     ]
@@ -1788,22 +1801,26 @@ fn bootstrap_block(
     // unit that carry nothing (issue 33: "t(99), 100 cases" on 12 rated cases).
     sums.retain(|s| s[0] > 0.0);
     let included = LooIncluded::of(loo);
-    // Each side's average over the included held-out clinicians, then their difference; undefined
-    // on a resample where any included comparison is.
+    // Each side's average over the included held-out clinicians, each weighted by the items they
+    // share with the others (a reader with 3 items must not weigh as much as one with 300: issue
+    // 33), then their difference; undefined on a resample where any included comparison is.
     let sides = |s: &[f64], of: &LooSides, js: &[usize]| {
         if js.is_empty() {
             return [None; 3];
         }
-        let values: Option<Vec<(f64, f64)>> = js
+        let values: Option<Vec<(f64, f64, f64)>> = js
             .iter()
-            .map(|&j| of(&s[loo_start + LOO_SUMS * j..loo_start + LOO_SUMS * (j + 1)]))
+            .map(|&j| {
+                let t = &s[loo_start + LOO_SUMS * j..loo_start + LOO_SUMS * (j + 1)];
+                of(t).map(|(grader, human)| (t[0], grader, human))
+            })
             .collect();
         let Some(values) = values else {
             return [None; 3];
         };
-        let count = values.len() as f64;
-        let grader = values.iter().map(|v| v.0).sum::<f64>() / count;
-        let human = values.iter().map(|v| v.1).sum::<f64>() / count;
+        let items = values.iter().map(|v| v.0).sum::<f64>();
+        let grader = values.iter().map(|v| v.0 * v.1).sum::<f64>() / items;
+        let human = values.iter().map(|v| v.0 * v.2).sum::<f64>() / items;
         [Some(grader), Some(human), Some(grader - human)]
     };
     let loo_r = |t: &[f64]| -> Option<(f64, f64)> {

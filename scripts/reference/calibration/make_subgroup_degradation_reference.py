@@ -16,7 +16,7 @@ constant within a case). For each subgroup (and the dimension as a whole), on it
 - leave one rater out: for each held-out clinician j, the items scored by the grader, j and at
   least one other clinician; scipy.stats.pearsonr of the grader and of j with the others' mean,
   and numpy's mean absolute differences;
-- degradation: the mean over held-out clinicians (for r those with an r on both sides, for the
+- degradation: the mean over held-out clinicians, weighted by the items each shares, (for r those with an r on both sides, for the
   mean absolute difference those with any item) of each side and their difference; quadratic κ
   from sklearn.metrics.cohen_kappa_score(weights="quadratic", labels = the values observed in the
   study), the grader against each clinician beside every clinician pair, each side averaged;
@@ -82,8 +82,10 @@ def averaged(items, included_r, included_mad):
         if not values or any(v is None or None in v for v in values):
             out[f"{name}_grader"] = out[f"{name}_human"] = out[f"{name}_difference"] = None
             continue
-        a = float(np.mean([v[0] for v in values]))
-        b = float(np.mean([v[1] for v in values]))
+        # Each held-out clinician weighted by the items they share with the others.
+        weights = [sides(items, j)["n"] for j in included]
+        a = float(np.average([v[0] for v in values], weights=weights))
+        b = float(np.average([v[1] for v in values], weights=weights))
         out[f"{name}_grader"], out[f"{name}_human"], out[f"{name}_difference"] = a, b, a - b
     return out
 

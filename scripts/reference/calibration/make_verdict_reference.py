@@ -114,17 +114,19 @@ def statistics(items, included_r, included_mad):
             mm = [r[2] for r in rows]
             if name == "r":
                 a, b = pearson(gg, mm), pearson(hh, mm)
-                sides.append(None if a is None or b is None else (a, b))
+                sides.append(None if a is None or b is None else (a, b, len(rows)))
             else:
                 sides.append((float(np.mean(np.abs(np.subtract(gg, mm)))),
-                              float(np.mean(np.abs(np.subtract(hh, mm)))))
+                              float(np.mean(np.abs(np.subtract(hh, mm)))), len(rows))
                              if rows else None)
         if not sides or any(v is None for v in sides):
             out[f"loo_{name}_grader"] = out[f"loo_{name}_human"] = None
             out[f"loo_{name}_difference"] = None
         else:
-            a = float(np.mean([v[0] for v in sides]))
-            b = float(np.mean([v[1] for v in sides]))
+            # Each held-out clinician weighted by the items they share with the others.
+            weights = [v[2] for v in sides]
+            a = float(np.average([v[0] for v in sides], weights=weights))
+            b = float(np.average([v[1] for v in sides], weights=weights))
             out[f"loo_{name}_grader"], out[f"loo_{name}_human"] = a, b
             out[f"loo_{name}_difference"] = a - b
     return out
