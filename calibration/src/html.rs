@@ -327,8 +327,9 @@ fn intra_rater_plot(report: &Report) -> Option<Plot> {
     Some(Plot {
         svg: forest_svg(&rows, GOOD_RELIABILITY_ICC),
         caption: format!(
-            "Test-retest ICC(A,1) (95 % F interval) per clinician and pooled, n = repeat pairs; the dashed line is {}, \"good\" reliability after Koo & Li (2016).",
-            num(GOOD_RELIABILITY_ICC, 2)
+            "Test-retest ICC(A,1) (95 % F interval) per clinician and pooled, n = repeat pairs; the dashed line is {}, \"good\" reliability after Koo & Li (2016), to be read only on rows of {} pairs or more (fewer are shown, not interpreted).",
+            num(GOOD_RELIABILITY_ICC, 2),
+            section.min_interpreted_pairs
         ),
     })
 }
@@ -1375,8 +1376,8 @@ fn intra_rater(h: &mut String, report: &Report) {
     let Some(section) = &report.intra_rater else {
         return;
     };
-    let _ = write!(h, "<section id=\"intra-rater\"><h2>Intra-rater reliability (test-retest)</h2><p>Each clinician's first read of a response against their own repeat read after the wash-out, on the {} scale. ICC(A,1): two-way, absolute agreement, single measurement (a shift between sessions counts against reliability). Fewer than {} pairs are not estimable. Intervals: analytic 95 % and cluster bootstrap (cases resampled, percentile).</p>",
-        escape(&section.dimension), section.min_pairs);
+    let _ = write!(h, "<section id=\"intra-rater\"><h2>Intra-rater reliability (test-retest)</h2><p>Each clinician's first read of a response against their own repeat read after the wash-out, on the {} scale. ICC(A,1): two-way, absolute agreement, single measurement (a shift between sessions counts against reliability). Fewer than {} pairs are not estimable, and fewer than {} are shown but not interpreted: their intervals are too wide to call the reliability poor or good. Intervals: analytic 95 % and cluster bootstrap (cases resampled, percentile).</p>",
+        escape(&section.dimension), section.min_pairs, section.min_interpreted_pairs);
     h.push_str("<table><tr><th class=\"text\">Clinician</th><th>pairs</th><th>cases</th><th>ICC(A,1) (95 % CI)</th><th>bootstrap</th><th>quadratic κ (95 % CI)</th><th>bootstrap</th><th>mean |difference|</th><th>bootstrap</th><th>mean shift (repeat − first)</th></tr>");
     let interval = |low: f64, high: f64, decimals: usize| {
         format!("{}–{}", num(low, decimals), num(high, decimals))

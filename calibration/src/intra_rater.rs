@@ -35,6 +35,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// interval has n − 1 degrees of freedom and κ's SE is a large-sample one.
 pub const MIN_REPEAT_PAIRS: usize = 5;
 
+/// Below this many pairs a reliability is shown but not read as poor, moderate or good: at 29
+/// pairs an ICC of 0.75 still has an F interval about 0.5 wide (Koo & Li 2016 ask for 30 or more
+/// targets in a reliability study).
+pub const MIN_INTERPRETED_PAIRS: usize = 30;
+
 /// How the ICC of a test-retest is named in the report.
 pub const TEST_RETEST_ICC_DESCRIPTION: &str =
     "ICC(A,1): two-way mixed effects, absolute agreement, single measurement (formula of Shrout & Fleiss ICC(2,1))";
@@ -44,6 +49,8 @@ pub struct IntraRaterReport {
     /// The dimension the reads are compared on.
     pub dimension: String,
     pub min_pairs: usize,
+    /// Rows with fewer pairs are shown, not interpreted ([`MIN_INTERPRETED_PAIRS`]).
+    pub min_interpreted_pairs: usize,
     pub pooled: IntraRaterEntry,
     /// One row per clinician with at least one repeat read, in name order.
     pub raters: Vec<IntraRaterEntry>,
@@ -102,6 +109,7 @@ pub fn intra_rater_report(
     Some(IntraRaterReport {
         dimension: "overall".into(),
         min_pairs: MIN_REPEAT_PAIRS,
+        min_interpreted_pairs: MIN_INTERPRETED_PAIRS,
         pooled: entry(None, &all, case_of, &categories, options),
         raters: rows,
     })

@@ -185,7 +185,7 @@ export interface TestRetest {
 }
 /** One clinician's first reads against their repeat reads; `rater` null for the pooled row. */
 export interface IntraRaterEntry { rater: string | null; n_pairs: number; n_cases: number; reliability: Est<TestRetest> }
-export interface IntraRater { dimension: string; min_pairs: number; pooled: IntraRaterEntry; raters: IntraRaterEntry[] }
+export interface IntraRater { dimension: string; min_pairs: number; min_interpreted_pairs?: number; pooled: IntraRaterEntry; raters: IntraRaterEntry[] }
 export interface MissedFindings {
   responses_checked: number
   lesions_checked: number
