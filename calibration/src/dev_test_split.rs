@@ -2,13 +2,17 @@
 //!
 //! A study lead revises a grader's prompt while looking at its agreement on the development
 //! items; the test items are judged only when a version is confirmed, so iterating cannot
-//! quietly fit them. The split is stratified by case: each case puts half of its items (the odd
-//! one by the seed) into each part, so both parts see every case, disease group and modality the
-//! study has.
+//! quietly fit them. The split is by **whole cases**: the items of one case share its images,
+//! its difficulty and the clinicians' reading of it, so a case with items on both sides would let
+//! the prompt learn on the test part through its siblings (issue 33). Cases are stratified by
+//! their stratum (the disease group): within each, a new case goes to the part holding fewer
+//! cases of that stratum, a tie by a seeded hash of the case id, so both parts see every disease
+//! group the study has.
 //!
-//! An item once placed never moves: items rated later are placed among their case's existing
-//! ones (into the part that case has fewer of), so a test item can never become a development
-//! item because more ratings arrived.
+//! A case once placed never moves, and neither do its items: items rated later join their case's
+//! part. A case a split made before 2026-11-28 halved keeps its items where they are; its new
+//! items join the part holding more of them (the test part on a tie), so that no new item of it
+//! is developed on beside a test sibling it did not have before.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -37,40 +41,67 @@ impl Part {
     }
 }
 
-/// An item to place, and the case whose items it is stratified with.
+/// An item to place, its case, and the stratum its case is balanced within.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitItem {
     pub item: String,
     pub case: String,
+    /// The case's disease group (any label that should be balanced across the parts).
+    pub stratum: String,
 }
 
 /// Places the items of `new` that `placed` does not hold yet; returns only those new placements.
 ///
-/// Within a case, unplaced items are taken in the order of a seeded hash of their id (so the
-/// order does not depend on how the caller listed them) and each goes into the part the case
-/// has fewer items in; a tie goes by the hash's top bit. The same seed and items give the same
-/// split on every machine.
+/// An item of a placed case joins its case's part. Unplaced cases are taken in the order of a
+/// seeded hash of their id (so the order does not depend on how the caller listed them) and each
+/// goes into the part holding fewer cases of its stratum; a tie goes by the hash's top bit. The
+/// same seed and items give the same split on every machine.
 pub fn place_new_items(
     seed: u64,
     placed: &[(SplitItem, Part)],
     new: &[SplitItem],
 ) -> BTreeMap<String, Part> {
-    let mut counts: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
+    // Items per part of each placed case, and placed cases per part of each stratum.
+    let mut case_items: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
     for (item, part) in placed {
-        counts.entry(&item.case).or_default()[*part as usize] += 1;
+        case_items.entry(&item.case).or_default()[*part as usize] += 1;
+    }
+    let case_part = |counts: &[usize; 2]| {
+        if counts[0] > counts[1] {
+            Part::Development
+        } else {
+            Part::Test
+        }
+    };
+    let mut part_of_case: BTreeMap<&str, Part> = case_items
+        .iter()
+        .map(|(case, counts)| (*case, case_part(counts)))
+        .collect();
+    let mut stratum_cases: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
+    let mut counted = std::collections::BTreeSet::new();
+    for (item, _) in placed {
+        if counted.insert(item.case.as_str()) {
+            stratum_cases.entry(&item.stratum).or_default()
+                [part_of_case[item.case.as_str()] as usize] += 1;
+        }
     }
     let known: std::collections::BTreeSet<&str> =
         placed.iter().map(|(i, _)| i.item.as_str()).collect();
-    let mut waiting: Vec<(&str, u64, &str)> = new
+    let mut waiting: Vec<(u64, &str, &str)> = new
         .iter()
-        .filter(|i| !known.contains(i.item.as_str()))
-        .map(|i| (i.case.as_str(), item_hash(seed, &i.item), i.item.as_str()))
+        .filter(|i| !part_of_case.contains_key(i.case.as_str()))
+        .map(|i| {
+            (
+                item_hash(seed, &i.case),
+                i.case.as_str(),
+                i.stratum.as_str(),
+            )
+        })
         .collect();
     waiting.sort();
-    waiting.dedup_by(|a, b| a.2 == b.2);
-    let mut placements = BTreeMap::new();
-    for (case, hash, item) in waiting {
-        let count = counts.entry(case).or_default();
+    waiting.dedup_by(|a, b| a.1 == b.1);
+    for (hash, case, stratum) in waiting {
+        let count = stratum_cases.entry(stratum).or_default();
         let part = match count[0].cmp(&count[1]) {
             std::cmp::Ordering::Less => Part::Development,
             std::cmp::Ordering::Greater => Part::Test,
@@ -78,9 +109,12 @@ pub fn place_new_items(
             std::cmp::Ordering::Equal => Part::Test,
         };
         count[part as usize] += 1;
-        placements.insert(item.to_owned(), part);
+        part_of_case.insert(case, part);
     }
-    placements
+    new.iter()
+        .filter(|i| !known.contains(i.item.as_str()))
+        .map(|i| (i.item.clone(), part_of_case[i.case.as_str()]))
+        .collect()
 }
 
 /// FNV-1a over the seed's and the id's bytes, finished with SplitMix64's mixer: stable across
@@ -95,42 +129,62 @@ fn item_hash(seed: u64, item: &str) -> u64 {
 mod tests {
     use super::*;
 
-    fn items(spec: &[(&str, usize)]) -> Vec<SplitItem> {
+    /// `(case, stratum, items)`.
+    fn items(spec: &[(&str, &str, usize)]) -> Vec<SplitItem> {
         spec.iter()
-            .flat_map(|&(case, n)| {
+            .flat_map(|&(case, stratum, n)| {
                 (0..n).map(move |i| SplitItem {
                     item: format!("{case}/t{i}/m/0"),
                     case: case.to_owned(),
+                    stratum: stratum.to_owned(),
                 })
             })
             .collect()
     }
 
-    fn counts(split: &BTreeMap<String, Part>, case: &str) -> (usize, usize) {
-        let of = |p| {
-            split
-                .iter()
-                .filter(|(i, part)| i.starts_with(&format!("{case}/")) && **part == p)
-                .count()
-        };
-        (of(Part::Development), of(Part::Test))
+    fn parts_of(split: &BTreeMap<String, Part>, case: &str) -> Vec<Part> {
+        let mut parts: Vec<Part> = split
+            .iter()
+            .filter(|(i, _)| i.starts_with(&format!("{case}/")))
+            .map(|(_, p)| *p)
+            .collect();
+        parts.dedup();
+        parts
     }
 
     #[test]
-    fn each_case_is_halved_the_odd_item_by_the_seed() {
-        let all = items(&[("a", 4), ("b", 3), ("c", 1), ("d", 10)]);
+    fn whole_cases_go_to_one_part_balanced_within_each_disease_group() {
+        let all = items(&[
+            ("a", "stroke", 4),
+            ("b", "stroke", 3),
+            ("c", "stroke", 1),
+            ("d", "stroke", 10),
+            ("e", "ms", 2),
+            ("f", "ms", 5),
+            ("g", "tumour", 3),
+        ]);
         let split = place_new_items(7, &[], &all);
-        assert_eq!(split.len(), 18);
-        for (case, n) in [("a", 4), ("b", 3), ("c", 1), ("d", 10)] {
-            let (dev, test) = counts(&split, case);
-            assert_eq!(dev + test, n, "{case}");
-            assert!(dev.abs_diff(test) <= 1, "{case}: {dev} vs {test}");
+        assert_eq!(split.len(), 28);
+        for case in ["a", "b", "c", "d", "e", "f", "g"] {
+            assert_eq!(
+                parts_of(&split, case).len(),
+                1,
+                "case {case} is not divided"
+            );
         }
+        let in_part = |cases: &[&str], part| {
+            cases
+                .iter()
+                .filter(|c| parts_of(&split, c) == [part])
+                .count()
+        };
+        assert_eq!(in_part(&["a", "b", "c", "d"], Part::Test), 2);
+        assert_eq!(in_part(&["e", "f"], Part::Test), 1);
     }
 
     #[test]
     fn the_seed_fixes_the_split_whatever_the_listing_order() {
-        let all = items(&[("a", 6), ("b", 5)]);
+        let all = items(&[("a", "s", 6), ("b", "s", 5), ("c", "t", 2), ("d", "t", 2)]);
         let mut reversed = all.clone();
         reversed.reverse();
         let first = place_new_items(42, &[], &all);
@@ -145,18 +199,41 @@ mod tests {
     }
 
     #[test]
-    fn placed_items_never_move_and_late_items_rebalance_their_case() {
-        let first = items(&[("a", 3)]);
+    fn placed_items_never_move_and_late_items_join_their_case() {
+        let first = items(&[("a", "s", 3), ("b", "s", 1)]);
         let placed = place_new_items(1, &[], &first);
         let as_placed: Vec<(SplitItem, Part)> =
             first.iter().map(|i| (i.clone(), placed[&i.item])).collect();
-        let later = items(&[("a", 6)]);
+        let later = items(&[("a", "s", 6), ("b", "s", 2), ("c", "s", 2)]);
         let added = place_new_items(1, &as_placed, &later);
-        assert_eq!(added.len(), 3, "only the three new items are placed");
+        assert_eq!(added.len(), 6, "only the new items are placed");
         assert!(added.keys().all(|i| !placed.contains_key(i)));
         let mut all = placed.clone();
         all.extend(added);
-        assert_eq!(counts(&all, "a"), (3, 3));
+        for case in ["a", "b", "c"] {
+            assert_eq!(parts_of(&all, case).len(), 1, "case {case} is not divided");
+        }
+        assert_eq!(parts_of(&all, "a"), parts_of(&placed, "a"));
+    }
+
+    #[test]
+    fn a_case_halved_by_an_older_split_keeps_its_items_and_adds_to_its_larger_part() {
+        let old = items(&[("a", "s", 4)]);
+        let placed: Vec<(SplitItem, Part)> = old
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let part = if i == 0 {
+                    Part::Development
+                } else {
+                    Part::Test
+                };
+                (item.clone(), part)
+            })
+            .collect();
+        let added = place_new_items(3, &placed, &items(&[("a", "s", 6)]));
+        assert_eq!(added.len(), 2);
+        assert!(added.values().all(|p| *p == Part::Test));
     }
 
     #[test]

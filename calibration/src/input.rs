@@ -55,6 +55,22 @@ pub struct ItemErrors {
     pub clinician_labels: Vec<ErrorLabel>,
 }
 
+/// The items a grader's figures read (`verdict.items_used`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemsUsed {
+    /// Every item: no grader of the study was tuned on a part of it.
+    #[default]
+    All,
+    /// Only the test part of the grader workbench's split, whole cases a prompt was never tuned
+    /// on; `versions_confirmed` grader versions have been judged on them.
+    TestCases {
+        cases: usize,
+        items: usize,
+        versions_confirmed: usize,
+    },
+}
+
 /// A clinician's judgement of whether one sample of a model's answer was correct (for pass@k).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CorrectnessJudgement {
@@ -86,6 +102,9 @@ pub struct CalibrationInput {
     /// The study database's audit head (`N:HASH`) when the input was read, so a published report
     /// pins the data it came from; `None` for input without an audit log (a CSV).
     pub audit_head: Option<String>,
+    /// Which items the grader's scores were read on (the caller filters them): all, or only the
+    /// test cases of the workbench's split, where a grader prompt was tuned on the others.
+    pub items_used: ItemsUsed,
 }
 
 /// A clinician's first read and repeat read (after the wash-out) of one item, overall scale.

@@ -174,6 +174,8 @@ pub struct Verdict {
     pub decision: String,
     /// The verdict in plain words.
     pub summary: String,
+    /// Which items the grader's figures read: all, or the held-out test cases (additive, issue 33).
+    pub items_used: crate::input::ItemsUsed,
 }
 
 /// Where the grader stands against the bar.
@@ -891,7 +893,7 @@ fn build(
         .grader
         .as_ref()
         .and_then(|_| dimension_reports.first())
-        .map(|d| verdict(d, options));
+        .map(|d| verdict(d, options, &input.items_used));
     let grader_scores: BTreeMap<&str, f64> = options
         .grader
         .as_deref()
@@ -1921,7 +1923,11 @@ fn drift_entry(
     }
 }
 
-fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
+fn verdict(
+    dimension: &DimensionReport,
+    options: &ReportOptions,
+    items_used: &crate::input::ItemsUsed,
+) -> Verdict {
     let bar = options.bar_pearson_r;
     let grader = dimension.overall.grader.as_ref();
     let pearson_estimate = grader
@@ -2118,6 +2124,18 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             options.excluded_raters.join(", ")
         )
     };
+    let summary = match items_used {
+        crate::input::ItemsUsed::All => summary,
+        crate::input::ItemsUsed::TestCases {
+            cases,
+            items,
+            versions_confirmed,
+        } => format!(
+            "{summary} The grader's figures read only the {items} items of the {cases} test cases the workbench held out of prompt tuning; {versions_confirmed} grader version{} {} been confirmed on them.",
+            if *versions_confirmed == 1 { "" } else { "s" },
+            if *versions_confirmed == 1 { "has" } else { "have" },
+        ),
+    };
     Verdict {
         dimension: dimension.dimension.clone(),
         bar_pearson_r: bar,
@@ -2143,6 +2161,7 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         precision,
         decision,
         summary,
+        items_used: items_used.clone(),
     }
 }
 

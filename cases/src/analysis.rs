@@ -16,7 +16,8 @@ use crate::{Error, Result};
 use calibration::coverage::{DimensionCoverage, LeftOutScores, RubricVersionCount};
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
-    LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
+    ItemsUsed, LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec,
+    ScoreRow,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -130,11 +131,27 @@ pub fn study_data_then(
     let clinicians = read_clinician_ratings(conn, &rubrics, &responses, &mut scores, &mut left_out)
         .map_err(fail)?;
     let graders = read_grader_scores(conn, &responses, grader, &mut scores).map_err(fail)?;
+    // A study the grader workbench split: every grader figure reads only the test cases, which
+    // no prompt was tuned on (issue 33); the clinicians' own figures keep every item.
+    let held_out = crate::grader_workbench::held_out_items(store, study_key)?;
+    let items_used = match &held_out {
+        None => ItemsUsed::All,
+        Some(held_out) => {
+            scores
+                .retain(|s| !graders.names.contains(&s.rater) || held_out.items.contains(&s.item));
+            ItemsUsed::TestCases {
+                cases: held_out.cases,
+                items: held_out.items.len(),
+                versions_confirmed: held_out.versions_confirmed,
+            }
+        }
+    };
     let labels = read_error_labels(conn, &responses).map_err(fail)?;
     // Error comparison needs both sides: items the grader scored and clinicians reviewed.
     let errors = clinicians
         .reviewers
         .iter()
+        .filter(|(item, _)| held_out.as_ref().is_none_or(|h| h.items.contains(*item)))
         .filter_map(|(item, who)| {
             Some(ItemErrors {
                 item: item.clone(),
@@ -177,6 +194,7 @@ pub fn study_data_then(
                 ..MissedFindingsInput::default()
             },
             audit_head: Some(audit_head.to_string()),
+            items_used,
         },
         scale: ScaleSpec {
             min: rubric.overall.min,

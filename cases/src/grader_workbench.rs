@@ -25,7 +25,18 @@ struct RatedItem {
     /// `case/task/model/sample`.
     item: String,
     case: String,
+    disease_group: String,
     clinician_scores: Vec<f64>,
+}
+
+impl RatedItem {
+    fn split_item(&self) -> SplitItem {
+        SplitItem {
+            item: self.item.clone(),
+            case: self.case.clone(),
+            stratum: self.disease_group.clone(),
+        }
+    }
 }
 
 /// A grader version on the split: agreement on the development items always, on the test items
@@ -152,7 +163,7 @@ fn rated_items(store: &Store, study: i64) -> Result<Vec<RatedItem>> {
     let mut stmt = store
         .read()
         .prepare(
-            "SELECT r.id, c.case_id, t.task_id, r.model, r.sample, g.overall
+            "SELECT r.id, c.case_id, t.task_id, r.model, r.sample, g.overall, c.disease_group
              FROM ratings g JOIN responses r ON g.response = r.id JOIN tasks t ON r.task = t.id
              JOIN cases c ON t.case_ref = c.id JOIN raters ra ON g.rater = ra.id
              WHERE c.study = ?1 AND g.status = 'submitted' AND g.read_no = 1
@@ -176,6 +187,7 @@ fn rated_items(store: &Store, study: i64) -> Result<Vec<RatedItem>> {
                     response,
                     item: format!("{case}/{task}/{model}/{sample}"),
                     case,
+                    disease_group: row.get(6).map_err(fail)?,
                     clinician_scores: vec![overall],
                 });
             }
@@ -201,6 +213,99 @@ fn grader_scores(store: &Store, study: i64, grader: &str) -> Result<BTreeMap<i64
     rows.collect::<rusqlite::Result<_>>().map_err(fail)
 }
 
+/// The study's split as stored: its seed (`None` before the workbench first opened the study),
+/// the rated items, and those of them placed so far with their parts.
+struct StoredSplit {
+    seed: Option<u64>,
+    items: Vec<RatedItem>,
+    placed: Vec<(SplitItem, Part)>,
+}
+
+fn stored_split(store: &Store, study: i64) -> Result<StoredSplit> {
+    let items = rated_items(store, study)?;
+    let fail = |e| Error::database(store.path(), "reading the development/test split", e);
+    let seed: Option<i64> = store
+        .read()
+        .query_row(
+            "SELECT seed FROM grader_splits WHERE study = ?1",
+            [study],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(fail)?;
+    let mut stmt = store
+        .read()
+        .prepare(
+            "SELECT s.response, s.part FROM grader_split_items s JOIN responses r
+               ON s.response = r.id JOIN tasks t ON r.task = t.id
+               JOIN cases c ON t.case_ref = c.id WHERE c.study = ?1",
+        )
+        .map_err(fail)?;
+    let rows: Vec<(i64, String)> = stmt
+        .query_map([study], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(fail)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(fail)?;
+    let by_response: BTreeMap<i64, &RatedItem> = items.iter().map(|i| (i.response, i)).collect();
+    let mut placed = Vec::new();
+    for (response, part) in rows {
+        let part = Part::parse(&part).ok_or_else(|| Error::Corrupt {
+            what: format!("split part {part:?} of response {response}"),
+        })?;
+        // A placed item whose rating was reopened keeps its row, and its part when it returns.
+        if let Some(item) = by_response.get(&response) {
+            placed.push((item.split_item(), part));
+        }
+    }
+    Ok(StoredSplit {
+        seed: seed.map(|s| s as u64),
+        items,
+        placed,
+    })
+}
+
+/// What the calibration verdict of a study reads when the workbench split it: the test part's
+/// items (`case/task/model/sample`, the rated items placed or, placed the same way without
+/// writing, still to be placed), and how many grader versions were confirmed on them. `None` when
+/// the workbench never split the study: the verdict then reads every item.
+pub struct HeldOutItems {
+    pub items: std::collections::BTreeSet<String>,
+    pub cases: usize,
+    pub versions_confirmed: usize,
+}
+
+pub fn held_out_items(store: &Store, study: i64) -> Result<Option<HeldOutItems>> {
+    let stored = stored_split(store, study)?;
+    let Some(seed) = stored.seed else {
+        return Ok(None);
+    };
+    let new: Vec<SplitItem> = stored.items.iter().map(RatedItem::split_item).collect();
+    let mut part_of: BTreeMap<String, Part> = place_new_items(seed, &stored.placed, &new);
+    part_of.extend(stored.placed.into_iter().map(|(i, part)| (i.item, part)));
+    let test: Vec<&RatedItem> = stored
+        .items
+        .iter()
+        .filter(|i| part_of.get(&i.item) == Some(&Part::Test))
+        .collect();
+    let versions_confirmed: i64 = store
+        .read()
+        .query_row(
+            "SELECT COUNT(DISTINCT grader) FROM grader_confirmations WHERE study = ?1",
+            [study],
+            |r| r.get(0),
+        )
+        .map_err(|e| Error::database(store.path(), "counting confirmed grader versions", e))?;
+    Ok(Some(HeldOutItems {
+        cases: test
+            .iter()
+            .map(|i| i.case.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        items: test.into_iter().map(|i| i.item.clone()).collect(),
+        versions_confirmed: versions_confirmed as usize,
+    }))
+}
+
 /// The study's split, made on first use with `seed_if_new` and extended by the items rated
 /// since (one transaction, audited when anything was placed). Returns the seed and each rated
 /// item's part.
@@ -211,58 +316,13 @@ fn split(
     seed_if_new: u64,
     actor: &str,
 ) -> Result<(u64, Vec<(RatedItem, Part)>)> {
-    let items = rated_items(store, study)?;
-    let fail = |e| Error::database(store.path(), "reading the development/test split", e);
-    let stored_seed: Option<i64> = store
-        .read()
-        .query_row(
-            "SELECT seed FROM grader_splits WHERE study = ?1",
-            [study],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(fail)?;
-    let seed = stored_seed.map_or(seed_if_new, |s| s as u64);
-    let mut placed: Vec<(SplitItem, Part)> = Vec::new();
-    {
-        let mut stmt = store
-            .read()
-            .prepare(
-                "SELECT s.response, s.part FROM grader_split_items s JOIN responses r
-                   ON s.response = r.id JOIN tasks t ON r.task = t.id
-                   JOIN cases c ON t.case_ref = c.id WHERE c.study = ?1",
-            )
-            .map_err(fail)?;
-        let rows: Vec<(i64, String)> = stmt
-            .query_map([study], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(fail)?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(fail)?;
-        let by_response: BTreeMap<i64, &RatedItem> =
-            items.iter().map(|i| (i.response, i)).collect();
-        for (response, part) in rows {
-            let part = Part::parse(&part).ok_or_else(|| Error::Corrupt {
-                what: format!("split part {part:?} of response {response}"),
-            })?;
-            // A placed item whose rating was reopened keeps its row, and its part when it returns.
-            if let Some(item) = by_response.get(&response) {
-                placed.push((
-                    SplitItem {
-                        item: item.item.clone(),
-                        case: item.case.clone(),
-                    },
-                    part,
-                ));
-            }
-        }
-    }
-    let new: Vec<SplitItem> = items
-        .iter()
-        .map(|i| SplitItem {
-            item: i.item.clone(),
-            case: i.case.clone(),
-        })
-        .collect();
+    let StoredSplit {
+        seed: stored_seed,
+        items,
+        placed,
+    } = stored_split(store, study)?;
+    let seed = stored_seed.unwrap_or(seed_if_new);
+    let new: Vec<SplitItem> = items.iter().map(RatedItem::split_item).collect();
     let placements = place_new_items(seed, &placed, &new);
     if stored_seed.is_none() || !placements.is_empty() {
         let response_of: BTreeMap<&str, i64> = items

@@ -106,7 +106,7 @@ fn rated_study(n: usize) -> (tempfile::TempDir, Store, Vec<(i64, String, String)
 }
 
 #[test]
-fn the_split_is_stratified_by_case_stored_and_never_moves() {
+fn the_split_holds_whole_cases_stored_and_never_moves() {
     let (_dir, mut store, rated) = rated_study(40);
     let first = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 99, LEAD).unwrap();
     assert_eq!(first.seed, 99);
@@ -123,18 +123,15 @@ fn the_split_is_stratified_by_case_stored_and_never_moves() {
     };
     let placed = parts(&store);
     let cases: BTreeSet<&str> = rated.iter().map(|r| r.1.as_str()).collect();
-    for case in cases {
-        let of = |part: &str| {
-            rated
-                .iter()
-                .filter(|r| r.1 == case && placed[&r.0] == part)
-                .count()
-        };
-        assert!(
-            of("development").abs_diff(of("test")) <= 1,
-            "case {case} is halved"
-        );
+    for case in &cases {
+        let parts: BTreeSet<&str> = rated
+            .iter()
+            .filter(|r| r.1 == *case)
+            .map(|r| placed[&r.0].as_str())
+            .collect();
+        assert_eq!(parts.len(), 1, "case {case} lies in one part: {parts:?}");
     }
+    assert!(cases.len() >= 2);
     // Another seed offered later changes nothing: the stored one holds.
     let again = grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 12345, LEAD).unwrap();
     assert_eq!(again.seed, 99);
@@ -152,6 +149,78 @@ fn the_split_is_stratified_by_case_stored_and_never_moves() {
     let now = parts(&store);
     assert!(placed.iter().all(|(r, p)| now[r] == *p));
     assert_eq!(audit_count(&store, "place grader split items"), 2);
+    // A late item of a case placed before joins its case's part.
+    let case_of: BTreeMap<i64, &str> = all.iter().map(|r| (r.0, r.1.as_str())).collect();
+    for (id, case, _) in &all[40..50] {
+        if let Some((earlier, _, _)) = rated.iter().find(|r| r.1 == *case) {
+            assert_eq!(now[id], placed[earlier], "late item of {}", case_of[id]);
+        }
+    }
+}
+
+#[test]
+fn the_verdict_of_a_study_the_workbench_split_reads_only_its_test_cases() {
+    use calibration::input::ItemsUsed;
+    let (_dir, mut store, rated) = rated_study(60);
+    // The report checks scores against the rubric's 1–5 scale: whole points, at most 5.
+    store
+        .read()
+        .execute(
+            "UPDATE grader_scores SET score = MIN(CAST(score AS INTEGER), 5)",
+            [],
+        )
+        .unwrap();
+    let lead = cases::app::Session::command_line();
+    let report = |store: &Store| {
+        cases::app::calibration::study_report(
+            store,
+            &lead,
+            DEMO_STUDY_ID,
+            calibration::input::ReportOptions {
+                grader: Some("wb-v1".into()),
+                bootstrap_resamples: 50,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .build(&calibration::bootstrap::NoProgress)
+        .unwrap()
+    };
+    // Before the workbench splits the study, the verdict reads every rated item.
+    let before = report(&store).verdict.unwrap();
+    assert_eq!(before.items_used, ItemsUsed::All);
+    assert_eq!(before.n_items, 60);
+
+    grader_on_split(&mut store, DEMO_STUDY_ID, "wb-v1", 5, LEAD).unwrap();
+    confirm_grader(&mut store, DEMO_STUDY_ID, "wb-v1", 5, LEAD).unwrap();
+    let test = part_ids(&store, "test");
+    let test_cases: BTreeSet<&str> = rated
+        .iter()
+        .filter(|r| test.contains(&r.0))
+        .map(|r| r.1.as_str())
+        .collect();
+    let verdict = report(&store).verdict.unwrap();
+    assert_eq!(
+        verdict.items_used,
+        ItemsUsed::TestCases {
+            cases: test_cases.len(),
+            items: test.len(),
+            versions_confirmed: 1,
+        }
+    );
+    assert_eq!(verdict.n_items, test.len());
+    assert_eq!(verdict.n_cases, test_cases.len());
+    assert!(
+        verdict.summary.contains(&format!(
+            "read only the {} items of the {} test cases",
+            test.len(),
+            test_cases.len()
+        )),
+        "{}",
+        verdict.summary
+    );
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(json["items_used"]["test_cases"]["versions_confirmed"], 1);
 }
 
 #[test]

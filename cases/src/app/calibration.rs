@@ -232,6 +232,7 @@ fn headline_input(input: &CalibrationInput) -> CalibrationInput {
             ..MissedFindingsInput::default()
         },
         audit_head: input.audit_head.clone(),
+        items_used: input.items_used.clone(),
     }
 }
 
