@@ -33,7 +33,9 @@
 
 use crate::dist::z_975;
 use crate::estimate::Estimate;
+use crate::input::{CalibrationInput, ReportOptions};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// How [`ppi_mean`] estimates, for the report's `method`.
 pub const METHOD: &str = "PPI++ mean (Angelopoulos, Duchi & Zrnic 2023; power-tuned λ as ppi_py, clipped to [0, 1]); 95 % normal interval with the variance summed by case (cluster-robust); valid when the answers clinicians read are a random subset";
@@ -193,4 +195,101 @@ pub fn ppi_mean(answers: &[Answer]) -> Estimate<PpiMean> {
             nf
         },
     })
+}
+
+/// The report's `ppi` section: one row per model × target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PpiRow {
+    /// The item's `model` grouping value; `all` when the input has no `model` column.
+    pub model: String,
+    /// `mean_score` (the clinicians' mean on the primary dimension) or `correct` (the share of
+    /// answers most of their clinicians judged correct).
+    pub target: String,
+    #[serde(flatten)]
+    pub result: Estimate<PpiMean>,
+    pub method: String,
+}
+
+/// The model every answer without a `model` column belongs to.
+const ALL_MODELS: &str = "all";
+
+/// PPI++ per model for the report: on `dimension` (the primary one), the clinicians' mean score
+/// (Y: their mean on the answer, Ŷ: the grader's score), and where clinicians judged correctness,
+/// the share correct (Y: most of the answer's judgements say correct, as for pass@k; Ŷ: the
+/// grader's score at or above the pass score of the automatic-metrics section). An answer is
+/// one the grader scored on `dimension`; answers it did not score are left out. Empty without a
+/// grader.
+pub fn ppi_table(
+    input: &CalibrationInput,
+    options: &ReportOptions,
+    dimension: Option<&str>,
+) -> Vec<PpiRow> {
+    let (Some(grader), Some(dimension)) = (options.grader.as_deref(), dimension) else {
+        return Vec::new();
+    };
+    let table = &input.table;
+    let is_grader = |rater: &str| rater == grader || options.other_grader_versions.iter().any(|v| v == rater);
+    let mut grader_scores: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut clinician_sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for s in table.scores.iter().filter(|s| s.dimension == dimension) {
+        if s.rater == grader {
+            grader_scores.insert(&s.item, s.score);
+        } else if !is_grader(&s.rater) {
+            let sum = clinician_sums.entry(&s.item).or_default();
+            sum.0 += s.score;
+            sum.1 += 1;
+        }
+    }
+    // Items of a study are `case/task/model/sample`, the key the correctness judgements carry.
+    let mut votes: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for j in &input.correctness {
+        let vote = votes
+            .entry(format!("{}/{}/{}", j.task, j.model, j.sample))
+            .or_default();
+        vote.0 += usize::from(j.correct);
+        vote.1 += 1;
+    }
+    let pass_score = crate::automatic_metrics::pass_threshold(options, &grader_scores);
+
+    let mut case_index: BTreeMap<&str, usize> = BTreeMap::new();
+    // model → (mean-score answers, correctness answers, whether any answer was judged)
+    let mut models: BTreeMap<&str, (Vec<Answer>, Vec<Answer>, bool)> = BTreeMap::new();
+    for (&item, &grader_score) in &grader_scores {
+        let info = table.items.get(item);
+        let case = info.and_then(|i| i.case.as_deref()).unwrap_or(item);
+        let next = case_index.len();
+        let case = *case_index.entry(case).or_insert(next);
+        let model = info
+            .and_then(|i| i.groups.get("model"))
+            .map_or(ALL_MODELS, String::as_str);
+        let entry = models.entry(model).or_default();
+        entry.0.push(Answer {
+            case,
+            grader: grader_score,
+            clinicians: clinician_sums.get(item).map(|(sum, n)| sum / *n as f64),
+        });
+        if let Some(pass_score) = pass_score {
+            let judged = votes.get(item).map(|&(yes, total)| f64::from(u8::from(2 * yes > total)));
+            entry.2 |= judged.is_some();
+            entry.1.push(Answer {
+                case,
+                grader: f64::from(u8::from(grader_score >= pass_score)),
+                clinicians: judged,
+            });
+        }
+    }
+    let row = |model: &str, target: &str, answers: &[Answer]| PpiRow {
+        model: model.to_owned(),
+        target: target.to_owned(),
+        result: ppi_mean(answers),
+        method: METHOD.to_owned(),
+    };
+    let mut rows = Vec::new();
+    for (model, (scores, correct, judged)) in &models {
+        rows.push(row(model, "mean_score", scores));
+        if *judged {
+            rows.push(row(model, "correct", correct));
+        }
+    }
+    rows
 }

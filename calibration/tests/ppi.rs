@@ -2,9 +2,16 @@
 //! numpy implementation of the same formulas); see tests/data/README.md for how
 //! `ppi_reference.json` was made.
 
-use calibration::ppi::{ppi_mean, Answer, PpiMean};
+use calibration::input::{
+    CalibrationInput, CorrectnessJudgement, ItemInfo, LongTable, ReportOptions, ScaleSpec,
+    ScoreRow,
+};
+use calibration::ppi::{ppi_mean, Answer, PpiMean, PpiRow};
+use calibration::progress::NoProgress;
+use calibration::report::build_report;
 use calibration::Estimate;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 const TOLERANCE: f64 = 1e-9;
 
@@ -33,6 +40,10 @@ fn close(name: &str, what: &str, got: f64, expected: &Value) {
 }
 
 fn check(case: &Value, answers: &[Answer]) {
+    check_estimate(case, &ppi_mean(answers));
+}
+
+fn check_estimate(case: &Value, result: &Estimate<PpiMean>) {
     let name = case["name"].as_str().expect("name");
     let Estimate::Value(PpiMean {
         estimate,
@@ -42,7 +53,7 @@ fn check(case: &Value, answers: &[Answer]) {
         clinicians_only,
         grader_only,
         ..
-    }) = ppi_mean(answers)
+    }) = *result
     else {
         panic!("{name}: not estimable")
     };
@@ -129,4 +140,127 @@ fn too_few_reads_or_nothing_unread_is_not_estimable() {
     assert!(ppi_mean(&[answer(Some(3.0)), answer(Some(4.0))])
         .reason()
         .is_some_and(|r| r.contains("nothing to add")));
+}
+
+fn named<'a>(reference: &'a Value, name: &str) -> &'a Value {
+    reference["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| c["name"] == name)
+        .expect("reference case")
+}
+
+/// A study of one model whose answers are each their own case: a clinician read the first
+/// answers (scored `y`, and judged correct when `y` is 1), the grader scored all.
+fn study(case: &Value) -> CalibrationInput {
+    let y = floats(&case["y"]);
+    let grader = floats(&case["yhat"])
+        .into_iter()
+        .chain(floats(&case["yhat_unlabelled"]));
+    let mut table = LongTable::default();
+    let mut correctness = Vec::new();
+    for (i, grader) in grader.enumerate() {
+        let item = format!("c{i}/t/m1/0");
+        table.items.insert(
+            item.clone(),
+            ItemInfo {
+                case: Some(format!("c{i}")),
+                groups: BTreeMap::from([("model".to_owned(), "m1".to_owned())]),
+            },
+        );
+        let score = |rater: &str, score: f64| ScoreRow {
+            item: item.clone(),
+            rater: rater.into(),
+            dimension: "overall".into(),
+            score,
+        };
+        table.scores.push(score("grader", grader));
+        if let Some(&y) = y.get(i) {
+            table.scores.push(score("dr_a", y));
+            correctness.push(CorrectnessJudgement {
+                case: format!("c{i}"),
+                model: "m1".into(),
+                task_family: "diagnosis".into(),
+                level: "1".into(),
+                task: format!("c{i}/t"),
+                sample: 0,
+                rater: "dr_a".into(),
+                correct: y == 1.0,
+            });
+        }
+    }
+    CalibrationInput {
+        table,
+        correctness,
+        ..CalibrationInput::default()
+    }
+}
+
+fn row<'a>(rows: &'a [PpiRow], target: &str) -> &'a PpiRow {
+    rows.iter()
+        .find(|r| r.model == "m1" && r.target == target)
+        .unwrap_or_else(|| panic!("a {target} row for m1"))
+}
+
+#[test]
+fn report_rows_match_ppi_py() {
+    let reference = reference();
+    let options = ReportOptions {
+        grader: Some("grader".into()),
+        bootstrap_resamples: 200,
+        ..ReportOptions::default()
+    };
+
+    let scores = named(&reference, "continuous scores, good grader");
+    let report = build_report(&study(scores), &options, &NoProgress).expect("report");
+    check_estimate(scores, &row(&report.ppi, "mean_score").result);
+    // (Its judgements give a `correct` row too; the 0/1 study below checks that target.)
+    assert!(report.ppi.iter().all(|r| r.model == "m1"));
+
+    // 0/1 scores on a 0–1 scale: the pass score is 0.5, so the grader's verdict is its score.
+    let binary = named(&reference, "binary target, binary grader");
+    let options = ReportOptions {
+        scale: Some(ScaleSpec {
+            min: 0.0,
+            max: 1.0,
+            step: 1.0,
+        }),
+        ..options
+    };
+    let report = build_report(&study(binary), &options, &NoProgress).expect("report");
+    check_estimate(binary, &row(&report.ppi, "mean_score").result);
+    check_estimate(binary, &row(&report.ppi, "correct").result);
+    let json = serde_json::to_value(&report).expect("JSON");
+    let first = &json["ppi"][0];
+    for key in [
+        "model",
+        "target",
+        "estimate",
+        "low",
+        "high",
+        "n_labelled",
+        "n_unlabelled",
+        "lambda",
+        "clinicians_only",
+        "grader_only",
+        "effective_n",
+        "method",
+    ] {
+        assert!(!first[key].is_null(), "the ppi row has {key}");
+    }
+    assert_eq!(first["n_labelled"], 100);
+    assert_eq!(first["n_unlabelled"], 900);
+}
+
+#[test]
+fn no_grader_no_ppi() {
+    let reference = reference();
+    let report = build_report(
+        &study(named(&reference, "small n")),
+        &ReportOptions::default(),
+        &NoProgress,
+    )
+    .expect("report");
+    assert!(report.ppi.is_empty());
 }
