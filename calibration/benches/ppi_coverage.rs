@@ -48,9 +48,7 @@ struct Design {
 /// One study: clinicians' truth and the grader per answer, the case effects shared. Scores have
 /// true mean 3; a 0/1 target ("correct") is the truth above 3, true share 0.5 by symmetry.
 fn study(rng: &mut Lcg, d: Design) -> Vec<Answer> {
-    let read_case: Vec<bool> = (0..d.cases)
-        .map(|_| rng.uniform() < d.share_read)
-        .collect();
+    let read_case: Vec<bool> = (0..d.cases).map(|_| rng.uniform() < d.share_read).collect();
     let mut answers = Vec::with_capacity(d.cases * d.per_case);
     for (case, &case_read) in read_case.iter().enumerate() {
         let case_truth = d.case_sd * rng.normal();

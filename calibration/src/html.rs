@@ -1378,7 +1378,12 @@ fn ppi(h: &mut String, report: &Report) {
     }
     h.push_str("<section id=\"ppi\"><h2>Prediction-powered estimates (PPI++)</h2><p>The grader on every answer, the clinicians on a subset: unbiased like the clinicians' figure, and narrower as far as the grader agrees with them. Valid only if the answers clinicians read were drawn at random. Intervals: 95 %, variance summed by case.</p><table><tr><th class=\"text\">Model</th><th class=\"text\">Target</th><th>PPI++ (95 % CI)</th><th>clinicians only</th><th>grader only</th><th>read / grader only</th><th>λ</th><th>effective n</th></tr>");
     let interval = |i: &crate::ppi::Interval| {
-        format!("{} ({}–{})", num(i.estimate, 3), num(i.low, 3), num(i.high, 3))
+        format!(
+            "{} ({}–{})",
+            num(i.estimate, 3),
+            num(i.low, 3),
+            num(i.high, 3)
+        )
     };
     for r in &report.ppi {
         let _ = write!(

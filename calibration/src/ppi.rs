@@ -228,7 +228,8 @@ pub fn ppi_table(
         return Vec::new();
     };
     let table = &input.table;
-    let is_grader = |rater: &str| rater == grader || options.other_grader_versions.iter().any(|v| v == rater);
+    let is_grader =
+        |rater: &str| rater == grader || options.other_grader_versions.iter().any(|v| v == rater);
     let mut grader_scores: BTreeMap<&str, f64> = BTreeMap::new();
     let mut clinician_sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     for s in table.scores.iter().filter(|s| s.dimension == dimension) {
@@ -269,7 +270,9 @@ pub fn ppi_table(
             clinicians: clinician_sums.get(item).map(|(sum, n)| sum / *n as f64),
         });
         if let Some(pass_score) = pass_score {
-            let judged = votes.get(item).map(|&(yes, total)| f64::from(u8::from(2 * yes > total)));
+            let judged = votes
+                .get(item)
+                .map(|&(yes, total)| f64::from(u8::from(2 * yes > total)));
             entry.2 |= judged.is_some();
             entry.1.push(Answer {
                 case,

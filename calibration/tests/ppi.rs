@@ -3,8 +3,7 @@
 //! `ppi_reference.json` was made.
 
 use calibration::input::{
-    CalibrationInput, CorrectnessJudgement, ItemInfo, LongTable, ReportOptions, ScaleSpec,
-    ScoreRow,
+    CalibrationInput, CorrectnessJudgement, ItemInfo, LongTable, ReportOptions, ScaleSpec, ScoreRow,
 };
 use calibration::ppi::{ppi_mean, Answer, PpiMean, PpiRow};
 use calibration::progress::NoProgress;
