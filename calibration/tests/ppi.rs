@@ -250,6 +250,8 @@ fn report_rows_match_ppi_py() {
     }
     assert_eq!(first["n_labelled"], 100);
     assert_eq!(first["n_unlabelled"], 900);
+    let html = calibration::html::to_html(&report);
+    assert!(html.contains("<section id=\"ppi\">") && html.contains("<td>correct</td>"));
 }
 
 #[test]
