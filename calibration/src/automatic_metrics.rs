@@ -283,7 +283,7 @@ fn correlate(
 }
 
 /// The scale's midpoint, else the median grader score.
-fn pass_threshold(options: &ReportOptions, grader: &BTreeMap<&str, f64>) -> Option<f64> {
+pub(crate) fn pass_threshold(options: &ReportOptions, grader: &BTreeMap<&str, f64>) -> Option<f64> {
     if let Some(scale) = options.scale {
         return Some((scale.min + scale.max) / 2.0);
     }

@@ -139,6 +139,7 @@ pub fn to_html(report: &Report) -> String {
     drift(&mut h, report);
     errors(&mut h, report);
     pass_at_k(&mut h, report);
+    ppi(&mut h, report);
     intra_rater(&mut h, report);
     missed_findings(&mut h, report);
     if let Some(section) = &report.automatic_metrics {
@@ -1370,6 +1371,45 @@ fn pass_at_k(h: &mut String, report: &Report) {
         h.push_str("</tr>");
     }
     h.push_str("</table>");
+}
+
+fn ppi(h: &mut String, report: &Report) {
+    if report.ppi.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"ppi\"><h2>Prediction-powered estimates (PPI++)</h2><p>The grader on every answer, the clinicians on a subset: unbiased like the clinicians' figure, and narrower as far as the grader agrees with them. Valid only if the answers clinicians read were drawn at random. Intervals: 95 %, variance summed by case.</p><table><tr><th class=\"text\">Model</th><th class=\"text\">Target</th><th>PPI++ (95 % CI)</th><th>clinicians only</th><th>grader only</th><th>read / grader only</th><th>λ</th><th>effective n</th></tr>");
+    let interval = |i: &crate::ppi::Interval| {
+        format!(
+            "{} ({}–{})",
+            num(i.estimate, 3),
+            num(i.low, 3),
+            num(i.high, 3)
+        )
+    };
+    for r in &report.ppi {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&r.model),
+            escape(&r.target)
+        );
+        h.push_str(&estimate_cells(&r.result, 6, |v| {
+            vec![
+                interval(&crate::ppi::Interval {
+                    estimate: v.estimate,
+                    low: v.low,
+                    high: v.high,
+                }),
+                interval(&v.clinicians_only),
+                interval(&v.grader_only),
+                format!("{} / {}", v.n_labelled, v.n_unlabelled),
+                num(v.lambda, 2),
+                num(v.effective_n, 0),
+            ]
+        }));
+        h.push_str("</tr>");
+    }
+    h.push_str("</table></section>");
 }
 
 fn intra_rater(h: &mut String, report: &Report) {

@@ -22,7 +22,8 @@
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
 //!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
-//!   [`proportions`] (Wilson, pass@k);
+//!   [`proportions`] (Wilson, pass@k); [`ppi`] (PPI++ estimates: the grader on every answer,
+//!   clinicians on a random subset, intervals by case);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
 //!   [`missed_findings`] (lesions a response did not mention, per model);
 //! - the grader workbench: [`dev_test_split`] (seeded, stratified by case, placements never
@@ -51,6 +52,7 @@ pub mod kappa;
 pub mod krippendorff;
 pub mod missed_findings;
 pub mod panel;
+pub mod ppi;
 pub mod precision;
 pub mod progress;
 pub mod proportions;

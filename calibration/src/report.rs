@@ -92,6 +92,8 @@ pub struct Report {
     pub error_categories: Option<ErrorCategoryReport>,
     pub error_distribution: Option<ErrorDistribution>,
     pub pass_at_k: Vec<PassAtKRow>,
+    /// Prediction-powered (PPI++) estimates per model and target; empty without a grader.
+    pub ppi: Vec<crate::ppi::PpiRow>,
     /// Test-retest of clinicians who read responses twice; `None` without repeat reads.
     pub intra_rater: Option<IntraRaterReport>,
     /// Ground-truth lesions responses did not mention; `None` when not checked.
@@ -960,6 +962,7 @@ fn build(
         ),
         error_distribution: error_distribution(input),
         pass_at_k: pass_at_k_table(input, options),
+        ppi: crate::ppi::ppi_table(input, options, dimensions.first().map(String::as_str)),
         intra_rater: intra_rater_report(
             &input.repeat_reads,
             &case_of,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeItems, fmt, interval, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import { describeItems, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
 import type { DimensionReport, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
@@ -96,5 +96,19 @@ describe('the decision is read first, once', () => {
     const v = { decision: 'Decision: not yet.', summary: 'Decision: not yet. On overall, r is 0.8.' } as Verdict
     expect(summaryAfterDecision(v)).toBe('On overall, r is 0.8.')
     expect(summaryAfterDecision({ summary: 'On overall, r is 0.8.' } as Verdict)).toBe('On overall, r is 0.8.')
+  })
+})
+
+describe('ppi rows', () => {
+  it('gives the figures of an estimable row and null for a not-estimable one', () => {
+    const figures = {
+      estimate: 3.1, low: 2.9, high: 3.3, n_labelled: 40, n_unlabelled: 960, n_cases: 200, lambda: 0.6,
+      clinicians_only: { estimate: 3.0, low: 2.7, high: 3.3 }, grader_only: { estimate: 3.4, low: 3.35, high: 3.45 }, effective_n: 70,
+    }
+    const row = { model: 'm1', target: 'mean_score' as const, method: 'PPI++', ...figures }
+    expect(ppiFigures(row)?.effective_n).toBe(70)
+    expect(ppiFigures({ model: 'm1', target: 'correct', method: 'PPI++', n: 1, not_estimable: 'too few reads' })).toBeNull()
+    expect(ppiTarget('correct')).toBe('share judged correct')
+    expect(ppiTarget('mean_score')).toBe('mean score')
   })
 })

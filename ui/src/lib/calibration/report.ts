@@ -157,10 +157,39 @@ export interface Report {
   } | null
   error_distribution: { total: number; by_category: ({ name: string; count: number } & Proportion)[]; by_bucket: ({ name: string; count: number } & Proportion)[] } | null
   pass_at_k: { model: string; task_family: string; level: string; k: number; pass_at_k: Est<{ value: number; ci_low: number; ci_high: number; n: number; tasks_skipped: number }> }[]
+  /** Prediction-powered estimates per model × target (additive, issue 35; empty without a grader). */
+  ppi?: PpiRow[]
   intra_rater: IntraRater | null
   missed_findings: MissedFindings | null
   /** Only in a report from a database. */
   automatic_metrics?: AutomaticMetrics | null
+}
+
+/** A point estimate with its 95 % interval. */
+export interface PpiInterval { estimate: number; low: number; high: number }
+
+/** PPI++ figures of one model and target (calibration/src/ppi.rs). */
+export interface PpiFigures extends PpiInterval {
+  n_labelled: number
+  n_unlabelled: number
+  n_cases: number
+  lambda: number
+  clinicians_only: PpiInterval
+  grader_only: PpiInterval
+  effective_n: number
+}
+
+/** One row of the report's `ppi` list: the figures are flattened into the row, or not estimable. */
+export type PpiRow = { model: string; target: 'mean_score' | 'correct'; method: string } & Est<PpiFigures>
+
+/** A PPI row's figures, or null when not estimable. */
+export function ppiFigures(row: PpiRow): PpiFigures | null {
+  return isNotEstimable(row) ? null : row
+}
+
+/** What a PPI row's target means, in words. */
+export function ppiTarget(target: PpiRow['target']): string {
+  return target === 'correct' ? 'share judged correct' : 'mean score'
 }
 
 /** The "automatic metrics against the clinicians" section (calibration/src/automatic_metrics.rs). */
