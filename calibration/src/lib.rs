@@ -21,6 +21,8 @@
 //!   [`krippendorff::krippendorff_alpha`];
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
 //!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
+//! - [`mrmc`]: Obuchowski–Rockette with Hillis's df, generic over the figure of merit
+//!   ([`mrmc::obuchowski_rockette`], [`mrmc::fixed_reader_vs_random_readers`]);
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
@@ -50,6 +52,7 @@ pub mod jackknife;
 pub mod kappa;
 pub mod krippendorff;
 pub mod missed_findings;
+pub mod mrmc;
 pub mod panel;
 pub mod precision;
 pub mod progress;
