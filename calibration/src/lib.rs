@@ -23,6 +23,7 @@
 //!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
 //! - [`mrmc`]: Obuchowski–Rockette with Hillis's df, generic over the figure of merit
 //!   ([`mrmc::obuchowski_rockette`], [`mrmc::fixed_reader_vs_random_readers`]);
+//! - [`readers_random`]: the grader against a clinician with clinicians and cases random;
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
@@ -58,6 +59,7 @@ pub mod precision;
 pub mod progress;
 pub mod proportions;
 pub mod ratings;
+pub mod readers_random;
 pub mod report;
 pub mod scales;
 pub mod tables;
