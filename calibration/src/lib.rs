@@ -23,6 +23,7 @@
 //!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
 //! - [`mrmc`]: Obuchowski–Rockette with Hillis's df, generic over the figure of merit
 //!   ([`mrmc::obuchowski_rockette`], [`mrmc::fixed_reader_vs_random_readers`]);
+//! - [`attainable`]: √ICC(A,k), the r the clinicians' mean allows, and the disattenuated r;
 //! - [`readers_random`]: the grader against a clinician with clinicians and cases random;
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k);
@@ -33,6 +34,7 @@
 //!   [`version_drift`] (score shift, verdict flips, Kendall τ-b of the model ranking).
 
 pub mod alt_test;
+pub mod attainable;
 pub mod automatic_metrics;
 mod automatic_metrics_render;
 pub mod bland_altman;

@@ -4,6 +4,7 @@
 //! render it. The JSON schema is documented in `docs/report-schema.md`.
 
 use crate::alt_test::{alt_test, AltTest};
+use crate::attainable::{attainable_r, AttainableR};
 use crate::bland_altman::{bland_altman, BlandAltman};
 use crate::bootstrap::{cluster_bootstrap, BootstrapConfig, BootstrapInterval, Progress};
 use crate::calibration_line::{
@@ -166,6 +167,12 @@ pub struct Verdict {
     /// The grader against a clinician, clinicians and cases random: "a clinician" where
     /// `ceiling` says "these clinicians".
     pub readers_random: Estimate<ReadersRandom>,
+    /// The highest r any grader can reach with the clinicians' mean: √ICC(A,k) of the panel
+    /// (see [`crate::attainable`]).
+    pub attainable_r: Estimate<AttainableR>,
+    /// r / √ICC(A,k): the grader's r against a perfectly reliable mean; unclipped (it can
+    /// exceed 1 by sampling error). `None` where either is not estimable.
+    pub disattenuated_r: Option<f64>,
     /// Clinicians' agreement with each other (ICC2, items every clinician scored). Kept for
     /// reference; it is not the ceiling the grader's r is compared with (another statistic on
     /// other items).
@@ -1939,6 +1946,11 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         || Estimate::not_estimable(0, "the grader scored no item of this dimension"),
         |g| g.readers_random.clone(),
     );
+    let attainable_r = attainable_r(&dimension.overall.human_human.icc);
+    let disattenuated_r = attainable_r
+        .value()
+        .zip(pearson_estimate.value())
+        .map(|(a, p)| a.disattenuate(p.r));
     let n_items = grader.map_or(0, |g| g.vs_human_mean.n);
     let n_cases = grader.map_or(0, |g| g.vs_human_mean.n_cases);
     let method = match (&interval, grader) {
@@ -2020,6 +2032,9 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
             }
             if let Some(r) = readers_random.value() {
                 words.push_str(&r.sentence(options.non_inferiority_margin));
+            }
+            if let Some(a) = attainable_r.value() {
+                words.push_str(&a.sentence(p.r, bar));
             }
             if let Some(p) = &precision {
                 match (p.n_for_power, p.cases_for_power) {
@@ -2124,6 +2139,8 @@ fn verdict(dimension: &DimensionReport, options: &ReportOptions) -> Verdict {
         },
         ceiling,
         readers_random,
+        disattenuated_r,
+        attainable_r,
         human_icc2,
         bias,
         alt_test_passed,

@@ -148,3 +148,42 @@ fn needs_three_clinicians() {
     let reason = readers_random(&report).reason().expect("not estimable");
     assert!(reason.contains("at least 3 clinicians"), "{reason}");
 }
+
+#[test]
+fn attainable_r_is_the_root_of_icc_a_k_as_irr_computes_it() {
+    let reference = reference();
+    let expected = &reference["expected"];
+    let report = report(&input(&[], &[]));
+    let verdict = report.verdict.as_ref().expect("verdict");
+    let attainable = verdict.attainable_r.value().expect("estimable");
+    assert_eq!((attainable.raters, attainable.n_items), (3, 60));
+    close(attainable.icc_ak, f(&expected["icc_ak"]), SCIPY_EXACT, "ICC(A,k)");
+    close(attainable.value, f(&expected["attainable_r"]), SCIPY_EXACT, "attainable r");
+    close(attainable.low, f(&expected["attainable_low"]), DISTRIBUTION, "attainable low");
+    close(attainable.high, f(&expected["attainable_high"]), DISTRIBUTION, "attainable high");
+    close(
+        verdict.pearson.value().expect("r").r,
+        f(&expected["verdict_r"]),
+        SCIPY_EXACT,
+        "the verdict's r",
+    );
+    close(
+        verdict.disattenuated_r.expect("disattenuated"),
+        f(&expected["disattenuated_r"]),
+        SCIPY_EXACT,
+        "disattenuated r",
+    );
+}
+
+#[test]
+fn a_bar_above_what_the_panel_allows_is_named() {
+    let options = ReportOptions {
+        grader: Some("grader".into()),
+        bar_pearson_r: 0.95,
+        bootstrap_resamples: 200,
+        ..ReportOptions::default()
+    };
+    let report = build_report(&input(&[], &[]), &options, &NoProgress).expect("report");
+    let summary = &report.verdict.as_ref().expect("verdict").summary;
+    assert!(summary.contains("lies above what this panel allows"), "{summary}");
+}

@@ -15,6 +15,7 @@
 #               of the jackknife);
 #   MS_R = sample variance of psi_j over readers;  MS_den = MS_R + max(J * Cov2, 0);
 #   df = MS_den^2 / (MS_R^2 / (J - 1));  mean(psi) +/- qt(0.975, df) * sqrt(MS_den / J).
+# The same file holds verdict.attainable_r (sqrt of ICC(A,k), below) and the disattenuated r.
 # Generated data (seed 20261128), MIT like the repository.
 
 set.seed(20261128)
@@ -79,6 +80,31 @@ estimate <- mean(psi)
 low <- estimate - qt(0.975, df) * se
 high <- estimate + qt(0.975, df) * se
 
+# What the panel allows (verdict.attainable_r): ICC(A,k) of the largest complete panel, McGraw &
+# Wong (1996) case 2A, average of k raters, with its F interval as irr 0.84.1 computes it
+# (irr::icc(model = "twoway", type = "agreement", unit = "average"), written out here). The panel:
+# dr_a, dr_b, dr_c on all 60 items (180 scores) beats all four on dr_d's 40 (160).
+panel <- c("dr_a", "dr_b", "dr_c")
+stopifnot(60 * 3 > 40 * 4, all(!is.na(as.matrix(wide[, panel]))))
+x <- as.matrix(wide[, panel]); ns <- nrow(x); k <- ncol(x); grand <- mean(x)
+ss_total <- sum((x - grand)^2)
+ss_rows <- k * sum((rowMeans(x) - grand)^2)
+ss_cols <- ns * sum((colMeans(x) - grand)^2)
+ms_items <- ss_rows / (ns - 1); ms_raters <- ss_cols / (k - 1)
+ms_error <- (ss_total - ss_rows - ss_cols) / ((ns - 1) * (k - 1))
+icc_ak <- (ms_items - ms_error) / (ms_items + (ms_raters - ms_error) / ns)
+single <- (ms_items - ms_error) / (ms_items + (k - 1) * ms_error + (k / ns) * (ms_raters - ms_error))
+a <- (k * single) / (ns * (1 - single))
+b <- 1 + (k * single * (ns - 1)) / (ns * (1 - single))
+v <- (a * ms_raters + b * ms_error)^2 / ((a * ms_raters)^2 / (k - 1) + (b * ms_error)^2 / ((ns - 1) * (k - 1)))
+fl <- qf(0.975, ns - 1, v); fu <- qf(0.975, v, ns - 1)
+icc_low <- ns * (ms_items - fl * ms_error) / (fl * (ms_raters - ms_error) + ns * ms_items)
+icc_high <- ns * (fu * ms_items - ms_error) / (ms_raters - ms_error + ns * fu * ms_items)
+# The verdict's r: the grader against the mean of the clinicians who scored each item.
+all_mean <- rowMeans(wide[, clinicians], na.rm = TRUE)
+has <- !is.na(wide$grader)
+verdict_r <- cor(wide$grader[has], all_mean[has])
+
 num <- function(x) sprintf("%.17g", x)
 cat("{\n")
 cat('  "origin": "scripts/reference/calibration/make_readers_random_reference.R (seed 20261128)",\n')
@@ -92,5 +118,9 @@ cat('  "expected": {\n')
 cat('    "psi": [', paste(num(psi), collapse = ", "), '],\n', sep = "")
 cat('    "estimate": ', num(estimate), ', "low": ', num(low), ', "high": ', num(high), ',\n', sep = "")
 cat('    "df": ', num(df), ', "var_error": ', num(var_error), ', "cov2": ', num(cov2), ', "ms_r": ', num(ms_r), ',\n', sep = "")
-cat('    "n_readers": ', J, ', "n_cases": ', K, '\n', sep = "")
+cat('    "n_readers": ', J, ', "n_cases": ', K, ',\n', sep = "")
+cat('    "icc_ak": ', num(icc_ak), ', "icc_ak_low": ', num(icc_low), ', "icc_ak_high": ', num(icc_high), ',\n', sep = "")
+cat('    "attainable_r": ', num(sqrt(icc_ak)), ', "attainable_low": ', num(sqrt(max(icc_low, 0))),
+    ', "attainable_high": ', num(sqrt(min(icc_high, 1))), ',\n', sep = "")
+cat('    "verdict_r": ', num(verdict_r), ', "disattenuated_r": ', num(verdict_r / sqrt(icc_ak)), '\n', sep = "")
 cat('  }\n}\n')
