@@ -187,3 +187,41 @@ fn a_bar_above_what_the_panel_allows_is_named() {
     let summary = &report.verdict.as_ref().expect("verdict").summary;
     assert!(summary.contains("lies above what this panel allows"), "{summary}");
 }
+
+#[test]
+fn the_new_verdict_keys_of_formats_section_5_are_in_the_json() {
+    let report = report(&input(&[], &[]));
+    let json: Value =
+        serde_json::from_str(&calibration::tables::to_json(&report)).expect("valid JSON");
+    let verdict = &json["verdict"];
+    for key in [
+        "estimate",
+        "low",
+        "high",
+        "df",
+        "n_readers",
+        "n_cases",
+        "method",
+        "non_inferior",
+    ] {
+        assert!(
+            verdict["readers_random"].get(key).is_some(),
+            "readers_random.{key} missing"
+        );
+    }
+    for key in ["value", "low", "high"] {
+        assert!(
+            verdict["attainable_r"].get(key).is_some(),
+            "attainable_r.{key} missing"
+        );
+    }
+    assert!(verdict["disattenuated_r"].is_f64());
+    // Not estimable: the reason instead of the figures.
+    let two = report_json_without(&["dr_c", "dr_d"]);
+    assert!(two["verdict"]["readers_random"]["not_estimable"].is_string());
+}
+
+fn report_json_without(raters: &[&str]) -> Value {
+    let report = report(&input(raters, &[]));
+    serde_json::from_str(&calibration::tables::to_json(&report)).expect("valid JSON")
+}
