@@ -69,7 +69,7 @@ pub fn attainable_r(icc: &Icc) -> Estimate<AttainableR> {
             )
         }
     };
-    if !(v.value > 0.0) {
+    if v.value.is_nan() || v.value <= 0.0 {
         return Estimate::not_estimable(
             icc.n,
             format!(

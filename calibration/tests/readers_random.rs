@@ -157,10 +157,30 @@ fn attainable_r_is_the_root_of_icc_a_k_as_irr_computes_it() {
     let verdict = report.verdict.as_ref().expect("verdict");
     let attainable = verdict.attainable_r.value().expect("estimable");
     assert_eq!((attainable.raters, attainable.n_items), (3, 60));
-    close(attainable.icc_ak, f(&expected["icc_ak"]), SCIPY_EXACT, "ICC(A,k)");
-    close(attainable.value, f(&expected["attainable_r"]), SCIPY_EXACT, "attainable r");
-    close(attainable.low, f(&expected["attainable_low"]), DISTRIBUTION, "attainable low");
-    close(attainable.high, f(&expected["attainable_high"]), DISTRIBUTION, "attainable high");
+    close(
+        attainable.icc_ak,
+        f(&expected["icc_ak"]),
+        SCIPY_EXACT,
+        "ICC(A,k)",
+    );
+    close(
+        attainable.value,
+        f(&expected["attainable_r"]),
+        SCIPY_EXACT,
+        "attainable r",
+    );
+    close(
+        attainable.low,
+        f(&expected["attainable_low"]),
+        DISTRIBUTION,
+        "attainable low",
+    );
+    close(
+        attainable.high,
+        f(&expected["attainable_high"]),
+        DISTRIBUTION,
+        "attainable high",
+    );
     close(
         verdict.pearson.value().expect("r").r,
         f(&expected["verdict_r"]),
@@ -185,7 +205,10 @@ fn a_bar_above_what_the_panel_allows_is_named() {
     };
     let report = build_report(&input(&[], &[]), &options, &NoProgress).expect("report");
     let summary = &report.verdict.as_ref().expect("verdict").summary;
-    assert!(summary.contains("lies above what this panel allows"), "{summary}");
+    assert!(
+        summary.contains("lies above what this panel allows"),
+        "{summary}"
+    );
 }
 
 #[test]
