@@ -21,6 +21,10 @@
 //!   [`krippendorff::krippendorff_alpha`];
 //! - [`bootstrap::cluster_bootstrap`] (seeded, percentile and BCa);
 //!   [`jackknife::case_jackknife_fisher`] (the verdict's interval of r);
+//! - [`mrmc`]: Obuchowski–Rockette with Hillis's df, generic over the figure of merit
+//!   ([`mrmc::obuchowski_rockette`], [`mrmc::fixed_reader_vs_random_readers`]);
+//! - [`attainable`]: √ICC(A,k), the r the clinicians' mean allows, and the disattenuated r;
+//! - [`readers_random`]: the grader against a clinician with clinicians and cases random;
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k); [`ppi`] (PPI++ estimates: the grader on every answer,
 //!   clinicians on a random subset, intervals by case);
@@ -31,6 +35,7 @@
 //!   [`version_drift`] (score shift, verdict flips, Kendall τ-b of the model ranking).
 
 pub mod alt_test;
+pub mod attainable;
 pub mod automatic_metrics;
 mod automatic_metrics_render;
 pub mod bland_altman;
@@ -51,12 +56,14 @@ pub mod jackknife;
 pub mod kappa;
 pub mod krippendorff;
 pub mod missed_findings;
+pub mod mrmc;
 pub mod panel;
 pub mod ppi;
 pub mod precision;
 pub mod progress;
 pub mod proportions;
 pub mod ratings;
+pub mod readers_random;
 pub mod report;
 pub mod scales;
 pub mod tables;

@@ -4,6 +4,7 @@
 //! render it. The JSON schema is documented in `docs/report-schema.md`.
 
 use crate::alt_test::{alt_test, AltTest};
+use crate::attainable::{attainable_r, AttainableR};
 use crate::bland_altman::{bland_altman, BlandAltman};
 use crate::bootstrap::{cluster_bootstrap, BootstrapConfig, BootstrapInterval, Progress};
 use crate::calibration_line::{
@@ -22,6 +23,7 @@ use crate::panel::{describe_panel, largest_complete_panel, Panel};
 use crate::precision::{precision_guidance, Clustering, PrecisionGuidance};
 use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
+use crate::readers_random::{readers_random, HeldOutItem, ReadersRandom};
 use crate::scales::{self, DimensionScales};
 use crate::variance::{variance_components, VarianceComponents};
 use rayon::prelude::*;
@@ -164,6 +166,15 @@ pub struct Verdict {
     /// The like-for-like human figure: a held-out clinician against the others' mean, beside
     /// the grader against the same mean on the same items.
     pub ceiling: Estimate<Ceiling>,
+    /// The grader against a clinician, clinicians and cases random: "a clinician" where
+    /// `ceiling` says "these clinicians".
+    pub readers_random: Estimate<ReadersRandom>,
+    /// The highest r any grader can reach with the clinicians' mean: √ICC(A,k) of the panel
+    /// (see [`crate::attainable`]).
+    pub attainable_r: Estimate<AttainableR>,
+    /// r / √ICC(A,k): the grader's r against a perfectly reliable mean; unclipped (it can
+    /// exceed 1 by sampling error). `None` where either is not estimable.
+    pub disattenuated_r: Option<f64>,
     /// Clinicians' agreement with each other (ICC2, items every clinician scored). Kept for
     /// reference; it is not the ceiling the grader's r is compared with (another statistic on
     /// other items).
@@ -364,6 +375,8 @@ pub struct GraderAgreement {
     pub degradation: Vec<DegradationRow>,
     /// The like-for-like ceiling of this section (see [`Ceiling`]).
     pub like_for_like: Estimate<Ceiling>,
+    /// The same comparison with clinicians random as well as cases (see [`crate::readers_random`]).
+    pub readers_random: Estimate<ReadersRandom>,
     pub alt_test: Estimate<AltTest>,
 }
 
@@ -1354,12 +1367,26 @@ fn grader_agreement(
         &loo_intervals,
         categories,
     );
+    let held_out_items: Vec<Vec<HeldOutItem>> = loo_rows
+        .iter()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| HeldOutItem {
+                    item: r.item,
+                    grader: r.grader,
+                    held_out: r.held_out,
+                    others_mean: r.rest_mean,
+                })
+                .collect()
+        })
+        .collect();
     GraderAgreement {
         vs_human_mean,
         vs_each_rater,
         degradation,
         leave_one_rater_out,
         like_for_like,
+        readers_random: readers_random(&held_out_items, cases, options.non_inferiority_margin),
         alt_test: alt_test(
             humans,
             names,
@@ -1948,6 +1975,15 @@ fn verdict(
         || Estimate::not_estimable(0, "the grader scored no item of this dimension"),
         |g| g.like_for_like.clone(),
     );
+    let readers_random = grader.map_or_else(
+        || Estimate::not_estimable(0, "the grader scored no item of this dimension"),
+        |g| g.readers_random.clone(),
+    );
+    let attainable_r = attainable_r(&dimension.overall.human_human.icc);
+    let disattenuated_r = attainable_r
+        .value()
+        .zip(pearson_estimate.value())
+        .map(|(a, p)| a.disattenuate(p.r));
     let n_items = grader.map_or(0, |g| g.vs_human_mean.n);
     let n_cases = grader.map_or(0, |g| g.vs_human_mean.n_cases);
     let method = match (&interval, grader) {
@@ -2029,6 +2065,12 @@ fn verdict(
                 Estimate::NotEstimable { not_estimable, .. } => words.push_str(&format!(
                     " The clinicians' like-for-like ceiling could not be estimated: it {not_estimable}."
                 )),
+            }
+            if let Some(r) = readers_random.value() {
+                words.push_str(&r.sentence(options.non_inferiority_margin));
+            }
+            if let Some(a) = attainable_r.value() {
+                words.push_str(&a.sentence(p.r, bar));
             }
             if let Some(p) = &precision {
                 match (p.n_for_power, p.cases_for_power) {
@@ -2158,6 +2200,9 @@ fn verdict(
             (true, false, false) => Standing::BelowBar,
         },
         ceiling,
+        readers_random,
+        disattenuated_r,
+        attainable_r,
         human_icc2,
         bias,
         alt_test_passed,

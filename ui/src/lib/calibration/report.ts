@@ -111,6 +111,13 @@ export interface Ceiling {
   grader: CaseInterval; difference: CaseInterval
   margin: number; non_inferior: boolean; equivalent: boolean
 }
+/** The grader against a clinician with clinicians and cases random (issue 33): mean over clinicians of r(grader, others' mean) − r(clinician, others' mean). */
+export interface ReadersRandom {
+  estimate: number; low: number; high: number; df: number | null
+  n_readers: number; n_cases: number; method: string; non_inferior: boolean
+}
+/** √ICC(A,k) of the clinicians' panel: the highest r any grader can reach with their mean. */
+export interface AttainableR { value: number; low: number; high: number; icc_ak: number; raters: number; n_items: number }
 export interface Verdict {
   dimension: string; bar_pearson_r: number; statistic: string; pearson: Est<Pearson>
   meets_bar: boolean; lower_bound_meets_bar: boolean
@@ -118,6 +125,10 @@ export interface Verdict {
   standing?: 'meets_bar' | 'estimate_meets_bar' | 'below_bar' | 'not_estimable'
   low: number | null; high: number | null; method: string; n_items: number; n_cases: number
   ceiling: Est<Ceiling>
+  /** Additive (issue 33); absent from a report built before it. */
+  readers_random?: Est<ReadersRandom>
+  attainable_r?: Est<AttainableR>
+  disattenuated_r?: number | null
   human_icc2: number | null; bias: number | null; alt_test_passed: boolean | null
   precision: Precision | null
   /** One line first: whether the grader may be used, for what, and why (additive, issue 33). */
