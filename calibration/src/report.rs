@@ -2131,7 +2131,7 @@ fn verdict(
         options,
         pearson_estimate.value().map(|p| p.r),
         (meets_bar, lower_bound_meets_bar),
-        &ceiling,
+        (&ceiling, &readers_random, &attainable_r),
         n_cases,
     );
     // A verdict with nothing to judge says so first already ("Not estimable: …").
@@ -2220,7 +2220,11 @@ fn decision(
     options: &ReportOptions,
     r: Option<f64>,
     (meets_bar, lower_bound_meets_bar): (bool, bool),
-    ceiling: &Estimate<Ceiling>,
+    (ceiling, readers_random, attainable): (
+        &Estimate<Ceiling>,
+        &Estimate<ReadersRandom>,
+        &Estimate<AttainableR>,
+    ),
     n_cases: usize,
 ) -> String {
     let bar = options.bar_pearson_r;
@@ -2228,14 +2232,26 @@ fn decision(
     let Some(r) = r else {
         return format!("No decision yet on {on}: there is nothing to judge the grader on.");
     };
-    let one_of_k = ceiling.value().filter(|c| c.non_inferior).map(|c| {
-        format!(
-            "it agrees with the clinicians' mean as well as one more clinician would (non-inferior at a margin of {:.2}, against these {} clinicians)",
-            c.margin,
-            c.held_out_clinicians
-        )
-    });
-    match (lower_bound_meets_bar, meets_bar, one_of_k) {
+    // "A clinician" (clinicians random) is the stronger claim; "these clinicians" (held fixed)
+    // is said as such, so a reader knows which one holds.
+    let margin = options.non_inferiority_margin;
+    let one_of_k = match (readers_random.value(), ceiling.value()) {
+        (Some(random), _) if random.non_inferior => Some(format!(
+            "it agrees with the clinicians' mean as well as a clinician would (non-inferior at a margin of {margin:.2}, with clinicians and cases random)"
+        )),
+        (_, Some(fixed)) if fixed.non_inferior => Some(format!(
+            "it agrees with the clinicians' mean as well as one more of these {} clinicians would (non-inferior at a margin of {margin:.2}), though not shown for clinicians in general",
+            fixed.held_out_clinicians
+        )),
+        _ => None,
+    };
+    // A bar above what the panel's own mean allows is out of reach for any grader.
+    let out_of_reach = attainable
+        .value()
+        .filter(|a| a.high < bar)
+        .map(|a| format!(" No grader can reach the bar against this panel: the clinicians' mean allows r ≤ {:.2} at most (attainable r, upper end); more clinicians per item would raise it.", a.high))
+        .unwrap_or_default();
+    let decided = match (lower_bound_meets_bar, meets_bar, one_of_k) {
         (true, _, _) => format!(
             "Decision: the grader may score {on} in place of clinicians: its r of {r:.2} with their mean clears the bar of {bar:.2} even at the lower end of its 95 % interval."
         ),
@@ -2248,6 +2264,11 @@ fn decision(
         (false, false, None) => format!(
             "Decision: do not use the grader in place of clinicians on {on}: its r of {r:.2} is below the bar of {bar:.2}, and it is not shown to agree as well as one more clinician."
         ),
+    };
+    if meets_bar {
+        decided
+    } else {
+        format!("{decided}{out_of_reach}")
     }
 }
 
