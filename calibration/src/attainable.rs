@@ -35,6 +35,12 @@ impl AttainableR {
     }
 
     /// The cap in plain words, for the verdict's summary; says so when the bar lies above it.
+    /// Whether `bar` lies above what a perfect grader would reach against this panel's mean: the
+    /// one rule the summary, the decision and the app's card use.
+    pub fn puts_out_of_reach(&self, bar: f64) -> bool {
+        bar > self.value
+    }
+
     pub fn sentence(&self, r: f64, bar: f64) -> String {
         let mut words = format!(
             " The clinicians' mean is itself noisy: with ICC(A,{}) = {:.2} (panel of {}, {} items), even a perfect grader would reach at most r ≈ {:.2} (95 % interval {:.2}–{:.2}); the grader's r corrected for that is {:.2}{}.",
@@ -48,7 +54,7 @@ impl AttainableR {
             self.disattenuate(r),
             if self.disattenuate(r) > 1.0 { " (above 1 by sampling error: read it as 1)" } else { "" }
         );
-        if bar > self.value {
+        if self.puts_out_of_reach(bar) {
             words.push_str(&format!(
                 " The bar of {bar:.2} lies above what this panel allows: no grader can be shown to reach it against these clinicians' mean."
             ));

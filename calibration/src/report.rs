@@ -2248,8 +2248,8 @@ fn decision(
     // A bar above what the panel's own mean allows is out of reach for any grader.
     let out_of_reach = attainable
         .value()
-        .filter(|a| a.high < bar)
-        .map(|a| format!(" No grader can reach the bar against this panel: the clinicians' mean allows r ≤ {:.2} at most (attainable r, upper end); more clinicians per item would raise it.", a.high))
+        .filter(|a| a.puts_out_of_reach(bar))
+        .map(|a| format!(" No grader can be shown to reach the bar against this panel: even a perfect one would reach r ≈ {:.2} with the clinicians' mean; more clinicians per item would raise it.", a.value))
         .unwrap_or_default();
     let decided = match (lower_bound_meets_bar, meets_bar, one_of_k) {
         (true, _, _) => format!(

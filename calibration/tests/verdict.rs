@@ -953,6 +953,16 @@ fn the_decision_comes_first_and_says_what_the_grader_may_be_used_for() {
         "{}",
         verdict.decision
     );
+    // And it says that no grader could be shown to reach a bar above what the panel allows.
+    let attainable = verdict.attainable_r.value().expect("attainable r").value;
+    assert!(attainable < 0.999, "attainable r {attainable}");
+    assert!(
+        verdict
+            .decision
+            .ends_with(&format!("even a perfect one would reach r ≈ {attainable:.2} with the clinicians' mean; more clinicians per item would raise it.")),
+        "{}",
+        verdict.decision
+    );
     // A grader of noise: not to be used.
     let noise = study(30, 4, |_, case| 1.0 + (case * 7 % 5) as f64);
     let verdict = decide(&noise, 0.9);
