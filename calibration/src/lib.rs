@@ -50,6 +50,7 @@ pub mod intra_rater;
 pub mod jackknife;
 pub mod kappa;
 pub mod krippendorff;
+pub mod manifest;
 pub mod missed_findings;
 pub mod panel;
 pub mod ppi;
