@@ -190,6 +190,45 @@ mod tests {
     }
 
     #[test]
+    fn a_report_from_a_csv_has_a_manifest_of_what_it_knows_and_shows_it() {
+        let table = crate::csv_input::parse_long_csv(
+            "item,rater,score\na,dr-a,1\na,dr-b,2\nb,dr-a,3\nb,dr-b,3\nc,dr-a,5\nc,dr-b,4\n",
+            "ratings.csv",
+        )
+        .unwrap();
+        let input = crate::input::CalibrationInput {
+            table,
+            ..Default::default()
+        };
+        let options = ReportOptions {
+            bootstrap_resamples: 50,
+            seed: 7,
+            ..ReportOptions::default()
+        };
+        let report =
+            crate::report::build_report(&input, &options, &crate::progress::NoProgress).unwrap();
+        let manifest = &report.manifest;
+        assert!(manifest.specs.is_empty());
+        assert_eq!(
+            (
+                manifest.rubric_version,
+                &manifest.taxonomy_sha256,
+                &manifest.audit_head,
+                &manifest.text_metric_model
+            ),
+            (None, &None, &None, &None)
+        );
+        assert_eq!(manifest.options["seed"], "7");
+        let json: serde_json::Value =
+            serde_json::from_str(&crate::tables::to_json(&report)).unwrap();
+        assert_eq!(json["manifest"]["options"]["bootstrap_resamples"], 50);
+        assert_eq!(json["manifest"]["specs"], serde_json::json!([]));
+        let html = crate::html::to_html(&report);
+        assert!(html.contains("<h2>Provenance</h2>"));
+        assert!(html.contains(&format!("NeuroRater {}", env!("CARGO_PKG_VERSION"))));
+    }
+
+    #[test]
     fn a_text_metric_identity_splits_into_name_and_digest() {
         let mut manifest = Manifest::new(&ReportOptions::default(), None);
         manifest.text_metric_model(&["all-MiniLM-L6-v2@0123456789abcdef".to_owned()]);

@@ -12,14 +12,14 @@
 //! why, per version ([`RubricVersionCount::left_out`]).
 
 use crate::store::Store;
-use rusqlite::OptionalExtension;
 use crate::{Error, Result};
 use calibration::coverage::{DimensionCoverage, LeftOutScores, RubricVersionCount};
-use calibration::manifest::{endpoint_host, SpecEntry, StudyProvenance};
 use calibration::input::{
     CalibrationInput, CheckedResponse, CorrectnessJudgement, ErrorLabel, ItemErrors, ItemInfo,
     LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec, ScoreRow,
 };
+use calibration::manifest::{endpoint_host, SpecEntry, StudyProvenance};
+use rusqlite::OptionalExtension;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a study's report is built from, and what the caller needs to set its options.
@@ -231,9 +231,8 @@ fn study_provenance(
 ) -> rusqlite::Result<StudyProvenance> {
     use sha2::{Digest, Sha256};
     let models: BTreeSet<&str> = responses.meta.values().map(|m| m.model.as_str()).collect();
-    let mut stored_spec = conn.prepare(
-        "SELECT spec_sha256, spec_json FROM run_specs WHERE name = ?1 AND kind = ?2",
-    )?;
+    let mut stored_spec =
+        conn.prepare("SELECT spec_sha256, spec_json FROM run_specs WHERE name = ?1 AND kind = ?2")?;
     let mut specs = Vec::new();
     let named = graders
         .iter()
@@ -260,7 +259,10 @@ fn study_provenance(
             entry.sha256 = Some(sha256);
             entry.model = text("model");
             entry.endpoint_host = text("endpoint").as_deref().and_then(endpoint_host);
-            entry.seed = spec.get("seed").and_then(|v| v.as_i64()).map(|s| s.to_string());
+            entry.seed = spec
+                .get("seed")
+                .and_then(|v| v.as_i64())
+                .map(|s| s.to_string());
             entry.temperature = spec
                 .get("temperature")
                 .and_then(|v| v.as_f64())
