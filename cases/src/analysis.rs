@@ -254,6 +254,8 @@ fn study_provenance(
         if let Some((sha256, json)) = stored {
             // The spec as the runner stored it; only these fields leave the database (never
             // the key's variable, the full endpoint or the prompt).
+            // A spec JSON that does not parse leaves these fields null: the stored hash still
+            // names the spec, and the report is not refused over its provenance.
             let spec: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
             let text = |field: &str| spec.get(field).and_then(|v| v.as_str()).map(str::to_owned);
             entry.sha256 = Some(sha256);
