@@ -146,8 +146,55 @@ pub fn to_html(report: &Report) -> String {
         h.push_str(&crate::automatic_metrics_render::html_section(section));
     }
     methods(&mut h, report);
+    provenance(&mut h, &report.manifest);
     h.push_str("</main></body></html>\n");
     h
+}
+
+/// The manifest, last: what the report was built from, to tell two reports' inputs apart.
+fn provenance(h: &mut String, manifest: &crate::manifest::Manifest) {
+    let or_unknown = |v: Option<&str>| v.map_or("—".to_owned(), escape);
+    let _ =
+        write!(
+        h,
+        "<section id=\"provenance\"><h2>Provenance</h2><p class=\"note\">NeuroRater {} · rubric \
+         version {} · taxonomy SHA-256 <code>{}</code> · text-metric model {} · audit head {}. \
+         Two reports with the same manifest were built from the same inputs.</p>",
+        escape(&manifest.neurorater_version),
+        manifest
+            .rubric_version
+            .map_or("—".to_owned(), |v| v.to_string()),
+        or_unknown(manifest.taxonomy_sha256.as_deref()),
+        manifest.text_metric_model.as_ref().map_or("none".to_owned(), |m| format!(
+            "{} <code>{}</code>",
+            escape(&m.id),
+            or_unknown(m.sha256.as_deref())
+        )),
+        or_unknown(manifest.audit_head.as_deref()),
+    );
+    if !manifest.specs.is_empty() {
+        h.push_str("<table><tr><th class=\"text\">Kind</th><th class=\"text\">Name</th><th class=\"text\">Spec SHA-256</th><th class=\"text\">Model</th><th class=\"text\">Endpoint host</th><th>Seed</th><th>Temperature</th></tr>");
+        for spec in &manifest.specs {
+            let _ = write!(
+                h,
+                "<tr><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\"><code>{}</code></td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&spec.kind),
+                escape(&spec.name),
+                or_unknown(spec.sha256.as_deref()),
+                or_unknown(spec.model.as_deref()),
+                or_unknown(spec.endpoint_host.as_deref()),
+                or_unknown(spec.seed.as_deref()),
+                or_unknown(spec.temperature.as_deref()),
+            );
+        }
+        h.push_str("</table><p class=\"note\">—: imported results, whose spec NeuroRater does not know.</p>");
+    }
+    let options = serde_json::to_string(&manifest.options).unwrap_or_default();
+    let _ = write!(
+        h,
+        "<p class=\"note\">Options: <code>{}</code></p></section>",
+        escape(&options)
+    );
 }
 
 const SCATTER_CAPTION: &str =

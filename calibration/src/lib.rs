@@ -11,6 +11,8 @@
 //!   [`progress::Progress`];
 //! - [`tables::to_json`], [`tables::to_csv_tables`] (`Vec<(file_name, text)>`),
 //!   [`html::to_html`]: pure renderings; the caller writes the files.
+//! - [`manifest::Manifest`] (the report's `manifest`): what a report was built from; a caller
+//!   that read a database completes it with [`manifest::StudyProvenance`].
 //!
 //! Statistics (each module documents its method and interval):
 //! - [`correlation`]: [`correlation::pearson`], [`correlation::spearman`],
@@ -55,6 +57,7 @@ pub mod intra_rater;
 pub mod jackknife;
 pub mod kappa;
 pub mod krippendorff;
+pub mod manifest;
 pub mod missed_findings;
 pub mod mrmc;
 pub mod panel;

@@ -87,6 +87,9 @@ pub struct Report {
     /// The audit head of the database the input was read from (`N:HASH`); `None` from a CSV.
     pub audit_head: Option<String>,
     pub options: ReportOptions,
+    /// What the report was built from (docs/formats.md §5); a caller that read a database
+    /// completes it (specs, rubric, taxonomy, text-metric model).
+    pub manifest: crate::manifest::Manifest,
     pub summary: InputSummary,
     pub verdict: Option<Verdict>,
     pub dimensions: Vec<DimensionReport>,
@@ -946,6 +949,7 @@ fn build(
         schema_version: SCHEMA_VERSION,
         audit_head: input.audit_head.clone(),
         options: options.clone(),
+        manifest: crate::manifest::Manifest::new(options, input.audit_head.clone()),
         summary: InputSummary {
             items: all_items.len(),
             cases: cases.len(),

@@ -19,6 +19,8 @@ use calibration::input::{
     ItemsUsed, LongTable, MissedFindingsInput, MissedLesion, RaterScale, RepeatRead, ScaleSpec,
     ScoreRow,
 };
+use calibration::manifest::{endpoint_host, SpecEntry, StudyProvenance};
+use rusqlite::OptionalExtension;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a study's report is built from, and what the caller needs to set its options.
@@ -33,6 +35,9 @@ pub struct StudyData {
     /// Per rubric version, the submitted first reads saved under it and the scores of them the
     /// analyses leave out, with why.
     pub rubric_versions: Vec<RubricVersionCount>,
+    /// The specs, rubric version, taxonomy and text-metric models behind the report, for its
+    /// manifest; read in the same snapshot as the scores.
+    pub provenance: StudyProvenance,
 }
 
 /// The study's rubric versions, to say which stored scores compare with the current rubric.
@@ -146,6 +151,15 @@ pub fn study_data_then(
             }
         }
     };
+    let provenance = study_provenance(
+        conn,
+        study_key,
+        &taxonomy_json,
+        rubric_version,
+        &graders.names,
+        &responses,
+    )
+    .map_err(fail)?;
     let labels = read_error_labels(conn, &responses).map_err(fail)?;
     // Error comparison needs both sides: items the grader scored and clinicians reviewed.
     let errors = clinicians
@@ -205,6 +219,7 @@ pub fn study_data_then(
         coverage: clinicians.coverage,
         rubric_versions: rubric_version_counts(conn, study_key, rubric_version, &left_out)
             .map_err(fail)?,
+        provenance,
     };
     scores_read(&data)?;
     // A ground truth that cannot be read (a bundle's images moved) leaves this one section
@@ -218,6 +233,77 @@ pub fn study_data_then(
         });
     drop(snapshot);
     Ok(data)
+}
+
+/// The manifest's view of the study: a spec entry for every grader that scored a response of it
+/// and every model that answered (with `None`s where the results were imported, without a
+/// spec), the taxonomy's SHA-256 over its stored text, and the identities its text metrics were
+/// computed with.
+fn study_provenance(
+    conn: &rusqlite::Connection,
+    study_key: i64,
+    taxonomy_json: &str,
+    rubric_version: u32,
+    graders: &BTreeSet<String>,
+    responses: &Responses,
+) -> rusqlite::Result<StudyProvenance> {
+    use sha2::{Digest, Sha256};
+    let models: BTreeSet<&str> = responses.meta.values().map(|m| m.model.as_str()).collect();
+    let mut stored_spec =
+        conn.prepare("SELECT spec_sha256, spec_json FROM run_specs WHERE name = ?1 AND kind = ?2")?;
+    let mut specs = Vec::new();
+    let named = graders
+        .iter()
+        .map(|g| ("grader", g.as_str()))
+        .chain(models.iter().map(|m| ("model", *m)));
+    for (kind, name) in named {
+        let stored: Option<(String, String)> = stored_spec
+            .query_row([name, kind], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let mut entry = SpecEntry {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            sha256: None,
+            model: None,
+            endpoint_host: None,
+            seed: None,
+            temperature: None,
+        };
+        if let Some((sha256, json)) = stored {
+            // The spec as the runner stored it; only these fields leave the database (never
+            // the key's variable, the full endpoint or the prompt).
+            // A spec JSON that does not parse leaves these fields null: the stored hash still
+            // names the spec, and the report is not refused over its provenance.
+            let spec: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            let text = |field: &str| spec.get(field).and_then(|v| v.as_str()).map(str::to_owned);
+            entry.sha256 = Some(sha256);
+            entry.model = text("model");
+            entry.endpoint_host = text("endpoint").as_deref().and_then(endpoint_host);
+            entry.seed = spec
+                .get("seed")
+                .and_then(|v| v.as_i64())
+                .map(|s| s.to_string());
+            entry.temperature = spec
+                .get("temperature")
+                .and_then(|v| v.as_f64())
+                .map(|t| t.to_string());
+        }
+        specs.push(entry);
+    }
+    let text_metric_models = conn
+        .prepare(
+            "SELECT DISTINCT m.model FROM text_metrics m JOIN responses r ON m.response = r.id
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?1 ORDER BY m.model",
+        )?
+        .query_map([study_key], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(StudyProvenance {
+        specs,
+        rubric_version,
+        taxonomy_sha256: format!("{:x}", Sha256::digest(taxonomy_json.as_bytes())),
+        text_metric_models,
+    })
 }
 
 /// What the report needs of one response besides its scores.

@@ -589,3 +589,183 @@ fn the_report_counts_per_dimension_what_was_scored_not_applicable_not_applied_or
     );
     assert!(calibration::html::to_html(&report).contains("What each dimension holds"));
 }
+
+/// The manifest names what the report was built from: each grader's and model's spec as the
+/// runner stored it (imported results without a spec get `null`s), the taxonomy's SHA-256 over
+/// its stored text, the rubric version and the audit head; the same data gives the same bytes,
+/// and neither a key nor an endpoint's path or credentials reach the report.
+#[test]
+fn the_manifest_names_the_specs_and_taxonomy_the_report_read_and_nothing_secret() {
+    use cases::app::calibration::study_report;
+    use sha2::{Digest, Sha256};
+    let (dir, mut store) = demo_store();
+    import_two_clinicians(&mut store, dir.path());
+    // Two grader runs as `runner::record` stores them (`run_specs`: the spec's content hash and
+    // its JSON, with the key's variable name at most; the scores in `grader_scores`): the demo's
+    // grader spec (demo/src/specs/grader.toml) and a spec whose key variable, endpoint
+    // credentials, path and query must stay out of any report. Written here with SQL: linking
+    // the runner into this test would build the whole dependency graph again for one table.
+    let key_variable = "NEURORATER_MANIFEST_TEST_KEY";
+    std::env::set_var(key_variable, "sk-manifest-test-key-value");
+    let demo_hash = format!("{:x}", Sha256::digest(b"demo-grader-local-v1 as bound"));
+    let specs = [
+        (
+            "demo-grader-local-v1",
+            demo_hash.clone(),
+            serde_json::json!({
+                "name": "demo-grader-local-v1", "endpoint": "http://127.0.0.1:8000/v1",
+                "model": "Qwen/Qwen2.5-VL-7B-Instruct", "temperature": 0.0, "seed": 20260101,
+                "max_tokens": 600, "concurrency": 4, "prompt": "grade {{answer}}",
+                "requests_per_minute": 120, "max_retries": 5, "timeout_seconds": 120.0,
+            }),
+        ),
+        (
+            "keyed-grader",
+            format!("{:x}", Sha256::digest(b"keyed-grader as bound")),
+            serde_json::json!({
+                "name": "keyed-grader",
+                "endpoint": "https://proxy-user:proxy-pass@LLM.example.org:8443/deployments/secret-deployment/v1?api-version=2026-01",
+                "model": "gpt-x", "api_key_env": key_variable, "temperature": 0.25, "seed": 42,
+                "max_tokens": 100, "concurrency": 1, "prompt": "grade {{answer}}",
+                "max_retries": 5, "timeout_seconds": 120.0,
+            }),
+        ),
+    ];
+    let response: i64 = store
+        .read()
+        .query_row("SELECT min(id) FROM responses", [], |r| r.get(0))
+        .unwrap();
+    for (name, hash, json) in &specs {
+        let conn = store.read();
+        conn.execute(
+            "INSERT INTO run_specs (name, kind, spec_sha256, spec_json, first_run_at)
+             VALUES (?1, 'grader', ?2, ?3, '2026-11-28T00:00:00.000Z')",
+            rusqlite::params![name, hash, json.to_string()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO grader_scores (response, grader, score, extra_json)
+             VALUES (?1, ?2, 3.0, '{}')",
+            rusqlite::params![response, name],
+        )
+        .unwrap();
+    }
+
+    let lead = cases::app::Session::command_line();
+    let options = ReportOptions {
+        grader: Some("demo-grader-v1".into()),
+        bootstrap_resamples: 200,
+        ..ReportOptions::default()
+    };
+    let build = |store: &cases::store::Store| {
+        study_report(store, &lead, DEMO_STUDY_ID, options.clone())
+            .unwrap()
+            .build(&NoProgress)
+            .unwrap()
+    };
+    let report = build(&store);
+    let manifest = &report.manifest;
+
+    let (stored_hash, taxonomy_json, rubric_version): (String, String, u32) = store
+        .read()
+        .query_row(
+            "SELECT (SELECT spec_sha256 FROM run_specs WHERE name = 'demo-grader-local-v1'),
+                    taxonomy_json, rubric_version FROM studies WHERE study_id = ?1",
+            [DEMO_STUDY_ID],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(stored_hash, demo_hash);
+    let taxonomy_sha256: String = Sha256::digest(taxonomy_json.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        manifest.taxonomy_sha256.as_deref(),
+        Some(taxonomy_sha256.as_str())
+    );
+    assert_eq!(manifest.rubric_version, Some(rubric_version));
+    assert_eq!(manifest.audit_head, report.audit_head);
+    assert!(manifest.audit_head.is_some());
+    assert_eq!(manifest.neurorater_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest.options["seed"], "1");
+    assert_eq!(manifest.options["grader"], "demo-grader-v1");
+    assert_eq!(
+        manifest.text_metric_model, None,
+        "the demo has no text metrics"
+    );
+
+    let entry = |name: &str| manifest.specs.iter().find(|s| s.name == name).unwrap();
+    let demo = entry("demo-grader-local-v1");
+    assert_eq!(
+        (
+            demo.kind.as_str(),
+            demo.sha256.as_deref(),
+            demo.model.as_deref()
+        ),
+        (
+            "grader",
+            Some(stored_hash.as_str()),
+            Some("Qwen/Qwen2.5-VL-7B-Instruct")
+        )
+    );
+    assert_eq!(demo.endpoint_host.as_deref(), Some("127.0.0.1"));
+    assert_eq!(demo.seed.as_deref(), Some("20260101"));
+    assert_eq!(demo.temperature.as_deref(), Some("0"));
+    let keyed = entry("keyed-grader");
+    assert_eq!(keyed.endpoint_host.as_deref(), Some("llm.example.org"));
+    assert_eq!(keyed.temperature.as_deref(), Some("0.25"));
+    let imported = entry("demo-grader-v1");
+    assert_eq!(
+        (
+            imported.sha256.as_ref(),
+            imported.model.as_ref(),
+            imported.seed.as_ref()
+        ),
+        (None, None, None),
+        "imported scores have no spec"
+    );
+    // Every model that answered and every grader that scored, once each, by (kind, name).
+    let mut expected: Vec<(String, String)> = store
+        .read()
+        .prepare(
+            "SELECT DISTINCT 'model', model FROM responses
+             UNION SELECT DISTINCT 'grader', grader FROM grader_scores",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    expected.sort();
+    let listed: Vec<(String, String)> = manifest
+        .specs
+        .iter()
+        .map(|s| (s.kind.clone(), s.name.clone()))
+        .collect();
+    assert_eq!(listed, expected);
+
+    let json = calibration::tables::to_json(&report);
+    for secret in [
+        key_variable,
+        "sk-manifest-test-key-value",
+        "proxy-user",
+        "proxy-pass",
+        "secret-deployment",
+        "api-version",
+    ] {
+        assert!(!json.contains(secret), "{secret} is in the report");
+    }
+
+    // The same data: the same bytes. One more rating: another audit head.
+    let serialized = |r: &calibration::report::Report| serde_json::to_string(&r.manifest).unwrap();
+    assert_eq!(serialized(&report), serialized(&build(&store)));
+    let item = rating_support::responses_key_order(store.read())[0].clone();
+    let csv = dir.path().join("one-more.csv");
+    std::fs::write(&csv, format!("item,rater,score\n{item},dr-c,4\n")).unwrap();
+    cases::ratings_import::import_ratings_csv(&mut store, &csv, &cases::progress::NoProgress)
+        .unwrap();
+    let changed = build(&store);
+    assert_ne!(changed.manifest.audit_head, manifest.audit_head);
+    assert_ne!(serialized(&changed), serialized(&report));
+}

@@ -590,6 +590,20 @@ fn the_calibration_report_and_the_backup_name_the_audit_head() {
     assert!(std::fs::read_to_string(&html)
         .unwrap()
         .contains(&format!("audit head {head}")));
+    // The manifest pins the same data, and the study's taxonomy as stored (issue 40).
+    let manifest = &json["manifest"];
+    assert_eq!(manifest["audit_head"], head.as_str());
+    assert_eq!(manifest["neurorater_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["options"]["bootstrap_resamples"], 200);
+    let taxonomy_sha256 = manifest["taxonomy_sha256"].as_str().unwrap();
+    assert!(
+        taxonomy_sha256.len() == 64 && taxonomy_sha256.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{manifest}"
+    );
+    assert!(manifest["specs"].is_array());
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("<h2>Provenance</h2>"));
 
     let copy = work.path().join("copy.sqlite");
     let backup = neurorater(&["backup", "--db", db_arg, "--out", copy.to_str().unwrap()]);

@@ -36,6 +36,8 @@ pub struct StudyReport {
     pub coverage: Vec<calibration::coverage::DimensionCoverage>,
     /// Per rubric version, the submitted first reads saved under it, attached likewise.
     pub rubric_versions: Vec<calibration::coverage::RubricVersionCount>,
+    /// The specs, rubric and taxonomy behind the data, for the report's manifest.
+    pub provenance: calibration::manifest::StudyProvenance,
 }
 
 /// Reads `study_id` for its calibration report. `options` is completed from the study: the
@@ -86,6 +88,7 @@ pub fn study_report_with_headline(
         automatic,
         coverage: data.coverage,
         rubric_versions: data.rubric_versions,
+        provenance: data.provenance,
     })
 }
 
@@ -173,6 +176,12 @@ impl StudyReport {
             automatic_metrics_report(&self.automatic, &self.input, &self.options);
         report.dimension_coverage = Some(self.coverage.clone());
         report.rubric_versions = Some(self.rubric_versions.clone());
+        report.manifest.with_study(&self.provenance);
+        if report.automatic_metrics.is_some() {
+            report
+                .manifest
+                .text_metric_model(&self.provenance.text_metric_models);
+        }
         Ok(report)
     }
 

@@ -141,12 +141,30 @@ export function leftOutScores(report: Report): (LeftOutScores & { version: numbe
   return (report.rubric_versions ?? []).flatMap((v) => (v.left_out ?? []).map((l) => ({ ...l, version: v.version })))
 }
 export interface Proportion { share: number; ci_low: number; ci_high: number }
+/** A model's or grader's spec as the database knows it (`null`s for imported results). */
+export interface ManifestSpec {
+  kind: 'grader' | 'model'; name: string; sha256: string | null; model: string | null
+  endpoint_host: string | null; seed: string | null; temperature: string | null
+}
+/** What the report was built from (calibration/src/manifest.rs; additive, issue 40). */
+export interface Manifest {
+  neurorater_version: string
+  specs: ManifestSpec[]
+  text_metric_model: { id: string; sha256: string | null } | null
+  rubric_version: number | null
+  taxonomy_sha256: string | null
+  /** The report's options, `seed` as a decimal string. */
+  options: Record<string, unknown>
+  audit_head: string | null
+}
 export interface Report {
   schema_version: number
   options: {
     grader: string | null; other_grader_versions: string[]; excluded_raters: string[]
     seed: number; bootstrap_resamples: number; bar_pearson_r: number; non_inferiority_margin: number
   }
+  /** Absent from a report built before issue 40. */
+  manifest?: Manifest
   summary: {
     items: number; cases: number; scores: number; human_raters: string[]; excluded_raters: string[]
     /** Items a clinician scored, those none did, and the rated items' cases (additive, issue 41). */
