@@ -72,7 +72,8 @@ pub struct CalibrateArgs {
     map_scales: Vec<String>,
     /// A claim of the verdict the grader must meet (a gate for pipelines): `bar` (r ≥ the bar),
     /// `lower-bound` (the interval's lower bound ≥ the bar), `non-inferior` (no worse than one
-    /// more clinician, within --margin); repeatable. The report is written first; then the run
+    /// more of these clinicians, within --margin), `non-inferior-random` (no worse than a
+    /// clinician, with clinicians and cases random, within --margin); repeatable. The report is written first; then the run
     /// exits 3 when a claim does not hold, naming it and why.
     #[arg(long = "require", value_enum)]
     require: Vec<Claim>,
@@ -84,6 +85,7 @@ enum Claim {
     Bar,
     LowerBound,
     NonInferior,
+    NonInferiorRandom,
 }
 
 impl Claim {
@@ -92,12 +94,17 @@ impl Claim {
             Claim::Bar => "bar",
             Claim::LowerBound => "lower-bound",
             Claim::NonInferior => "non-inferior",
+            Claim::NonInferiorRandom => "non-inferior-random",
         }
     }
 
     /// Why the claim does not hold in `verdict`, or `None` when it does. A verdict that could
     /// not be made (no grader, nothing estimable) holds no claim.
-    fn failure(self, verdict: Option<&calibration::report::Verdict>) -> Option<String> {
+    fn failure(
+        self,
+        verdict: Option<&calibration::report::Verdict>,
+        margin: f64,
+    ) -> Option<String> {
         let Some(verdict) = verdict else {
             return Some("the report has no verdict (no grader, or nothing to compare)".into());
         };
@@ -128,6 +135,17 @@ impl Claim {
                     ceiling.margin
                 )),
                 None => Some("the like-for-like comparison is not estimable".into()),
+            },
+            Claim::NonInferiorRandom => match &verdict.readers_random {
+                calibration::Estimate::Value(random) if random.non_inferior => None,
+                calibration::Estimate::Value(random) => Some(format!(
+                    "the grader's difference from a clinician (clinicians and cases random), \
+                     {:.3} ({:.3} to {:.3}), is not above −{} (the margin)",
+                    random.estimate, random.low, random.high, margin
+                )),
+                calibration::Estimate::NotEstimable { not_estimable, .. } => Some(format!(
+                    "the comparison with clinicians random is not estimable: it {not_estimable}"
+                )),
             },
         }
     }
@@ -214,7 +232,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
         .iter()
         .filter_map(|claim| {
             claim
-                .failure(report.verdict.as_ref())
+                .failure(
+                    report.verdict.as_ref(),
+                    report.options.non_inferiority_margin,
+                )
                 .map(|why| format!("--require {}: does not hold: {why}", claim.name()))
         })
         .collect();
