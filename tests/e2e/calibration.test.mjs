@@ -139,6 +139,33 @@ test('the filters show one dimension’s subgroups with their n, as in the repor
   await browser.saveScreenshot(join(ARTIFACTS, 'calibration-subgroups.png'))
 })
 
+test('the prediction-powered table shows the report’s PPI rows, figure for figure', async () => {
+  assert.ok(cli.ppi.length > 0, 'the demo report has PPI rows')
+  const table = await browser.$('[data-testid="ppi-table"]')
+  await table.scrollIntoView()
+  const rows = await browser.$$('[data-testid="ppi-table"] tbody tr')
+  assert.equal(rows.length, cli.ppi.length, 'one row per model and target')
+  // Each row as the report has it: the figures where estimable, else "not estimable" with the
+  // report's reason on hover (the demo's clinicians read every answer: nothing for the grader to add).
+  for (const [i, row] of cli.ppi.entries()) {
+    const cells = await rows[i].$$('td').map((td) => td.getText())
+    assert.equal(cells[0], row.model)
+    if (typeof row.estimate === 'number') {
+      assert.equal(cells[2], fixed(row.estimate, 2))
+      assert.equal(cells[6], `${row.n_labelled} / ${row.n_unlabelled}`)
+    } else {
+      assert.equal(cells[2], 'not estimable')
+      assert.equal(await rows[i].$('.na').getAttribute('title'), row.not_estimable)
+    }
+  }
+  // Where no row is estimable for one reason, the reason is said once, not left to hover.
+  const reasons = new Set(cli.ppi.map((row) => row.not_estimable))
+  if (cli.ppi.every((row) => typeof row.estimate !== 'number') && reasons.size === 1) {
+    assert.equal(await browser.$('[data-testid="ppi-reason"]').getText(), `Not estimable: ${cli.ppi[0].not_estimable}.`)
+  }
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-ppi.png'))
+})
+
 test('the missed-findings and test-retest sections show what the report lists', async () => {
   // The demo's wrong lesion answers name the wrong place: the curation rule finds them.
   const missed = cli.missed_findings
