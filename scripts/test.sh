@@ -19,16 +19,6 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 phase "the one build: every crate, binary, example and test (scripts/build-app.sh)"
 bash scripts/build-app.sh
 
-# The window tests wait on the display for most of their time, so they run beside the Rust tests,
-# schemathesis and vitest rather than after them (docs/performance.md, "CI build time"). Their
-# output is kept apart and printed whole when they end, so the two logs do not interleave.
-phase "end-to-end tests in the real window, started beside the next three phases"
-e2e_log="$(mktemp -t neurorater-e2e-log.XXXXXX)"
-setsid bash scripts/e2e.sh >"$e2e_log" 2>&1 &
-e2e_pid=$!
-# A failing phase below ends the script: the window tests must not outlive it.
-trap 'kill -- -$e2e_pid 2>/dev/null || kill $e2e_pid 2>/dev/null || true' EXIT
-
 phase "Rust tests"
 cargo test --workspace
 
@@ -38,13 +28,11 @@ bash scripts/test-schemathesis.sh
 phase "front-end tests"
 (cd ui && npm test --silent)
 
-phase "waiting for the end-to-end tests in the real window"
-e2e_status=0
-wait "$e2e_pid" || e2e_status=$?
-trap - EXIT
-cat "$e2e_log"
-rm -f "$e2e_log"
-[ "$e2e_status" -eq 0 ] || { echo "test: the end-to-end tests failed (status $e2e_status)" >&2; exit "$e2e_status"; }
+# The window tests run after the rest, alone: run beside the Rust tests they passed once (26 of
+# 26 files) and once lost a race in rubric_versions.test.mjs (a queue row never clickable), so
+# they stay apart until that race is found (docs/performance.md, "CI build time").
+phase "end-to-end tests in the real window"
+bash scripts/e2e.sh
 
 phase "the package as a clinician installs it"
 bash tests/package/install.sh
