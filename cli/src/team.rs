@@ -16,6 +16,10 @@ pub struct ServeArgs {
     /// Address and port to listen on; port 0 lets the system choose (printed at start).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// The site's reverse proxy (an IP address): its X-Forwarded-For then names the client the
+    /// login throttle counts and a session records, not the proxy.
+    #[arg(long)]
+    trusted_proxy: Option<std::net::IpAddr>,
 }
 
 #[derive(Args)]
@@ -52,6 +56,7 @@ pub fn serve(args: &ServeArgs) -> Result<(), Failure> {
     crate::run::runtime()?.block_on(server::serve(server::ServeOptions {
         database: args.database.clone(),
         listen: args.listen,
+        trusted_proxy: args.trusted_proxy,
     }))?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! membership into the session `cases::app::team` allows for what it does (403 otherwise), calls
 //! one function of `store`, and returns its value as JSON.
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Peer};
 use crate::curation;
 use crate::error::{invalid, ServerError};
 use crate::store;
@@ -13,7 +13,7 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::header;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use cases::app::team::{PackageExchange, TeamAction, TeamMember};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -31,8 +31,9 @@ const MAX_RESULTS_BYTES: usize = 64 << 20;
                        TOKEN`. docs/team-server.md describes the flows."
     ),
     paths(
-        login, accept_invitation, logout, me, queue, item, edit, progress, invite, top_up,
-        reveal_lock, ground_truth, ratings, package, results, crate::curation::list_cases,
+        login, accept_invitation, logout, me, change_password, sessions, end_session,
+        accept_password_reset, queue, item, edit, progress, invite, invitations,
+        revoke_invitation, reset_password, top_up, reveal_lock, ground_truth, ratings, package, results, crate::curation::list_cases,
         crate::curation::history, crate::curation::save, crate::curation::submit,
         crate::curation::review, crate::curation_package::curation_package
     ),
@@ -61,12 +62,27 @@ pub fn router(state: AppState) -> Router {
         .route("/api/invitations/accept", post(accept_invitation))
         .route("/api/logout", post(logout))
         .route("/api/me", get(me))
+        .route("/api/password", post(change_password))
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", delete(end_session))
+        .route("/api/password-resets/accept", post(accept_password_reset))
         .route("/api/studies/{study}/queue", get(queue))
         .route("/api/studies/{study}/items/{assignment}", get(item))
         .route("/api/studies/{study}/items/{assignment}/edits", post(edit))
         .route("/api/studies/{study}/progress", get(progress))
         .route("/api/studies/{study}/ratings", get(ratings))
-        .route("/api/studies/{study}/invitations", post(invite))
+        .route(
+            "/api/studies/{study}/invitations",
+            post(invite).get(invitations),
+        )
+        .route(
+            "/api/studies/{study}/invitations/{id}",
+            delete(revoke_invitation),
+        )
+        .route(
+            "/api/studies/{study}/members/{username}/password-reset",
+            post(reset_password),
+        )
         .route("/api/studies/{study}/top-up", post(top_up))
         .route(
             "/api/studies/{study}/raters/{username}/reveal-lock",
@@ -133,14 +149,16 @@ pub(crate) fn forbidden(error: cases::Error) -> ServerError {
 }
 
 #[utoipa::path(post, path = "/api/login", request_body = LoginRequest,
-    responses((status = 200, body = LoginReply), (status = 401, description = "unknown username or wrong password")))]
+    responses((status = 200, body = LoginReply), (status = 401, description = "unknown username or wrong password"),
+        (status = 429, description = "too many wrong passwords for this account or from this address: `Retry-After` says when to try again")))]
 async fn login(
     State(state): State<AppState>,
+    peer: Peer,
     Json(request): Json<LoginRequest>,
 ) -> Result<Json<LoginReply>, ServerError> {
     crate::auth::check_username("username", &request.username)?;
     Ok(Json(
-        store::login(&state.pool, &request.username, request.password).await?,
+        store::login(&state.pool, &request.username, request.password, &peer).await?,
     ))
 }
 
@@ -169,6 +187,62 @@ async fn logout(State(state): State<AppState>, caller: Caller) -> Result<StatusC
     responses((status = 200, body = Me)))]
 async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<Me>, ServerError> {
     Ok(Json(store::me(&state.pool, &caller).await?))
+}
+
+#[utoipa::path(post, path = "/api/password", security(("bearer" = [])), request_body = PasswordChange,
+    responses((status = 204, description = "changed; every other session of the account has ended"),
+        (status = 403, description = "the current password is not right"),
+        (status = 429, description = "too many wrong passwords: `Retry-After` says when to try again")))]
+async fn change_password(
+    State(state): State<AppState>,
+    caller: Caller,
+    peer: Peer,
+    Json(request): Json<PasswordChange>,
+) -> Result<StatusCode, ServerError> {
+    store::change_password(
+        &state.pool,
+        &caller,
+        request.current_password,
+        request.new_password,
+        &peer,
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(get, path = "/api/sessions", security(("bearer" = [])),
+    responses((status = 200, body = Vec<AccountSession>, description = "the caller's own sessions, newest first")))]
+async fn sessions(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<AccountSession>>, ServerError> {
+    Ok(Json(store::sessions(&state.pool, &caller).await?))
+}
+
+#[utoipa::path(delete, path = "/api/sessions/{id}", security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    responses((status = 204, description = "the session is ended"), (status = 404, description = "not one of your sessions")))]
+async fn end_session(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, ServerError> {
+    store::end_session(&state.pool, &caller, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/api/password-resets/accept", request_body = AcceptPasswordReset,
+    responses((status = 204, description = "the new password is set; log in with it"),
+        (status = 404, description = "no open password reset with this code")))]
+async fn accept_password_reset(
+    State(state): State<AppState>,
+    Json(request): Json<AcceptPasswordReset>,
+) -> Result<StatusCode, ServerError> {
+    if request.code.is_empty() || request.code.len() > 128 {
+        return Err(invalid("code", "the code the study lead gave you"));
+    }
+    store::accept_password_reset(&state.pool, &request.code, request.password).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(get, path = "/api/studies/{study}/queue", security(("bearer" = [])),
@@ -269,6 +343,60 @@ async fn invite(
         .lead(TeamAction::Invite)
         .map_err(forbidden)?;
     Ok(Json(store::invite(&state.pool, &lead, &request).await?))
+}
+
+#[utoipa::path(get, path = "/api/studies/{study}/invitations", security(("bearer" = [])),
+    params(("study" = String, Path)),
+    responses((status = 200, body = Vec<InvitationSummary>, description = "every invitation of the study, newest first"),
+        (status = 403, description = "the study lead's")))]
+async fn invitations(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(study): Path<String>,
+) -> Result<Json<Vec<InvitationSummary>>, ServerError> {
+    let lead = member_of(&state, &caller, &study)
+        .await?
+        .lead(TeamAction::Invite)
+        .map_err(forbidden)?;
+    Ok(Json(store::invitations(&state.pool, &lead).await?))
+}
+
+#[utoipa::path(delete, path = "/api/studies/{study}/invitations/{id}", security(("bearer" = [])),
+    params(("study" = String, Path), ("id" = i64, Path)),
+    responses((status = 204, description = "revoked: its code no longer works"),
+        (status = 403, description = "the study lead's"), (status = 404, description = "no such invitation in this study"),
+        (status = 409, description = "already accepted")))]
+async fn revoke_invitation(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((study, id)): Path<(String, i64)>,
+) -> Result<StatusCode, ServerError> {
+    let lead = member_of(&state, &caller, &study)
+        .await?
+        .lead(TeamAction::Invite)
+        .map_err(forbidden)?;
+    store::revoke_invitation(&state.pool, &lead, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/api/studies/{study}/members/{username}/password-reset", security(("bearer" = [])),
+    params(("study" = String, Path), ("username" = String, Path)),
+    responses((status = 200, body = Invitation, description = "a one-time code for the member to set a new password; their sessions have ended and the old password no longer works"),
+        (status = 403, description = "the study lead's, for members of studies they lead only"),
+        (status = 404, description = "no such member of this study")))]
+async fn reset_password(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((study, username)): Path<(String, String)>,
+) -> Result<Json<Invitation>, ServerError> {
+    let lead = member_of(&state, &caller, &study)
+        .await?
+        .lead(TeamAction::ResetPassword)
+        .map_err(forbidden)?;
+    check_segment("username", &username)?;
+    Ok(Json(
+        store::reset_password(&state.pool, &lead, &username).await?,
+    ))
 }
 
 #[utoipa::path(post, path = "/api/studies/{study}/top-up", security(("bearer" = [])),

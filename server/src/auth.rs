@@ -31,6 +31,63 @@ pub struct Caller {
     pub token_sha256: String,
 }
 
+/// Where a request came from: the address the throttle counts by and a session records, and the
+/// client's `User-Agent` (at most 200 characters, control characters dropped), for the list a
+/// person sees of their own sessions.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub address: String,
+    pub client: String,
+}
+
+/// The longest `User-Agent` kept: enough to tell the app, the CLI and a browser apart.
+const MAX_CLIENT_CHARS: usize = 200;
+
+impl FromRequestParts<AppState> for Peer {
+    type Rejection = ServerError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let connected = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|info| info.0.ip());
+        // Behind the site's reverse proxy every connection comes from the proxy: only when it is
+        // the one named by `--trusted-proxy` does its `X-Forwarded-For` (last hop) name the
+        // client; anyone else could write that header.
+        let forwarded = || {
+            parts
+                .headers
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|value| value.to_str().ok())
+                .flat_map(|value| value.split(','))
+                .filter_map(|hop| hop.trim().parse::<std::net::IpAddr>().ok())
+                .next_back()
+        };
+        let address = match connected {
+            Some(ip) if state.trusted_proxy == Some(ip) => forwarded().unwrap_or(ip),
+            Some(ip) => ip,
+            None => std::net::Ipv4Addr::UNSPECIFIED.into(),
+        };
+        let client = parts
+            .headers
+            .get(axum::http::header::USER_AGENT)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_CLIENT_CHARS)
+            .collect();
+        Ok(Peer {
+            address: address.to_string(),
+            client,
+        })
+    }
+}
+
 /// 256 random bits, URL-safe base64: a session token or an invitation code.
 pub(crate) fn new_secret() -> Result<String, ServerError> {
     let mut bytes = [0u8; 32];

@@ -6,6 +6,9 @@ use axum::response::{IntoResponse, Response};
 use cases::app::team::{CurationRefusal, EditRefusal};
 use serde_json::json;
 
+/// The `Retry-After` of a 503: about the time PostgreSQL takes to restart.
+const UNAVAILABLE_RETRY_SECONDS: u64 = 5;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     #[error("the database failed: {0}")]
@@ -21,6 +24,12 @@ pub enum ServerError {
     SchemaTooNew { found: i32, known: i32 },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// Too many refused logins for the account or from the address (`store::accounts`).
+    #[error(
+        "too many wrong passwords: try again in {retry_after_seconds} s, or ask the study lead \
+         to reset the password"
+    )]
+    Throttled { retry_after_seconds: u64 },
     /// No session, or an expired one.
     #[error("log in first (POST /api/login): {0}")]
     Unauthenticated(&'static str),
@@ -88,8 +97,35 @@ impl ServerError {
         )
     }
 
-    fn status_and_code(&self) -> (StatusCode, &'static str) {
+    /// PostgreSQL is restarting or out of reach, or asked for the transaction again: a client
+    /// should send again shortly, so it is a 503 with `Retry-After`, not a final 500.
+    fn is_transient(&self) -> bool {
         match self {
+            ServerError::Pool(_) => true,
+            ServerError::Database(error) => {
+                error.is_closed()
+                    || match error.code() {
+                        Some(state) => {
+                            let code = state.code();
+                            // 08: connection exception; 57P01–57P03: shutdown, crash, starting;
+                            // 40001/40P01: serialisation failure, deadlock (retry the whole).
+                            code.starts_with("08")
+                                || matches!(code, "57P01" | "57P02" | "57P03" | "40001" | "40P01")
+                        }
+                        // No SQLSTATE: the connection itself failed (an I/O error, a reset).
+                        None => true,
+                    }
+            }
+            _ => false,
+        }
+    }
+
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        if self.is_transient() {
+            return (StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+        }
+        match self {
+            ServerError::Throttled { .. } => (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts"),
             ServerError::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
             ServerError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             ServerError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
@@ -150,6 +186,20 @@ impl IntoResponse for ServerError {
         };
         body["code"] = json!(code);
         body["message"] = json!(message);
-        (status, axum::Json(body)).into_response()
+        let retry_after = match &self {
+            ServerError::Throttled {
+                retry_after_seconds,
+            } => Some(*retry_after_seconds),
+            // PostgreSQL restarts in a few seconds; a client that waits this long finds it back.
+            _ if status == StatusCode::SERVICE_UNAVAILABLE => Some(UNAVAILABLE_RETRY_SECONDS),
+            _ => None,
+        };
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }

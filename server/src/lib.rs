@@ -33,12 +33,17 @@ const POOL_SIZE: usize = 16;
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub pool: Pool,
+    /// The site's reverse proxy, whose `X-Forwarded-For` names the client (`--trusted-proxy`).
+    pub trusted_proxy: Option<std::net::IpAddr>,
 }
 
 pub struct ServeOptions {
     /// `postgres://USER[:PASSWORD]@HOST:PORT/DB` (libpq URL or key=value form).
     pub database: String,
     pub listen: SocketAddr,
+    /// The reverse proxy in front of the server, if any: the login throttle and the session list
+    /// then count the address its `X-Forwarded-For` names, not the proxy's.
+    pub trusted_proxy: Option<std::net::IpAddr>,
 }
 
 /// A pool on `database`, with the schema migrated to this build's.
@@ -71,10 +76,17 @@ pub async fn serve(options: ServeOptions) -> Result<(), ServerError> {
     let pool = connect(&options.database).await?;
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
-    let app = api::router(AppState { pool }).layer(axum::middleware::from_fn(log_request));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    let app = api::router(AppState {
+        pool,
+        trusted_proxy: options.trusted_proxy,
+    })
+    .layer(axum::middleware::from_fn(log_request));
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
     Ok(())
 }
 

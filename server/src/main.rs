@@ -2,7 +2,7 @@
 //! GUI or model runtime). Two commands (docs/team-server.md), the same as the CLI's
 //! `neurorater serve` (docs/formats.md §8) and `neurorater server-import`:
 //!
-//!     neurorater-server serve --database URL [--listen ADDR]
+//!     neurorater-server serve --database URL [--listen ADDR] [--trusted-proxy IP]
 //!     neurorater-server import --database URL --db STUDY.sqlite --study ID [--lead NAME [--lead-site SITE]]
 //!
 //! Exit codes as the CLI's: 0 done, 2 invalid input, 1 internal failure.
@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: neurorater-server serve --database URL [--listen ADDR]\n       \
+const USAGE: &str =
+    "usage: neurorater-server serve --database URL [--listen ADDR] [--trusted-proxy IP]\n       \
     neurorater-server import --database URL --db FILE --study ID [--lead NAME] [--lead-site SITE]";
 
 fn main() -> ExitCode {
@@ -96,7 +97,16 @@ fn serve(options: &HashMap<String, String>) -> Result<(), Failure> {
         .parse()
         .map_err(|e| Failure::Input(format!("--listen: {e}")))?;
     let database = required(options, "database")?.to_owned();
-    runtime()?.block_on(server::serve(ServeOptions { database, listen }))?;
+    let trusted_proxy = options
+        .get("trusted-proxy")
+        .map(|ip| ip.parse())
+        .transpose()
+        .map_err(|e| Failure::Input(format!("--trusted-proxy: {e}")))?;
+    runtime()?.block_on(server::serve(ServeOptions {
+        database,
+        listen,
+        trusted_proxy,
+    }))?;
     Ok(())
 }
 

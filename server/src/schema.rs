@@ -294,6 +294,39 @@ ALTER TABLE ratings ADD COLUMN rubric_version integer NOT NULL DEFAULT 1
 ALTER TABLE studies ADD COLUMN case_code_secret bytea NOT NULL
     DEFAULT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex');
 "#,
+    // 7: accounts looked after without a terminal (issue 36). Refused logins, kept a day, by
+    // username and by address, so that a throttle holds across server processes; each session's
+    // public number, client and address, for the list a person sees of their own; a lead's
+    // password resets (one-time codes, stored as their SHA-256); revoked invitations. An empty
+    // `password_hash` is an account whose password a lead reset: no password logs it in.
+    r#"
+CREATE TABLE login_failures (
+    id       bigserial PRIMARY KEY,
+    username text NOT NULL,
+    address  text NOT NULL,
+    at       timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX login_failures_by_username ON login_failures (username, at);
+CREATE INDEX login_failures_by_address ON login_failures (address, at);
+
+ALTER TABLE sessions ADD COLUMN id bigserial UNIQUE;
+ALTER TABLE sessions ADD COLUMN client text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN address text NOT NULL DEFAULT '';
+CREATE INDEX sessions_by_account ON sessions (account);
+
+CREATE TABLE password_resets (
+    id          bigserial PRIMARY KEY,
+    code_sha256 text NOT NULL UNIQUE,
+    account     bigint NOT NULL REFERENCES accounts(id),
+    study       bigint NOT NULL REFERENCES studies(id),
+    reset_by    text NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL,
+    used_at     timestamptz
+);
+
+ALTER TABLE invitations ADD COLUMN revoked_at timestamptz;
+"#,
 ];
 
 /// Brings the database to the newest schema this build knows; refuses one from a newer build.

@@ -2,8 +2,13 @@
 //! session `cases::app::team` made for the caller, so the role check cannot be skipped; every
 //! change runs in one transaction with its audit entry.
 
+mod accounts;
 mod curation;
 
+pub use accounts::{
+    accept_invitation, accept_password_reset, change_password, end_session, invitations, login,
+    logout, reset_password, revoke_invitation, sessions,
+};
 pub use curation::{
     curation_cases, curation_history, review_version, save_version, submit_version,
 };
@@ -11,9 +16,9 @@ pub use curation::{
 use crate::auth::{self, Caller};
 use crate::error::{invalid, ServerError};
 use crate::wire::{
-    EditAck, EditRequest, ImportReport, Invitation, InviteRequest, LoginReply, Me, Membership,
-    Progress, QueueEntry, RaterProgress, ResultsItem, ResultsReport, SiteProgress, TopUpAdded,
-    TopUpReport, TopUpRequest,
+    EditAck, EditRequest, ImportReport, Invitation, InviteRequest, Me, Membership, Progress,
+    QueueEntry, RaterProgress, ResultsItem, ResultsReport, SiteProgress, TopUpAdded, TopUpReport,
+    TopUpRequest,
 };
 use cases::app::team::{
     decide_edit, rater_item, rater_package, results_edits, PackageExchange, PackageRecipient,
@@ -443,160 +448,6 @@ async fn create_invitation(
     )
     .await?;
     Ok(Invitation { code, expires_at })
-}
-
-pub async fn login(
-    pool: &Pool,
-    username: &str,
-    password: String,
-) -> Result<LoginReply, ServerError> {
-    let client = pool.get().await?;
-    let found = client
-        .query_opt(
-            "SELECT id, password_hash FROM accounts WHERE username = $1",
-            &[&username],
-        )
-        .await?;
-    let (account, stored): (Option<i64>, Option<String>) = match found {
-        Some(row) => (Some(row.get(0)), Some(row.get(1))),
-        None => (None, None),
-    };
-    let wrong = ServerError::Unauthenticated("unknown username or wrong password");
-    if !auth::verify_password(password, stored).await? {
-        return Err(wrong);
-    }
-    let account = account.ok_or(wrong)?;
-    let token = auth::new_secret()?;
-    let expires_at: String = client
-        .query_one(
-            &format!(
-                "INSERT INTO sessions (token_sha256, account, expires_at)
-                 VALUES ($1, $2, now() + make_interval(hours => $3)) RETURNING {}",
-                time_text("expires_at")
-            ),
-            &[&auth::secret_sha256(&token), &account, &auth::SESSION_HOURS],
-        )
-        .await?
-        .get(0);
-    // Expired sessions are of no use to anyone; each login sweeps them.
-    client
-        .execute("DELETE FROM sessions WHERE expires_at < now()", &[])
-        .await?;
-    Ok(LoginReply { token, expires_at })
-}
-
-pub async fn logout(pool: &Pool, caller: &Caller) -> Result<(), ServerError> {
-    pool.get()
-        .await?
-        .execute(
-            "DELETE FROM sessions WHERE token_sha256 = $1",
-            &[&caller.token_sha256],
-        )
-        .await?;
-    Ok(())
-}
-
-/// Accepts a one-time code: creates the account (or, for an existing one, checks its password)
-/// and adds the invited role. A used, expired or unknown code is the same "not found".
-pub async fn accept_invitation(
-    pool: &Pool,
-    code: &str,
-    password: String,
-) -> Result<Membership, ServerError> {
-    auth::check_password_shape(&password)?;
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    let row = tx
-        .query_opt(
-            "SELECT i.id, i.study, i.username, i.role, i.site, s.study_id, s.title,
-                    i.clinical_role, i.years_experience
-             FROM invitations i JOIN studies s ON s.id = i.study
-             WHERE i.code_sha256 = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
-             FOR UPDATE OF i",
-            &[&auth::secret_sha256(code)],
-        )
-        .await?
-        .ok_or_else(|| ServerError::NotFound("an open invitation with this code".into()))?;
-    let (invitation, study, username, role, site, study_id, title): (
-        i64,
-        i64,
-        String,
-        String,
-        String,
-        String,
-        String,
-    ) = (
-        row.get(0),
-        row.get(1),
-        row.get(2),
-        row.get(3),
-        row.get(4),
-        row.get(5),
-        row.get(6),
-    );
-    let existing = tx
-        .query_opt(
-            "SELECT id, password_hash FROM accounts WHERE username = $1 FOR UPDATE",
-            &[&username],
-        )
-        .await?;
-    let account: i64 = match existing {
-        Some(row) => {
-            let stored: String = row.get(1);
-            if !auth::verify_password(password, Some(stored)).await? {
-                return Err(ServerError::Unauthenticated(
-                    "this username has an account: give its current password to accept",
-                ));
-            }
-            row.get(0)
-        }
-        None => {
-            let hash = auth::hash_password(password).await?;
-            tx.query_one(
-                "INSERT INTO accounts (username, password_hash, site) VALUES ($1, $2, $3)
-                 RETURNING id",
-                &[&username, &hash, &site],
-            )
-            .await?
-            .get(0)
-        }
-    };
-    let (clinical_role, years_experience): (Option<String>, Option<i32>) = (row.get(7), row.get(8));
-    let added = tx
-        .execute(
-            "INSERT INTO memberships (account, study, role, clinical_role, years_experience)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (account, study) DO NOTHING",
-            &[&account, &study, &role, &clinical_role, &years_experience],
-        )
-        .await?;
-    if added == 0 {
-        return Err(ServerError::Conflict(format!(
-            "{username} already has a role in study {study_id}; one role per study"
-        )));
-    }
-    tx.execute(
-        "UPDATE invitations SET accepted_at = now() WHERE id = $1",
-        &[&invitation],
-    )
-    .await?;
-    audit(
-        &tx,
-        &username,
-        "accept invitation",
-        &format!("membership:{study_id}/{username}"),
-        None,
-        Some(&json!({ "role": role, "site": site })),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Membership {
-        study_id,
-        title,
-        role: from_json(Value::String(role), "a membership's role")?,
-        reveal_locked: false,
-        rubric_version: None,
-    })
 }
 
 pub async fn me(pool: &Pool, caller: &Caller) -> Result<Me, ServerError> {

@@ -4,14 +4,15 @@
 
 /// The bodies the team client reads too, defined once beside the application layer.
 pub use cases::app::team::wire::{
-    EditAck, EditRequest, Me, Membership, Progress, QueueEntry, RaterProgress, SiteProgress,
+    AccountSession, EditAck, EditRequest, Invitation, InvitationSummary, InviteRequest, Me,
+    Membership, Progress, QueueEntry, RaterProgress, SiteProgress, TopUpAdded, TopUpReport,
+    TopUpRequest,
 };
 use cases::app::team::{
     CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
-    TeamRole, TeamStudyRating,
+    TeamStudyRating,
 };
 use cases::curation::Version;
-use cases::rating::RaterRole;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -27,6 +28,23 @@ pub struct LoginReply {
     /// Send as `Authorization: Bearer TOKEN`; shown once, stored only as its SHA-256.
     pub token: String,
     pub expires_at: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordChange {
+    pub current_password: String,
+    /// 12 to 1,024 characters. Every other session of the account ends.
+    pub new_password: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptPasswordReset {
+    /// The one-time code the study lead passed on.
+    pub code: String,
+    /// The account's new password, 12 to 1,024 characters.
+    pub password: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -49,58 +67,6 @@ pub struct Item(pub RaterItem);
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Vec<Object>)]
 pub struct StudyRatings(pub Vec<TeamStudyRating>);
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct InviteRequest {
-    pub username: String,
-    #[schema(value_type = String, example = "rater")]
-    pub role: TeamRole,
-    /// The hospital or reading site, for progress per site.
-    #[serde(default)]
-    pub site: String,
-    /// How a rater reads: `neuroradiologist`, `neurologist` or `resident`. Required for a rater,
-    /// absent for a lead or a curator; the packages the server builds for the rater say it.
-    #[serde(default)]
-    #[schema(value_type = Option<String>, example = "neurologist")]
-    pub clinical_role: Option<RaterRole>,
-    /// A rater's years of clinical experience (0–70), if the lead records it.
-    #[serde(default)]
-    #[schema(maximum = 70)]
-    pub years_experience: Option<u32>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Invitation {
-    /// Pass it to the invitee by a channel of your own; shown once, stored only as its SHA-256.
-    pub code: String,
-    pub expires_at: String,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TopUpRequest {
-    /// Raters of the study to give more work; each gets responses they do not have yet, after
-    /// the end of their queue.
-    pub raters: Vec<String>,
-    /// At most this many new assignments per rater (default: every response they lack).
-    #[serde(default)]
-    pub per_rater: Option<u32>,
-    /// YYYY-MM-DD by which the new assignments are due.
-    #[serde(default)]
-    pub due_on: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TopUpAdded {
-    pub username: String,
-    pub added: i64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TopUpReport {
-    pub raters: Vec<TopUpAdded>,
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

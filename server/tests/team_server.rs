@@ -290,6 +290,28 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
         (("post", "/api/invitations/accept"), [404; 5]),
         (("post", "/api/logout"), [401, 204, 204, 204, 204]),
         (("get", "/api/me"), [401, 200, 200, 200, 200]),
+        // A wrong current password: nobody's is changed by the probe.
+        (("post", "/api/password"), [401, 403, 403, 403, 403]),
+        (("get", "/api/sessions"), [401, 200, 200, 200, 200]),
+        // A session number nobody has: the probe ends no one's session.
+        (("delete", "/api/sessions/{id}"), [401, 404, 404, 404, 404]),
+        (("post", "/api/password-resets/accept"), [404; 5]),
+        (
+            ("get", "/api/studies/{study}/invitations"),
+            [401, 200, 403, 403, 403],
+        ),
+        (
+            ("delete", "/api/studies/{study}/invitations/{id}"),
+            [401, 404, 403, 403, 403],
+        ),
+        // For a username that is no member: the probe resets nobody's password.
+        (
+            (
+                "post",
+                "/api/studies/{study}/members/{username}/password-reset",
+            ),
+            [401, 404, 403, 403, 403],
+        ),
         (
             ("get", "/api/studies/{study}/queue"),
             [401, 403, 403, 200, 200],
@@ -380,6 +402,8 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                 .get(&(method.as_str(), path.as_str()))
                 .unwrap_or_else(|| panic!("{method} {path} is new: add what each role may get"));
             let concrete = path
+                .replace("/members/{username}/", "/members/no-such-member/")
+                .replace("{id}", "987654321")
                 .replace("{study}", DEMO_STUDY_ID)
                 .replace("{assignment}", &first.to_string())
                 .replace("{username}", &t.rater_a.username)
@@ -405,9 +429,13 @@ fn every_endpoint_answers_each_role_only_what_it_may_see() {
                     "/api/login" => Some(
                         json!({ "username": t.rater_a.username, "password": t.rater_a.password }),
                     ),
-                    "/api/invitations/accept" => Some(
+                    "/api/invitations/accept" | "/api/password-resets/accept" => Some(
                         json!({ "code": "no-such-code", "password": "a long enough password" }),
                     ),
+                    "/api/password" => Some(json!({
+                        "current_password": "not the password at all",
+                        "new_password": "a new and long password",
+                    })),
                     "/api/logout" => {
                         // A session of its own, so the probe does not end the one it uses.
                         token = person.map(|p| {
@@ -799,7 +827,7 @@ fn two_servers_starting_at_once_migrate_the_schema_once() {
             "twin",
             "SELECT count(*) || '/' || max(version) FROM schema_migrations"
         ),
-        "6/6"
+        "7/7"
     );
 }
 
@@ -2170,4 +2198,402 @@ fn curation_checks_marks_inside_the_volume_and_a_final_version_is_what_the_lead_
         revealed["ground_truth_version"], finalised["version"],
         "the version the revealed ground truth is: {revealed}"
     );
+}
+
+/// The seconds of a reply's `Retry-After`, if it has one.
+fn retry_after(head: &str) -> Option<u64> {
+    head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        if name.eq_ignore_ascii_case("retry-after") {
+            value.trim().parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+fn login_body(username: &str, password: &str) -> Option<Value> {
+    Some(json!({ "username": username, "password": password }))
+}
+
+fn audited(t: &Team, action: &str, entity: &str) -> i64 {
+    t.cluster
+        .psql(
+            "team",
+            &format!(
+                "SELECT count(*) FROM audit_log WHERE action = '{action}' AND entity = '{entity}'"
+            ),
+        )
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_lead_lists_revokes_and_resets_and_a_member_changes_their_password_and_ends_sessions() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    let http = &t.http;
+    let lead = Some(t.lead.token.as_str());
+
+    // Invitations, each with what became of it; an open one revoked no longer admits anyone.
+    let late = http.expect(
+        200,
+        "post",
+        &study_path("/invitations"),
+        lead,
+        Some(json!({
+            "username": "late-rater", "role": "rater", "site": "Hospital C",
+            "clinical_role": "resident",
+        })),
+    );
+    let late_code = late["code"].as_str().unwrap().to_owned();
+    let listed = http.expect(200, "get", &study_path("/invitations"), lead, None);
+    assert!(
+        !listed.to_string().contains(&late_code),
+        "a code is shown once"
+    );
+    let invitation = |listed: &Value, username: &str| -> Value {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["username"] == username)
+            .unwrap_or_else(|| panic!("{username} in {listed}"))
+            .clone()
+    };
+    let open = invitation(&listed, "late-rater");
+    assert_eq!(
+        (open["state"].as_str(), open["clinical_role"].as_str()),
+        (Some("open"), Some("resident")),
+        "{open}"
+    );
+    assert_eq!(open["invited_by"], "lead");
+    assert_eq!(invitation(&listed, "rater-a")["state"], "accepted");
+    let late_id = open["id"].as_i64().unwrap();
+    let revoke = study_path(&format!("/invitations/{late_id}"));
+    http.expect(204, "delete", &revoke, lead, None);
+    http.expect(204, "delete", &revoke, lead, None);
+    assert_eq!(audited(&t, "revoke invitation", "invitation:late-rater"), 1);
+    http.expect(
+        404,
+        "post",
+        "/api/invitations/accept",
+        None,
+        Some(json!({ "code": late_code, "password": "the late rater's password" })),
+    );
+    let relisted = http.expect(200, "get", &study_path("/invitations"), lead, None);
+    let revoked = invitation(&relisted, "late-rater");
+    assert_eq!(revoked["state"], "revoked");
+    assert!(revoked["closed_at"].is_string(), "{revoked}");
+    let accepted_id = invitation(&relisted, "rater-a")["id"].as_i64().unwrap();
+    let refused = http.expect(
+        409,
+        "delete",
+        &study_path(&format!("/invitations/{accepted_id}")),
+        lead,
+        None,
+    );
+    assert!(
+        refused["message"].as_str().unwrap().contains("accepted"),
+        "{refused}"
+    );
+
+    // Each login is a session of its own, listed with its client; ending one ends only it.
+    let browser = Http::with_headers(&t.server.base, &["User-Agent: Test browser/1.0"]);
+    let second = browser.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", &t.rater_a.password),
+    )["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mine = http.expect(200, "get", "/api/sessions", Some(&t.rater_a.token), None);
+    let mine = mine.as_array().unwrap();
+    assert_eq!(mine.len(), 2, "{mine:?}");
+    assert!(!serde_json::to_string(mine).unwrap().contains(&second));
+    let current: Vec<bool> = mine
+        .iter()
+        .map(|s| s["current"].as_bool().unwrap())
+        .collect();
+    assert_eq!(current, [false, true], "newest first: {mine:?}");
+    assert_eq!(mine[0]["client"], "Test browser/1.0");
+    assert_eq!(mine[0]["address"], "127.0.0.1");
+    let second_id = mine[0]["id"].as_i64().unwrap();
+    let end = format!("/api/sessions/{second_id}");
+    http.expect(404, "delete", &end, Some(&t.rater_b.token), None);
+    http.expect(200, "get", "/api/me", Some(&second), None);
+    http.expect(204, "delete", &end, Some(&t.rater_a.token), None);
+    http.expect(401, "get", "/api/me", Some(&second), None);
+    http.expect(200, "get", "/api/me", Some(&t.rater_a.token), None);
+
+    // A password change checks the current one and ends every other session.
+    let third = http.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", &t.rater_a.password),
+    )["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let change =
+        |current: &str, new: &str| json!({ "current_password": current, "new_password": new });
+    http.expect(
+        403,
+        "post",
+        "/api/password",
+        Some(&t.rater_a.token),
+        Some(change("not the right one", "a new and long password")),
+    );
+    let short = http.expect(
+        422,
+        "post",
+        "/api/password",
+        Some(&t.rater_a.token),
+        Some(change(&t.rater_a.password, "short")),
+    );
+    assert_eq!(short["field"], "new_password", "{short}");
+    let new_a = "rater a's new long password";
+    http.expect(
+        204,
+        "post",
+        "/api/password",
+        Some(&t.rater_a.token),
+        Some(change(&t.rater_a.password, new_a)),
+    );
+    http.expect(401, "get", "/api/me", Some(&third), None);
+    http.expect(200, "get", "/api/me", Some(&t.rater_a.token), None);
+    http.expect(
+        401,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", &t.rater_a.password),
+    );
+    http.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", new_a),
+    );
+    assert_eq!(audited(&t, "change password", "account:rater-a"), 1);
+
+    // A lead's reset ends the member's sessions and their old password at once; the code sets
+    // a new one, once. Only a lead, never their own, never a stranger's.
+    let reset_path = study_path("/members/rater-b/password-reset");
+    http.expect(403, "post", &reset_path, Some(&t.rater_a.token), None);
+    http.expect(403, "post", &reset_path, Some(&t.curator.token), None);
+    let own = http.expect(
+        422,
+        "post",
+        &study_path("/members/lead/password-reset"),
+        lead,
+        None,
+    );
+    assert!(own["message"].as_str().unwrap().contains("/api/password"));
+    let reset = http.expect(200, "post", &reset_path, lead, None);
+    let reset_code = reset["code"].as_str().unwrap().to_owned();
+    http.expect(401, "get", "/api/me", Some(&t.rater_b.token), None);
+    http.expect(
+        401,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", &t.rater_b.password),
+    );
+    let new_b = "rater b's brand new password";
+    let accept = json!({ "code": reset_code, "password": new_b });
+    http.expect(
+        204,
+        "post",
+        "/api/password-resets/accept",
+        None,
+        Some(accept.clone()),
+    );
+    http.expect(
+        404,
+        "post",
+        "/api/password-resets/accept",
+        None,
+        Some(accept),
+    );
+    http.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", new_b),
+    );
+    assert_eq!(audited(&t, "reset password", "account:rater-b"), 1);
+    assert_eq!(
+        audited(&t, "set password after reset", "account:rater-b"),
+        1
+    );
+
+    // Someone with a role in a study this lead does not lead: their code would open it.
+    t.cluster.psql(
+        "team",
+        "INSERT INTO studies (study_id, title, description, rubric, taxonomy)
+             VALUES ('other-study', 'Another study', '', '{}', '{}');
+         INSERT INTO memberships (account, study, role)
+             SELECT a.id, s.id, 'rater' FROM accounts a, studies s
+             WHERE a.username = 'curator' AND s.study_id = 'other-study'",
+    );
+    let elsewhere = http.expect(
+        403,
+        "post",
+        &study_path("/members/curator/password-reset"),
+        lead,
+        None,
+    );
+    assert!(
+        elsewhere["message"]
+            .as_str()
+            .unwrap()
+            .contains("do not lead"),
+        "{elsewhere}"
+    );
+    http.expect(200, "get", "/api/me", Some(&t.curator.token), None);
+
+    // No password or code in the log or the audit trail.
+    let log = t.server.log();
+    let audit = t
+        .cluster
+        .psql("team", "SELECT string_agg(after::text, ' ') FROM audit_log");
+    for secret in [
+        late_code.as_str(),
+        reset_code.as_str(),
+        new_a,
+        new_b,
+        &t.rater_a.password,
+        &second,
+    ] {
+        assert!(!log.contains(secret), "a secret in the log");
+        assert!(!audit.contains(secret), "a secret in the audit log");
+    }
+}
+
+#[test]
+fn logins_are_throttled_per_account_and_per_address_and_a_restarting_database_is_a_503() {
+    let work = tempfile::tempdir().unwrap();
+    let t = team(work.path());
+    // Behind a proxy the server trusts, each client's address is the one it forwards.
+    let proxy = Server::start_with(
+        &t.database,
+        &["--listen", "127.0.0.1:0", "--trusted-proxy", "127.0.0.1"],
+    );
+    let from =
+        |address: &str| Http::with_headers(&proxy.base, &[&format!("X-Forwarded-For: {address}")]);
+
+    // Per account: five wrong passwords, then even the right one waits, from any address.
+    let guesser = from("10.0.0.1");
+    for n in 0..5 {
+        guesser.expect(
+            401,
+            "post",
+            "/api/login",
+            None,
+            login_body("rater-a", &format!("guess number {n} of five")),
+        );
+    }
+    let (status, head, body) = guesser.call_with_head(
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", &t.rater_a.password).as_ref(),
+    );
+    assert_eq!(status, 429, "{body}");
+    let wait = retry_after(&head).expect("a Retry-After");
+    assert!((1..=15 * 60).contains(&wait), "{head}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["code"], "too_many_attempts", "{body}");
+    from("10.0.0.2").expect(
+        429,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-a", &t.rater_a.password),
+    );
+    // Another account from the guesser's address is heard.
+    guesser.expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", &t.rater_b.password),
+    );
+    assert_eq!(audited(&t, "throttle logins", "account:rater-a"), 1);
+    // A session made before goes on.
+    t.http
+        .expect(200, "get", "/api/me", Some(&t.rater_a.token), None);
+
+    // Per address: fifty wrong passwords for as many usernames, then nobody from it is heard,
+    // while the same account from elsewhere is.
+    let sprayer = from("10.0.0.66");
+    for n in 0..50 {
+        sprayer.expect(
+            401,
+            "post",
+            "/api/login",
+            None,
+            login_body(&format!("guess-{n}"), "a password guessed"),
+        );
+    }
+    sprayer.expect(
+        429,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", &t.rater_b.password),
+    );
+    from("10.0.0.3").expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", &t.rater_b.password),
+    );
+    assert_eq!(audited(&t, "throttle logins", "address:10.0.0.66"), 1);
+    // A server that trusts no proxy believes no X-Forwarded-For: its client is 127.0.0.1.
+    Http::with_headers(&t.server.base, &["X-Forwarded-For: 10.0.0.66"]).expect(
+        200,
+        "post",
+        "/api/login",
+        None,
+        login_body("rater-b", &t.rater_b.password),
+    );
+
+    // PostgreSQL restarting: a 503 with Retry-After, which a client sends again; then back.
+    t.cluster.stop();
+    for (method, path, token, body) in [
+        ("get", "/api/me", Some(t.rater_b.token.as_str()), None),
+        (
+            "post",
+            "/api/login",
+            None,
+            login_body("rater-b", &t.rater_b.password),
+        ),
+    ] {
+        let (status, head, reply) = t.http.call_with_head(method, path, token, body.as_ref());
+        assert_eq!(status, 503, "{method} {path}: {reply}");
+        assert_eq!(retry_after(&head), Some(5), "{head}");
+        assert!(reply.contains("\"unavailable\""), "{reply}");
+    }
+    t.cluster.start_again();
+    let back = (0..100).find_map(|_| {
+        let (status, _) = t.http.call("get", "/api/me", Some(&t.rater_b.token), None);
+        if status == 200 {
+            Some(status)
+        } else {
+            assert_eq!(status, 503, "while PostgreSQL comes back");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            None
+        }
+    });
+    assert_eq!(back, Some(200), "the server is back with PostgreSQL");
 }

@@ -75,15 +75,30 @@ impl Cluster {
             cluster.bin.join("initdb").display(),
             data.display()
         ));
-        cluster.run(&format!(
-            "{} -D {} -o '-p {} -k {} -c listen_addresses=127.0.0.1' -l {} -w start >/dev/null",
-            cluster.bin.join("pg_ctl").display(),
-            data.display(),
-            cluster.port,
-            cluster.dir.path().display(),
-            cluster.dir.path().join("log").display()
-        ));
+        cluster.start_again();
         cluster
+    }
+
+    /// Stops PostgreSQL as an operator's restart does (fast: connections are cut); `start_again`
+    /// brings it back on the same port.
+    #[allow(dead_code)] // Used by the server's tests, not by the team client's.
+    pub fn stop(&self) {
+        self.run(&format!(
+            "{} -D {} -m fast -w stop >/dev/null",
+            self.bin.join("pg_ctl").display(),
+            self.dir.path().join("data").display()
+        ));
+    }
+
+    pub fn start_again(&self) {
+        self.run(&format!(
+            "{} -D {} -o '-p {} -k {} -c listen_addresses=127.0.0.1' -l {} -w start >/dev/null",
+            self.bin.join("pg_ctl").display(),
+            self.dir.path().join("data").display(),
+            self.port,
+            self.dir.path().display(),
+            self.dir.path().join("log").display()
+        ));
     }
 
     fn run(&self, command: &str) {

@@ -24,8 +24,14 @@ impl Server {
     }
 
     pub fn start_on(database: &str, listen: &str) -> Server {
+        Server::start_with(database, &["--listen", listen])
+    }
+
+    /// `serve --database DATABASE` and `options` (a `--listen` among them).
+    pub fn start_with(database: &str, options: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_neurorater-server"))
-            .args(["serve", "--database", database, "--listen", listen])
+            .args(["serve", "--database", database])
+            .args(options)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -86,6 +92,8 @@ pub fn path_str(path: &Path) -> &str {
 /// client crate to build.
 pub struct Http {
     address: String,
+    /// Header lines sent with every request (`Name: value`).
+    headers: Vec<String>,
 }
 
 impl Http {
@@ -95,6 +103,16 @@ impl Http {
                 .strip_prefix("http://")
                 .expect("an http:// base")
                 .to_owned(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// A client that sends `headers` (`Name: value`) with every request: a browser's
+    /// `User-Agent`, a proxy's `X-Forwarded-For`.
+    pub fn with_headers(base: &str, headers: &[&str]) -> Http {
+        Http {
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            ..Http::new(base)
         }
     }
 
@@ -131,6 +149,33 @@ impl Http {
         content_type: &str,
         body: &[u8],
     ) -> std::io::Result<(u16, Vec<u8>)> {
+        self.exchange(method, path, token, content_type, body)
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// `method path` with a JSON body: the status, the reply's header lines, and its body.
+    pub fn call_with_head(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, String, String) {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, head, reply) = self
+            .exchange(method, path, token, "application/json", body.as_bytes())
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        (status, head, String::from_utf8_lossy(&reply).into_owned())
+    }
+
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        content_type: &str,
+        body: &[u8],
+    ) -> std::io::Result<(u16, String, Vec<u8>)> {
         use std::io::Write;
         let mut stream = std::net::TcpStream::connect(&self.address)?;
         stream.set_read_timeout(Some(std::time::Duration::from_secs(120)))?;
@@ -141,6 +186,9 @@ impl Http {
         );
         if let Some(token) = token {
             request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        for header in &self.headers {
+            request.push_str(&format!("{header}\r\n"));
         }
         if !body.is_empty() {
             request.push_str(&format!(
@@ -166,7 +214,7 @@ impl Http {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
-        Ok((status, reply[end + 4..].to_vec()))
+        Ok((status, head, reply[end + 4..].to_vec()))
     }
 
     /// `method path` expecting `status`; the body as JSON (null when empty).

@@ -38,7 +38,11 @@ fn serve_in_thread(database: String, listen: SocketAddr) {
             .build()
             .unwrap();
         runtime
-            .block_on(server::serve(server::ServeOptions { database, listen }))
+            .block_on(server::serve(server::ServeOptions {
+                database,
+                listen,
+                trusted_proxy: None,
+            }))
             .expect("the server runs");
     });
     for _ in 0..600 {

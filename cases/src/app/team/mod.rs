@@ -77,6 +77,9 @@ pub enum TeamAction {
     TopUp,
     /// Lock or unlock a rater out of reveal-then-edit.
     LockReveal,
+    /// Reset the password of another member of the study: their sessions end and a one-time
+    /// code sets a new one.
+    ResetPassword,
     /// Every rater's ratings, for the lead's own database (`pull`) and the report built there.
     ExportRatings,
     /// Build any rater's package and upload any rater's results (a site with no connection);
@@ -96,6 +99,7 @@ impl TeamAction {
             | TeamAction::Invite
             | TeamAction::TopUp
             | TeamAction::LockReveal
+            | TeamAction::ResetPassword
             | TeamAction::ExportRatings
             | TeamAction::ExchangePackages => &[Lead],
         }
@@ -110,6 +114,7 @@ impl TeamAction {
             TeamAction::Invite => "inviting people",
             TeamAction::TopUp => "topping up assignments",
             TeamAction::LockReveal => "locking reveal",
+            TeamAction::ResetPassword => "resetting a member's password",
             TeamAction::ExportRatings => "the raters' ratings",
             TeamAction::ExchangePackages => "another rater's packages",
         }

@@ -4,6 +4,7 @@
 //! on the server is a field the client reads. docs/team-server.md lists them.
 
 use super::{TeamEdit, TeamRole};
+use crate::rating::RaterRole;
 use serde::{Deserialize, Serialize};
 
 /// One study the account has a role in.
@@ -121,4 +122,111 @@ pub struct SiteProgress {
     pub overdue: i64,
     #[cfg_attr(feature = "specta", specta(type = crate::finite::Finite))]
     pub seconds_on_task: f64,
+}
+
+/// `POST /api/studies/{study}/invitations`: whom the lead invites, with what role.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct InviteRequest {
+    pub username: String,
+    #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
+    pub role: TeamRole,
+    /// The hospital or reading site, for progress per site.
+    #[serde(default)]
+    pub site: String,
+    /// How a rater reads: `neuroradiologist`, `neurologist` or `resident`. Required for a rater,
+    /// absent for a lead or a curator; the packages the server builds for the rater say it.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "utoipa",
+        schema(value_type = Option<String>, example = "neurologist")
+    )]
+    pub clinical_role: Option<RaterRole>,
+    /// A rater's years of clinical experience (0–70), if the lead records it.
+    #[serde(default)]
+    #[cfg_attr(feature = "utoipa", schema(maximum = 70))]
+    pub years_experience: Option<u32>,
+}
+
+/// A one-time code for the lead to pass on: an invitation's or a password reset's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct Invitation {
+    /// Pass it to the invitee by a channel of your own; shown once, stored only as its SHA-256.
+    pub code: String,
+    pub expires_at: String,
+}
+
+/// One invitation of a study, as its lead sees it (`GET /api/studies/{study}/invitations`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct InvitationSummary {
+    pub id: i64,
+    pub username: String,
+    #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
+    pub role: TeamRole,
+    pub site: String,
+    #[cfg_attr(feature = "utoipa", schema(value_type = Option<String>))]
+    pub clinical_role: Option<RaterRole>,
+    pub years_experience: Option<u32>,
+    pub invited_by: String,
+    pub created_at: String,
+    pub expires_at: String,
+    /// `open`, `accepted`, `expired` or `revoked`.
+    pub state: String,
+    /// When it was accepted or revoked, if it was.
+    pub closed_at: Option<String>,
+}
+
+/// `POST /api/studies/{study}/top-up`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct TopUpRequest {
+    /// Raters of the study to give more work; each gets responses they do not have yet, after
+    /// the end of their queue.
+    pub raters: Vec<String>,
+    /// At most this many new assignments per rater (default: every response they lack).
+    #[serde(default)]
+    pub per_rater: Option<u32>,
+    /// YYYY-MM-DD by which the new assignments are due.
+    #[serde(default)]
+    pub due_on: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct TopUpAdded {
+    pub username: String,
+    pub added: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct TopUpReport {
+    pub raters: Vec<TopUpAdded>,
+}
+
+/// One of the caller's own sessions (`GET /api/sessions`): where and when they logged in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+pub struct AccountSession {
+    /// The session's number, for `DELETE /api/sessions/{id}`; not its token.
+    pub id: i64,
+    pub created_at: String,
+    pub expires_at: String,
+    /// The client's `User-Agent`, as it said it (at most 200 characters).
+    pub client: String,
+    /// The address it connected from, as the server saw it.
+    pub address: String,
+    /// The session this request was made in.
+    pub current: bool,
 }
