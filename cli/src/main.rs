@@ -11,6 +11,7 @@ macro_rules! say {
     };
 }
 
+mod accounts;
 mod assign;
 mod calibrate;
 mod curation;
@@ -148,6 +149,12 @@ enum Command {
     Pull(remote::PullArgs),
     /// The lead: the study's progress on the team server, per rater and per site.
     TeamProgress(remote::TeamProgressArgs),
+    /// Accounts on a team server: invitations, password changes and resets, sessions, top-ups
+    /// and reveal locks (docs/team-server.md).
+    Team {
+        #[command(subcommand)]
+        command: accounts::TeamCommand,
+    },
     /// Replace the database with a backup (keeps the replaced file beside it).
     Restore {
         backup: PathBuf,
@@ -279,6 +286,7 @@ fn main() -> ExitCode {
         Command::Logout(args) => remote::logout(&args),
         Command::Pull(args) => remote::pull(&args),
         Command::TeamProgress(args) => remote::team_progress(&args),
+        Command::Team { command } => accounts::run(&command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

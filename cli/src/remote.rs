@@ -74,30 +74,38 @@ impl From<ClientError> for Failure {
     }
 }
 
-fn server_url(text: &str) -> Result<ServerUrl, Failure> {
+pub(crate) fn server_url(text: &str) -> Result<ServerUrl, Failure> {
     Ok(ServerUrl::parse(text)?)
 }
 
-fn password(user: &str, server: &ServerUrl) -> Result<String, Failure> {
-    let password = if std::io::stdin().is_terminal() {
-        rpassword::prompt_password(format!("Password for {user} at {server}: "))
+/// One secret (a password, a one-time code) from the prompt without echo, or the next line of
+/// standard input when it is not a terminal. Never an argument: others on the machine see those.
+pub(crate) fn read_secret(prompt: &str) -> Result<String, Failure> {
+    let secret = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(prompt)
     } else {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line).map(|_| line)
     }
-    .map_err(|e| Failure::Internal(format!("reading the password: {e}")))?;
-    let password = password.trim_end_matches(['\r', '\n']).to_owned();
-    if password.is_empty() {
-        return Err(Failure::Input(vec![
-            "no password given (type it at the prompt, or send it on standard input)".into(),
-        ]));
+    .map_err(|e| {
+        Failure::Internal(format!(
+            "reading {}: {e}",
+            prompt.trim_end_matches([':', ' '])
+        ))
+    })?;
+    let secret = secret.trim_end_matches(['\r', '\n']).to_owned();
+    if secret.is_empty() {
+        return Err(Failure::Input(vec![format!(
+            "nothing given for \"{}\" (type it at the prompt, or send it on standard input)",
+            prompt.trim_end_matches([':', ' '])
+        )]));
     }
-    Ok(password)
+    Ok(secret)
 }
 
 pub fn login(args: &LoginArgs) -> Result<(), Failure> {
     let server = server_url(&args.server)?;
-    let password = password(&args.user, &server)?;
+    let password = read_secret(&format!("Password for {} at {server}: ", args.user))?;
     let session = crate::run::runtime()?.block_on(async {
         TeamClient::new(server.clone())?
             .login(&args.user, &password)
@@ -114,7 +122,7 @@ pub fn login(args: &LoginArgs) -> Result<(), Failure> {
 }
 
 /// The saved session on `server`: the only one, or `user`'s.
-fn session(server: &ServerUrl, user: Option<&str>) -> Result<Session, Failure> {
+pub(crate) fn session(server: &ServerUrl, user: Option<&str>) -> Result<Session, Failure> {
     let files = SessionFiles::in_config_dir()?;
     let login_hint =
         |name: &str| format!("log in first: neurorater login --server {server} --user {name}");
@@ -161,7 +169,7 @@ pub fn logout(args: &LogoutArgs) -> Result<(), Failure> {
 }
 
 impl Remote {
-    fn client(&self) -> Result<TeamClient, Failure> {
+    pub(crate) fn client(&self) -> Result<TeamClient, Failure> {
         let server = server_url(&self.server)?;
         Ok(TeamClient::resume(&session(
             &server,

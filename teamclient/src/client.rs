@@ -6,7 +6,10 @@
 use crate::error::{ClientError, Result};
 use crate::token::{Session, Token};
 use crate::url::{check_segment, ServerUrl};
-use crate::wire::{EditAck, EditRequest, ErrorBody, LoginReply, Me, Progress, QueueEntry};
+use crate::wire::{
+    AccountSession, EditAck, EditRequest, ErrorBody, Invitation, InvitationSummary, InviteRequest,
+    LoginReply, Me, Membership, Progress, QueueEntry, TopUpReport, TopUpRequest,
+};
 use cases::app::team::{
     CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
     TeamStudyRating,
@@ -106,6 +109,107 @@ impl TeamClient {
     pub async fn me(&self) -> Result<Me> {
         let request = self.authorised(self.http.get(self.server.join("api/me")))?;
         self.json(request, "/api/me").await
+    }
+
+    /// Accepts a lead's invitation: creates the account with `password` (an existing account
+    /// gives its current one) and adds the invited role. Needs no session; log in after.
+    pub async fn accept_invitation(&self, code: &str, password: &str) -> Result<Membership> {
+        let request = self
+            .http
+            .post(self.server.join("api/invitations/accept"))
+            .json(&serde_json::json!({ "code": code, "password": password }));
+        self.json(request, "the invitation").await
+    }
+
+    /// Sets a new password with the one-time code of a lead's reset. Needs no session; log in
+    /// after.
+    pub async fn accept_password_reset(&self, code: &str, password: &str) -> Result<()> {
+        let request = self
+            .http
+            .post(self.server.join("api/password-resets/accept"))
+            .json(&serde_json::json!({ "code": code, "password": password }));
+        self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        Ok(())
+    }
+
+    /// Changes the session's own password; every other session of the account ends.
+    pub async fn change_password(&self, current: &str, new: &str) -> Result<()> {
+        let request = self.authorised(self.http.post(self.server.join("api/password")))?;
+        let request =
+            request.json(&serde_json::json!({ "current_password": current, "new_password": new }));
+        self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        Ok(())
+    }
+
+    /// The account's own sessions that have not expired, newest first.
+    pub async fn sessions(&self) -> Result<Vec<AccountSession>> {
+        let request = self.authorised(self.http.get(self.server.join("api/sessions")))?;
+        self.json(request, "the sessions").await
+    }
+
+    /// Ends one of the account's own sessions (this one included: log in again after).
+    pub async fn end_session(&self, id: i64) -> Result<()> {
+        let url = self.server.join(&format!("api/sessions/{id}"));
+        let request = self.authorised(self.http.delete(url))?;
+        self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        Ok(())
+    }
+
+    /// The lead invites someone into the study: the one-time code to pass on.
+    pub async fn invite(&self, study: &str, invitation: &InviteRequest) -> Result<Invitation> {
+        let url = self.study_url(study, "invitations")?;
+        self.json(
+            self.authorised(self.http.post(url).json(invitation))?,
+            "the invitation",
+        )
+        .await
+    }
+
+    /// The lead's list of the study's invitations, newest first.
+    pub async fn invitations(&self, study: &str) -> Result<Vec<InvitationSummary>> {
+        let url = self.study_url(study, "invitations")?;
+        self.json(self.authorised(self.http.get(url))?, "the invitations")
+            .await
+    }
+
+    /// The lead revokes an open invitation: its code no longer works.
+    pub async fn revoke_invitation(&self, study: &str, id: i64) -> Result<()> {
+        let url = self.study_url(study, &format!("invitations/{id}"))?;
+        let request = self.authorised(self.http.delete(url))?;
+        self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        Ok(())
+    }
+
+    /// The lead resets a member's password: their sessions end, and the returned one-time code
+    /// lets them set a new one.
+    pub async fn reset_password(&self, study: &str, username: &str) -> Result<Invitation> {
+        check_segment("username", username)?;
+        let url = self.study_url(study, &format!("members/{username}/password-reset"))?;
+        self.json(self.authorised(self.http.post(url))?, "the password reset")
+            .await
+    }
+
+    /// The lead gives raters more work: responses they do not have yet, after their queue.
+    pub async fn top_up(&self, study: &str, request: &TopUpRequest) -> Result<TopUpReport> {
+        let url = self.study_url(study, "top-up")?;
+        self.json(
+            self.authorised(self.http.post(url).json(request))?,
+            "the top-up",
+        )
+        .await
+    }
+
+    /// The lead locks a rater out of the ground truth and of reopening, or lets them back.
+    pub async fn set_reveal_lock(&self, study: &str, username: &str, locked: bool) -> Result<()> {
+        check_segment("username", username)?;
+        let url = self.study_url(study, &format!("raters/{username}/reveal-lock"))?;
+        let request = self.authorised(
+            self.http
+                .put(url)
+                .json(&serde_json::json!({ "locked": locked })),
+        )?;
+        self.send(request.timeout(REQUEST_TIMEOUT)).await?;
+        Ok(())
     }
 
     /// The rater's own queue.

@@ -18,5 +18,7 @@ pub use error::{ClientError, Result};
 pub use token::{Session, SessionFiles, Token};
 pub use url::{check_segment, ServerUrl};
 pub use wire::{
-    EditAck, EditRequest, Me, Membership, Progress, QueueEntry, RaterProgress, SiteProgress,
+    AccountSession, EditAck, EditRequest, Invitation, InvitationSummary, InviteRequest, Me,
+    Membership, Progress, QueueEntry, RaterProgress, SiteProgress, TopUpAdded, TopUpReport,
+    TopUpRequest,
 };

@@ -5,7 +5,9 @@
 
 use crate::token::Token;
 pub use cases::app::team::wire::{
-    EditAck, EditRequest, Me, Membership, Progress, QueueEntry, RaterProgress, SiteProgress,
+    AccountSession, EditAck, EditRequest, Invitation, InvitationSummary, InviteRequest, Me,
+    Membership, Progress, QueueEntry, RaterProgress, SiteProgress, TopUpAdded, TopUpReport,
+    TopUpRequest,
 };
 use serde::Deserialize;
 
