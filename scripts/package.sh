@@ -19,9 +19,18 @@ if [ "$profile" = debug ]; then
   # `tauri build` would run cargo for the app alone, whose features resolve differently from the
   # workspace's and rebuilt 164 crates.
   bash "$ROOT/scripts/build-app.sh"
-  (cd "$ROOT/src-tauri" && "$ROOT/ui/node_modules/.bin/tauri" bundle --debug --bundles deb --ci)
+fi
+# The package carries the headless `neurorater` beside the app, the same version, for what has no
+# window (bundle, ratings and ground-truth import, exports, audit verify, backup and restore):
+# added to the .deb's files here, where the profile's folder is known.
+cli="$CARGO_TARGET_DIR/$profile/neurorater"
+[ "$profile" = release ] && cargo build --release --bin neurorater --manifest-path "$ROOT/Cargo.toml"
+[ -x "$cli" ] || { echo "package: $cli was not built" >&2; exit 1; }
+with_cli="{\"bundle\":{\"linux\":{\"deb\":{\"files\":{\"/usr/bin/neurorater\":\"$cli\"}}}}}"
+if [ "$profile" = debug ]; then
+  (cd "$ROOT/src-tauri" && "$ROOT/ui/node_modules/.bin/tauri" bundle --debug --bundles deb --ci --config "$with_cli")
 else
-  (cd "$ROOT/src-tauri" && "$ROOT/ui/node_modules/.bin/tauri" build --bundles deb --ci)
+  (cd "$ROOT/src-tauri" && "$ROOT/ui/node_modules/.bin/tauri" build --bundles deb --ci --config "$with_cli")
 fi
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -1)"
 deb="$CARGO_TARGET_DIR/$profile/bundle/deb/NeuroRater_${version}_amd64.deb"

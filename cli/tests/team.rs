@@ -454,3 +454,203 @@ async fn a_pull_brings_the_servers_curation_into_the_leads_database_for_the_expo
         .expect("the case is exported");
     assert!(line.contains(FINAL_DIAGNOSIS), "{line}");
 }
+
+/// The code of a `team invite` or `team reset-password` reply.
+fn code_of(reply: &Value) -> String {
+    reply["code"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_invites_resets_tops_up_and_locks_and_a_rater_sets_their_password_without_curl() {
+    let work = tempfile::tempdir().unwrap();
+    let server = TeamServer::start(work.path()).await;
+    let config = work.path().join("config");
+    let config = config.as_path();
+    let base = server.base.as_str();
+    let remote = ["--server", base, "--study", STUDY];
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "lead"],
+        &format!("{}\n", password("lead")),
+    ));
+    fn as_lead<'a>(args: &[&'a str], remote: &[&'a str]) -> Vec<&'a str> {
+        [args, remote, &["--user", "lead"][..]].concat()
+    }
+
+    let wrong_role = neurorater(
+        config,
+        &as_lead(
+            &[
+                "team",
+                "invite",
+                "--username",
+                "rater-z",
+                "--role",
+                "reader",
+            ],
+            &remote,
+        ),
+        "",
+    );
+    assert_eq!(wrong_role.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong_role.stderr).contains("--role"));
+    let invitation = ok(neurorater(
+        config,
+        &as_lead(
+            &[
+                "team",
+                "invite",
+                "--username",
+                "rater-z",
+                "--role",
+                "rater",
+                "--site",
+                "Hospital Z",
+                "--clinical-role",
+                "neurologist",
+            ],
+            &remote,
+        ),
+        "",
+    ));
+    let first = "rater z's first long password";
+    let joined = ok(neurorater(
+        config,
+        &["team", "accept", "--server", base],
+        &format!("{}\n{first}\n", code_of(&invitation)),
+    ));
+    assert_eq!(joined["study_id"], STUDY);
+    assert_eq!(joined["role"], "rater");
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "rater-z"],
+        &format!("{first}\n"),
+    ));
+    let sessions = ok(neurorater(
+        config,
+        &["team", "sessions", "--server", base, "--user", "rater-z"],
+        "",
+    ));
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions[0]["current"], true);
+    assert!(sessions[0]["client"]
+        .as_str()
+        .unwrap()
+        .starts_with("neurorater/"));
+    let own = sessions[0]["id"].as_i64().unwrap().to_string();
+    let ending_own = neurorater(
+        config,
+        &[
+            "team", "sessions", "--server", base, "--user", "rater-z", "--end", &own,
+        ],
+        "",
+    );
+    assert_eq!(ending_own.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&ending_own.stderr).contains("logout"));
+
+    let second = "rater z's second long password";
+    let wrong = neurorater(
+        config,
+        &["team", "password", "--server", base, "--user", "rater-z"],
+        &format!("not my password\n{second}\n"),
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    ok_empty(neurorater(
+        config,
+        &["team", "password", "--server", base, "--user", "rater-z"],
+        &format!("{first}\n{second}\n"),
+    ));
+    let old = neurorater(
+        config,
+        &["login", "--server", base, "--user", "rater-z"],
+        &format!("{first}\n"),
+    );
+    assert_eq!(old.status.code(), Some(2), "the old password is refused");
+
+    let invitations = ok(neurorater(
+        config,
+        &as_lead(&["team", "invitations"], &remote),
+        "",
+    ));
+    let row = invitations
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["username"] == "rater-z")
+        .unwrap();
+    assert_eq!(row["state"], "accepted", "{invitations}");
+    let reset = ok(neurorater(
+        config,
+        &as_lead(&["team", "reset-password", "--member", "rater-z"], &remote),
+        "",
+    ));
+    let third = "rater z's third long password";
+    ok_empty(neurorater(
+        config,
+        &["team", "set-password", "--server", base],
+        &format!("{}\n{third}\n", code_of(&reset)),
+    ));
+    ok(neurorater(
+        config,
+        &["login", "--server", base, "--user", "rater-z"],
+        &format!("{third}\n"),
+    ));
+
+    let topped = ok(neurorater(
+        config,
+        &as_lead(
+            &["team", "top-up", "--rater", "rater-z", "--per-rater", "2"],
+            &remote,
+        ),
+        "",
+    ));
+    assert_eq!(topped["raters"][0]["added"], 2, "{topped}");
+    ok_empty(neurorater(
+        config,
+        &as_lead(&["team", "lock", "--member", "rater-z"], &remote),
+        "",
+    ));
+    let progress = ok(neurorater(
+        config,
+        &[&["team-progress", "--user", "lead"][..], &remote].concat(),
+        "",
+    ));
+    let rater = progress["raters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["username"] == "rater-z")
+        .unwrap();
+    assert_eq!(
+        (rater["assigned"].as_i64(), rater["reveal_locked"].as_bool()),
+        (Some(2), Some(true)),
+        "{progress}"
+    );
+    // A revoked invitation admits nobody.
+    let late = ok(neurorater(
+        config,
+        &as_lead(
+            &["team", "invite", "--username", "late", "--role", "curator"],
+            &remote,
+        ),
+        "",
+    ));
+    let invitations = ok(neurorater(
+        config,
+        &as_lead(&["team", "invitations"], &remote),
+        "",
+    ));
+    let late_id = invitations[0]["id"].as_i64().unwrap().to_string();
+    assert_eq!(invitations[0]["username"], "late");
+    ok_empty(neurorater(
+        config,
+        &as_lead(&["team", "revoke", "--invitation", &late_id], &remote),
+        "",
+    ));
+    let refused = neurorater(
+        config,
+        &["team", "accept", "--server", base],
+        &format!("{}\nthe late curator's password\n", code_of(&late)),
+    );
+    assert_eq!(refused.status.code(), Some(2));
+}

@@ -30,6 +30,9 @@ trap cleanup EXIT
 $sudo dpkg -i "$deb" >/dev/null
 [ -x /usr/bin/neurorater-app ] || fail "/usr/bin/neurorater-app is not installed"
 [ "$(/usr/bin/neurorater-app --version)" = "NeuroRater $version" ] || fail "--version does not say NeuroRater $version"
+[ -x /usr/bin/neurorater ] || fail "/usr/bin/neurorater (the CLI) is not installed"
+[ "$(/usr/bin/neurorater --version)" = "neurorater $version" ] \
+  || fail "the installed CLI is not version $version: $(/usr/bin/neurorater --version)"
 grep -q "MIT License" /usr/share/doc/neuro-rater/copyright || fail "the licence notice is missing"
 grep -q "Louis Collins" /usr/share/doc/neuro-rater/mni152-LICENSE-and-README.md \
   || fail "the template's licence notice is missing"
@@ -43,7 +46,7 @@ app=$!
 cases=""
 for _ in $(seq 1 120); do
   if [ -f "$work/study.sqlite" ]; then
-    cases="$("$CARGO_TARGET_DIR/debug/neurorater" cases --db "$work/study.sqlite" --json 2>/dev/null \
+    cases="$(/usr/bin/neurorater cases --db "$work/study.sqlite" --json 2>/dev/null \
       | python3 -c 'import json,sys; print(sum(len(s["cases"]) for s in json.load(sys.stdin)))' 2>/dev/null || true)"
     [ "${cases:-0}" -gt 0 ] 2>/dev/null && break
   fi
@@ -52,4 +55,4 @@ for _ in $(seq 1 120); do
 done
 [ "${cases:-0}" -gt 0 ] 2>/dev/null || { cat "$work/app.log" >&2; fail "the installed app did not import the demo study"; }
 kill -0 "$app" 2>/dev/null || fail "the installed app exited after importing the demo"
-echo "package test: $deb installs, reports NeuroRater $version, carries its licences, and opened the demo study ($cases cases)"
+echo "package test: $deb installs the app and its CLI, both version $version, carries its licences, and opened the demo study ($cases cases, counted by the installed CLI)"

@@ -8,6 +8,9 @@ import { open, save } from '@tauri-apps/plugin-dialog'
 import {
   commands,
   type CaseFacts,
+  type CodeKind,
+  type InviteRequest,
+  type TopUpRequest,
   type Resolution,
   type Rubric_Deserialize,
   type SyncStatus_Serialize as SyncStatus,
@@ -299,6 +302,24 @@ export function onTeamNews(handler: (news: TeamNews) => void): Promise<UnlistenF
 export function onTeamDownload(handler: (progress: WorkProgress) => void): Promise<UnlistenFn> {
   return listen<WorkProgress>('team-download', (event) => handler(event.payload))
 }
+// Accounts on the team server (docs/team-server.md, "Accounts"): the server decides who may.
+/** Sets the password with a lead's code (an invitation's or a reset's), then logs in. */
+export const teamAcceptCode = (server: string, username: string, code: string, kind: CodeKind, password: string) =>
+  call(commands.teamAcceptCode(server, username, code, kind, password))
+/** The logged-in account's password; its other sessions end. */
+export const teamChangePassword = (current: string, next: string) => call(commands.teamChangePassword(current, next))
+export const teamSessions = () => call(commands.teamSessions())
+export const teamEndSession = (id: number) => call(commands.teamEndSession(id))
+/** The lead's: the one-time code to pass on. */
+export const teamInvite = (studyId: string, invitation: InviteRequest) => call(commands.teamInvite(studyId, invitation))
+export const teamInvitations = (studyId: string) => call(commands.teamInvitations(studyId))
+export const teamRevokeInvitation = (studyId: string, id: number) => call(commands.teamRevokeInvitation(studyId, id))
+/** The lead's: the member's sessions end; the code with which they set a new password. */
+export const teamResetPassword = (studyId: string, username: string) =>
+  call(commands.teamResetPassword(studyId, username))
+export const teamTopUp = (studyId: string, request: TopUpRequest) => call(commands.teamTopUp(studyId, request))
+export const teamSetRevealLock = (studyId: string, username: string, locked: boolean) =>
+  call(commands.teamSetRevealLock(studyId, username, locked))
 
 // The grader workbench (docs/runs.md, "In the app"): refused ('refused') while a rater reads blinded.
 export const workbenchVersions = () => call(commands.workbenchVersions(null))

@@ -231,6 +231,25 @@ export const commands = {
 	 *  The sync worker then goes on with it.
 	 */
 	teamResolveConflict: (assignment: number, resolution: Resolution) => __TAURI_INVOKE<null>("team_resolve_conflict", { assignment, resolution }),
+	/**
+	 *  Accepts a lead's code with the person's new password (for an invitation to an existing
+	 *  account, its current one), then logs in as `username`.
+	 */
+	teamAcceptCode: (server: string, username: string, code: string, kind: CodeKind, password: string) => __TAURI_INVOKE<TeamAccount_Serialize>("team_accept_code", { server, username, code, kind, password }),
+	/**  Changes the logged-in account's password; its other sessions end. */
+	teamChangePassword: (currentPassword: string, newPassword: string) => __TAURI_INVOKE<null>("team_change_password", { currentPassword, newPassword }),
+	/**  The logged-in account's sessions, newest first. */
+	teamSessions: () => __TAURI_INVOKE<AccountSession[]>("team_sessions"),
+	/**  Ends one of the account's sessions elsewhere (this one ends by logging out). */
+	teamEndSession: (id: number) => __TAURI_INVOKE<null>("team_end_session", { id }),
+	/**  The lead invites someone: the one-time code to pass on, shown once. */
+	teamInvite: (studyId: string, invitation: InviteRequest_Deserialize) => __TAURI_INVOKE<Invitation>("team_invite", { studyId, invitation }),
+	teamInvitations: (studyId: string) => __TAURI_INVOKE<InvitationSummary_Serialize[]>("team_invitations", { studyId }),
+	teamRevokeInvitation: (studyId: string, id: number) => __TAURI_INVOKE<null>("team_revoke_invitation", { studyId, id }),
+	/**  The lead resets a member's password: the code with which they set a new one, shown once. */
+	teamResetPassword: (studyId: string, username: string) => __TAURI_INVOKE<Invitation>("team_reset_password", { studyId, username }),
+	teamTopUp: (studyId: string, request: TopUpRequest_Deserialize) => __TAURI_INVOKE<TopUpReport>("team_top_up", { studyId, request }),
+	teamSetRevealLock: (studyId: string, username: string, locked: boolean) => __TAURI_INVOKE<null>("team_set_reveal_lock", { studyId, username, locked }),
 	/**  Every grader version stored (with `model`, every model spec), oldest first. */
 	workbenchVersions: (model: boolean | null) => __TAURI_INVOKE<WindowStoredSpec_Serialize[]>("workbench_versions", { model }),
 	/**  Adds a grader (or model) spec from its TOML text, as a spec file for `neurorater grade`. */
@@ -264,6 +283,20 @@ export const commands = {
 };
 
 /* Types */
+/**  One of the caller's own sessions (`GET /api/sessions`): where and when they logged in. */
+export type AccountSession = {
+	/**  The session's number, for `DELETE /api/sessions/{id}`; not its token. */
+	id: number,
+	created_at: string,
+	expires_at: string,
+	/**  The client's `User-Agent`, as it said it (at most 200 characters). */
+	client: string,
+	/**  The address it connected from, as the server saw it. */
+	address: string,
+	/**  The session this request was made in. */
+	current: boolean,
+};
+
 /**  How a grader version agrees with the clinicians' mean on a set of items. */
 export type Agreement = Agreement_Serialize | Agreement_Deserialize;
 
@@ -509,6 +542,13 @@ export type ClinicianReading = {
 	overall: number,
 	errors: ClinicianError[],
 };
+
+/**  What a lead's one-time code is for. */
+export type CodeKind = 
+/**  An invitation: a new account (or a new role for an existing one). */
+"invitation" | 
+/**  A password reset: the account's new password. */
+"password_reset";
 
 export type CommandError = {
 	code: ErrorCode,
@@ -978,6 +1018,83 @@ export type ImportedPackage = {
 	 *  queue.
 	 */
 	top_up: boolean,
+};
+
+/**  A one-time code for the lead to pass on: an invitation's or a password reset's. */
+export type Invitation = {
+	/**  Pass it to the invitee by a channel of your own; shown once, stored only as its SHA-256. */
+	code: string,
+	expires_at: string,
+};
+
+/**  One invitation of a study, as its lead sees it (`GET /api/studies/{study}/invitations`). */
+export type InvitationSummary = InvitationSummary_Serialize | InvitationSummary_Deserialize;
+
+/**  One invitation of a study, as its lead sees it (`GET /api/studies/{study}/invitations`). */
+export type InvitationSummary_Deserialize = {
+	id: number,
+	username: string,
+	role: TeamRole,
+	site: string,
+	clinical_role?: RaterRole | null,
+	years_experience?: number | null,
+	invited_by: string,
+	created_at: string,
+	expires_at: string,
+	/**  `open`, `accepted`, `expired` or `revoked`. */
+	state: string,
+	/**  When it was accepted or revoked, if it was. */
+	closed_at?: string | null,
+};
+
+/**  One invitation of a study, as its lead sees it (`GET /api/studies/{study}/invitations`). */
+export type InvitationSummary_Serialize = {
+	id: number,
+	username: string,
+	role: TeamRole,
+	site: string,
+	clinical_role: RaterRole | null,
+	years_experience: number | null,
+	invited_by: string,
+	created_at: string,
+	expires_at: string,
+	/**  `open`, `accepted`, `expired` or `revoked`. */
+	state: string,
+	/**  When it was accepted or revoked, if it was. */
+	closed_at: string | null,
+};
+
+/**  `POST /api/studies/{study}/invitations`: whom the lead invites, with what role. */
+export type InviteRequest = InviteRequest_Serialize | InviteRequest_Deserialize;
+
+/**  `POST /api/studies/{study}/invitations`: whom the lead invites, with what role. */
+export type InviteRequest_Deserialize = {
+	username: string,
+	role: TeamRole,
+	/**  The hospital or reading site, for progress per site. */
+	site?: string,
+	/**
+	 *  How a rater reads: `neuroradiologist`, `neurologist` or `resident`. Required for a rater,
+	 *  absent for a lead or a curator; the packages the server builds for the rater say it.
+	 */
+	clinical_role?: RaterRole | null,
+	/**  A rater's years of clinical experience (0–70), if the lead records it. */
+	years_experience?: number | null,
+};
+
+/**  `POST /api/studies/{study}/invitations`: whom the lead invites, with what role. */
+export type InviteRequest_Serialize = {
+	username: string,
+	role: TeamRole,
+	/**  The hospital or reading site, for progress per site. */
+	site: string,
+	/**
+	 *  How a rater reads: `neuroradiologist`, `neurologist` or `resident`. Required for a rater,
+	 *  absent for a lead or a curator; the packages the server builds for the rater say it.
+	 */
+	clinical_role: RaterRole | null,
+	/**  A rater's years of clinical experience (0–70), if the lead records it. */
+	years_experience: number | null,
 };
 
 /**  One item side by side: what the model answered, what the clinicians and the grader said. */
@@ -2256,6 +2373,44 @@ export type ToComplete =
  *  capture: a person must look at every image for names or dates before sharing.
  */
 "burned_in_annotation";
+
+export type TopUpAdded = {
+	username: string,
+	added: number,
+};
+
+export type TopUpReport = {
+	raters: TopUpAdded[],
+};
+
+/**  `POST /api/studies/{study}/top-up`. */
+export type TopUpRequest = TopUpRequest_Serialize | TopUpRequest_Deserialize;
+
+/**  `POST /api/studies/{study}/top-up`. */
+export type TopUpRequest_Deserialize = {
+	/**
+	 *  Raters of the study to give more work; each gets responses they do not have yet, after
+	 *  the end of their queue.
+	 */
+	raters: string[],
+	/**  At most this many new assignments per rater (default: every response they lack). */
+	per_rater?: number | null,
+	/**  YYYY-MM-DD by which the new assignments are due. */
+	due_on?: string | null,
+};
+
+/**  `POST /api/studies/{study}/top-up`. */
+export type TopUpRequest_Serialize = {
+	/**
+	 *  Raters of the study to give more work; each gets responses they do not have yet, after
+	 *  the end of their queue.
+	 */
+	raters: string[],
+	/**  At most this many new assignments per rater (default: every response they lack). */
+	per_rater: number | null,
+	/**  YYYY-MM-DD by which the new assignments are due. */
+	due_on: string | null,
+};
 
 /**  A top-up of a study's plan: raters who join it, and every response the plan has not dealt. */
 export type TopUpSpec = TopUpSpec_Serialize | TopUpSpec_Deserialize;

@@ -17,4 +17,5 @@ pub mod rating;
 pub mod rubric;
 pub mod startup;
 pub mod team;
+pub mod team_accounts;
 pub mod workbench;

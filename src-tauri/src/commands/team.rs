@@ -337,16 +337,22 @@ pub async fn team_login(
     username: String,
     password: String,
 ) -> Result<TeamAccount, CommandError> {
-    let server = ServerUrl::parse(&server)?;
-    check_segment("username", &username)?;
-    if password.is_empty() || password.len() > MAX_PASSWORD_BYTES {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            format!("password: 1 to {MAX_PASSWORD_BYTES} bytes"),
-        ));
-    }
+    log_in(&team, &server, &username, &password).await
+}
+
+/// Logs in and keeps the session (its token in a 0600 file), for `team_login` and for a person
+/// who has just set their password with a lead's code.
+pub(crate) async fn log_in(
+    team: &TeamState,
+    server: &str,
+    username: &str,
+    password: &str,
+) -> Result<TeamAccount, CommandError> {
+    let server = ServerUrl::parse(server)?;
+    check_segment("username", username)?;
+    check_password("password", password)?;
     let mut client = TeamClient::new(server)?;
-    let session = client.login(&username, &password).await?;
+    let session = client.login(username, password).await?;
     session_files()?.save(&session)?;
     let me = client.me().await?;
     let account = account(&session, me);
@@ -356,6 +362,18 @@ pub async fn team_login(
         sync: None,
     }));
     Ok(account)
+}
+
+/// A password the server could take: 1 to its own limit of bytes (it asks for 12 characters or
+/// more of a new one, and says so).
+pub(crate) fn check_password(field: &str, password: &str) -> Result<(), CommandError> {
+    if password.is_empty() || password.len() > MAX_PASSWORD_BYTES {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("{field}: 1 to {MAX_PASSWORD_BYTES} bytes"),
+        ));
+    }
+    Ok(())
 }
 
 /// Ends the session: the sync worker stops (what is queued stays, sent at the next login), the
