@@ -449,6 +449,74 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
     assert_eq!(ours.len(), 5);
     let wal = PathBuf::from(format!("{}-wal", db.display()));
     assert_key_absent(&[&db, &wal, &export], &[&first, &second, &out]);
+
+    // The calibration report's model reliability reads these run records: five stored items,
+    // six requests (one re-ask after an unusable reply), the tokens the server reported, and the
+    // latency percentiles of the stored latencies.
+    let ratings = dir.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\n\
+         ms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/0,dr-b,3\n\
+         ms-01/dx/vlm-a/1,dr-a,4\nms-01/dx/vlm-a/1,dr-b,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\nms-01/dx/vlm-b/0,dr-b,2\n",
+    )
+    .unwrap();
+    let rated = neurorater(&[
+        "import-ratings",
+        ratings.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(rated.status.success(), "{}", text(&rated));
+    let report_path = dir.path().join("report.json");
+    let built = neurorater(&[
+        "calibrate",
+        "--db",
+        db.to_str().unwrap(),
+        "--grader",
+        "judge-v1",
+        "--resamples",
+        "200",
+        "--format",
+        "json",
+        "--out",
+        report_path.to_str().unwrap(),
+    ]);
+    assert!(built.status.success(), "{}", text(&built));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let rows = report["model_reliability"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        1,
+        "imported results have no run records: {rows:?}"
+    );
+    let row = &rows[0];
+    assert_eq!(
+        (&row["name"], &row["kind"], &row["items"], &row["requests"]),
+        (&json!("judge-v1"), &json!("grader"), &json!(5), &json!(6))
+    );
+    assert_eq!(
+        (&row["prompt_tokens"], &row["completion_tokens"]),
+        (&json!(600), &json!(120))
+    );
+    assert_eq!(row["mean_tokens_per_item"], json!(144.0));
+    assert_eq!(row["malformed_output_rate"].as_f64().unwrap(), 1.0 / 6.0);
+    let mut latencies: Vec<f64> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT latency_ms FROM run_results WHERE spec_name = 'judge-v1'")
+        .unwrap()
+        .query_map([], |r| r.get::<_, i64>(0))
+        .unwrap()
+        .map(|l| l.unwrap() as f64)
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    // Five values: the median is the third; the 95th percentile 0.8 of the way from the fourth
+    // to the fifth (position 0.95 × 4 = 3.8).
+    assert_eq!(row["latency_ms_p50"].as_f64().unwrap(), latencies[2]);
+    let p95 = latencies[3] + 0.8 * (latencies[4] - latencies[3]);
+    assert!((row["latency_ms_p95"].as_f64().unwrap() - p95).abs() < 1e-9);
     eprintln!("took {:?}", started.elapsed());
 }
 
