@@ -67,6 +67,7 @@ pub mod progress;
 pub mod proportions;
 pub mod ratings;
 pub mod readers_random;
+pub mod reliability;
 pub mod report;
 pub mod scales;
 pub mod tables;

@@ -115,6 +115,10 @@ pub struct Report {
     /// current version's only. Attached by callers that read a database; absent from a CSV.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rubric_versions: Option<Vec<crate::coverage::RubricVersionCount>>,
+    /// Per model and grader spec run by NeuroRater, its reliability from the stored run records
+    /// (`crate::reliability`). Attached by callers that read a database; absent from a CSV.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_reliability: Option<Vec<crate::reliability::ModelReliability>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -994,6 +998,7 @@ fn build(
         automatic_metrics: None,
         dimension_coverage: None,
         rubric_versions: None,
+        model_reliability: None,
     })
 }
 

@@ -1,7 +1,8 @@
 //! `neurorater grade` (docs/formats.md §6) as a real process against a local OpenAI-compatible server
 //! with scripted faults: 429 with Retry-After, 500, a timeout, a dropped connection, unparsable
-//! replies, a refused key, a refused request; a SIGKILL in the middle of a run and the resume;
-//! the spec binding; the API key never written or shown.
+//! replies, a reply cut off short, a refused key, a refused request, a server echoing the key;
+//! a SIGKILL in the middle of a run and the resume; the spec binding; the API key never written
+//! or shown.
 
 mod support;
 
@@ -34,6 +35,11 @@ enum Action {
     Hang,
     /// Close the connection without a word.
     Drop,
+    /// Send only the first half of this reply's body and close: with its whole length announced
+    /// in Content-Length, or (`announced` false) with none, the body framed by the close.
+    CutOff { reply: Box<Action>, announced: bool },
+    /// The action made from the request's Authorization header (a server echoing it).
+    WithAuth(fn(Option<&str>) -> Action),
 }
 
 fn chat(content: &str) -> Action {
@@ -139,10 +145,28 @@ fn serve(stream: TcpStream, seen: &Seen, counts: &Mutex<HashMap<String, usize>>,
             *count - 1
         };
         let action = script(&body, &answer, before);
-        seen.lock().unwrap().push((body, auth));
+        seen.lock().unwrap().push((body, auth.clone()));
         let mut action = action;
         loop {
             match action {
+                Action::WithAuth(make) => action = make(auth.as_deref()),
+                Action::CutOff { reply, announced } => {
+                    let Action::Reply { status, body, .. } = *reply else {
+                        panic!("only a reply is cut off")
+                    };
+                    let framing = if announced {
+                        format!("content-length: {}", body.len())
+                    } else {
+                        "connection: close".to_owned()
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{framing}\r\n\r\n"
+                    );
+                    let _ = stream.write_all(head.as_bytes());
+                    let _ = stream.write_all(&body.as_bytes()[..body.len() / 2]);
+                    let _ = stream.flush();
+                    return;
+                }
                 Action::Slow(wait, then) => {
                     std::thread::sleep(wait);
                     action = *then;
@@ -209,13 +233,25 @@ fn study(extra: usize) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn write_spec(dir: &Path, server: &Server, name: &str, concurrency: u32, prompt: &str) -> PathBuf {
+    write_spec_with(dir, server, name, concurrency, prompt, "")
+}
+
+/// A grader spec with `extra` lines (e.g. `max_retries = 2`).
+fn write_spec_with(
+    dir: &Path,
+    server: &Server,
+    name: &str,
+    concurrency: u32,
+    prompt: &str,
+    extra: &str,
+) -> PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(
         &path,
         format!(
             "name = \"{name}\"\nendpoint = \"{}\"\nmodel = \"judge\"\napi_key_env = \"{KEY_ENV}\"\n\
              temperature = 0.0\nseed = 42\nmax_tokens = 200\nconcurrency = {concurrency}\n\
-             timeout_seconds = 0.5\nprompt = \"\"\"{prompt}\"\"\"\n",
+             timeout_seconds = 0.5\n{extra}prompt = \"\"\"{prompt}\"\"\"\n",
             server.endpoint
         ),
     )
@@ -413,6 +449,74 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
     assert_eq!(ours.len(), 5);
     let wal = PathBuf::from(format!("{}-wal", db.display()));
     assert_key_absent(&[&db, &wal, &export], &[&first, &second, &out]);
+
+    // The calibration report's model reliability reads these run records: five stored items,
+    // six requests (one re-ask after an unusable reply), the tokens the server reported, and the
+    // latency percentiles of the stored latencies.
+    let ratings = dir.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        "item,rater,score\n\
+         ms-01/dx/vlm-a/0,dr-a,2\nms-01/dx/vlm-a/0,dr-b,3\n\
+         ms-01/dx/vlm-a/1,dr-a,4\nms-01/dx/vlm-a/1,dr-b,4\n\
+         ms-01/dx/vlm-b/0,dr-a,1\nms-01/dx/vlm-b/0,dr-b,2\n",
+    )
+    .unwrap();
+    let rated = neurorater(&[
+        "import-ratings",
+        ratings.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(rated.status.success(), "{}", text(&rated));
+    let report_path = dir.path().join("report.json");
+    let built = neurorater(&[
+        "calibrate",
+        "--db",
+        db.to_str().unwrap(),
+        "--grader",
+        "judge-v1",
+        "--resamples",
+        "200",
+        "--format",
+        "json",
+        "--out",
+        report_path.to_str().unwrap(),
+    ]);
+    assert!(built.status.success(), "{}", text(&built));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let rows = report["model_reliability"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        1,
+        "imported results have no run records: {rows:?}"
+    );
+    let row = &rows[0];
+    assert_eq!(
+        (&row["name"], &row["kind"], &row["items"], &row["requests"]),
+        (&json!("judge-v1"), &json!("grader"), &json!(5), &json!(6))
+    );
+    assert_eq!(
+        (&row["prompt_tokens"], &row["completion_tokens"]),
+        (&json!(600), &json!(120))
+    );
+    assert_eq!(row["mean_tokens_per_item"], json!(144.0));
+    assert_eq!(row["malformed_output_rate"].as_f64().unwrap(), 1.0 / 6.0);
+    let mut latencies: Vec<f64> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT latency_ms FROM run_results WHERE spec_name = 'judge-v1'")
+        .unwrap()
+        .query_map([], |r| r.get::<_, i64>(0))
+        .unwrap()
+        .map(|l| l.unwrap() as f64)
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    // Five values: the median is the third; the 95th percentile 0.8 of the way from the fourth
+    // to the fifth (position 0.95 × 4 = 3.8).
+    assert_eq!(row["latency_ms_p50"].as_f64().unwrap(), latencies[2]);
+    let p95 = latencies[3] + 0.8 * (latencies[4] - latencies[3]);
+    assert!((row["latency_ms_p95"].as_f64().unwrap() - p95).abs() < 1e-9);
     eprintln!("took {:?}", started.elapsed());
 }
 
@@ -532,12 +636,15 @@ fn a_refused_key_stops_the_run_at_once() {
     let spec = write_spec(dir.path(), &server, "judge-401", 1, PROMPT);
     let out = grade(&db, &spec);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // The variable is named, the key is not (the server's echo of it is redacted).
     assert!(
-        text(&out).contains("the server refused the API key (401"),
+        text(&out).contains(&format!(
+            "the server refused the key in {KEY_ENV} (401: Incorrect API key provided: [API key]): \
+             check that variable"
+        )),
         "{}",
         text(&out)
     );
-    assert!(text(&out).contains("api_key_env"));
     assert_eq!(server.requests(), 1);
     assert_eq!(
         count(
@@ -557,6 +664,220 @@ fn a_refused_key_stops_the_run_at_once() {
     assert_eq!(unset.status.code(), Some(2));
     assert!(text(&unset).contains(KEY_ENV), "{}", text(&unset));
     assert_eq!(server.requests(), 1);
+}
+
+#[test]
+fn a_forbidden_key_names_its_variable_too() {
+    let (dir, db) = study(0);
+    let server = Server::start(Box::new(|_, _, _| {
+        Action::WithAuth(|auth| status(403, &format!("{} may not use judge", auth.unwrap())))
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-403", 1, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "the server refused the key in {KEY_ENV} (403: Bearer [API key] may not use judge)"
+        )),
+        "{}",
+        text(&out)
+    );
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    assert_key_absent(&[&db, &wal], &[&out]);
+}
+
+/// A 200 reply echoing what it was sent as the key, in every place a reply can carry it: the
+/// id, an object's key and value, the key with a JSON escape, base64 of a Basic credential, and
+/// the grade's own rationale (stored in `grader_scores`).
+fn echoing_grade(auth: Option<&str>) -> Action {
+    use base64::Engine;
+    let auth = auth.unwrap_or_default();
+    let key = auth.strip_prefix("Bearer ").unwrap_or(auth);
+    let grade = json!({"score": 4, "dimensions": {"diagnosis": 4, "reasoning": 1.5},
+                       "errors": [], "rationale": format!("close; you sent {auth}")});
+    let body = json!({
+        "id": format!("chatcmpl-{key}"),
+        "echo": {"authorization": auth, key: "as a key",
+                 "basic": base64::engine::general_purpose::STANDARD.encode(format!("user:{key}"))},
+        "choices": [{"message": {"role": "assistant", "content": grade.to_string()}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+    })
+    .to_string();
+    // `"sk-…"` as `"\u0073k-…"`: the same string once decoded.
+    let escaped = format!("\\u{:04x}{}", key.as_bytes()[0], &key[1..]);
+    let body = format!("{}, \"escaped\": \"{escaped}\"}}", &body[..body.len() - 1]);
+    Action::Reply {
+        status: 200,
+        headers: vec![],
+        body,
+    }
+}
+
+#[test]
+fn a_key_the_server_echoes_is_written_and_shown_nowhere() {
+    let (dir, db) = study(1);
+    let server = Server::start(Box::new(|_, answer, _| match answer {
+        "answer-1" => Action::WithAuth(|auth| {
+            status(400, &format!("cannot serve {}", auth.unwrap_or_default()))
+        }),
+        _ => Action::WithAuth(echoing_grade),
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-echo", 2, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // The key went out, and came back in every reply.
+    assert_eq!(server.requests(), 5);
+    assert!(server
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|(_, auth)| auth.as_deref() == Some(&*format!("Bearer {KEY}"))));
+    // The failure is shown with the server's words, the key blotted out.
+    assert!(
+        text(&out).contains(
+            "failed: ms-01/dx/vlm-c/1: the server refused the request (400): cannot serve Bearer \
+             [API key]"
+        ),
+        "{}",
+        text(&out)
+    );
+    // Stored: the grade, its rationale and the raw reply, each with the key redacted.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let stored: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT s.rationale, x.raw_replies_json FROM grader_scores s
+             JOIN run_results x ON x.grader_score = s.id WHERE s.grader = 'judge-echo'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(stored.len(), 4);
+    for (rationale, raw) in &stored {
+        assert_eq!(rationale, "close; you sent Bearer [API key]");
+        let raw: Value = serde_json::from_str(raw).unwrap();
+        let reply = &raw[0];
+        assert_eq!(reply["id"], "chatcmpl-[API key]");
+        assert_eq!(reply["echo"]["authorization"], "Bearer [API key]");
+        assert_eq!(reply["echo"]["[API key]"], "as a key");
+        assert_eq!(reply["escaped"], "[API key]");
+        assert!(
+            reply["echo"]["basic"]
+                .as_str()
+                .unwrap()
+                .contains("[API key]"),
+            "{reply}"
+        );
+    }
+    drop(conn);
+    let (export, _, exported) = export_grader_lines(&db, dir.path());
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    assert_key_absent(&[&db, &wal, &export], &[&out, &exported]);
+}
+
+/// A good grade's reply, cut off half-way: with its length announced, or framed by the close.
+fn cut_off(announced: bool) -> Action {
+    Action::CutOff {
+        reply: Box::new(chat(GOOD)),
+        announced,
+    }
+}
+
+#[test]
+fn a_reply_cut_off_once_is_asked_again_and_stored_once() {
+    let (dir, db) = study(0);
+    let server = Server::start(Box::new(|_, answer, before| match (answer, before) {
+        ("Multiple sclerosis", 0) => cut_off(true),
+        ("MS", 0) => cut_off(false),
+        _ => chat(GOOD),
+    }));
+    let spec = write_spec(dir.path(), &server, "judge-cut-once", 2, PROMPT);
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(server.requests(), 4 + 2);
+    let Action::Reply { body, .. } = chat(GOOD) else {
+        unreachable!()
+    };
+    let proper: Value = serde_json::from_str(&body).unwrap();
+    for answer in ["Multiple sclerosis", "MS"] {
+        let (score, raw, requests): (f64, String, i64) = rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT s.score, x.raw_replies_json, x.requests FROM grader_scores s
+                 JOIN run_results x ON x.grader_score = s.id JOIN responses r ON s.response = r.id
+                 WHERE s.grader = 'judge-cut-once' AND r.answer = ?1",
+                [answer],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(score, 4.0, "{answer}");
+        // The whole reply, once: the cut-off one left no trace.
+        assert_eq!(
+            serde_json::from_str::<Value>(&raw).unwrap(),
+            json!([proper]),
+            "{answer}"
+        );
+        assert_eq!(
+            requests, 1,
+            "{answer}: retries are not requests of the conversation"
+        );
+    }
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-cut-once'"
+        ),
+        4
+    );
+}
+
+#[test]
+fn a_reply_always_cut_off_fails_its_item_saying_so_after_the_retries() {
+    let (dir, db) = study(0);
+    let server = Server::start(Box::new(|_, answer, _| match answer {
+        "Multiple sclerosis" => cut_off(true),
+        "MS" => cut_off(false),
+        _ => chat(GOOD),
+    }));
+    let spec = write_spec_with(
+        dir.path(),
+        &server,
+        "judge-cut",
+        2,
+        PROMPT,
+        "max_retries = 2\n",
+    );
+    let out = grade(&db, &spec);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    for item in ["ms-01/dx/vlm-a/0", "ms-01/dx/vlm-b/0"] {
+        assert!(
+            said.contains(&format!(
+                "failed: {item}: gave up after 3 attempts; last: the reply was cut off"
+            )),
+            "{said}"
+        );
+    }
+    assert!(!said.contains("refused"), "{said}");
+    for answer in ["Multiple sclerosis", "MS"] {
+        let asked = server
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(body, _)| answer_of(body) == answer)
+            .count();
+        assert_eq!(asked, 3, "{answer}: the first request and max_retries = 2");
+    }
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM grader_scores WHERE grader = 'judge-cut'"
+        ),
+        2
+    );
 }
 
 #[test]

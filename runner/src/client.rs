@@ -1,9 +1,13 @@
 //! One Chat Completions call, with the retry and rate rules of docs/formats.md §6: 429 (honouring
-//! `Retry-After`), 5xx, timeouts and dropped connections are retried with exponential backoff and
-//! jitter; 401/403 stop the run; any other 4xx fails the item with the server's message.
+//! `Retry-After`), 5xx, timeouts, dropped connections and replies cut off short are retried with
+//! exponential backoff and jitter; 401/403 stop the run; any other 4xx fails the item with the
+//! server's message.
 //!
-//! The API key lives only in this struct and the `Authorization` header; every message that
-//! leaves here passes through [`Client::redact`], so a server echoing it cannot make us show it.
+//! The API key lives only in this struct and the `Authorization` header. Everything the server
+//! sends (the body of every reply, whatever its status, and the text of a transport error) passes
+//! through the one redaction rule, [`Redactor`], as it arrives and before anything here reads it,
+//! so a server echoing the key cannot make the runner store, print or send it on
+//! (docs/runs.md, "What is redacted").
 
 use crate::spec::Spec;
 use rand::Rng;
@@ -21,6 +25,9 @@ pub struct Client {
     http: reqwest::Client,
     url: String,
     key: Option<String>,
+    /// The variable the spec's `api_key_env` names, for the message after a 401/403.
+    key_env: Option<String>,
+    redactor: Redactor,
     timeout: Duration,
     max_retries: u32,
     /// The earliest moment the next request may start, when a requests-per-minute limit is set.
@@ -44,8 +51,13 @@ pub struct Reply {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallError {
-    /// 401 or 403: every further request would be refused too.
-    KeyRefused { status: u16, message: String },
+    /// 401 or 403: every further request would be refused too. `key_env` is the variable the
+    /// spec's `api_key_env` names (none: no key was sent).
+    KeyRefused {
+        status: u16,
+        message: String,
+        key_env: Option<String>,
+    },
     /// Another 4xx, or a reply without a message: this item fails, the run goes on.
     Rejected {
         status: Option<u16>,
@@ -79,24 +91,19 @@ impl Client {
                 Duration::from_secs_f64(60.0 / f64::from(rpm)),
             )
         });
+        let key = key.filter(|k| !k.is_empty());
         Ok(Client {
             http,
             url: format!("{}/chat/completions", spec.endpoint.trim_end_matches('/')),
-            key: key.filter(|k| !k.is_empty()),
+            redactor: Redactor::new(key.as_deref()),
+            key,
+            key_env: spec.api_key_env.clone(),
             timeout: Duration::from_secs_f64(spec.timeout_seconds),
             max_retries: spec.max_retries,
             next_slot,
             stop_reason: Mutex::new(None),
             answered: AtomicBool::new(false),
         })
-    }
-
-    /// The message with the API key, should it appear, blotted out.
-    pub fn redact(&self, message: &str) -> String {
-        match &self.key {
-            Some(key) => message.replace(key.as_str(), "[API key]"),
-            None => message.to_owned(),
-        }
     }
 
     async fn wait_for_slot(&self) {
@@ -174,14 +181,30 @@ impl Client {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| retry_after(v, SystemTime::now()));
-        let text = response.text().await.map_err(|e| self.transport(e))?;
-        let message = || self.redact(&server_message(&text));
+        let announced = response.content_length();
+        let bytes = match response.bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) if e.is_timeout() => return Err(self.transport(e)),
+            Err(e) => return Err(cut_off(announced, &self.error_text(&e))),
+        };
+        // Some stacks hand over what arrived without an error when the connection closes early:
+        // a body shorter than its Content-Length is cut off all the same.
+        if announced.is_some_and(|n| (bytes.len() as u64) < n) {
+            return Err(cut_off(
+                announced,
+                &format!("{} bytes arrived", bytes.len()),
+            ));
+        }
+        // The one place the server's bytes enter: redacted before anything reads them.
+        let (text, parsed) = self.redactor.received(&bytes);
+        let message = || server_message(&text, parsed.as_ref());
         match status.as_u16() {
             200..=299 => {}
             401 | 403 => {
                 return Err(Attempt::Final(CallError::KeyRefused {
                     status: status.as_u16(),
                     message: message(),
+                    key_env: self.key_env.clone(),
                 }))
             }
             429 => {
@@ -205,12 +228,25 @@ impl Client {
                 }))
             }
         }
-        let body: Value = serde_json::from_str(&text).map_err(|e| {
-            Attempt::Final(CallError::Rejected {
-                status: Some(status.as_u16()),
-                message: format!("the server's reply is not JSON: {e}"),
-            })
-        })?;
+        let body = match parsed {
+            Some(body) => body,
+            None => {
+                let error = serde_json::from_str::<Value>(&text).err();
+                if error.as_ref().is_some_and(serde_json::Error::is_eof) {
+                    // JSON that stops mid-way: a body framed by the connection's end (no
+                    // Content-Length) that closed early, which no header could tell.
+                    return Err(cut_off(
+                        announced,
+                        &format!("{} bytes arrived, the JSON unfinished", bytes.len()),
+                    ));
+                }
+                let error = error.map_or_else(|| "not UTF-8".to_owned(), |e| e.to_string());
+                return Err(Attempt::Final(CallError::Rejected {
+                    status: Some(status.as_u16()),
+                    message: format!("the server's reply is not JSON: {error}"),
+                }));
+            }
+        };
         let Some(content) = body["choices"][0]["message"]["content"].as_str() else {
             return Err(Attempt::Final(CallError::Rejected {
                 status: Some(status.as_u16()),
@@ -230,21 +266,40 @@ impl Client {
         let reason = if error.is_timeout() {
             format!("no answer within {:.1} s", self.timeout.as_secs_f64())
         } else {
-            // Without the source chain ("error sending request") a user cannot tell a refused
-            // connection from a reset one.
-            let mut text = error.to_string();
-            let mut source = std::error::Error::source(&error);
-            while let Some(inner) = source {
-                text.push_str(&format!(": {inner}"));
-                source = inner.source();
-            }
-            text
+            self.error_text(&error)
         };
         Attempt::Retry {
-            reason: self.redact(&reason),
+            reason,
             after: None,
             no_connection,
         }
+    }
+
+    /// A transport error with its source chain (without it, "error sending request", a user
+    /// cannot tell a refused connection from a reset one), redacted: its text may quote what the
+    /// server sent.
+    fn error_text(&self, error: &reqwest::Error) -> String {
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(inner) = source {
+            text.push_str(&format!(": {inner}"));
+            source = inner.source();
+        }
+        self.redactor.text(&text)
+    }
+}
+
+/// A reply whose body stopped short of what its headers announced: retried like a dropped
+/// connection, and said to be cut off (never "refused": the server said yes).
+fn cut_off(announced: Option<u64>, detail: &str) -> Attempt {
+    let announced = announced.map_or_else(String::new, |n| format!(" ({n} bytes announced)"));
+    Attempt::Retry {
+        reason: format!(
+            "the reply was cut off: the connection closed before its body was complete{announced}: \
+             {detail}"
+        ),
+        after: None,
+        no_connection: false,
     }
 }
 
@@ -314,10 +369,10 @@ fn imf_fixdate_seconds(text: &str) -> Option<u64> {
     Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
-/// The server's own words: OpenAI-style `{"error": {"message"}}`, else the body's start.
-fn server_message(text: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(text).ok();
-    let from_json = parsed.as_ref().and_then(|v| {
+/// The server's own words: OpenAI-style `{"error": {"message"}}`, else the body's start. Both
+/// arguments are already redacted ([`Redactor::received`]).
+fn server_message(text: &str, parsed: Option<&Value>) -> String {
+    let from_json = parsed.and_then(|v| {
         v["error"]["message"]
             .as_str()
             .or_else(|| v["error"].as_str())
@@ -327,14 +382,116 @@ fn server_message(text: &str) -> String {
     from_json.unwrap_or_else(|| text.chars().take(300).collect::<String>().trim().to_owned())
 }
 
+/// What the API key is replaced with wherever the server sent it back.
+pub const REDACTED: &str = "[API key]";
+
+/// The one redaction rule: the forms of the API key a server may send back, each replaced by
+/// [`REDACTED`]. Applied to everything the server sends as it arrives ([`Redactor::received`],
+/// and the text of a transport error), so nothing downstream (stored replies, answers, scores,
+/// messages, progress events, logs) ever holds it.
+///
+/// Forms: the key verbatim (so `Bearer <key>` too), in raw bytes and again in every JSON string
+/// after decoding (a key written with `\u` escapes), and base64 of it at each of the three byte
+/// alignments (an echoed Basic credential or encoded header), for keys of 12 bytes or more.
+/// A key cut into pieces, or otherwise re-encoded, is not recognised.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    forms: Vec<String>,
+}
+
+impl Redactor {
+    pub fn new(key: Option<&str>) -> Redactor {
+        let Some(key) = key.filter(|k| !k.is_empty()) else {
+            return Redactor::default();
+        };
+        let mut forms = vec![key.to_owned()];
+        if key.len() >= 12 {
+            use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+            use base64::Engine;
+            for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+                for skip in 0..3usize {
+                    // The key after `skip` bytes of something else: keep only the characters that
+                    // depend on the key's bytes alone (whole 3-byte groups of it).
+                    let mut bytes = vec![0u8; (3 - skip) % 3];
+                    bytes.extend_from_slice(key.as_bytes());
+                    let first_group = bytes.len() - key.len();
+                    let start = first_group.div_ceil(3) * 4;
+                    let whole = bytes.len() / 3 * 4;
+                    let encoded = engine.encode(&bytes);
+                    if whole > start + 8 {
+                        forms.push(encoded[start..whole].to_owned());
+                    }
+                }
+            }
+        }
+        // The longest first, so that a longer form is never half replaced by a shorter one.
+        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        forms.dedup();
+        Redactor { forms }
+    }
+
+    /// `text` with every form of the key replaced.
+    pub fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for form in &self.forms {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// A body as it arrived: its text redacted, and, when it is JSON, the value parsed from that
+    /// text with every string and object key redacted again after decoding.
+    pub fn received(&self, bytes: &[u8]) -> (String, Option<Value>) {
+        let text = self.text(&String::from_utf8_lossy(bytes));
+        let parsed = serde_json::from_str::<Value>(&text)
+            .ok()
+            .map(|value| self.json(value));
+        (text, parsed)
+    }
+
+    fn json(&self, value: Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.json(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (self.text(&k), self.json(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+}
+
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::KeyRefused { status, message } => write!(
+            CallError::KeyRefused {
+                status,
+                message,
+                key_env: Some(var),
+            } => write!(
                 f,
-                "the server refused the API key ({status}: {message}): check that the variable \
-                 named by api_key_env holds a valid key with access to this model"
+                "the server refused the key in {var} ({status}: {message}): check that variable \
+                 (the spec's api_key_env) holds a valid key with access to this model"
             ),
+            CallError::KeyRefused {
+                status,
+                message,
+                key_env: None,
+            } => write!(
+                f,
+                "the server refused the request without a key ({status}: {message}): set \
+                 api_key_env in the spec to the name of the variable holding the key"
+            ),
+            CallError::Rejected {
+                status: Some(status),
+                message,
+            } if (200..300).contains(status) => {
+                write!(f, "the server's reply ({status}) cannot be used: {message}")
+            }
             CallError::Rejected {
                 status: Some(status),
                 message,
@@ -412,10 +569,45 @@ mod tests {
 
     #[test]
     fn server_messages_come_from_the_error_object() {
+        let (text, parsed) =
+            Redactor::new(None).received(br#"{"error": {"message": "model not found"}}"#);
+        assert_eq!(server_message(&text, parsed.as_ref()), "model not found");
+        assert_eq!(server_message("plain words", None), "plain words");
+    }
+
+    #[test]
+    fn the_key_is_redacted_verbatim_as_bearer_json_escaped_and_base64() {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        use base64::Engine;
+        let key = "sk-MARKER-7f3a9c-never-stored";
+        let redactor = Redactor::new(Some(key));
+        // Verbatim and as the header it was sent in.
         assert_eq!(
-            server_message(r#"{"error": {"message": "model not found"}}"#),
-            "model not found"
+            redactor.text(&format!("Bearer {key}, again {key}")),
+            "Bearer [API key], again [API key]"
         );
-        assert_eq!(server_message("plain words"), "plain words");
+        // Written with JSON escapes: the raw text hides it, the decoded strings do not.
+        let escaped = format!(r#"{{"echo": "\u0073{}", "{key}": 1}}"#, &key[1..]);
+        let (_, parsed) = redactor.received(escaped.as_bytes());
+        let parsed = parsed.unwrap();
+        assert_eq!(parsed["echo"], "[API key]");
+        assert_eq!(parsed["[API key]"], 1);
+        assert!(!parsed.to_string().contains(key));
+        // Base64 at every alignment, standard and URL-safe (a Basic credential, say).
+        for prefix in ["", "u:", "us:", "use:"] {
+            for encoded in [
+                STANDARD.encode(format!("{prefix}{key}")),
+                URL_SAFE.encode(format!("Bearer {prefix}{key}")),
+            ] {
+                let shown = redactor.text(&encoded);
+                assert!(shown.contains(REDACTED), "{prefix:?}: {encoded} -> {shown}");
+                // All but a few characters at either end of the key's encoding are gone.
+                let removed = encoded.len() + REDACTED.len() - shown.len();
+                assert!(removed + 8 >= key.len() * 4 / 3, "{encoded} -> {shown}");
+            }
+        }
+        // Without a key nothing changes.
+        assert_eq!(Redactor::new(None).text(key), key);
+        assert_eq!(Redactor::new(Some("")).text("abc"), "abc");
     }
 }

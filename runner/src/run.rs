@@ -203,7 +203,7 @@ async fn execute<W: Work>(
             continue;
         };
         if let Err(ItemFailure::StopsRun(message)) = &outcome {
-            stopped_by = Some(client.redact(message));
+            stopped_by = Some(message.clone());
             in_flight.abort_all();
             break;
         }

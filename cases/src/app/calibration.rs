@@ -38,6 +38,8 @@ pub struct StudyReport {
     pub rubric_versions: Vec<calibration::coverage::RubricVersionCount>,
     /// The specs, rubric and taxonomy behind the data, for the report's manifest.
     pub provenance: calibration::manifest::StudyProvenance,
+    /// Per model and grader spec run on the study, its reliability from the run records.
+    pub model_reliability: Vec<calibration::reliability::ModelReliability>,
 }
 
 /// Reads `study_id` for its calibration report. `options` is completed from the study: the
@@ -75,6 +77,8 @@ pub fn study_report_with_headline(
     })?;
     let completed = complete(study_id, &options, &data)?;
     let automatic = automatic_metrics_input(store, study_id, options.grader.as_deref())?;
+    let model_reliability =
+        calibration::reliability::model_reliability(&run_records(store, study_id)?);
     let key = CacheKey {
         study_id: study_id.to_owned(),
         options,
@@ -89,7 +93,42 @@ pub fn study_report_with_headline(
         coverage: data.coverage,
         rubric_versions: data.rubric_versions,
         provenance: data.provenance,
+        model_reliability,
     })
+}
+
+/// The run record of every result `neurorater respond`/`grade` (or the workbench) stored for the
+/// study: a model's response of one of its tasks, a grader's score of one of its responses.
+fn run_records(store: &Store, study_id: &str) -> Result<Vec<calibration::reliability::RunRecord>> {
+    let fail = |e| Error::database(store.path(), "reading the run records", e);
+    let conn = store.read();
+    let mut stmt = conn
+        .prepare(
+            "SELECT x.spec_name, sp.kind, x.prompt_tokens, x.completion_tokens, x.latency_ms,
+                    x.requests
+             FROM run_results x JOIN run_specs sp ON sp.name = x.spec_name
+             LEFT JOIN grader_scores g ON g.id = x.grader_score
+             JOIN responses r ON r.id = coalesce(x.response, g.response)
+             JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies s ON c.study = s.id
+             WHERE s.study_id = ?1 ORDER BY x.id",
+        )
+        .map_err(fail)?;
+    let records = stmt
+        .query_map([study_id], |row| {
+            Ok(calibration::reliability::RunRecord {
+                name: row.get(0)?,
+                kind: row.get(1)?,
+                prompt_tokens: row.get::<_, i64>(2)?.max(0) as u64,
+                completion_tokens: row.get::<_, i64>(3)?.max(0) as u64,
+                latency_ms: row.get::<_, i64>(4)?.max(0) as u64,
+                requests: row.get::<_, i64>(5)?.max(0) as u64,
+            })
+        })
+        .map_err(fail)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(fail)?;
+    Ok(records)
 }
 
 /// `options` completed from the study's data: its scale, and every other grader as another
@@ -176,6 +215,7 @@ impl StudyReport {
             automatic_metrics_report(&self.automatic, &self.input, &self.options);
         report.dimension_coverage = Some(self.coverage.clone());
         report.rubric_versions = Some(self.rubric_versions.clone());
+        report.model_reliability = Some(self.model_reliability.clone());
         report.manifest.with_study(&self.provenance);
         if report.automatic_metrics.is_some() {
             report
