@@ -14,6 +14,7 @@
 //! package again changes nothing.
 
 mod archive;
+mod carried;
 mod curation;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
