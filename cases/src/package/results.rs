@@ -67,9 +67,10 @@ pub(crate) struct ResultRating {
     pub submitted_at: Option<String>,
     pub labels: Vec<ResultLabel>,
     /// The rubric version the rating was saved under, as the rater's database numbers it (it
-    /// imported the rubric with the rater package): what the rubric was is pinned by the
-    /// manifest's `study_sha256`, and a merge records the lead's version of that rubric.
-    /// Left out by builds before rubric versions.
+    /// imported the rubric with the rater package): the lead's database recorded which of its
+    /// versions the package carried (`package/carried.rs`), and a merge records that one (or,
+    /// for a package exported before that record, the lead's current version, pinned by the
+    /// manifest's `study_sha256`). Left out by builds before rubric versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rubric_version: Option<u32>,
 }
