@@ -2115,13 +2115,21 @@ fn lead_adds_samples(lead: &mut Lead, n: usize) -> usize {
         .responses_added
 }
 
-/// The lead changes the rubric (the overall scale loses its top level) while ratings exist under
-/// the current version: a new version. Returns its number.
+/// The lead changes the rubric (the overall scale loses its top level) after the rater package
+/// carried the current version: a new version. Returns its number.
 fn lead_lowers_the_overall_scale(lead: &mut Lead) -> u32 {
-    let session = cases::app::Session::current(&lead.store)
+    lead_changes_the_rubric(lead).version
+}
+
+fn lead_session(lead: &Lead) -> cases::app::LeadSession {
+    cases::app::Session::current(&lead.store)
         .unwrap()
         .study_lead("Editing the rubric")
-        .unwrap();
+        .unwrap()
+}
+
+fn lead_changes_the_rubric(lead: &mut Lead) -> cases::rubric::SavedRubric {
+    let session = lead_session(lead);
     let mut edited = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID)
         .unwrap()
         .rubric;
@@ -2130,7 +2138,7 @@ fn lead_lowers_the_overall_scale(lead: &mut Lead) -> u32 {
     match cases::app::rubric::save(&mut lead.store, &session, DEMO_STUDY_ID, &edited).unwrap() {
         cases::app::rubric::RubricSave::Saved(saved) => {
             assert!(saved.new_version, "{saved:?}");
-            saved.version
+            saved
         }
         other => panic!("the rubric was not saved: {other:?}"),
     }
@@ -2328,4 +2336,40 @@ fn a_package_exported_by_an_older_build_merges_as_before() {
         report.conflicts
     );
     assert_eq!(tables_digest(&older.store), digest);
+}
+
+#[test]
+fn a_rubric_version_a_rater_package_carried_is_never_edited_in_place_so_its_results_still_merge() {
+    let mut lead = lead();
+    // A study nobody has rated at the lead's site yet: a rubric change would edit the current
+    // version in place.
+    rusqlite::Connection::open(lead.store.path())
+        .unwrap()
+        .execute("DELETE FROM ratings", [])
+        .unwrap();
+    let session = lead_session(&lead);
+    let before = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((before.version, before.ratings), (1, 0));
+    assert_eq!(before.rater_package_at, None);
+
+    let (package, _) = export_for_site_b(&mut lead);
+    let carried = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID).unwrap();
+    assert!(carried.rater_package_at.is_some(), "{carried:?}");
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+
+    let saved = lead_changes_the_rubric(&mut lead);
+    assert_eq!(
+        (saved.version, saved.reason),
+        (2, Some(cases::rubric::NewVersionReason::RaterPackage))
+    );
+    let report = merge(&mut lead, &results);
+    assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+    assert_eq!(report.added, 2);
+    assert_eq!(
+        merged_versions(&lead),
+        [("read offline".to_owned(), 1), ("to finish".to_owned(), 1)]
+    );
 }
