@@ -2373,3 +2373,34 @@ fn a_rubric_version_a_rater_package_carried_is_never_edited_in_place_so_its_resu
         [("read offline".to_owned(), 1), ("to finish".to_owned(), 1)]
     );
 }
+
+#[test]
+fn a_results_package_whose_rubric_version_was_redefined_is_refused_whole_naming_it() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    // The carried version's definition changed behind the app's back (the app makes a new
+    // version instead).
+    let changed = rusqlite::Connection::open(lead.store.path())
+        .unwrap()
+        .execute(
+            "UPDATE rubric_versions SET rubric_json = replace(rubric_json, 'Overall quality',
+                 'Overall quality, redefined') WHERE version = 1",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let digest = tables_digest(&lead.store);
+    let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains(&results.display().to_string()), "{text}");
+    assert!(
+        text.contains("manifest.json: answers_package: rubric version 1,")
+            && text.contains("was edited at this site"),
+        "{text}"
+    );
+    assert_eq!(tables_digest(&lead.store), digest);
+    assert!(merged_versions(&lead).is_empty());
+}
