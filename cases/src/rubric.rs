@@ -2,8 +2,9 @@
 //! bundle whose study.json changed); what the ratings already made mean must not change with it.
 //!
 //! **Invariant:** [`change`] is the one rule: a changed rubric is edited in place while no rating
-//! has been saved under the current version and the version was never copied onto a team server
-//! (published: raters there may rate under it unseen here), and is a new version after that;
+//! has been saved under the current version, the version was never copied onto a team server
+//! (published: raters there may rate under it unseen here) and no rater package exported from
+//! this database carried it (its rater rates under it offline), and is a new version after that;
 //! [`save`] is the one writer of `studies.rubric_json`, `studies.rubric_version` and
 //! `rubric_versions` after a study's first import. Every rating records the version it was last saved under
 //! (`rating/table.rs`), so the report can say which rubric each rating used.
@@ -30,6 +31,10 @@ pub struct StudyRubric {
     /// When this version was copied onto a team server (`neurorater server-import`), if it was:
     /// from then on a change is a new version, as raters there may rate under this one.
     pub published_at: Option<String>,
+    /// When the first rater package exported from this database carrying this version was
+    /// built, if one was: from then on a change is a new version, as its rater may rate under
+    /// this one offline and the results merge under it.
+    pub rater_package_at: Option<String>,
     /// The task families the study's tasks are of, the ones a dimension may be limited to.
     pub families: Vec<crate::model::TaskFamily>,
 }
@@ -58,6 +63,9 @@ pub enum NewVersionReason {
     Ratings,
     /// The current version was copied onto a team server, where raters may rate under it.
     Published,
+    /// A rater package exported from this database carried the current version: its rater may
+    /// rate under it offline, and the results merge under it.
+    RaterPackage,
 }
 
 /// One version of a study's rubric, by its number.
@@ -75,19 +83,21 @@ pub enum RubricChange {
     /// No rating was saved under the current version and it was never published: it is edited
     /// in place.
     InPlace,
-    /// Ratings were saved under the current version, or it is on a team server: they keep it,
-    /// and the change is the next.
+    /// Ratings were saved under the current version, or it is on a team server or in a rater
+    /// package: they keep it, and the change is the next.
     NewVersion(NewVersionReason),
 }
 
 /// The rule: edit in place before the first rating under the current version and before it is
-/// copied onto a team server, a new version after. Equality is of the rubrics, not their JSON
-/// text, so a re-import that spells the same rubric differently changes nothing.
+/// copied onto a team server or carried by an exported rater package, a new version after.
+/// Equality is of the rubrics, not their JSON text, so a re-import that spells the same rubric
+/// differently changes nothing.
 pub fn change(
     current: &Rubric,
     edited: &Rubric,
     ratings_under_current: u32,
     published: bool,
+    in_rater_package: bool,
 ) -> RubricChange {
     if current == edited {
         RubricChange::Unchanged
@@ -95,6 +105,8 @@ pub fn change(
         RubricChange::NewVersion(NewVersionReason::Ratings)
     } else if published {
         RubricChange::NewVersion(NewVersionReason::Published)
+    } else if in_rater_package {
+        RubricChange::NewVersion(NewVersionReason::RaterPackage)
     } else {
         RubricChange::InPlace
     }
@@ -305,6 +317,14 @@ pub(crate) fn current(conn: &Connection, path: &Path, study_id: &str) -> Result<
             |r| r.get(0),
         )
         .map_err(fail)?;
+    let rater_package_at: Option<String> = conn
+        .query_row(
+            "SELECT min(created_at) FROM rater_packages
+             WHERE study = ?1 AND direction = 'exported' AND rubric_version = ?2",
+            params![study_key, version],
+            |r| r.get(0),
+        )
+        .map_err(fail)?;
     let families = conn
         .prepare(
             "SELECT DISTINCT t.family FROM tasks t JOIN cases c ON t.case_ref = c.id
@@ -321,6 +341,7 @@ pub(crate) fn current(conn: &Connection, path: &Path, study_id: &str) -> Result<
         version,
         ratings,
         published_at,
+        rater_package_at,
         families,
     })
 }
@@ -423,7 +444,14 @@ pub(crate) fn save(
         )
         .map_err(fail)?;
     let published = before.published_at.is_some();
-    let saved = match change(&before.rubric, edited, before.ratings, published) {
+    let in_rater_package = before.rater_package_at.is_some();
+    let saved = match change(
+        &before.rubric,
+        edited,
+        before.ratings,
+        published,
+        in_rater_package,
+    ) {
         RubricChange::Unchanged => return Ok(None),
         RubricChange::InPlace => {
             tx.execute(
@@ -504,18 +532,47 @@ mod tests {
 
     #[test]
     fn a_change_is_in_place_before_the_first_rating_or_publication_and_a_new_version_after() {
-        use NewVersionReason::{Published, Ratings};
-        // (current, edited, ratings under current, published, expected)
+        use NewVersionReason::{Published, RaterPackage, Ratings};
+        // (current, edited, ratings under current, published, in a rater package, expected)
         let cases = [
-            (rubric(1.0), rubric(1.0), 0, false, RubricChange::Unchanged),
-            (rubric(1.0), rubric(1.0), 3, false, RubricChange::Unchanged),
-            (rubric(1.0), rubric(1.0), 0, true, RubricChange::Unchanged),
-            (rubric(1.0), rubric(0.5), 0, false, RubricChange::InPlace),
+            (
+                rubric(1.0),
+                rubric(1.0),
+                0,
+                false,
+                false,
+                RubricChange::Unchanged,
+            ),
+            (
+                rubric(1.0),
+                rubric(1.0),
+                3,
+                false,
+                false,
+                RubricChange::Unchanged,
+            ),
+            (
+                rubric(1.0),
+                rubric(1.0),
+                0,
+                true,
+                true,
+                RubricChange::Unchanged,
+            ),
+            (
+                rubric(1.0),
+                rubric(0.5),
+                0,
+                false,
+                false,
+                RubricChange::InPlace,
+            ),
             (
                 rubric(1.0),
                 rubric(0.5),
                 1,
                 false,
+                true,
                 RubricChange::NewVersion(Ratings),
             ),
             (
@@ -523,21 +580,31 @@ mod tests {
                 rubric(0.5),
                 0,
                 true,
+                true,
                 RubricChange::NewVersion(Published),
+            ),
+            (
+                rubric(1.0),
+                rubric(0.5),
+                0,
+                false,
+                true,
+                RubricChange::NewVersion(RaterPackage),
             ),
             (
                 rubric(1.0),
                 rubric(0.5),
                 2,
                 true,
+                false,
                 RubricChange::NewVersion(Ratings),
             ),
         ];
-        for (current, edited, ratings, published, expected) in cases {
+        for (current, edited, ratings, published, packaged, expected) in cases {
             assert_eq!(
-                change(&current, &edited, ratings, published),
+                change(&current, &edited, ratings, published, packaged),
                 expected,
-                "{ratings} rating(s), published: {published}"
+                "{ratings} rating(s), published: {published}, in a package: {packaged}"
             );
         }
     }

@@ -2094,3 +2094,313 @@ fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_
         "{refused}"
     );
 }
+
+/// The lead "runs k samples": the demo bundle imported again with `n` new samples of answered
+/// tasks (new responses of the same tasks, as a model run adds them). Returns how many were added.
+fn lead_adds_samples(lead: &mut Lead, n: usize) -> usize {
+    let bundle = lead.dir.path().join("demo");
+    let file = bundle.join("responses.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    for line in text.lines().take(n) {
+        let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let sample = value["sample"].as_u64().unwrap();
+        value["sample"] = (sample + 1000).into();
+        value["answer"] = "a new sample, run after the rater package was built".into();
+        lines.push(value.to_string());
+    }
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    import_bundle_dir(&mut lead.store, &bundle, &NoProgress)
+        .unwrap()
+        .responses_added
+}
+
+/// The lead changes the rubric (the overall scale loses its top level) after the rater package
+/// carried the current version: a new version. Returns its number.
+fn lead_lowers_the_overall_scale(lead: &mut Lead) -> u32 {
+    lead_changes_the_rubric(lead).version
+}
+
+fn lead_session(lead: &Lead) -> cases::app::LeadSession {
+    cases::app::Session::current(&lead.store)
+        .unwrap()
+        .study_lead("Editing the rubric")
+        .unwrap()
+}
+
+fn lead_changes_the_rubric(lead: &mut Lead) -> cases::rubric::SavedRubric {
+    let session = lead_session(lead);
+    let mut edited = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID)
+        .unwrap()
+        .rubric;
+    edited.overall.max -= 1.0;
+    edited.overall.levels.pop();
+    match cases::app::rubric::save(&mut lead.store, &session, DEMO_STUDY_ID, &edited).unwrap() {
+        cases::app::rubric::RubricSave::Saved(saved) => {
+            assert!(saved.new_version, "{saved:?}");
+            saved
+        }
+        other => panic!("the rubric was not saved: {other:?}"),
+    }
+}
+
+/// The remote rater's ratings at the lead's: (comment, rubric version), by rating id.
+fn merged_versions(lead: &Lead) -> Vec<(String, u32)> {
+    let conn = rusqlite::Connection::open(lead.store.path()).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT comment, rubric_version FROM ratings WHERE rater = ?1 ORDER BY id")
+        .unwrap();
+    let rows = stmt
+        .query_map([lead.rater], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows
+}
+
+#[test]
+fn results_merge_after_new_samples_and_a_new_rubric_version_under_the_version_the_rater_saw() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+
+    // While the rater read, the lead ran new samples and changed the rubric: the first item's
+    // overall score (the old scale's top) is one the new version no longer admits.
+    assert_eq!(lead_adds_samples(&mut lead, 3), 3);
+    assert_eq!(lead_lowers_the_overall_scale(&mut lead), 2);
+
+    let report = merge(&mut lead, &results);
+    assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+    assert_eq!((report.added, report.updated, report.unchanged), (2, 0, 0));
+    // Recorded under the version the package carried, not the lead's current one.
+    assert_eq!(
+        merged_versions(&lead),
+        [("read offline".to_owned(), 1), ("to finish".to_owned(), 1)]
+    );
+    let audit: String = lead
+        .store
+        .read()
+        .query_row(
+            "SELECT after_json FROM audit_log WHERE action = 'merge rating (added)' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(audit.contains("\"rubric_version\":1"), "{audit}");
+
+    // A second merge stores nothing: each result once.
+    let digest = tables_digest(&lead.store);
+    let again = merge(&mut lead, &results);
+    assert!(again.conflicts.is_empty(), "{:?}", again.conflicts);
+    assert_eq!((again.added, again.updated, again.unchanged), (0, 0, 2));
+    assert_eq!(tables_digest(&lead.store), digest, "a second merge wrote");
+    assert_eq!(merged_versions(&lead).len(), 2);
+}
+
+#[test]
+fn a_results_package_whose_item_changed_at_the_lead_is_refused_naming_it_and_nothing_is_written() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    // New samples do not matter; a changed item does.
+    assert_eq!(lead_adds_samples(&mut lead, 2), 2);
+
+    let first = lead.store.reading_queue(lead.rater, DEMO_STUDY_ID).unwrap()[0].assignment;
+    let conn = rusqlite::Connection::open(lead.store.path()).unwrap();
+    let (response, case): (i64, i64) = conn
+        .query_row(
+            "SELECT r.id, t.case_ref FROM assignments a JOIN responses r ON a.response = r.id
+             JOIN tasks t ON r.task = t.id WHERE a.id = ?1",
+            [first],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let answer: String = conn
+        .query_row(
+            "SELECT answer FROM responses WHERE id = ?1",
+            [response],
+            |r| r.get(0),
+        )
+        .unwrap();
+
+    let refused = |lead: &mut Lead| -> Vec<cases::bundle::Problem> {
+        let digest = tables_digest(&lead.store);
+        let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+        assert!(
+            error.to_string().contains(&results.display().to_string()),
+            "{error}"
+        );
+        assert_eq!(tables_digest(&lead.store), digest, "a refused merge wrote");
+        assert!(merged_versions(lead).is_empty());
+        match error {
+            Error::Package { problems, .. } => problems,
+            other => panic!("expected a refused package, got {other}"),
+        }
+    };
+
+    // The response's text changed (stored responses never change in the app: this is the
+    // database edited behind its back).
+    conn.execute(
+        "UPDATE responses SET answer = answer || ' (edited)' WHERE id = ?1",
+        [response],
+    )
+    .unwrap();
+    let problems = refused(&mut lead);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let message = problems[0].to_string();
+    assert!(
+        message.starts_with("ratings.jsonl:1: item: item 1 (")
+            && message.contains("the response's text changed")
+            && !message.contains("images"),
+        "{message}"
+    );
+
+    // The response as it was, one image of the case not: the images are named.
+    conn.execute(
+        "UPDATE responses SET answer = ?2 WHERE id = ?1",
+        rusqlite::params![response, answer],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE images SET sha256 = 'aa' || substr(sha256, 3) WHERE id = (SELECT min(i.id)
+             FROM images i JOIN series s ON i.series = s.id WHERE s.case_ref = ?1)",
+        [case],
+    )
+    .unwrap();
+    let problems = refused(&mut lead);
+    let message = problems[0].to_string();
+    assert!(
+        message.contains("item 1 (")
+            && message.contains("the case's images changed")
+            && !message.contains("response's text"),
+        "{problems:?}"
+    );
+}
+
+/// Makes the lead's record of `exported` what an older build recorded: no rubric version, no
+/// digests of what its items carried.
+fn forget_what_was_carried(lead: &Lead, exported: &RaterPackageExport) {
+    let conn = rusqlite::Connection::open(lead.store.path()).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE rater_packages SET rubric_version = NULL, rubric_sha256 = NULL,
+                 taxonomy_sha256 = NULL WHERE package_id = ?1 AND rubric_version IS NOT NULL",
+            [&exported.package_id],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let changed = conn
+        .execute(
+            "UPDATE rater_package_items SET response_sha256 = NULL, task_sha256 = NULL,
+                 case_sha256 = NULL, images_sha256 = NULL
+             WHERE package = (SELECT id FROM rater_packages WHERE package_id = ?1)",
+            [&exported.package_id],
+        )
+        .unwrap();
+    assert_eq!(changed, exported.items as usize);
+}
+
+#[test]
+fn a_package_exported_by_an_older_build_merges_as_before() {
+    let (mut lead, package, exported) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    forget_what_was_carried(&lead, &exported);
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    let report = merge(&mut lead, &results);
+    assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+    assert_eq!((report.added, report.updated, report.unchanged), (2, 0, 0));
+    assert_eq!(merged_versions(&lead).len(), 2);
+    let digest = tables_digest(&lead.store);
+    assert_eq!(merge(&mut lead, &results).unchanged, 2);
+    assert_eq!(tables_digest(&lead.store), digest);
+
+    // Such a package is still pinned to the whole study: a new sample refuses it, as before.
+    let (mut older, package, exported) = lead_with_rater_package();
+    forget_what_was_carried(&older, &exported);
+    let dir = older.dir.path().to_path_buf();
+    let mut remote = self::remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    assert_eq!(lead_adds_samples(&mut older, 1), 1);
+    let digest = tables_digest(&older.store);
+    let report = merge(&mut older, &results);
+    assert!(
+        matches!(report.conflicts.as_slice(), [Conflict::StudyChanged { .. }]),
+        "{:?}",
+        report.conflicts
+    );
+    assert_eq!(tables_digest(&older.store), digest);
+}
+
+#[test]
+fn a_rubric_version_a_rater_package_carried_is_never_edited_in_place_so_its_results_still_merge() {
+    let mut lead = lead();
+    // A study nobody has rated at the lead's site yet: a rubric change would edit the current
+    // version in place.
+    rusqlite::Connection::open(lead.store.path())
+        .unwrap()
+        .execute("DELETE FROM ratings", [])
+        .unwrap();
+    let session = lead_session(&lead);
+    let before = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID).unwrap();
+    assert_eq!((before.version, before.ratings), (1, 0));
+    assert_eq!(before.rater_package_at, None);
+
+    let (package, _) = export_for_site_b(&mut lead);
+    let carried = cases::app::rubric::current(&lead.store, &session, DEMO_STUDY_ID).unwrap();
+    assert!(carried.rater_package_at.is_some(), "{carried:?}");
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+
+    let saved = lead_changes_the_rubric(&mut lead);
+    assert_eq!(
+        (saved.version, saved.reason),
+        (2, Some(cases::rubric::NewVersionReason::RaterPackage))
+    );
+    let report = merge(&mut lead, &results);
+    assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+    assert_eq!(report.added, 2);
+    assert_eq!(
+        merged_versions(&lead),
+        [("read offline".to_owned(), 1), ("to finish".to_owned(), 1)]
+    );
+}
+
+#[test]
+fn a_results_package_whose_rubric_version_was_redefined_is_refused_whole_naming_it() {
+    let (mut lead, package, _) = lead_with_rater_package();
+    let dir = lead.dir.path().to_path_buf();
+    let mut remote = remote(&dir, &package);
+    rate_remotely(&mut remote);
+    let results = export_results(&remote, &dir, "results.tar");
+    // The carried version's definition changed behind the app's back (the app makes a new
+    // version instead).
+    let changed = rusqlite::Connection::open(lead.store.path())
+        .unwrap()
+        .execute(
+            "UPDATE rubric_versions SET rubric_json = replace(rubric_json, 'Overall quality',
+                 'Overall quality, redefined') WHERE version = 1",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let digest = tables_digest(&lead.store);
+    let error = merge_results_package(&mut lead.store, &results, &NoProgress).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains(&results.display().to_string()), "{text}");
+    assert!(
+        text.contains("manifest.json: answers_package: rubric version 1,")
+            && text.contains("was edited at this site"),
+        "{text}"
+    );
+    assert_eq!(tables_digest(&lead.store), digest);
+    assert!(merged_versions(&lead).is_empty());
+}

@@ -1303,7 +1303,12 @@ export type NewVersionReason =
 /**  Ratings were saved under the current version in this database. */
 "ratings" | 
 /**  The current version was copied onto a team server, where raters may rate under it. */
-"published";
+"published" | 
+/**
+ *  A rater package exported from this database carried the current version: its rater may
+ *  rate under it offline, and the results merge under it.
+ */
+"rater_package";
 
 /**
  *  A score a draft holds that the study's current rubric no longer admits: the rubric moved on
@@ -2134,6 +2139,12 @@ export type StudyRubric_Deserialize = {
 	 *  from then on a change is a new version, as raters there may rate under this one.
 	 */
 	published_at?: string | null,
+	/**
+	 *  When the first rater package exported from this database carrying this version was
+	 *  built, if one was: from then on a change is a new version, as its rater may rate under
+	 *  this one offline and the results merge under it.
+	 */
+	rater_package_at?: string | null,
 	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
 	families: TaskFamily[],
 };
@@ -2153,6 +2164,12 @@ export type StudyRubric_Serialize = {
 	 *  from then on a change is a new version, as raters there may rate under this one.
 	 */
 	published_at: string | null,
+	/**
+	 *  When the first rater package exported from this database carrying this version was
+	 *  built, if one was: from then on a change is a new version, as its rater may rate under
+	 *  this one offline and the results merge under it.
+	 */
+	rater_package_at: string | null,
 	/**  The task families the study's tasks are of, the ones a dimension may be limited to. */
 	families: TaskFamily[],
 };

@@ -52,8 +52,9 @@ pub(crate) struct Planned {
     pub verb: &'static str,
     pub provenance: serde_json::Map<String, serde_json::Value>,
     /// The rubric version (this database's numbering) the rating was made under, when the
-    /// source says (the team server); `None`: the study's current one (a results package: its
-    /// rater's database numbers versions its own way).
+    /// source says (the team server; a results package, the version its rater package carried);
+    /// `None`: the study's current one (a results package answering a package exported before
+    /// that was recorded).
     pub rubric_version: Option<u32>,
 }
 
@@ -87,9 +88,10 @@ pub(crate) fn problems(
 /// Whether `rating` may be written for `target`: new, the same, or an update of what an earlier
 /// arrival wrote and nobody changed since, else a conflict. `rubric_version` is the version
 /// (this database's numbering) the source recorded it under, when the source numbers versions
-/// as this database does (the team server): a rating saved again under another version is then
-/// a change even with the same content, so it is recorded under the version its rater scored on.
-/// A results package's rater numbers versions their own way: `None`, the content alone decides.
+/// as this database does (the team server, or a results package whose rater package's version
+/// was recorded at export): a rating saved again under another version is then a change even
+/// with the same content, so it is recorded under the version its rater scored on. `None` (a
+/// results package answering an older export): the content alone decides.
 pub(crate) fn verdict(
     store: &Store,
     target: Target,

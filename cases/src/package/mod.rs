@@ -14,6 +14,7 @@
 //! package again changes nothing.
 
 mod archive;
+mod carried;
 mod curation;
 pub(crate) mod date_shift;
 pub(crate) mod deid;
@@ -117,7 +118,9 @@ pub enum Conflict {
         expected: String,
         found: String,
     },
-    /// The study's responses, rubric or taxonomy changed since the rater package was built.
+    /// The results name another study content than the export recorded, or (a rater package
+    /// exported before what it carried was recorded, `package/carried.rs`) the study's
+    /// responses, rubric or taxonomy changed since the rater package was built.
     StudyChanged { study_id: String },
     /// A rating for an item (assignment) the rater package did not contain.
     UnknownAssignment { item: u32, line: usize },

@@ -259,7 +259,11 @@ pub fn export_rater_package(
         study,
         rater,
         queue,
+        rubric_version,
+        carried,
     } = local;
+    let rubric_hash = super::carried::rubric_sha256(&contents.rubric);
+    let taxonomy_hash = super::carried::taxonomy_sha256(&contents.taxonomy);
     let package_id = contents.package_id.clone();
     let study_hash = contents.study_sha256.clone();
     let created_at = contents.created_at.clone();
@@ -272,16 +276,36 @@ pub fn export_rater_package(
             let tx = w.tx();
             tx.execute(
                 "INSERT INTO rater_packages (package_id, direction, study, rater, site,
-                     study_sha256, created_at) VALUES (?1, 'exported', ?2, ?3, ?4, ?5, ?6)",
-                params![package_id, study, rater, site, study_hash, created_at],
+                     study_sha256, created_at, rubric_version, rubric_sha256, taxonomy_sha256)
+                 VALUES (?1, 'exported', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    package_id,
+                    study,
+                    rater,
+                    site,
+                    study_hash,
+                    created_at,
+                    rubric_version,
+                    rubric_hash,
+                    taxonomy_hash
+                ],
             )
             .map_err(|e| w.fail("recording the rater package", e))?;
             let package = tx.last_insert_rowid();
-            for (index, assignment) in queue.iter().enumerate() {
+            for (index, (assignment, item)) in queue.iter().zip(&carried).enumerate() {
                 tx.execute(
-                    "INSERT INTO rater_package_items (package, item, assignment)
-                     VALUES (?1, ?2, ?3)",
-                    params![package, index as i64 + 1, assignment],
+                    "INSERT INTO rater_package_items (package, item, assignment, response_sha256,
+                         task_sha256, case_sha256, images_sha256)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        package,
+                        index as i64 + 1,
+                        assignment,
+                        item.response,
+                        item.task,
+                        item.case,
+                        item.images
+                    ],
                 )
                 .map_err(|e| w.fail("recording the rater package", e))?;
             }
@@ -293,6 +317,7 @@ pub fn export_rater_package(
                 after: Some(&serde_json::json!({
                     "study_id": study_id, "rater": rater_name, "site": site,
                     "items": queue.len(), "study_sha256": study_hash,
+                    "rubric_version": rubric_version,
                 })),
             })
         })
@@ -316,6 +341,10 @@ struct LocalContents {
     rater: i64,
     /// The assignments, item by item.
     queue: Vec<i64>,
+    /// The lead's rubric version the package carries.
+    rubric_version: u32,
+    /// What each item shows, item by item (`package/carried.rs`).
+    carried: Vec<super::carried::CarriedItem>,
 }
 
 /// Reads what a rater package of `rater_name`'s queue holds from the lead's database.
@@ -384,6 +413,17 @@ fn local_contents(
         .into());
     }
     let study_hash = study_sha256(conn, store.path(), study)?;
+    let rubric_version = crate::rubric::current(conn, store.path(), study_id)?.version;
+    let carried = queue
+        .iter()
+        .map(|row| {
+            super::carried::carried_item(conn, store.path(), row.assignment)?.ok_or_else(|| {
+                Error::Corrupt {
+                    what: format!("assignment {} has no response", row.assignment),
+                }
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let package_id = new_package_id();
 
     // Plans in queue order, numbered from 1.
@@ -526,6 +566,8 @@ fn local_contents(
         study,
         rater: rater.id,
         queue: queue.iter().map(|q| q.assignment).collect(),
+        rubric_version,
+        carried,
     })
 }
 

@@ -67,9 +67,10 @@ pub(crate) struct ResultRating {
     pub submitted_at: Option<String>,
     pub labels: Vec<ResultLabel>,
     /// The rubric version the rating was saved under, as the rater's database numbers it (it
-    /// imported the rubric with the rater package): what the rubric was is pinned by the
-    /// manifest's `study_sha256`, and a merge records the lead's version of that rubric.
-    /// Left out by builds before rubric versions.
+    /// imported the rubric with the rater package): the lead's database recorded which of its
+    /// versions the package carried (`package/carried.rs`), and a merge records that one (or,
+    /// for a package exported before that record, the lead's current version, pinned by the
+    /// manifest's `study_sha256`). Left out by builds before rubric versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rubric_version: Option<u32>,
 }
@@ -510,6 +511,16 @@ fn read_results_package(file: &Path) -> Result<ResultsPackage> {
 struct Answered {
     package: i64,
     rater: i64,
+    /// What it carried, when its export recorded that (`package/carried.rs`); `None` for a
+    /// package exported by a build before, whose results are checked against the whole study.
+    carried: Option<CarriedRubric>,
+}
+
+/// The lead's rubric version a rater package carried, which its ratings are checked against and
+/// recorded under.
+struct CarriedRubric {
+    version: u32,
+    rubric: crate::model::Rubric,
 }
 
 /// Finds the rater package the results answer. A database without the study refuses the package
@@ -544,17 +555,46 @@ fn answered_package(
             )
         })?;
     let answers = manifest.answers_package.clone().unwrap_or_default();
-    let exported: Option<(i64, i64, String, String)> = conn
+    type Exported = (
+        i64,
+        i64,
+        String,
+        String,
+        Option<u32>,
+        Option<String>,
+        Option<String>,
+    );
+    let exported: Option<Exported> = conn
         .query_row(
-            "SELECT p.id, p.rater, r.name, p.study_sha256 FROM rater_packages p
-             JOIN raters r ON p.rater = r.id
+            "SELECT p.id, p.rater, r.name, p.study_sha256, p.rubric_version, p.rubric_sha256,
+                    p.taxonomy_sha256
+             FROM rater_packages p JOIN raters r ON p.rater = r.id
              WHERE p.package_id = ?1 AND p.direction = 'exported' AND p.study = ?2",
             params![answers, study],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
         )
         .optional()
         .map_err(fail("finding the rater package"))?;
-    let Some((package, rater, rater_name, exported_hash)) = exported else {
+    let Some((
+        package,
+        rater,
+        rater_name,
+        exported_hash,
+        rubric_version,
+        rubric_hash,
+        taxonomy_hash,
+    )) = exported
+    else {
         return Ok(Err(Conflict::UnknownPackage {
             package_id: answers,
         }));
@@ -566,14 +606,83 @@ fn answered_package(
             found: manifest.rater.name.clone(),
         }));
     }
-    if exported_hash != manifest.study_sha256
-        || study_sha256(conn, store.path(), study)? != exported_hash
-    {
+    // The results must answer the package as it was exported.
+    if exported_hash != manifest.study_sha256 {
         return Ok(Err(Conflict::StudyChanged {
             study_id: manifest.study_id.clone(),
         }));
     }
-    Ok(Ok(Answered { package, rater }))
+    let (Some(version), Some(rubric_hash), Some(taxonomy_hash)) =
+        (rubric_version, rubric_hash, taxonomy_hash)
+    else {
+        // Exported by a build that did not record what the package carried: the whole study
+        // must be as it was.
+        if study_sha256(conn, store.path(), study)? != exported_hash {
+            return Ok(Err(Conflict::StudyChanged {
+                study_id: manifest.study_id.clone(),
+            }));
+        }
+        return Ok(Ok(Answered {
+            package,
+            rater,
+            carried: None,
+        }));
+    };
+    // Exported by this build: the rubric version and taxonomy it carried must be unchanged;
+    // responses added and rubric versions made since do not matter to it.
+    let versions = crate::rubric::versions(conn, store.path(), &manifest.study_id)?;
+    let carried_rubric = versions.into_iter().find(|v| v.version == version);
+    let mut problems = Vec::new();
+    match &carried_rubric {
+        Some(held) if super::carried::rubric_sha256(&held.rubric) == rubric_hash => {}
+        Some(_) => problems.push(format!(
+            "rubric version {version}, which rater package {answers} carried, was edited at \
+             this site since the package was built, so its ratings were made under a rubric \
+             this database no longer holds"
+        )),
+        None => problems.push(format!(
+            "rubric version {version}, which rater package {answers} carried, is no longer in \
+             this database"
+        )),
+    }
+    let taxonomy: String = conn
+        .query_row(
+            "SELECT taxonomy_json FROM studies WHERE id = ?1",
+            [study],
+            |r| r.get(0),
+        )
+        .map_err(fail("reading the study's taxonomy"))?;
+    let taxonomy = crate::store::stored_taxonomy(&manifest.study_id, &taxonomy)?;
+    if super::carried::taxonomy_sha256(&taxonomy) != taxonomy_hash {
+        problems.push(format!(
+            "the study's error taxonomy changed at this site since rater package {answers} was \
+             built, so its error labels were made under a taxonomy this database no longer holds"
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(Error::Package {
+            package: file.to_path_buf(),
+            problems: problems
+                .into_iter()
+                .map(|message| Problem {
+                    file: MANIFEST.into(),
+                    line: None,
+                    field: "answers_package".into(),
+                    message: format!(
+                        "{message}; nothing was merged: export a new rater package for this rater"
+                    ),
+                })
+                .collect(),
+        });
+    }
+    Ok(Ok(Answered {
+        package,
+        rater,
+        carried: carried_rubric.map(|held| CarriedRubric {
+            version,
+            rubric: held.rubric,
+        }),
+    }))
 }
 
 /// Decides what each rating of the package does to the lead's database, counting the unchanged
@@ -606,6 +715,47 @@ fn plan_merge(
             });
             continue;
         }
+        if let Some(held) = &answered.carried {
+            // What the item showed its rater must still be here, unchanged.
+            let assignment: Option<i64> = conn
+                .query_row(
+                    "SELECT assignment FROM rater_package_items WHERE package = ?1 AND item = ?2",
+                    params![answered.package, rating.item],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(fail("finding an item"))?;
+            let recorded =
+                super::carried::recorded_item(conn, store.path(), answered.package, rating.item)?;
+            if let (Some(assignment), Some(recorded)) = (assignment, recorded) {
+                let now = super::carried::carried_item(conn, store.path(), assignment)?;
+                let changed = match &now {
+                    None => vec!["its response (it is no longer in this database)"],
+                    Some(now) => recorded.changes(now),
+                };
+                if !changed.is_empty() {
+                    let name = item_name(conn, assignment)
+                        .map_err(fail("naming an item"))?
+                        .map(|(case_id, task_id)| format!(" ({case_id}/{task_id})"))
+                        .unwrap_or_default();
+                    problems.push(Problem {
+                        file: RATINGS.into(),
+                        line: Some(line),
+                        field: "item".into(),
+                        message: format!(
+                            "item {}{name}: {} changed at this site since rater package {} was \
+                             built (rated under rubric version {}), so the rating may not be of \
+                             what is stored now; nothing was merged",
+                            rating.item,
+                            changed.join(" and "),
+                            manifest.answers_package.as_deref().unwrap_or_default(),
+                            held.version
+                        ),
+                    });
+                    continue;
+                }
+            }
+        }
         let found: Option<(i64, i64, String, String)> = conn
             .query_row(
                 "SELECT a.response, a.read_no, c.case_id, t.task_id FROM rater_package_items i
@@ -624,7 +774,13 @@ fn plan_merge(
             });
             continue;
         };
-        let context = crate::rating::response_context(conn, store.path(), response)?;
+        let mut context = crate::rating::response_context(conn, store.path(), response)?;
+        // Checked against the rubric version the rater scored on, which may be older than the
+        // study's current one.
+        let rubric_version = answered.carried.as_ref().map(|held| {
+            context.rubric = held.rubric.clone();
+            held.version
+        });
         for (field, message) in incoming::problems(store, &mut cases, &context, &rating)? {
             problems.push(Problem {
                 file: RATINGS.into(),
@@ -638,7 +794,7 @@ fn plan_merge(
             response,
             read_no,
         };
-        let action = match incoming::verdict(store, target, &rating, None)? {
+        let action = match incoming::verdict(store, target, &rating, rubric_version)? {
             Verdict::Write(action) => action,
             Verdict::Unchanged => {
                 report.unchanged += 1;
@@ -672,6 +828,9 @@ fn plan_merge(
         provenance.insert("results_package".into(), manifest.package_id.clone().into());
         provenance.insert("site".into(), manifest.site.clone().into());
         provenance.insert("line".into(), line.into());
+        if let Some(version) = rubric_version {
+            provenance.insert("rubric_version".into(), version.into());
+        }
         provenance.insert(
             "remote_audit".into(),
             serde_json::to_value(remote_audit).expect("an audit trail serialises"),
@@ -684,7 +843,7 @@ fn plan_merge(
             actor: manifest.rater.name.clone(),
             verb: "merge rating",
             provenance,
-            rubric_version: None,
+            rubric_version,
         });
     }
     for (line, entry) in trail {
@@ -704,6 +863,20 @@ fn plan_merge(
         });
     }
     Ok(planned)
+}
+
+/// The lead's case and task ids of an assignment, for a message.
+fn item_name(
+    conn: &rusqlite::Connection,
+    assignment: i64,
+) -> rusqlite::Result<Option<(String, String)>> {
+    conn.query_row(
+        "SELECT c.case_id, t.task_id FROM assignments a JOIN responses r ON a.response = r.id
+         JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id WHERE a.id = ?1",
+        [assignment],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()
 }
 
 /// Labels whose mark lies outside its series' volume, as an edit in the app is refused for

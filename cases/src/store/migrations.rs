@@ -640,6 +640,21 @@ INSERT INTO assignment_plans_rebuilt (id, study, name, seed, overlap_share, repe
 DROP TABLE assignment_plans;
 ALTER TABLE assignment_plans_rebuilt RENAME TO assignment_plans;
 "#,
+    // 21: what an exported rater package carried, so its results merge while the rest of the
+    // study moves on (issue 36): the lead's rubric version it held and digests of that version's
+    // definition and of the taxonomy; per item, digests of the response, the task, the case's
+    // clinical context and its images as they were. A merge checks these rather than the whole
+    // study's `study_sha256`. Rows from before (and imported packages) have none: their results
+    // are checked against `study_sha256` as before.
+    r#"
+ALTER TABLE rater_packages ADD COLUMN rubric_version INTEGER CHECK (rubric_version >= 1);
+ALTER TABLE rater_packages ADD COLUMN rubric_sha256 TEXT;
+ALTER TABLE rater_packages ADD COLUMN taxonomy_sha256 TEXT;
+ALTER TABLE rater_package_items ADD COLUMN response_sha256 TEXT;
+ALTER TABLE rater_package_items ADD COLUMN task_sha256 TEXT;
+ALTER TABLE rater_package_items ADD COLUMN case_sha256 TEXT;
+ALTER TABLE rater_package_items ADD COLUMN images_sha256 TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
