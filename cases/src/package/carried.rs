@@ -17,7 +17,7 @@ fn fields_sha256(fields: &[&str]) -> String {
         hasher.update((field.len() as u64).to_le_bytes());
         hasher.update(field.as_bytes());
     }
-    format!("{:x}", hasher.finalize())
+    crate::digest::hex(&hasher.finalize())
 }
 
 /// A rubric's definition, as the parsed rubric serialises (so two spellings of one rubric agree).

@@ -385,7 +385,6 @@ pub async fn accept_password_reset(
     password: String,
 ) -> Result<(), ServerError> {
     auth::check_password_shape(&password)?;
-    let hash = auth::hash_password(password).await?;
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let row = tx
@@ -399,6 +398,8 @@ pub async fn accept_password_reset(
         .await?
         .ok_or_else(|| ServerError::NotFound("an open password reset with this code".into()))?;
     let (reset, account, username): (i64, i64, String) = (row.get(0), row.get(1), row.get(2));
+    // Hashed once the code is known to be good: an unknown code costs no argon2 work.
+    let hash = auth::hash_password(password).await?;
     tx.execute(
         "UPDATE accounts SET password_hash = $2 WHERE id = $1",
         &[&account, &hash],
