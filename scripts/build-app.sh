@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the front end, then every crate of the workspace with its binaries, examples and tests
-# (debug profile, optimised where it computes: Cargo.toml) in ONE cargo invocation: the app, the
+# Builds the front end, then every crate of the workspace with its binaries, examples, tests and
+# benchmarks, linted by clippy as they compile (debug profile, optimised where it computes: Cargo.toml) in ONE cargo invocation: the app, the
 # CLI, the server, the end-to-end tests' data writers and the Rust tests. The start script, the
 # Rust tests, schemathesis, the end-to-end tests and the package all build through here, so cargo
 # resolves features once (the domain crates' `specta` and `utoipa` are on by default, and a
@@ -10,8 +10,26 @@
 # 2026-11-26), and three feature sets rebuilt the workspace's crates three times (issue 34).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# One setting for both README commands: an incremental cache gains a one-off build nothing and
-# takes gigabytes of disk, and a build made with another setting would be rebuilt whole.
-export CARGO_INCREMENTAL=0
+# One set of settings for both README commands (a build made with others would be rebuilt):
+# no incremental cache, and clippy's lints inside the build (scripts/cargo-env.sh).
+source "$ROOT/scripts/cargo-env.sh"
 (cd "$ROOT/ui" && { [ -d node_modules ] || npm install --no-audit --no-fund; } && npm run build --silent)
-cargo build --workspace --bins --examples --tests --manifest-path "$ROOT/Cargo.toml"
+# `--deny-warnings` (scripts/test.sh): a warning, clippy's or the compiler's, fails the build, as
+# `cargo clippy -- -D warnings` did. Cargo replays a fresh crate's warnings, so a build that
+# compiles nothing still fails on them. Not in the compiler's arguments: they are part of the
+# fingerprint, and the start command would then rebuild what the tests built.
+deny_warnings=0
+[ "${1:-}" = --deny-warnings ] && deny_warnings=1
+log="$(mktemp -t neurorater-build.XXXXXX)"
+trap 'rm -f "$log"' EXIT
+cargo build --workspace --bins --examples --tests --benches --manifest-path "$ROOT/Cargo.toml" 2>&1 | tee "$log"
+if [ "$deny_warnings" = 1 ]; then
+  [ -n "${RUSTC_WORKSPACE_WRAPPER:-}" ] || {
+    echo "build-app: clippy-driver is missing, so nothing was linted: rustup component add clippy" >&2
+    exit 1
+  }
+  if grep -q '^warning' "$log"; then
+    echo "build-app: the build printed the warnings above; fix them (clippy's lints are errors here)" >&2
+    exit 1
+  fi
+fi

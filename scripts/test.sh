@@ -7,17 +7,27 @@ cd "$(dirname "$0")/.."
 # (the budget is 45 minutes: docs/performance.md, "CI build time").
 phase() { echo "== $1 (at ${SECONDS} s)"; }
 bash scripts/setup.sh --with-test-tools
-# A one-off build gains nothing from incremental caches, which would take gigabytes of disk.
-export CARGO_INCREMENTAL=0
+# The same cargo settings as the build, so `cargo test` reuses it (scripts/cargo-env.sh).
+source scripts/cargo-env.sh
 
 phase "formatting and lints"
 cargo fmt --all -- --check
-(cd ui && npm run build --silent)
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-(cd ui && npm run lint --silent && npm run check --silent)
+(cd ui && npm run build --silent && npm run lint --silent && npm run check --silent)
 
-phase "the one build: every crate, binary, example and test (scripts/build-app.sh)"
-bash scripts/build-app.sh
+# Clippy lints every crate, binary, example, test and benchmark of the workspace as this build
+# compiles them, and any warning fails it (scripts/build-app.sh).
+phase "the one build, linted: every crate, binary, example, test and benchmark (scripts/build-app.sh)"
+bash scripts/build-app.sh --deny-warnings
+
+# The window tests wait on the display for most of their time, so they run beside the Rust tests,
+# schemathesis and vitest rather than after them (docs/performance.md, "CI build time"). Their
+# output is kept apart and printed whole when they end, so the two logs do not interleave.
+phase "end-to-end tests in the real window, started beside the next three phases"
+e2e_log="$(mktemp -t neurorater-e2e-log.XXXXXX)"
+setsid bash scripts/e2e.sh >"$e2e_log" 2>&1 &
+e2e_pid=$!
+# A failing phase below ends the script: the window tests must not outlive it.
+trap 'kill -- -$e2e_pid 2>/dev/null || kill $e2e_pid 2>/dev/null || true' EXIT
 
 phase "Rust tests"
 cargo test --workspace
@@ -28,11 +38,13 @@ bash scripts/test-schemathesis.sh
 phase "front-end tests"
 (cd ui && npm test --silent)
 
-# The window tests run after the rest, alone: run beside the Rust tests they passed once (26 of
-# 26 files) and once lost a race in rubric_versions.test.mjs (a queue row never clickable), so
-# they stay apart until that race is found (docs/performance.md, "CI build time").
-phase "end-to-end tests in the real window"
-bash scripts/e2e.sh
+phase "waiting for the end-to-end tests in the real window"
+e2e_status=0
+wait "$e2e_pid" || e2e_status=$?
+trap - EXIT
+cat "$e2e_log"
+rm -f "$e2e_log"
+[ "$e2e_status" -eq 0 ] || { echo "test: the end-to-end tests failed (status $e2e_status)" >&2; exit "$e2e_status"; }
 
 phase "the package as a clinician installs it"
 bash tests/package/install.sh
