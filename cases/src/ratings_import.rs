@@ -24,7 +24,7 @@ use crate::model::{Rubric, Scale, TaskFamily};
 use crate::progress::Progress;
 use crate::rating::rules;
 use crate::rating::table::{self, ReadKey, WholeRating};
-use crate::rating::{RatingEdit, RatingStatus};
+use crate::rating::{RaterRole, RatingEdit, RatingStatus};
 use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, ImportError};
@@ -153,13 +153,8 @@ pub fn import_ratings_csv(
                 .map(|(name, (id, _))| (name.clone(), *id))
                 .collect();
             for (name, role) in &plan.new_raters {
-                w.tx()
-                    .execute(
-                        "INSERT INTO raters (name, role) VALUES (?1, ?2)",
-                        params![name, role],
-                    )
-                    .map_err(|e| w.fail("adding a rater", e))?;
-                rater_ids.insert(name.clone(), w.tx().last_insert_rowid());
+                let key = crate::rating::insert_rater(w, name, *role, None)?;
+                rater_ids.insert(name.clone(), key);
             }
             let now = crate::store::now(w.tx()).map_err(|e| w.fail("reading the clock", e))?;
             for ((response, rater), rating) in &plan.new_ratings {
@@ -256,7 +251,7 @@ fn rows_with_lines(text: &str) -> Result<Vec<Row>, String> {
 struct Plan {
     summary: RatingsImportSummary,
     /// name → role
-    new_raters: BTreeMap<String, String>,
+    new_raters: BTreeMap<String, RaterRole>,
     /// (response, rater name) → rating
     new_ratings: BTreeMap<(i64, String), PendingRating>,
 }
@@ -605,19 +600,21 @@ fn new_raters(
     new_ratings: &BTreeMap<(i64, String), PendingRating>,
     roles_in_file: &BTreeMap<String, (String, usize)>,
     summary: &mut RatingsImportSummary,
-) -> BTreeMap<String, String> {
+) -> BTreeMap<String, RaterRole> {
     let mut new_raters = BTreeMap::new();
     for (_, rater) in new_ratings.keys() {
         if view.raters.contains_key(rater) || new_raters.contains_key(rater) {
             continue;
         }
         let role = match roles_in_file.get(rater) {
-            Some((role, _)) => role.clone(),
+            Some((role, _)) => role.as_str(),
             None => {
                 summary.roles_assumed.push(rater.clone());
-                ASSUMED_ROLE.to_owned()
+                ASSUMED_ROLE
             }
         };
+        // `check_role` admitted only the spellings of `ROLES`, which are RaterRole's.
+        let role = crate::store::parse_enum(role).expect("a role check_role admitted");
         summary.raters_added.push(rater.clone());
         new_raters.insert(rater.clone(), role);
     }

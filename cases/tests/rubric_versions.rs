@@ -529,7 +529,86 @@ fn server_rating(
         updated_at: updated_at.into(),
         submitted_at: None,
         rubric_version,
+        clinical_role: None,
+        years_experience: None,
     }
+}
+
+#[test]
+fn a_pulled_rater_this_database_lacks_is_added_with_the_servers_role_and_one_without_a_role_is_named(
+) {
+    let (_dir, mut store) = demo_store();
+    let lead_session = lead(&store);
+    let rater_rows = |store: &Store| -> Vec<(String, Option<u32>)> {
+        let conn = rusqlite::Connection::open(store.path()).unwrap();
+        let mut statement = conn
+            .prepare("SELECT role, years_experience FROM raters WHERE name = 'rater-a'")
+            .unwrap();
+        let rows = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows
+    };
+
+    // From a server that records no clinical role for rater-a: refused whole, naming them and
+    // what to do, and nothing is written.
+    let roleless = server_rating(&store, "read", 1, "2026-11-20T10:00:00.000Z", Some(1));
+    let refused =
+        cases::app::team::pull_ratings(&mut store, &lead_session, DEMO_STUDY_ID, &[roleless])
+            .unwrap_err()
+            .to_string();
+    assert!(
+        refused.contains("records no clinical role")
+            && refused.contains("neurorater rater add rater-a"),
+        "{refused}"
+    );
+    assert_eq!(rater_rows(&store), []);
+
+    // With the role the lead recorded on the server: added with it, in the pull's transaction,
+    // audited as the study lead's.
+    let mut with_role = server_rating(&store, "read", 1, "2026-11-20T10:00:00.000Z", Some(1));
+    with_role.clinical_role = Some(RaterRole::Resident);
+    with_role.years_experience = Some(7);
+    let pulled = cases::app::team::pull_ratings(
+        &mut store,
+        &lead_session,
+        DEMO_STUDY_ID,
+        std::slice::from_ref(&with_role),
+    )
+    .unwrap();
+    assert_eq!((pulled.added, pulled.raters_added.as_slice()), (1, &["rater-a".to_owned()][..]));
+    assert_eq!(rater_rows(&store), [("resident".to_owned(), Some(7))]);
+    let (actor, entity): (String, String) = rusqlite::Connection::open(store.path())
+        .unwrap()
+        .query_row(
+            "SELECT actor, entity FROM audit_log WHERE action = 'create rater'
+             ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(actor, "study lead");
+    assert!(entity.starts_with("rater:"), "{entity}");
+    let rated_by_them: i64 = rusqlite::Connection::open(store.path())
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM ratings g JOIN raters rt ON rt.id = g.rater
+             WHERE rt.name = 'rater-a'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rated_by_them, 1);
+
+    // Pulled again: nothing new, and nobody added twice.
+    let again =
+        cases::app::team::pull_ratings(&mut store, &lead_session, DEMO_STUDY_ID, &[with_role])
+            .unwrap();
+    assert_eq!((again.added, again.unchanged), (0, 1));
+    assert!(again.raters_added.is_empty());
+    assert_eq!(rater_rows(&store).len(), 1);
 }
 
 #[test]

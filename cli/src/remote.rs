@@ -194,6 +194,9 @@ impl Remote {
         let lead = cases::app::Session::command_line();
         let mut report = pull_ratings(&mut store, &lead, &self.study, &ratings)?;
         report.curation = pull_curation(&mut store, &lead, &self.study, &versions)?;
+        for name in &report.raters_added {
+            eprintln!("neurorater: added rater {name}, with the clinical role the server records");
+        }
         for conflict in &report.conflicts {
             eprintln!("neurorater: left alone: {conflict}");
         }

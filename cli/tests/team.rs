@@ -131,24 +131,9 @@ async fn a_lead_logs_in_pulls_the_ratings_reports_and_logs_out() {
         "the password is never kept"
     );
 
-    // A pull names the rater the lead's database does not know, and writes nothing.
-    let unknown = neurorater(config, &[&["pull", "--db", db][..], &remote].concat(), "");
-    assert_eq!(unknown.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("neurorater rater add rater-a"));
-
-    ok(neurorater(
-        config,
-        &[
-            "rater",
-            "add",
-            "rater-a",
-            "--role",
-            "neurologist",
-            "--db",
-            db,
-        ],
-        "",
-    ));
+    // The lead's database does not know rater-a: the pull adds them, with the clinical role
+    // the lead gave them on the server (`enrol_rater` invites a neuroradiologist), so the lead
+    // never types a server's raters in again.
     let pulled = ok(neurorater(
         config,
         &[&["pull", "--db", db][..], &remote].concat(),
@@ -158,6 +143,14 @@ async fn a_lead_logs_in_pulls_the_ratings_reports_and_logs_out() {
         (pulled["added"].as_u64(), pulled["unchanged"].as_u64()),
         (Some(2), Some(0))
     );
+    assert_eq!(pulled["raters_added"], json!(["rater-a"]));
+    let role: String = rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("SELECT role FROM raters WHERE name = 'rater-a'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(role, "neuroradiologist");
     let again = ok(neurorater(
         config,
         &[&["pull", "--db", db][..], &remote].concat(),
@@ -167,6 +160,7 @@ async fn a_lead_logs_in_pulls_the_ratings_reports_and_logs_out() {
         (again["added"].as_u64(), again["unchanged"].as_u64()),
         (Some(0), Some(2))
     );
+    assert_eq!(again["raters_added"], json!([]));
 
     let report = ok(neurorater(
         config,

@@ -1555,9 +1555,12 @@ pub async fn study_ratings(
         .query(
             &format!(
                 "SELECT g.assignment, ac.username, ac.site, c.case_id, t.task_id, r.model,
-                        r.sample, g.status, g.version, g.state, {}, {}, g.rubric_version
+                        r.sample, g.status, g.version, g.state, {}, {}, g.rubric_version,
+                        m.clinical_role, m.years_experience
                  FROM ratings g JOIN assignments a ON a.id = g.assignment
-                 JOIN accounts ac ON ac.id = a.account JOIN responses r ON r.id = a.response
+                 JOIN accounts ac ON ac.id = a.account
+                 LEFT JOIN memberships m ON m.account = a.account AND m.study = a.study
+                 JOIN responses r ON r.id = a.response
                  JOIN tasks t ON t.id = r.task JOIN cases c ON c.id = t.case_ref
                  WHERE a.study = $1 ORDER BY g.assignment",
                 time_text("g.updated_at"),
@@ -1583,6 +1586,11 @@ pub async fn study_ratings(
             updated_at: row.get(10),
             submitted_at: row.get(11),
             rubric_version: Some(row.get::<_, i32>(12) as u32),
+            clinical_role: row
+                .get::<_, Option<String>>(13)
+                .map(|role| from_json(Value::String(role), "a rater's clinical role"))
+                .transpose()?,
+            years_experience: row.get::<_, Option<i32>>(14).map(|years| years as u32),
         });
     }
     Ok(ratings)

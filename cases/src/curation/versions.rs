@@ -816,13 +816,7 @@ fn curator_key(
     if let Some(&key) = curators.get(name) {
         return Ok(key);
     }
-    w.tx()
-        .execute(
-            "INSERT INTO raters (name, role) VALUES (?1, 'curator')",
-            [name],
-        )
-        .map_err(|e| w.fail("adding a curator", e))?;
-    let key = w.tx().last_insert_rowid();
+    let key = crate::rating::insert_rater(w, name, crate::rating::RaterRole::Curator, None)?;
     curators.insert(name.to_owned(), key);
     report.curators_added.push(name.to_owned());
     Ok(key)

@@ -303,16 +303,12 @@ pub fn import_curation_package(
     store.write(|w| {
         crate::import::write_bundle(w, &bundle)?;
         if existing.is_none() {
-            w.tx()
-                .execute(
-                    "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, ?3)",
-                    params![
-                        manifest.rater.name,
-                        enum_text(&manifest.rater.role),
-                        manifest.rater.years_experience
-                    ],
-                )
-                .map_err(|e| w.fail("adding the curator", e))?;
+            crate::rating::insert_rater(
+                w,
+                &manifest.rater.name,
+                manifest.rater.role,
+                manifest.rater.years_experience,
+            )?;
         }
         w.audit(&Entry {
             actor: &manifest.rater.name,

@@ -7,7 +7,7 @@ use super::results::{marks_outside_volume, violations, ResultRating};
 use crate::rating::table::{self, ReadKey, WholeRating};
 use crate::rating::{stored_rating, ResponseContext};
 use crate::store::audit::Entry;
-use crate::store::Store;
+use crate::store::{Store, Write};
 use crate::Result;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::BTreeMap;
@@ -145,67 +145,71 @@ pub(crate) fn verdict(
 /// Writes the planned ratings, their labels and the record of where each came from, each with
 /// its audit entry, in one transaction.
 pub(crate) fn write(store: &mut Store, planned: &[Planned]) -> Result<()> {
-    store.write(|w| {
-        let tx = w.tx();
-        for plan in planned {
-            let r = &plan.rating;
-            let scores = r.scores();
-            let whole = WholeRating {
-                scores: &scores,
-                status: r.status,
-                updated_at: &r.updated_at,
-                submitted_at: r.submitted_at.as_deref(),
-                rubric_version: plan.rubric_version,
-            };
-            let (rating_id, before) = match &plan.action {
-                Action::Add => {
-                    let key = ReadKey {
-                        response: plan.target.response,
-                        rater: plan.target.rater,
-                        read_no: plan.target.read_no,
-                    };
-                    let id = table::insert_whole(tx, key, &whole)
-                        .map_err(|e| w.fail("adding a merged rating", e))?;
-                    (id, None)
-                }
-                Action::Update { rating, before } => {
-                    table::replace_whole(tx, *rating, &whole)
-                        .map_err(|e| w.fail("updating a merged rating", e))?;
-                    (*rating, Some(before))
-                }
-            };
-            for label in &r.labels {
-                table::insert_label(tx, rating_id, &label.edit())
-                    .map_err(|e| w.fail("adding a merged error label", e))?;
+    store.write(|w| write_in(w, planned))
+}
+
+/// [`write`] inside a transaction the caller holds, for a caller that writes more with it (the
+/// team server's pull adds the raters it brings).
+pub(crate) fn write_in(w: &Write<'_>, planned: &[Planned]) -> Result<()> {
+    let tx = w.tx();
+    for plan in planned {
+        let r = &plan.rating;
+        let scores = r.scores();
+        let whole = WholeRating {
+            scores: &scores,
+            status: r.status,
+            updated_at: &r.updated_at,
+            submitted_at: r.submitted_at.as_deref(),
+            rubric_version: plan.rubric_version,
+        };
+        let (rating_id, before) = match &plan.action {
+            Action::Add => {
+                let key = ReadKey {
+                    response: plan.target.response,
+                    rater: plan.target.rater,
+                    read_no: plan.target.read_no,
+                };
+                let id = table::insert_whole(tx, key, &whole)
+                    .map_err(|e| w.fail("adding a merged rating", e))?;
+                (id, None)
             }
-            tx.execute(
-                "INSERT INTO merged_ratings (rating, results_package, content_sha256,
+            Action::Update { rating, before } => {
+                table::replace_whole(tx, *rating, &whole)
+                    .map_err(|e| w.fail("updating a merged rating", e))?;
+                (*rating, Some(before))
+            }
+        };
+        for label in &r.labels {
+            table::insert_label(tx, rating_id, &label.edit())
+                .map_err(|e| w.fail("adding a merged error label", e))?;
+        }
+        tx.execute(
+            "INSERT INTO merged_ratings (rating, results_package, content_sha256,
                      remote_updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (rating) DO UPDATE SET results_package = excluded.results_package,
                      content_sha256 = excluded.content_sha256,
                      remote_updated_at = excluded.remote_updated_at",
-                params![rating_id, plan.source, r.content_sha256(), r.updated_at],
-            )
-            .map_err(|e| w.fail("recording the merge", e))?;
-            let mut after = plan.provenance.clone();
-            after.insert(
-                "rating".into(),
-                serde_json::to_value(r).expect("a rating serialises"),
-            );
-            let action = match plan.action {
-                Action::Add => format!("{} (added)", plan.verb),
-                Action::Update { .. } => format!("{} (updated)", plan.verb),
-            };
-            w.audit(&Entry {
-                actor: &plan.actor,
-                action: &action,
-                entity: &format!("rating:{rating_id}"),
-                before: before
-                    .map(|b| serde_json::to_value(b).expect("a rating serialises"))
-                    .as_ref(),
-                after: Some(&serde_json::Value::Object(after)),
-            })?;
-        }
-        Ok(())
-    })
+            params![rating_id, plan.source, r.content_sha256(), r.updated_at],
+        )
+        .map_err(|e| w.fail("recording the merge", e))?;
+        let mut after = plan.provenance.clone();
+        after.insert(
+            "rating".into(),
+            serde_json::to_value(r).expect("a rating serialises"),
+        );
+        let action = match plan.action {
+            Action::Add => format!("{} (added)", plan.verb),
+            Action::Update { .. } => format!("{} (updated)", plan.verb),
+        };
+        w.audit(&Entry {
+            actor: &plan.actor,
+            action: &action,
+            entity: &format!("rating:{rating_id}"),
+            before: before
+                .map(|b| serde_json::to_value(b).expect("a rating serialises"))
+                .as_ref(),
+            after: Some(&serde_json::Value::Object(after)),
+        })?;
+    }
+    Ok(())
 }

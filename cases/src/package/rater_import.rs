@@ -495,18 +495,12 @@ fn write_queue(
     let rater = match (destination, existing_rater) {
         (Destination::TopUp(held), _) => held.rater,
         (Destination::NewStudy, Some(rater)) => rater.id,
-        (Destination::NewStudy, None) => {
-            tx.execute(
-                "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, ?3)",
-                params![
-                    manifest.rater.name,
-                    enum_text(&manifest.rater.role),
-                    manifest.rater.years_experience
-                ],
-            )
-            .map_err(|e| w.fail("adding the rater", e))?;
-            tx.last_insert_rowid()
-        }
+        (Destination::NewStudy, None) => crate::rating::insert_rater(
+            w,
+            &manifest.rater.name,
+            manifest.rater.role,
+            manifest.rater.years_experience,
+        )?,
     };
     let study: i64 = tx
         .query_row(

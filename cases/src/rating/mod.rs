@@ -22,6 +22,7 @@ pub use assignment::{
 };
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
+pub(crate) use raters::insert_rater;
 pub use raters::{Rater, RaterRole, MAX_YEARS_EXPERIENCE};
 pub(crate) use reading::stored_rating;
 pub(crate) use reading::SHOWN_TO_RATER_SQL;

@@ -3,7 +3,7 @@
 
 use super::invalid;
 use crate::store::audit::Entry;
-use crate::store::{enum_text, Store};
+use crate::store::{enum_text, Store, Write};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
@@ -129,14 +129,8 @@ impl Store {
             ));
         }
         self.write(|w| {
-            w.tx()
-                .execute(
-                    "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, ?3)",
-                    params![name, enum_text(&role), years_experience],
-                )
-                .map_err(|e| w.fail("adding a rater", e))?;
             let rater = Rater {
-                id: w.tx().last_insert_rowid(),
+                id: insert_rater(w, name, role, years_experience)?,
                 name: name.to_owned(),
                 role,
                 years_experience,
@@ -217,4 +211,23 @@ impl Store {
         })?;
         Ok(chosen)
     }
+}
+
+/// Writes a rater and returns their key: the one writer of `raters`, used by every path that
+/// brings a rater in (the app's form, packages, ratings files, the team server's pull, received
+/// curation versions). Each caller has already checked the name and decided the role; the audit
+/// entry is the caller's, which knows why the rater came.
+pub(crate) fn insert_rater(
+    w: &Write<'_>,
+    name: &str,
+    role: RaterRole,
+    years_experience: Option<u32>,
+) -> Result<i64> {
+    w.tx()
+        .execute(
+            "INSERT INTO raters (name, role, years_experience) VALUES (?1, ?2, ?3)",
+            params![name, enum_text(&role), years_experience],
+        )
+        .map_err(|e| w.fail("adding a rater", e))?;
+    Ok(w.tx().last_insert_rowid())
 }

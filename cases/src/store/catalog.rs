@@ -379,7 +379,7 @@ fn case_summary_from_row(row: &Row<'_>) -> rusqlite::Result<CaseSummary> {
 }
 
 /// Enums are stored as their serde spelling (the bundle's), checked by the schema.
-fn parse_enum<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+pub(crate) fn parse_enum<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
     serde_json::from_value(serde_json::Value::String(text.to_owned())).ok()
 }
 

@@ -8,7 +8,7 @@
 pub mod audit;
 mod backup;
 mod catalog;
-pub(crate) use catalog::{enum_column, enum_text};
+pub(crate) use catalog::{enum_column, enum_text, parse_enum};
 pub(crate) mod geometry;
 pub use geometry::geometry_from_files;
 pub mod migrations;

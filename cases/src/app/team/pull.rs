@@ -19,7 +19,8 @@ use crate::app::LeadSession;
 use crate::bundle::Problem;
 use crate::package::incoming::{self, Planned, Target, Verdict};
 use crate::package::results::{ResultLabel, ResultRating};
-use crate::rating::RatingStatus;
+use crate::rating::{RaterRole, RatingStatus};
+use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
@@ -50,6 +51,13 @@ pub struct TeamStudyRating {
     /// later: from an older server, none, and the pull records the current version).
     #[serde(default)]
     pub rubric_version: Option<u32>,
+    /// How the rater reads and their years of experience, as the lead recorded them when
+    /// inviting them (added later: from an older server, none). A rater this database does not
+    /// know yet is added with them, so the lead never types a server's raters in again.
+    #[serde(default)]
+    pub clinical_role: Option<RaterRole>,
+    #[serde(default)]
+    pub years_experience: Option<u32>,
 }
 
 /// What a pull did: each server rating counted once.
@@ -60,6 +68,10 @@ pub struct PullReport {
     pub updated: u32,
     pub unchanged: u32,
     pub conflicts: Vec<PulledConflict>,
+    /// The raters this pull added to the lead's database, with the clinical role the server
+    /// recorded for them.
+    #[serde(default)]
+    pub raters_added: Vec<String>,
     /// The curation versions and reviews the same pull brought in ([`pull_curation`]).
     pub curation: crate::curation::ReceivedVersions,
 }
@@ -115,6 +127,10 @@ impl std::fmt::Display for PulledConflict {
 /// Where pulled ratings are said to come from, in problems.
 const SOURCE: &str = "the team server's ratings";
 
+/// The rater key a planned rating carries until the write adds its rater (no rater has key 0:
+/// SQLite's row ids start at 1).
+const KEY_OF_NEW_RATER: i64 = 0;
+
 fn result_rating(rating: &TeamStudyRating) -> ResultRating {
     let scores = &rating.state.scores;
     ResultRating {
@@ -147,13 +163,15 @@ fn result_rating(rating: &TeamStudyRating) -> ResultRating {
     }
 }
 
-/// Writes `ratings` (the server's, of `study_id`) into the lead's database. Every rater must
-/// exist here under their server username (`neurorater rater add`): their clinical role is the
-/// lead's record, not the server's. Refused whole, naming each problem, if a rater or response
-/// is unknown or a rating breaks the rules; otherwise one transaction.
+/// Writes `ratings` (the server's, of `study_id`) into the lead's database, under raters of the
+/// same name. A rater this database does not hold is added with the clinical role the lead
+/// recorded on the server when inviting them; one the server records no role for must be added
+/// here first (`neurorater rater add`). Refused whole, naming each problem, if a rater or
+/// response is unknown or a rating breaks the rules; otherwise one transaction, the raters it
+/// adds included.
 pub fn pull_ratings(
     store: &mut Store,
-    _lead: &LeadSession,
+    lead: &LeadSession,
     study_id: &str,
     ratings: &[TeamStudyRating],
 ) -> Result<PullReport> {
@@ -163,6 +181,7 @@ pub fn pull_ratings(
         updated: 0,
         unchanged: 0,
         conflicts: Vec::new(),
+        raters_added: Vec::new(),
         curation: Default::default(),
     };
     let raters: BTreeMap<String, i64> = store
@@ -179,27 +198,44 @@ pub fn pull_ratings(
     let mut planned = Vec::new();
     let mut cases = BTreeMap::new();
     let mut seen = BTreeSet::new();
-    let unknown_raters: BTreeSet<&str> = ratings
-        .iter()
-        .map(|r| r.rater.as_str())
-        .filter(|name| !raters.contains_key(*name))
-        .collect();
-    for name in &unknown_raters {
+    // Raters the server knows and this database does not: added with the role the server
+    // recorded, or, without one, a problem naming them.
+    let mut new_raters: BTreeMap<&str, (RaterRole, Option<u32>)> = BTreeMap::new();
+    let mut roleless: BTreeSet<&str> = BTreeSet::new();
+    for rating in ratings.iter().filter(|r| !raters.contains_key(&r.rater)) {
+        match rating.clinical_role {
+            Some(role) => {
+                new_raters.insert(&rating.rater, (role, rating.years_experience));
+            }
+            None => {
+                roleless.insert(&rating.rater);
+            }
+        }
+    }
+    for name in &roleless {
         problems.push(Problem {
             file: SOURCE.into(),
             line: None,
             field: "rater".into(),
             message: format!(
-                "{name:?} rates on the server but is not a rater of this database: add them \
-                 with their clinical role (neurorater rater add {name} --role …) and pull again"
+                "{name:?} rates on the server but is not a rater of this database, and the \
+                 server records no clinical role for them: add them with their role \
+                 (neurorater rater add {name} --role …) and pull again"
             ),
         });
     }
+    // The ratings of a rater this pull adds, whose key the write gives them.
+    let mut by_new_rater: Vec<(usize, &str)> = Vec::new();
     for (index, rating) in ratings.iter().enumerate() {
         let line = Some(index + 1);
-        let Some(&rater) = raters.get(&rating.rater) else {
+        if roleless.contains(rating.rater.as_str()) {
             continue;
-        };
+        }
+        // A rater this pull adds has no ratings here: `KEY_OF_NEW_RATER` until the write.
+        let rater = raters
+            .get(&rating.rater)
+            .copied()
+            .unwrap_or(KEY_OF_NEW_RATER);
         if !seen.insert(rating.assignment) {
             problems.push(Problem {
                 file: SOURCE.into(),
@@ -302,7 +338,12 @@ pub fn pull_ratings(
                 }
             }
         };
-        let action = match incoming::verdict(store, target, &arriving, rating.rubric_version)? {
+        let verdict = if rater == KEY_OF_NEW_RATER {
+            Verdict::Write(incoming::Action::Add)
+        } else {
+            incoming::verdict(store, target, &arriving, rating.rubric_version)?
+        };
+        let action = match verdict {
             Verdict::Write(action) => action,
             Verdict::Unchanged => {
                 report.unchanged += 1;
@@ -328,6 +369,9 @@ pub fn pull_ratings(
                 "rubric_version": rating.rubric_version,
             }),
         );
+        if rater == KEY_OF_NEW_RATER {
+            by_new_rater.push((planned.len(), rating.rater.as_str()));
+        }
         planned.push(Planned {
             target,
             rating: arriving,
@@ -345,7 +389,29 @@ pub fn pull_ratings(
     if planned.is_empty() {
         return Ok(report);
     }
-    incoming::write(store, &planned)?;
+    store.write(|w| {
+        let mut keys = BTreeMap::new();
+        for (name, (role, years_experience)) in &new_raters {
+            let key = crate::rating::insert_rater(w, name, *role, *years_experience)?;
+            let after = serde_json::json!({
+                "name": name, "role": role, "years_experience": years_experience,
+                "from": format!("the team server's study {study_id}"),
+            });
+            w.audit(&Entry {
+                actor: lead.audit_name(),
+                action: "create rater",
+                entity: &format!("rater:{key}"),
+                before: None,
+                after: Some(&after),
+            })?;
+            keys.insert(*name, key);
+        }
+        for (index, name) in &by_new_rater {
+            planned[*index].target.rater = keys[name];
+        }
+        incoming::write_in(w, &planned)
+    })?;
+    report.raters_added = new_raters.keys().map(|name| (*name).to_owned()).collect();
     for plan in &planned {
         match plan.action {
             incoming::Action::Add => report.added += 1,
