@@ -6,10 +6,9 @@
 
 use crate::data::db_path;
 use crate::Failure;
-use cases::app::team::{pull_curation, pull_ratings, PullReport};
+use cases::app::team::{pull, PullReport};
 use cases::store::Store;
 use clap::Args;
-use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use teamclient::{ClientError, ServerUrl, Session, SessionFiles, TeamClient};
@@ -181,19 +180,11 @@ impl Remote {
     /// `db`.
     pub fn pull_into(&self, db: Option<PathBuf>) -> Result<PullReport, Failure> {
         let client = self.client()?;
-        let (ratings, versions) = crate::run::runtime()?.block_on(async {
-            let ratings = client.study_ratings(&self.study).await?;
-            let mut versions = BTreeMap::new();
-            for case in client.curation_cases(&self.study).await? {
-                let history = client.curation_history(&self.study, &case.case_id).await?;
-                versions.insert(case.case_id, history);
-            }
-            Ok::<_, ClientError>((ratings, versions))
-        })?;
+        let results =
+            crate::run::runtime()?.block_on(async { client.study_results(&self.study).await })?;
         let mut store = Store::open(&db_path(db)?)?;
         let lead = cases::app::Session::command_line();
-        let mut report = pull_ratings(&mut store, &lead, &self.study, &ratings)?;
-        report.curation = pull_curation(&mut store, &lead, &self.study, &versions)?;
+        let report = pull(&mut store, &lead, &self.study, &results)?;
         for name in &report.raters_added {
             eprintln!("neurorater: added rater {name}, with the clinical role the server records");
         }

@@ -12,11 +12,12 @@ use crate::wire::{
 };
 use cases::app::team::{
     CurationCaseSummary, CurationReview, CurationSave, CurationSubmit, RaterItem, SavedVersion,
-    TeamStudyRating,
+    ServerResults, TeamStudyRating,
 };
 use cases::curation::Version;
 use cases::progress::Progress as ProgressSink;
 use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -254,6 +255,18 @@ impl TeamClient {
         let url = self.study_url(study, "ratings")?;
         self.json(self.authorised(self.http.get(url))?, "the study's ratings")
             .await
+    }
+
+    /// Everything of the study its lead's own database takes in (`cases::app::team::pull`):
+    /// every rating, and every case's curation versions with their reviews.
+    pub async fn study_results(&self, study: &str) -> Result<ServerResults> {
+        let ratings = self.study_ratings(study).await?;
+        let mut curation = BTreeMap::new();
+        for case in self.curation_cases(study).await? {
+            let versions = self.curation_history(study, &case.case_id).await?;
+            curation.insert(case.case_id, versions);
+        }
+        Ok(ServerResults { ratings, curation })
     }
 
     /// Per case of the study: its versions, the latest of main and its status, the current final

@@ -285,6 +285,7 @@ export const teamLogout = () => call(commands.teamLogout())
 export const teamOpenStudy = (studyId: string, request = 0) => call(commands.teamOpenStudy(studyId, request))
 export const teamCancelDownload = () => call(commands.teamCancelDownload())
 export const teamProgress = (studyId: string) => call(commands.teamProgress(studyId))
+export const teamPull = (studyId: string) => call(commands.teamPull(studyId))
 /** The sync worker's last status; null when none runs. */
 export const teamSyncStatus = () => call(commands.teamSyncStatus())
 /** Settles an item whose edits the server refused as a conflict: its rating becomes the server's,

@@ -613,6 +613,7 @@ fn parse_body(body: &str, whose: &str) -> Result<CuratedTruth> {
 
 /// What bringing the team server's versions into this database did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReceivedVersions {
     pub versions_added: u32,
     /// Reviews (submitted, comments, decisions) added to versions both sides hold.

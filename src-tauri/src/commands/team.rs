@@ -13,7 +13,7 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use cases::app::team::{ServerNews, TeamRole};
+use cases::app::team::{PullReport, ServerNews, TeamRole};
 use cases::ids::Key;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, Resolution};
 use cases::rating::{Rater, RaterRole};
@@ -754,6 +754,27 @@ pub async fn team_progress(
 ) -> Result<Progress, CommandError> {
     check_segment("study_id", &study_id)?;
     Ok(team.client()?.progress(&study_id).await?)
+}
+
+/// The lead's pull: every rating and curation version of `study_id` on the server, taken into
+/// the database open in this window (the lead's own, which the study was copied onto the server
+/// from), so Calibration and every export read them as they read a local study's
+/// (`cases::app::team::pull`). Raters this database lacks come with the clinical role the lead
+/// gave them on the server. Refused while a rater reads blinded at this workstation.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_pull(
+    state: State<'_, AppState>,
+    team: State<'_, TeamState>,
+    study_id: String,
+) -> Result<PullReport, CommandError> {
+    check_segment("study_id", &study_id)?;
+    let results = team.client()?.study_results(&study_id).await?;
+    state.with_store_mut(|store| {
+        let lead = cases::app::Session::current(store)?
+            .study_lead("taking the team server's ratings into this database")?;
+        Ok(cases::app::team::pull(store, &lead, &study_id, &results)?)
+    })
 }
 
 /// The sync worker's last status; `None` when no worker runs (no session, or a lead).

@@ -39,7 +39,9 @@ pub use package::{
     edits_to_reach, rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource,
     QueuedItem, StoredImage,
 };
-pub use pull::{pull_curation, pull_ratings, PullReport, PulledConflict, TeamStudyRating};
+pub use pull::{
+    pull, pull_curation, pull_ratings, PullReport, PulledConflict, ServerResults, TeamStudyRating,
+};
 pub use rater_copy::{follow_server_rubric, items_missing, learn_from_server, ServerNews};
 pub use study::{
     study_for_server, TeamImageFile, TeamSeriesFiles, TeamSeriesGeometry, TeamStudy, TeamStudyCase,

@@ -60,8 +60,43 @@ pub struct TeamStudyRating {
     pub years_experience: Option<u32>,
 }
 
+/// What the team server holds of a study that its lead's own database takes in: every rating
+/// (`GET …/ratings`) and every case's curation versions with their reviews (case id → versions,
+/// oldest first, as `GET …/cases/{case_id}/curation` gives them).
+#[derive(Debug, Clone, Default)]
+pub struct ServerResults {
+    pub ratings: Vec<TeamStudyRating>,
+    pub curation: BTreeMap<String, Vec<crate::curation::Version>>,
+}
+
+/// The lead's pull, as the command line and the app's dashboard make it: `results` (the
+/// server's, of `study_id`) taken into the lead's database, the ratings ([`pull_ratings`]) then
+/// the curation versions and reviews ([`pull_curation`]). Refused, saying which database to
+/// open, when this database does not hold the study at all.
+pub fn pull(
+    store: &mut Store,
+    lead: &LeadSession,
+    study_id: &str,
+    results: &ServerResults,
+) -> Result<PullReport> {
+    if !store.studies()?.iter().any(|study| study.id == study_id) {
+        return Err(Error::NotFound {
+            what: format!(
+                "study {study_id} in {}: the server's ratings are taken into the database the \
+                 study was copied onto the server from (neurorater server-import); open that \
+                 one and pull again",
+                store.path().display()
+            ),
+        });
+    }
+    let mut report = pull_ratings(store, lead, study_id, &results.ratings)?;
+    report.curation = pull_curation(store, lead, study_id, &results.curation)?;
+    Ok(report)
+}
+
 /// What a pull did: each server rating counted once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PullReport {
     pub study_id: String,
     pub added: u32,
@@ -78,6 +113,7 @@ pub struct PullReport {
 
 /// A server rating the pull left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PulledConflict {
     /// The lead's database holds another rating of this read that no pull wrote, or one
