@@ -4,7 +4,9 @@
 // invitation; the rater sets their password with the code, changes it and sees their sessions;
 // the lead tops the rater up, locks them out of reveal and resets their password; the rater sets
 // a new one with the reset code. Everything is checked against the server's own answers. One
-// app instance plays both people, one after the other. Run through scripts/e2e.sh.
+// app instance plays both people, one after the other. Last, the lead takes the rater's rating
+// into this window's database from the dashboard, the rater added with the role the invitation
+// gave them. Run through scripts/e2e.sh.
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -12,7 +14,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, openSession, screenshots, testid } from './support.mjs'
+import { FIRST_START_TIMEOUT_MS, LOAD_TIMEOUT_MS, invoke, openSession, screenshots, testid } from './support.mjs'
 import { api, demoOnServer, startCluster, startServer } from './team_server.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -201,6 +203,55 @@ test('the lead tops up, locks and resets the rater’s password; the rater sets 
   for (const secret of [leadCode, resetCode, LEAD_PASSWORD, RATER_FIRST, RATER_SECOND, RATER_THIRD]) {
     assert.ok(!server.log().includes(secret), 'a secret in the server log')
   }
+})
+
+test('the lead takes the server’s ratings into this database from the dashboard, the new rater with their role', async () => {
+  // The rater reads one response on the server and submits it.
+  const token = (await api(server.base, 'POST', '/api/login', null, { username: RATER, password: RATER_THIRD })).token
+  const [entry] = await api(server.base, 'GET', `/api/studies/${study}/queue`, token)
+  const item = await api(server.base, 'GET', `/api/studies/${study}/items/${entry.assignment}`, token)
+  const dimensions = Object.fromEntries(item.rubric.dimensions.map((d) => [d.id, d.max]))
+  const edits = `/api/studies/${study}/items/${entry.assignment}/edits`
+  const saved = await api(server.base, 'POST', edits, token, {
+    edit_id: 'e2e-pull-save',
+    base_version: 0,
+    edit: {
+      kind: 'save',
+      rating: {
+        scores: { overall: item.rubric.overall.max, correctness: 'correct', confidence: 4, comment: '', seconds_on_task: 30, dimensions },
+        labels: [],
+      },
+    },
+  })
+  await api(server.base, 'POST', edits, token, { edit_id: 'e2e-pull-submit', base_version: saved.version, edit: { kind: 'submit' } })
+
+  // Set-up: nobody reads at this workstation (an earlier file chose a reader), as for a lead.
+  const left = await invoke(browser, 'leave_reading', {})
+  assert.equal(left.failure, undefined, JSON.stringify(left.failure))
+  const before = await invoke(browser, 'list_raters', {})
+  assert.ok(!before.ok.some((r) => r.name === RATER), 'the window’s database does not know the rater yet')
+
+  await teamPage()
+  await logout()
+  await login('lead', LEAD_PASSWORD)
+  await openDashboard()
+  await $(testid('dashboard-pull')).click()
+  const pulled = await $(testid('dashboard-pulled'))
+  await pulled.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: `nothing was taken in: ${await $(testid('dashboard-problem')).getText().catch(() => '')}` })
+  const text = await pulled.getText()
+  assert.match(text, /^1 rating added, 0 updated, 0 already here; raters added with the role you gave them on the server: rater-new/, text)
+  await shot('6-pulled')
+
+  // The database has the rater as the invitation described them (a neuroradiologist, 7 years),
+  // and their rating; a second pull adds nothing.
+  const after = await invoke(browser, 'list_raters', {})
+  const added = after.ok.find((r) => r.name === RATER)
+  assert.deepEqual([added?.role, added?.years_experience], ['neuroradiologist', 7], JSON.stringify(added))
+  await $(testid('dashboard-pull')).click()
+  await browser.waitUntil(async () => (await $(testid('dashboard-pulled')).getText()).startsWith('0 ratings added, 0 updated, 1 already here.'), {
+    timeout: LOAD_TIMEOUT_MS,
+    timeoutMsg: 'a second pull did not say it found the rating already here',
+  })
 })
 
 const $$ = (selector) => browser.$$(selector)
