@@ -11,7 +11,7 @@ use crate::bundle::{self, Bundle, Problem, GRADER_FILE, RESPONSES_FILE};
 use crate::model::ResponseKey;
 use crate::progress::Progress;
 use crate::store::audit::Entry;
-use crate::store::{Store, Write};
+use crate::store::{outputs, Store, Write};
 use crate::{Error, ImportError};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -371,32 +371,29 @@ fn write_responses(
     bundle: &Bundle,
     summary: &mut ImportSummary,
 ) -> Result<(), Error> {
-    let tx = w.tx();
-    let fail = |doing: &str, e| w.fail(doing, e);
-    let mut insert_response = tx
-        .prepare(
-            "INSERT INTO responses (task, model, sample, answer, rationale, turns_json, extra_json)
-             SELECT t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM tasks t JOIN cases c ON t.case_ref = c.id
-             WHERE c.study = ?9 AND c.case_id = ?1 AND t.task_id = ?2
-             ON CONFLICT (task, model, sample) DO NOTHING",
-        )
-        .map_err(|e| fail("storing responses", e))?;
     for response in &bundle.responses {
         let r = &response.value;
-        let added = insert_response
-            .execute(params![
-                r.case_id,
-                r.task_id,
-                r.model,
-                r.sample,
-                r.answer,
-                r.rationale,
-                r.turns.as_ref().map(json),
-                json(&r.extra),
-                study_key
-            ])
-            .map_err(|e| fail("storing responses", e))?;
-        if added == 1 {
+        let task = bundle_key(
+            w,
+            "SELECT t.id FROM tasks t JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?1 AND c.case_id = ?2 AND t.task_id = ?3",
+            params![study_key, r.case_id, r.task_id],
+            || format!("task {}/{} of a response", r.case_id, r.task_id),
+        )?;
+        let stored = outputs::add_response(
+            w,
+            &outputs::NewResponse {
+                task,
+                model: &r.model,
+                sample: i64::from(r.sample),
+                answer: &r.answer,
+                rationale: r.rationale.as_deref(),
+                turns_json: r.turns.as_ref().map(json),
+                extra_json: json(&r.extra),
+                respondent: outputs::Respondent::Model,
+            },
+        )?;
+        if stored.is_some() {
             summary.responses_added += 1;
         } else {
             summary.responses_already_stored += 1;
@@ -412,43 +409,59 @@ fn write_grader_scores(
     bundle: &Bundle,
     summary: &mut ImportSummary,
 ) -> Result<(), Error> {
-    let tx = w.tx();
-    let fail = |doing: &str, e| w.fail(doing, e);
-    let mut insert_grade = tx
-        .prepare(
-            "INSERT INTO grader_scores (response, grader, score, dimensions_json, errors_json,
-                rationale, extra_json)
-             SELECT r.id, ?5, ?6, ?7, ?8, ?9, ?10 FROM responses r JOIN tasks t ON r.task = t.id
-             JOIN cases c ON t.case_ref = c.id
-             WHERE c.study = ?11 AND c.case_id = ?1 AND t.task_id = ?2 AND r.model = ?3
-               AND r.sample = ?4
-             ON CONFLICT (response, grader) DO NOTHING",
-        )
-        .map_err(|e| fail("storing grader scores", e))?;
     for grade in &bundle.grader {
         let g = &grade.value;
-        let added = insert_grade
-            .execute(params![
-                g.case_id,
-                g.task_id,
-                g.model,
-                g.sample,
-                g.grader,
-                g.score,
-                g.dimensions.as_ref().map(json),
-                g.errors.as_ref().map(json),
-                g.rationale,
-                json(&g.extra),
-                study_key
-            ])
-            .map_err(|e| fail("storing grader scores", e))?;
-        if added == 1 {
+        let response = bundle_key(
+            w,
+            "SELECT r.id FROM responses r JOIN tasks t ON r.task = t.id
+             JOIN cases c ON t.case_ref = c.id
+             WHERE c.study = ?1 AND c.case_id = ?2 AND t.task_id = ?3 AND r.model = ?4
+               AND r.sample = ?5",
+            params![study_key, g.case_id, g.task_id, g.model, g.sample],
+            || {
+                format!(
+                    "response {}/{} by {} (sample {}) of a grader score",
+                    g.case_id, g.task_id, g.model, g.sample
+                )
+            },
+        )?;
+        let stored = outputs::add_grader_score(
+            w,
+            &outputs::NewGraderScore {
+                response,
+                grader: &g.grader,
+                score: g.score,
+                dimensions_json: g.dimensions.as_ref().map(json),
+                errors_json: g.errors.as_ref().map(json),
+                rationale: g.rationale.as_deref(),
+                extra_json: json(&g.extra),
+            },
+        )?;
+        if stored.is_some() {
             summary.grader_scores_added += 1;
         } else {
             summary.grader_scores_already_stored += 1;
         }
     }
     Ok(())
+}
+
+/// The key `query` finds for a row of the bundle being written. The bundle was checked against
+/// itself before writing, so a missing key means the database changed under the import.
+fn bundle_key(
+    w: &Write<'_>,
+    query: &str,
+    values: impl rusqlite::Params,
+    what: impl FnOnce() -> String,
+) -> Result<i64, Error> {
+    let key = w
+        .tx()
+        .prepare_cached(query)
+        .and_then(|mut find| find.query_row(values, |row| row.get(0)).optional())
+        .map_err(|e| w.fail("finding where a bundle row belongs", e))?;
+    key.ok_or_else(|| Error::Corrupt {
+        what: format!("{} is not in the database it was just written to", what()),
+    })
 }
 
 /// Rewrites a series' image list only when its files or their content changed.

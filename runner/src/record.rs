@@ -9,7 +9,7 @@ use crate::spec::Spec;
 use crate::RunError;
 use cases::model::{ResponseKey, Rubric, Taxonomy, Turn};
 use cases::store::audit::Entry;
-use cases::store::{Store, NOW_SQL};
+use cases::store::{outputs, Store, NOW_SQL};
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value};
 
@@ -241,26 +241,21 @@ pub fn save_grade(
     meta: &RunMeta,
 ) -> Result<bool, RunError> {
     Ok(store.write(|w| {
-        let added = w
-            .tx()
-            .execute(
-                "INSERT INTO grader_scores (response, grader, score, dimensions_json,
-                    errors_json, rationale, extra_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, '{}')
-                 ON CONFLICT (response, grader) DO NOTHING",
-                params![
-                    item.response,
-                    spec.name,
-                    grade.score,
-                    grade.dimensions.as_ref().map(to_json),
-                    grade.errors.as_ref().map(to_json),
-                    grade.rationale,
-                ],
-            )
-            .map_err(|e| w.fail("storing a grader score", e))?;
-        if added == 0 {
+        let stored = outputs::add_grader_score(
+            w,
+            &outputs::NewGraderScore {
+                response: item.response,
+                grader: &spec.name,
+                score: grade.score,
+                dimensions_json: grade.dimensions.as_ref().map(to_json),
+                errors_json: grade.errors.as_ref().map(to_json),
+                rationale: grade.rationale.as_deref(),
+                extra_json: "{}".to_owned(),
+            },
+        )?;
+        let Some(id) = stored else {
             return Ok(false);
-        }
-        let id = w.tx().last_insert_rowid();
+        };
         insert_run_result(w, spec, ("grader_score", id), meta)?;
         w.audit(&Entry {
             actor: RUN_ACTOR,
@@ -533,26 +528,22 @@ pub fn save_answer(
     meta: &RunMeta,
 ) -> Result<bool, RunError> {
     Ok(store.write(|w| {
-        let added = w
-            .tx()
-            .execute(
-                "INSERT INTO responses (task, model, sample, answer, rationale, turns_json,
-                    extra_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, '{}')
-                 ON CONFLICT (task, model, sample) DO NOTHING",
-                params![
-                    item.task,
-                    spec.name,
-                    item.key.sample,
-                    answer.answer,
-                    answer.rationale,
-                    answer.turns.as_ref().map(to_json),
-                ],
-            )
-            .map_err(|e| w.fail("storing a model response", e))?;
-        if added == 0 {
+        let stored = outputs::add_response(
+            w,
+            &outputs::NewResponse {
+                task: item.task,
+                model: &spec.name,
+                sample: i64::from(item.key.sample),
+                answer: &answer.answer,
+                rationale: answer.rationale.as_deref(),
+                turns_json: answer.turns.as_ref().map(to_json),
+                extra_json: "{}".to_owned(),
+                respondent: outputs::Respondent::Model,
+            },
+        )?;
+        let Some(id) = stored else {
             return Ok(false);
-        }
-        let id = w.tx().last_insert_rowid();
+        };
         insert_run_result(w, spec, ("response", id), meta)?;
         w.audit(&Entry {
             actor: RUN_ACTOR,

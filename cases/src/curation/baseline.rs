@@ -252,15 +252,22 @@ pub fn submit_human_answer(store: &mut Store, answer: &HumanAnswer) -> Result<i6
                 |row| row.get(0),
             )
             .map_err(fail)?;
-        w.tx()
-            .execute(
-                "INSERT INTO responses (task, model, sample, answer, rationale, turns_json,
-                     extra_json, respondent_kind)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, '{}', 'human')",
-                params![task_key, label, sample, text, answer.reasoning.trim()],
-            )
-            .map_err(fail)?;
-        let response = w.tx().last_insert_rowid();
+        let response = crate::store::outputs::add_response(
+            w,
+            &crate::store::outputs::NewResponse {
+                task: task_key,
+                model: &label,
+                sample,
+                answer: &text,
+                rationale: Some(answer.reasoning.trim()),
+                turns_json: None,
+                extra_json: "{}".to_owned(),
+                respondent: crate::store::outputs::Respondent::Human,
+            },
+        )?
+        .ok_or_else(|| Error::Corrupt {
+            what: format!("a {label} answer numbered {sample} for a task that already had it"),
+        })?;
         let at = crate::store::now(w.tx()).map_err(fail)?;
         w.tx()
             .execute(

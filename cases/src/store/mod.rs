@@ -12,6 +12,7 @@ pub(crate) use catalog::{enum_column, enum_text, parse_enum};
 pub(crate) mod geometry;
 pub use geometry::geometry_from_files;
 pub mod migrations;
+pub mod outputs;
 
 pub use backup::{restore, rotated_backups, AutoBackup, RotatedBackup, AUTOMATIC_BACKUP_DIR};
 pub use catalog::{
