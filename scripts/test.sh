@@ -12,7 +12,7 @@ source scripts/cargo-env.sh
 
 phase "formatting and lints"
 cargo fmt --all -- --check
-(cd ui && npm run build --silent && npm run lint --silent && npm run check --silent)
+(cd ui && npm run lint --silent && npm run check --silent)
 
 # Clippy lints every crate, binary, example, test and benchmark of the workspace as this build
 # compiles them, and any warning fails it (scripts/build-app.sh).
