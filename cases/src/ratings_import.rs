@@ -29,7 +29,6 @@ use crate::store::audit::Entry;
 use crate::store::Store;
 use crate::{Error, ImportError};
 use calibration::csv_input::is_not_applicable_score;
-use rusqlite::params;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

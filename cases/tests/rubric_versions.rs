@@ -578,7 +578,10 @@ fn a_pulled_rater_this_database_lacks_is_added_with_the_servers_role_and_one_wit
         std::slice::from_ref(&with_role),
     )
     .unwrap();
-    assert_eq!((pulled.added, pulled.raters_added.as_slice()), (1, &["rater-a".to_owned()][..]));
+    assert_eq!(
+        (pulled.added, pulled.raters_added.as_slice()),
+        (1, &["rater-a".to_owned()][..])
+    );
     assert_eq!(rater_rows(&store), [("resident".to_owned(), Some(7))]);
     let (actor, entity): (String, String) = rusqlite::Connection::open(store.path())
         .unwrap()

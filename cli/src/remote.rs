@@ -6,7 +6,7 @@
 
 use crate::data::db_path;
 use crate::Failure;
-use cases::app::team::{pull, PullReport};
+use cases::app::team::PullReport;
 use cases::store::Store;
 use clap::Args;
 use std::io::{BufRead, IsTerminal};
@@ -184,7 +184,7 @@ impl Remote {
             crate::run::runtime()?.block_on(async { client.study_results(&self.study).await })?;
         let mut store = Store::open(&db_path(db)?)?;
         let lead = cases::app::Session::command_line();
-        let report = pull(&mut store, &lead, &self.study, &results)?;
+        let report = cases::app::team::pull(&mut store, &lead, &self.study, &results)?;
         for name in &report.raters_added {
             eprintln!("neurorater: added rater {name}, with the clinical role the server records");
         }

@@ -222,6 +222,14 @@ export const commands = {
 	 *  but the study's lead).
 	 */
 	teamProgress: (studyId: string) => __TAURI_INVOKE<Progress_Serialize>("team_progress", { studyId }),
+	/**
+	 *  The lead's pull: every rating and curation version of `study_id` on the server, taken into
+	 *  the database open in this window (the lead's own, which the study was copied onto the server
+	 *  from), so Calibration and every export read them as they read a local study's
+	 *  (`cases::app::team::pull`). Raters this database lacks come with the clinical role the lead
+	 *  gave them on the server. Refused while a rater reads blinded at this workstation.
+	 */
+	teamPull: (studyId: string) => __TAURI_INVOKE<PullReport_Serialize>("team_pull", { studyId }),
 	/**  The sync worker's last status; `None` when no worker runs (no session, or a lead). */
 	teamSyncStatus: () => __TAURI_INVOKE<SyncStatus_Serialize | null>("team_sync_status"),
 	/**
@@ -1501,6 +1509,51 @@ export type Progress_Serialize = {
 	sites: SiteProgress[],
 };
 
+/**  What a pull did: each server rating counted once. */
+export type PullReport = PullReport_Serialize | PullReport_Deserialize;
+
+/**  What a pull did: each server rating counted once. */
+export type PullReport_Deserialize = {
+	study_id: string,
+	added: number,
+	updated: number,
+	unchanged: number,
+	conflicts: PulledConflict[],
+	/**
+	 *  The raters this pull added to the lead's database, with the clinical role the server
+	 *  recorded for them.
+	 */
+	raters_added?: string[],
+	/**  The curation versions and reviews the same pull brought in ([`pull_curation`]). */
+	curation: ReceivedVersions,
+};
+
+/**  What a pull did: each server rating counted once. */
+export type PullReport_Serialize = {
+	study_id: string,
+	added: number,
+	updated: number,
+	unchanged: number,
+	conflicts: PulledConflict[],
+	/**
+	 *  The raters this pull added to the lead's database, with the clinical role the server
+	 *  recorded for them.
+	 */
+	raters_added: string[],
+	/**  The curation versions and reviews the same pull brought in ([`pull_curation`]). */
+	curation: ReceivedVersions,
+};
+
+/**  A server rating the pull left alone, and why. */
+export type PulledConflict = 
+/**
+ *  The lead's database holds another rating of this read that no pull wrote, or one
+ *  changed here after a pull wrote it.
+ */
+{ kind: "edited_at_lead"; assignment: number; rater: string; case_id: string; task_id: string } | 
+/**  Older than what an earlier pull wrote. */
+{ kind: "older_than_pulled"; assignment: number; rater: string; case_id: string; task_id: string };
+
 export type QueueItem = QueueItem_Serialize | QueueItem_Deserialize;
 
 export type QueueItem_Deserialize = {
@@ -1737,6 +1790,17 @@ export type ReadingTask = {
 	family: TaskFamily,
 	level: number,
 	key_images: SliceRef[],
+};
+
+/**  What bringing the team server's versions into this database did. */
+export type ReceivedVersions = {
+	versions_added: number,
+	/**  Reviews (submitted, comments, decisions) added to versions both sides hold. */
+	reviews_added: number,
+	/**  Server accounts that curated or reviewed, added here as raters with role curator. */
+	curators_added: string[],
+	/**  Versions left alone: this database holds another version under the number. */
+	conflicts: string[],
 };
 
 /**

@@ -105,7 +105,6 @@ pub struct PullReport {
     pub conflicts: Vec<PulledConflict>,
     /// The raters this pull added to the lead's database, with the clinical role the server
     /// recorded for them.
-    #[serde(default)]
     pub raters_added: Vec<String>,
     /// The curation versions and reviews the same pull brought in ([`pull_curation`]).
     pub curation: crate::curation::ReceivedVersions,
