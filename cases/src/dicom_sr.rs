@@ -93,10 +93,31 @@ struct Instance {
     study: String,
     series: String,
     frame_of_reference: Option<String>,
-    /// Position, row direction, column direction, (row spacing, column spacing); none for a
-    /// multi-frame image or one without plane geometry.
-    plane: Option<([f64; 3], [f64; 3], [f64; 3], [f64; 2])>,
+    /// None for a multi-frame image or one without plane geometry.
+    plane: Option<ImagePlane>,
 }
+
+/// Where a single-frame image lies: Image Position, Orientation and Pixel Spacing.
+#[derive(Debug, Clone, Copy)]
+struct ImagePlane {
+    /// The centre of the top left pixel, LPS mm.
+    position: [f64; 3],
+    /// The direction columns count along (first row of the orientation), and rows along.
+    row: [f64; 3],
+    column: [f64; 3],
+    /// Between rows, between columns (Pixel Spacing's order), mm.
+    spacing: [f64; 2],
+}
+
+impl ImagePlane {
+    fn normal(&self) -> [f64; 3] {
+        cross(self.row, self.column)
+    }
+}
+
+/// An error label with a mark, as read: id, category, severity, mark JSON, rater, model,
+/// sample, task, read number.
+type LabelRow = (i64, String, u8, String, String, String, i64, String, i64);
 
 enum Placed {
     /// (column, row) pixel coordinates on one instance.
@@ -317,7 +338,7 @@ fn case_marks(store: &Store, case_key: i64) -> Result<Vec<Drawn>> {
              ORDER BY t.task_id, r.model, r.sample, ra.name, g.read_no, e.id",
         )
         .map_err(fail)?;
-    let rows: Vec<(i64, String, u8, String, String, String, i64, String, i64)> = stmt
+    let rows: Vec<LabelRow> = stmt
         .query_map([case_key], |r| {
             Ok((
                 r.get(0)?,
@@ -394,11 +415,16 @@ fn write_copy(path: &Path, bytes: &[u8], case_id: &str) -> Result<Instance> {
     let mut object = open_file(path).map_err(|e| unreadable(format!("reading DICOM: {e}")))?;
     object.put(text(tags::PATIENT_NAME, VR::PN, ""));
     object.put(text(tags::PATIENT_ID, VR::LO, case_id));
-    object.put(DataElement::new(
-        tags::PATIENT_IDENTITY_REMOVED,
-        VR::CS,
-        PrimitiveValue::from("YES"),
-    ));
+    // The profile removed these type 2 attributes; a PACS wants them present, and empty says
+    // nothing.
+    for (tag, vr) in EMPTIED_TYPE_2 {
+        if object.element(tag).is_err() {
+            object.put(text(tag, vr, ""));
+        }
+    }
+    for element in deidentification_elements() {
+        object.put(element);
+    }
     object
         .write_to_file(path)
         .map_err(|e| unreadable(format!("writing the de-identified copy: {e}")))?;
@@ -427,12 +453,12 @@ fn write_copy(path: &Path, bytes: &[u8], case_id: &str) -> Result<Instance> {
         (Some(p), Some(o), Some(s))
             if frames == 1 && p.len() == 3 && o.len() == 6 && s.len() == 2 =>
         {
-            Some((
-                [p[0], p[1], p[2]],
-                [o[0], o[1], o[2]],
-                [o[3], o[4], o[5]],
-                [s[0], s[1]],
-            ))
+            Some(ImagePlane {
+                position: [p[0], p[1], p[2]],
+                row: [o[0], o[1], o[2]],
+                column: [o[3], o[4], o[5]],
+                spacing: [s[0], s[1]],
+            })
         }
         _ => None,
     };
@@ -447,6 +473,39 @@ fn write_copy(path: &Path, bytes: &[u8], case_id: &str) -> Result<Instance> {
         frame_of_reference: text(tags::FRAME_OF_REFERENCE_UID),
         plane,
     })
+}
+
+/// Type 2 attributes of the image IODs (Patient, General Study, Frame of Reference modules) the
+/// basic profile removes: written back empty in the copies.
+const EMPTIED_TYPE_2: [(Tag, VR); 8] = [
+    (tags::PATIENT_BIRTH_DATE, VR::DA),
+    (tags::PATIENT_SEX, VR::CS),
+    (tags::STUDY_DATE, VR::DA),
+    (tags::STUDY_TIME, VR::TM),
+    (tags::REFERRING_PHYSICIAN_NAME, VR::PN),
+    (tags::STUDY_ID, VR::SH),
+    (tags::ACCESSION_NUMBER, VR::SH),
+    (tags::POSITION_REFERENCE_INDICATOR, VR::LO),
+];
+
+/// Patient Identity Removed and how (the report's and every copy's).
+fn deidentification_elements() -> [DataElement<Object>; 3] {
+    [
+        text(tags::PATIENT_IDENTITY_REMOVED, VR::CS, "YES"),
+        text(
+            tags::DEIDENTIFICATION_METHOD,
+            VR::LO,
+            "NeuroRater: PS3.15 basic profile, UIDs replaced",
+        ),
+        sequence(
+            tags::DEIDENTIFICATION_METHOD_CODE_SEQUENCE,
+            vec![code_item(&code(
+                "113100",
+                "DCM",
+                "Basic Application Confidentiality Profile",
+            ))],
+        ),
+    ]
 }
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -517,16 +576,16 @@ fn place(
 ) -> std::result::Result<Placed, String> {
     let points = graphic_points(mark.shape, &mark.points)?;
     // Each single-frame image's plane offset along its normal, to learn the series' spacing.
-    let planar: Vec<(usize, [f64; 3], [f64; 3], [f64; 3], [f64; 2], [f64; 3])> = members
+    let planar: Vec<(usize, ImagePlane)> = members
         .iter()
-        .filter_map(|&i| {
-            instances[i].plane.map(|(position, row, column, spacing)| {
-                (i, position, row, column, spacing, cross(row, column))
-            })
-        })
+        .filter_map(|&i| instances[i].plane.map(|plane| (i, plane)))
         .collect();
-    if let Some(&(_, _, _, _, _, normal)) = planar.first() {
-        let mut offsets: Vec<f64> = planar.iter().map(|p| dot(p.1, normal)).collect();
+    if let Some((_, first)) = planar.first() {
+        let normal = first.normal();
+        let mut offsets: Vec<f64> = planar
+            .iter()
+            .map(|(_, plane)| dot(plane.position, normal))
+            .collect();
         offsets.sort_by(f64::total_cmp);
         let gap = offsets
             .windows(2)
@@ -536,23 +595,24 @@ fn place(
         let tolerance = if gap.is_finite() { gap / 2.0 } else { 0.5 } + 1e-6;
         let best = planar
             .iter()
-            .map(|&(i, position, row, column, spacing, normal)| {
+            .map(|&(i, plane)| {
+                let normal = plane.normal();
                 let off = points
                     .iter()
-                    .map(|p| dot(sub(*p, position), normal).abs())
+                    .map(|p| dot(sub(*p, plane.position), normal).abs())
                     .fold(0.0, f64::max);
-                (off, i, position, row, column, spacing)
+                (off, i, plane)
             })
             .min_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((off, i, position, row, column, spacing)) = best {
-            if off <= tolerance && spacing[0] > 0.0 && spacing[1] > 0.0 {
+        if let Some((off, i, plane)) = best {
+            if off <= tolerance && plane.spacing[0] > 0.0 && plane.spacing[1] > 0.0 {
                 let pixels = points
                     .iter()
                     .map(|p| {
-                        let d = sub(*p, position);
+                        let d = sub(*p, plane.position);
                         [
-                            dot(d, row) / spacing[1] + 0.5,
-                            dot(d, column) / spacing[0] + 0.5,
+                            dot(d, plane.row) / plane.spacing[1] + 0.5,
+                            dot(d, plane.column) / plane.spacing[0] + 0.5,
                         ]
                     })
                     .collect();
@@ -978,20 +1038,6 @@ fn build_report(
         text(tags::PATIENT_ID, VR::LO, case_id),
         text(tags::PATIENT_BIRTH_DATE, VR::DA, ""),
         text(tags::PATIENT_SEX, VR::CS, ""),
-        text(tags::PATIENT_IDENTITY_REMOVED, VR::CS, "YES"),
-        text(
-            tags::DEIDENTIFICATION_METHOD,
-            VR::LO,
-            "NeuroRater: PS3.15 basic profile, UIDs replaced",
-        ),
-        sequence(
-            tags::DEIDENTIFICATION_METHOD_CODE_SEQUENCE,
-            vec![code_item(&code(
-                "113100",
-                "DCM",
-                "Basic Application Confidentiality Profile",
-            ))],
-        ),
         text(tags::SOFTWARE_VERSIONS, VR::LO, env!("CARGO_PKG_VERSION")),
         text(tags::STUDY_INSTANCE_UID, VR::UI, &study_uid),
         text(
@@ -1024,6 +1070,9 @@ fn build_report(
         ),
         sequence(tags::CONTENT_SEQUENCE, root_content),
     ]);
+    for element in deidentification_elements() {
+        object.put(element);
+    }
     if !evidence_items.is_empty() {
         object.put(sequence(
             tags::CURRENT_REQUESTED_PROCEDURE_EVIDENCE_SEQUENCE,

@@ -288,25 +288,66 @@ fn marks_leave_as_a_dicom_sr_that_highdicom_reads_back_and_dciodvfy_accepts() {
     assert!(counts["scoord3d"].as_u64().unwrap() >= 1, "{counts}");
     assert!(counts["scoord"].as_u64().unwrap() >= 3, "{counts}");
 
-    // dciodvfy: no error in any report (warnings, e.g. the private coding scheme, are allowed).
-    let reports: Vec<PathBuf> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path().join("sr.dcm"))
-        .filter(|p| p.exists())
-        .collect();
-    assert_eq!(reports.len(), summary.reports);
-    for report in reports {
+    // dciodvfy: no error in any report; the first copy of each series beside it has no error
+    // its original lacks (the de-identification adds none; warnings, e.g. the private coding
+    // scheme or an empty Study Date, are allowed).
+    let dciodvfy = |file: &Path| -> (Vec<String>, String) {
         let verified = Command::new("dciodvfy")
-            .arg(&report)
+            .arg(file)
             .output()
             .expect("dciodvfy (Debian's dicom3tools): bash scripts/setup.sh --with-test-tools");
         let said = String::from_utf8_lossy(&verified.stderr).into_owned()
             + &String::from_utf8_lossy(&verified.stdout);
-        let errors: Vec<&str> = said.lines().filter(|l| l.starts_with("Error")).collect();
-        assert!(
-            errors.is_empty() && said.contains("Comprehensive3DSR"),
-            "dciodvfy {}:\n{said}",
-            report.display()
-        );
+        let errors = said
+            .lines()
+            .filter(|l| l.starts_with("Error"))
+            .map(String::from)
+            .collect();
+        (errors, said)
+    };
+    let mut reports = 0;
+    let mut copies = 0;
+    for case in std::fs::read_dir(&out).unwrap() {
+        let case = case.unwrap().path();
+        let report = case.join("sr.dcm");
+        if report.exists() {
+            reports += 1;
+            let (errors, said) = dciodvfy(&report);
+            assert!(
+                errors.is_empty() && said.contains("Comprehensive3DSR"),
+                "dciodvfy {}:\n{said}",
+                report.display()
+            );
+        }
+        for series in std::fs::read_dir(&case).unwrap() {
+            let series = series.unwrap().path();
+            let first = series.join("00001.dcm");
+            if !first.exists() {
+                continue;
+            }
+            copies += 1;
+            let original: String = conn
+                .query_row(
+                    "SELECT i.path FROM images i JOIN series s ON i.series = s.id
+                     JOIN cases c ON s.case_ref = c.id
+                     WHERE c.case_id = ?1 AND s.series_id = ?2 ORDER BY i.position LIMIT 1",
+                    [
+                        case.file_name().unwrap().to_str().unwrap(),
+                        series.file_name().unwrap().to_str().unwrap(),
+                    ],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let (before, _) = dciodvfy(&Path::new(&bundle_dir).join(original));
+            let (after, said) = dciodvfy(&first);
+            let added: Vec<&String> = after.iter().filter(|e| !before.contains(e)).collect();
+            assert!(
+                added.is_empty(),
+                "dciodvfy {}: {added:?}\n{said}",
+                first.display()
+            );
+        }
     }
+    assert_eq!(reports, summary.reports);
+    assert!(copies > 0, "copies beside the reports");
 }
