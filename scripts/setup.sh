@@ -2,8 +2,8 @@
 # Installs what NeuroRater needs on Debian 12 and is not there yet: the system libraries for
 # Tauri (PLATFORM.md), Xvfb and WebKitWebDriver for the real-window tests, cmake for the JPEG-LS
 # codec, the front end's npm packages and tauri-driver; with --with-test-tools also PostgreSQL
-# for the team server's tests and schemathesis for its API. Safe to run again: it only installs
-# what is missing.
+# for the team server's tests and schemathesis for its API, and dicom3tools and highdicom for
+# the DICOM SR export's checks. Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +17,8 @@ APT_PACKAGES=(
 if [ "${1:-}" = "--with-test-tools" ]; then
   # The team server's tests start a PostgreSQL cluster of their own (initdb, pg_ctl; see
   # docs/team-server.md), as does scripts/team-demo.sh; schemathesis is installed into a venv.
-  APT_PACKAGES+=(postgresql python3-venv)
+  # dciodvfy (dicom3tools) validates the DICOM SR export (cases/tests/dicom_sr.rs).
+  APT_PACKAGES+=(postgresql python3-venv dicom3tools)
 fi
 
 missing=()
@@ -80,15 +81,17 @@ if [ "${1:-}" = "--with-test-tools" ]; then
     "$SCHEMATHESIS_VENV/bin/python" -m pip install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
   fi
   # pydicom and numpy check the team server's de-identified images independently of our decoder
-  # (server/tests/support/compare_dicom.py), from a venv of their own (Debian's python3 refuses
-  # packages installed beside its own), pinned. The test finds it at this path, or at
+  # (server/tests/support/compare_dicom.py), and with highdicom read the DICOM SR export back
+  # (cases/tests/support/check_sr.py), from a venv of their own (Debian's python3 refuses
+  # packages installed beside its own), pinned. The tests find it at this path, or at
   # $NEURORATER_TEST_PYTHON_VENV.
   TEST_PYTHON_VENV="${NEURORATER_TEST_PYTHON_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/neurorater/test-python-venv}"
   PYDICOM_VERSION=3.0.1
   NUMPY_VERSION=2.2.6
-  if ! "$TEST_PYTHON_VENV/bin/python" -c "import sys, numpy, pydicom; sys.exit(not (pydicom.__version__ == '$PYDICOM_VERSION' and numpy.__version__ == '$NUMPY_VERSION'))" 2>/dev/null; then
-    echo "setup: installing pydicom $PYDICOM_VERSION and numpy $NUMPY_VERSION into $TEST_PYTHON_VENV"
+  HIGHDICOM_VERSION=0.28.2
+  if ! "$TEST_PYTHON_VENV/bin/python" -c "import sys, numpy, pydicom, highdicom; sys.exit(not (pydicom.__version__ == '$PYDICOM_VERSION' and numpy.__version__ == '$NUMPY_VERSION' and highdicom.__version__ == '$HIGHDICOM_VERSION'))" 2>/dev/null; then
+    echo "setup: installing pydicom $PYDICOM_VERSION, numpy $NUMPY_VERSION and highdicom $HIGHDICOM_VERSION into $TEST_PYTHON_VENV"
     python3 -m venv "$TEST_PYTHON_VENV"
-    "$TEST_PYTHON_VENV/bin/python" -m pip install --quiet "pydicom==$PYDICOM_VERSION" "numpy==$NUMPY_VERSION"
+    "$TEST_PYTHON_VENV/bin/python" -m pip install --quiet "pydicom==$PYDICOM_VERSION" "numpy==$NUMPY_VERSION" "highdicom==$HIGHDICOM_VERSION"
   fi
 fi

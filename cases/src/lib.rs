@@ -10,6 +10,7 @@ pub mod automatic_metrics;
 pub mod bundle;
 pub mod case_codes;
 pub mod curation;
+pub mod dicom_sr;
 mod digest;
 pub mod error;
 pub mod export;

@@ -91,9 +91,10 @@ pub struct ExportArgs {
     db: Option<PathBuf>,
     #[arg(long, value_enum)]
     what: ExportWhat,
+    /// csv or jsonl for the raw annotations, bundle for ground truth; none for `sr` (§9).
     #[arg(long, value_enum)]
-    format: ExportFormat,
-    /// A file for csv and jsonl; a folder for bundle.
+    format: Option<ExportFormat>,
+    /// A file for csv and jsonl; a folder for bundle and sr.
     #[arg(long)]
     out: PathBuf,
     /// The study a ground-truth bundle is written for (needed when the database holds several).
@@ -117,6 +118,9 @@ enum ExportWhat {
     Responses,
     /// Grader scores as `grader.jsonl` lines (docs/formats.md §2).
     Grader,
+    /// One DICOM SR per case: lesion marks and image-anchored error labels (docs/formats.md §9,
+    /// docs/dicom-sr.md), beside de-identified copies of the series they lie on.
+    Sr,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -143,8 +147,14 @@ pub fn export(args: &ExportArgs) -> Result<(), Failure> {
         ExportWhat::GroundTruth => What::GroundTruth,
         ExportWhat::Responses => What::Responses,
         ExportWhat::Grader => What::Grader,
+        ExportWhat::Sr => return export_sr(&store, args),
     };
-    let format = match (args.format, args.what) {
+    let Some(format) = args.format else {
+        return Err(Failure::Input(vec![
+            "--format csv|jsonl|bundle is needed for this export".into(),
+        ]));
+    };
+    let format = match (format, args.what) {
         (ExportFormat::Csv, _) => Format::Csv,
         (ExportFormat::Jsonl, _) => Format::Jsonl,
         (ExportFormat::Bundle, ExportWhat::GroundTruth) => {
@@ -160,6 +170,36 @@ pub fn export(args: &ExportArgs) -> Result<(), Failure> {
     };
     let text = cases::export::export(&store, what, format)?;
     write_file(&args.out, text.as_bytes())
+}
+
+/// `--what sr`: the study's marks as DICOM SR, through the application layer as the study lead.
+fn export_sr(store: &Store, args: &ExportArgs) -> Result<(), Failure> {
+    if args.format.is_some() {
+        return Err(Failure::Input(vec![
+            "--what sr writes DICOM files: leave out --format".into(),
+        ]));
+    }
+    let study = crate::calibrate::pick_study(store, args.study.as_deref())?;
+    let lead = cases::app::Session::command_line();
+    let summary = cases::app::exports::dicom_sr(store, &lead, &study, &args.out)?;
+    for skipped in &summary.skipped {
+        eprintln!("skipped: {skipped}");
+    }
+    say!(
+        "wrote {} DICOM SR report(s) of study {study} to {}: {} ground-truth lesion mark(s), {} \
+         error label mark(s), {} de-identified image(s) beside them{}",
+        summary.reports,
+        args.out.display(),
+        summary.lesion_marks,
+        summary.label_marks,
+        summary.images,
+        if summary.skipped.is_empty() {
+            String::new()
+        } else {
+            format!("; {} mark(s) skipped (listed above)", summary.skipped.len())
+        }
+    );
+    Ok(())
 }
 
 pub fn demo(out: &Path) -> Result<(), Failure> {

@@ -316,6 +316,30 @@ fn exports_join_on_the_response_key_and_audit_verifies() {
         (row["model"].as_str(), row["sample"].as_i64()),
         (Some("vlm-a"), Some(1))
     );
+    // The ground truth's lesion mark as DICOM SR (docs/dicom-sr.md; read back and validated in
+    // cases/tests/dicom_sr.rs); a table export still needs its --format.
+    let sr = work.path().join("sr");
+    let output = neurorater(&[
+        "export",
+        "--db",
+        db_arg,
+        "--what",
+        "sr",
+        "--out",
+        sr.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("wrote 1 DICOM SR report(s)"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(sr.join("ms-01/sr.dcm").exists());
+    let output = neurorater(&[
+        "export", "--db", db_arg, "--what", "ratings", "--out", "x.csv",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--format"), "{}", stderr(&output));
 
     // The rating and its label were written with another client, not through NeuroRater: the
     // chain holds (the import's one entry), the rating has no entry of its own.

@@ -1,10 +1,11 @@
 //! The PHI corpus: DICOM slices carrying a marker in every PS3.15 basic-profile attribute this
 //! test can write (every text, date and time VR in `identifying_tags`, and every UID the profile
 //! replaces), a NIfTI series and key images with markers in their free-text metadata, imported,
-//! rated, exported in every form, reported on and packaged for a remote rater: no marker may
-//! appear in the database file, its WAL, any export, any report or any byte of the rater package
-//! (gzipped members read unzipped too). Sequences and binary attributes of the profile are not
-//! filled (the importer drops identifying attributes by tag, whatever their VR).
+//! rated, exported in every form (the DICOM SR with its image copies included), reported on and
+//! packaged for a remote rater: no marker may appear in the database file, its WAL, any export,
+//! any report or any byte of the rater package (gzipped members read unzipped too). Sequences
+//! and binary attributes of the profile are not filled (the importer drops identifying
+//! attributes by tag, whatever their VR).
 
 use cases::export::{export, Format, What};
 use cases::import::import_bundle_dir;
@@ -176,6 +177,26 @@ fn no_planted_identifier_reaches_the_database_an_export_or_a_report() {
         for format in [Format::Csv, Format::Jsonl] {
             let text = export(&store, what, format).unwrap();
             outputs.push((format!("export {what:?} {format:?}"), text.into_bytes()));
+        }
+    }
+    // The marks as DICOM SR, with the de-identified copies of the images they lie on.
+    let sr = work.path().join("sr");
+    let written =
+        cases::app::exports::dicom_sr(&store, &cases::app::Session::command_line(), "pilot", &sr)
+            .unwrap();
+    assert!(written.reports > 0 && written.images > 0, "{written:?}");
+    let mut folders = vec![sr];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                outputs.push((
+                    format!("export sr {}", path.display()),
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
         }
     }
     let data = cases::analysis::study_data(&store, "pilot", Some("g-v1")).unwrap();

@@ -17,6 +17,7 @@ pub mod calibration;
 pub mod case_facts;
 pub mod catalog;
 pub mod curation;
+pub mod exports;
 pub mod new_study;
 pub mod plans;
 pub mod reading;
