@@ -231,7 +231,47 @@ fn env(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// `TIMING=1`: the time `error_rates` takes (the report's added cost) at the demo's size (288
+/// items in 96 cases, 3 clinicians, Likert) and at 10,000 items in 5,000 cases with 4 clinicians
+/// (the report benchmark's size), median of 5 runs each.
+fn timing() {
+    use calibration::error_rates::error_rates;
+    for (cases, tasks, k) in [(96, 3, 3), (5000, 2, 4)] {
+        let mut rng = SplitMix64::new(5);
+        let sums = study(&mut rng, Model::Likert, cases, tasks, &fixed_panel(k), 0.3);
+        let design = vec![tasks; cases];
+        let mut times: Vec<f64> = (0..5)
+            .map(|run| {
+                let started = std::time::Instant::now();
+                let rates = error_rates(&sums.pair, &sums, &design, BAR, MARGIN, 999, run);
+                let took = started.elapsed().as_secs_f64();
+                if run == 0 {
+                    println!(
+                        "{cases} cases × {tasks} items, {k} clinicians: bar {:?} ({} sims, note {:?}), non-inferiority {:?} ({} sims, note {:?})",
+                        rates.bar.estimated,
+                        rates.bar.simulations,
+                        rates.bar.note,
+                        rates.non_inferiority.estimated,
+                        rates.non_inferiority.simulations,
+                        rates.non_inferiority.note
+                    );
+                }
+                took
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "  error_rates: median {:.3} s (min {:.3}, max {:.3})",
+            times[2], times[0], times[4]
+        );
+    }
+}
+
 fn main() {
+    if std::env::var("TIMING").is_ok() {
+        timing();
+        return;
+    }
     let studies = env("STUDIES", 1000);
     let resamples = env("RESAMPLES", 999);
     let started = std::time::Instant::now();

@@ -255,7 +255,9 @@ pub fn non_inferiority_test(
     let p_t_cases = upper_p(df.min((g - 1) as f64))?;
     let p_null = Components::fit(sums).and_then(|c| {
         let null = NiNull::of(&c, clinicians.len(), margin, seed)?;
+        use rayon::prelude::*;
         let exceed = (0..simulations)
+            .into_par_iter()
             .filter(|&s| {
                 let mut rng = SplitMix64::new(seeded::mix(seed ^ 0x6e75_6c6c ^ (s as u64) << 24));
                 let study = null.simulate(items_per_case, &mut rng);
@@ -276,6 +278,9 @@ pub fn non_inferiority_test(
     })
 }
 
+/// Clinician panels the expected ψ̄ at the null is averaged over.
+const PANELS: usize = 250;
+
 /// Studies at non-inferiority's null under fitted components: clinicians drawn with log-normal
 /// error variances like the study's, the grader's error scaled so E ψ̄ = −margin.
 struct NiNull {
@@ -295,7 +300,7 @@ impl NiNull {
         let c = &cautious;
         let (log_mean, log_sd) = c.clinician_spread();
         let mut rng = SplitMix64::new(seeded::mix(seed ^ 0x7061_6e65_6c73));
-        let panels: Vec<Vec<f64>> = (0..1000)
+        let panels: Vec<Vec<f64>> = (0..PANELS)
             .map(|_| {
                 (0..clinicians)
                     .map(|_| (log_mean + log_sd * normal(&mut rng)).exp())
@@ -565,7 +570,7 @@ fn solve(f: impl Fn(f64) -> f64, target: f64) -> Option<f64> {
         }
     }
     let mut lo = 0.0;
-    for _ in 0..80 {
+    for _ in 0..50 {
         let mid = 0.5 * (lo + hi);
         if f(mid) > target {
             lo = mid;
@@ -591,6 +596,17 @@ fn simulate(
     let (gc_sd, gi_sd) = (sd(lambda * c.grader_case), sd(lambda * c.grader_item));
     let error_sd: Vec<f64> = errors.iter().map(|&e| sd(e)).collect();
     let mut scores = vec![0.0; errors.len()];
+    // Box–Muller gives two normals a draw; both are used.
+    let mut spare: Option<f64> = None;
+    let mut normal = |rng: &mut SplitMix64| -> f64 {
+        if let Some(v) = spare.take() {
+            return v;
+        }
+        let radius = (-2.0 * rng.unit().max(1e-300).ln()).sqrt();
+        let angle = std::f64::consts::TAU * rng.unit();
+        spare = Some(radius * angle.sin());
+        radius * angle.cos()
+    };
     for (case, &n) in items_per_case.iter().enumerate() {
         let truth_case = case_sd * normal(rng);
         let grader_case = gc_sd * normal(rng);
@@ -640,8 +656,8 @@ pub enum ClaimTest {
 pub struct ErrorRates {
     pub bar: ErrorRate,
     pub non_inferiority: ErrorRate,
-    /// Studies simulated per claim (each rate's own `simulations` is 0 where it was not
-    /// estimated).
+    /// Studies simulated in all, both claims (each rate's own `simulations` says how many were
+    /// its; 0 where it was not estimated).
     pub simulations: usize,
     /// How the tests and the rates were made, in words.
     pub method: String,
@@ -658,32 +674,45 @@ pub struct ErrorRates {
 }
 
 /// How much simulation a study of `cases` cases and `scores` item scores (grader and clinicians)
-/// gets, so the error rates stay under about half a second (docs/performance.md).
+/// gets, so the error rates stay well under a second (docs/performance.md). Every count of
+/// resamples or null simulations is one with (B + 1) · 0.025 a whole number, so that a test with
+/// B of them holds its level exactly under exchangeability.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
-    /// Simulated studies per claim.
-    pub simulations: usize,
-    /// Case resamples of the bar's test inside each.
-    pub bar_resamples: usize,
-    /// Null simulations of non-inferiority's test inside each; 0 when the nested simulation
-    /// would be too slow at this size and the rate is not estimated.
-    pub ni_simulations: usize,
+    /// Simulated studies for the bar's rate, and the case resamples of the test inside each;
+    /// (0, 0) when that would be too slow at this size and the rate is not estimated.
+    pub bar: (usize, usize),
+    /// Simulated studies for non-inferiority's rate, and the null simulations of the test
+    /// inside each; (0, 0) when too slow.
+    pub non_inferiority: (usize, usize),
+    /// Case resamples of the bar's test on the study itself (the report's, at most this).
+    pub own_bar_resamples: usize,
     /// Null simulations of non-inferiority's test on the study itself.
     pub own_ni_simulations: usize,
 }
 
-/// Item scores simulated in all, at most, for non-inferiority's nested simulation.
-const NESTED_SCORES: usize = 20_000_000;
+/// Jackknife correlations (bar) or simulated item scores (non-inferiority) at most, for each
+/// rate's nested simulation.
+const NESTED_WORK: usize = 8_000_000;
 
 pub fn simulation_budget(cases: usize, scores: usize) -> Budget {
-    let scores = scores.max(1);
-    let simulations = 200;
-    let ni = (NESTED_SCORES / (simulations * scores)).min(99);
+    let pick = |per: usize, options: &[(usize, usize)]| {
+        options
+            .iter()
+            .copied()
+            .find(|(outer, inner)| outer * inner * per.max(1) <= NESTED_WORK)
+            .unwrap_or((0, 0))
+    };
     Budget {
-        simulations,
-        bar_resamples: if cases <= 200 { 199 } else { 99 },
-        ni_simulations: if ni >= 39 { ni } else { 0 },
-        own_ni_simulations: (10_000_000 / scores).clamp(199, 999),
+        bar: pick(cases, &[(200, 199), (200, 79), (200, 39), (100, 39)]),
+        non_inferiority: pick(scores, &[(200, 79), (200, 39), (100, 39)]),
+        own_bar_resamples: if cases <= 1000 { 999 } else { 199 },
+        own_ni_simulations: match scores {
+            0..=2_000 => 999,
+            2_001..=10_000 => 399,
+            10_001..=25_000 => 199,
+            _ => 79,
+        },
     }
 }
 
@@ -708,8 +737,8 @@ pub fn error_rates(
     let clinicians = panel.held_out.len();
     let scores = items_per_case.iter().sum::<usize>() * (clinicians + 1);
     let budget = simulation_budget(items_per_case.len(), scores);
-    let (simulations, inner) = (budget.simulations, budget.bar_resamples);
-    let bar_test_here = bar_test(pair, bar, resamples, seed);
+    let (simulations, inner) = budget.bar;
+    let bar_test_here = bar_test(pair, bar, resamples.min(budget.own_bar_resamples), seed);
     let ni_test_here = non_inferiority_test(
         panel,
         items_per_case,
@@ -753,7 +782,7 @@ pub fn error_rates(
         return ErrorRates {
             bar: empty(bar_claim, why.clone()),
             non_inferiority: empty(ni_claim, why),
-            simulations,
+            simulations: 0,
             method: METHOD.to_string(),
             components,
             cases,
@@ -770,6 +799,10 @@ pub fn error_rates(
     };
     // The bar: these clinicians, the grader's error scaled so ρ = bar.
     let bar_rate = match solve(|l| c.r_grader(&c.clinicians, l), bar) {
+        _ if inner == 0 => empty(
+            bar_claim,
+            format!("not simulated at this size ({cases} cases): each simulated study would run its own case bootstrap; the benchmark's rates at 40 cases apply (docs/performance.md)"),
+        ),
         None => empty(
             bar_claim,
             format!("no grader reaches r = {bar:.2} against this panel's mean under the fitted components, so the bar cannot be wrongly claimed at its boundary"),
@@ -790,7 +823,7 @@ pub fn error_rates(
     // E ψ̄ = −margin over such panels; each simulated study runs the whole test, its own
     // null-imposed simulation included.
     let ni_rate = match NiNull::of(&c, clinicians, margin, seed) {
-        _ if budget.ni_simulations == 0 => empty(
+        _ if budget.non_inferiority.1 == 0 => empty(
             ni_claim,
             format!("not simulated at this size ({scores} item scores): each simulated study would run its own null simulation; the benchmark's rates at 40 cases apply (docs/performance.md)"),
         ),
@@ -799,6 +832,7 @@ pub fn error_rates(
             format!("under the fitted components no grader is exactly {margin:.2} worse than a clinician"),
         ),
         Some(null) => {
+            let (simulations, nested) = budget.non_inferiority;
             let claims = (0..simulations)
                 .into_par_iter()
                 .filter(|&s| {
@@ -808,22 +842,29 @@ pub fn error_rates(
                         &study,
                         items_per_case,
                         margin,
-                        budget.ni_simulations,
+                        nested,
                         seed_of(5, s),
                     )
                     .is_ok_and(|t| t.claimed)
                 })
                 .count();
+            let p = claims as f64 / simulations as f64;
+            let q = p.max(NOMINAL);
             ErrorRate {
-                resamples: budget.ni_simulations,
-                ..rate(claims, test_note(ni_test_here.as_ref().err()), ni_claim)
+                nominal: NOMINAL,
+                estimated: Some(p),
+                simulation_se: Some((q * (1.0 - q) / simulations as f64).sqrt()),
+                simulations,
+                resamples: nested,
+                test: ni_claim,
+                note: test_note(ni_test_here.as_ref().err()),
             }
         }
     };
     ErrorRates {
+        simulations: bar_rate.simulations + ni_rate.simulations,
         bar: bar_rate,
         non_inferiority: ni_rate,
-        simulations,
         method: METHOD.to_string(),
         components,
         cases,
