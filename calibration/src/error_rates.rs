@@ -487,6 +487,7 @@ impl Components {
         let grader_item = (within_w - slope * slope * mean_error).max(0.0);
         [case, item, slope, grader_case, grader_item]
             .iter()
+            .chain(&clinicians)
             .all(|v| v.is_finite())
             .then_some(Components {
                 case,
