@@ -140,7 +140,8 @@ fn non_inferiority_is_claimed_only_when_the_readers_random_interval_and_the_null
     let reference = reference();
     let input = reference_input(&reference);
     let mut seen = [false; 2];
-    for margin in [0.01, 0.03, 0.05, 0.1, 0.2, 0.4] {
+    let mut interval_only = false;
+    for margin in [0.01, 0.05, 0.1, 0.13, 0.2, 0.4] {
         let report = report(&input, 0.99, margin);
         let verdict = report.verdict.as_ref().expect("verdict");
         let rr = verdict.readers_random.value().expect("readers random");
@@ -163,6 +164,8 @@ fn non_inferiority_is_claimed_only_when_the_readers_random_interval_and_the_null
         }
         assert_eq!(test.claimed, test.p_t_cases <= 0.025 && p_null <= 0.025);
         seen[usize::from(test.claimed)] = true;
+        // Where the interval alone would have claimed it (the rule before issue 33, item 2).
+        interval_only |= rr.non_inferior && !test.claimed;
         let claims_a_clinician = verdict.decision.contains("as well as a clinician would");
         assert_eq!(
             claims_a_clinician, test.claimed,
@@ -171,6 +174,10 @@ fn non_inferiority_is_claimed_only_when_the_readers_random_interval_and_the_null
         );
     }
     assert_eq!(seen, [true, true], "both outcomes across the margins");
+    assert!(
+        interval_only,
+        "some margin where the interval claims and the test does not: the old rule fails here"
+    );
 }
 
 /// A study drawn from known components, complete panel: the per-case sums [`Components::fit`]
