@@ -48,6 +48,7 @@ pub mod coverage;
 pub mod csv_input;
 pub mod dev_test_split;
 mod dist;
+pub mod error_rates;
 pub mod estimate;
 pub mod grader_items;
 pub mod html;

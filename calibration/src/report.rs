@@ -196,6 +196,11 @@ pub struct Verdict {
     pub summary: String,
     /// Which items the grader's figures read: all, or the held-out test cases (additive, issue 33).
     pub items_used: crate::input::ItemsUsed,
+    /// Each claim as a one-sided test (the bar: case bootstrap-t on Fisher's z; non-inferiority
+    /// to a clinician: null imposed at −margin) and the one-sided error it has at this study's
+    /// design, by parametric bootstrap of its fitted variance components (see
+    /// [`crate::error_rates`]). `None` without a grader. Additive (issue 33, item 2).
+    pub error_rates: Option<crate::error_rates::ErrorRates>,
 }
 
 /// Where the grader stands against the bar.
@@ -385,6 +390,71 @@ pub struct GraderAgreement {
     /// The same comparison with clinicians random as well as cases (see [`crate::readers_random`]).
     pub readers_random: Estimate<ReadersRandom>,
     pub alt_test: Estimate<AltTest>,
+    /// What the verdict's error rates read (per-case sums); not in the JSON.
+    #[serde(skip)]
+    pub(crate) error_inputs: ErrorInputs,
+}
+
+/// Per-case sums for [`crate::error_rates`]: the verdict's pairs (grader, clinicians' mean) for
+/// the bar's test, and the items the grader and the whole complete panel scored for the
+/// variance components and non-inferiority's test, with their items per case.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ErrorInputs {
+    pub pair: Vec<crate::error_rates::PairSums>,
+    pub panel: crate::error_rates::StudySums,
+    pub items_per_case: Vec<usize>,
+}
+
+fn error_inputs(
+    humans: &RatingMatrix,
+    grader: &[Option<f64>],
+    cases: &[&str],
+    panel: &[usize],
+    paired: &[(usize, f64, f64)],
+) -> ErrorInputs {
+    let n = paired.len().max(1) as f64;
+    let (gc, mc) = (
+        paired.iter().map(|p| p.1).sum::<f64>() / n,
+        paired.iter().map(|p| p.2).sum::<f64>() / n,
+    );
+    let index = |rows: &mut dyn Iterator<Item = usize>| -> BTreeMap<&str, usize> {
+        let set: BTreeSet<&str> = rows.map(|i| cases[i]).collect();
+        set.into_iter().enumerate().map(|(i, c)| (c, i)).collect()
+    };
+    let pair_cases = index(&mut paired.iter().map(|p| p.0));
+    let mut pair = vec![[0.0; 6]; pair_cases.len()];
+    for &(i, g, m) in paired {
+        let (g, m) = (g - gc, m - mc);
+        for (s, v) in pair[pair_cases[cases[i]]]
+            .iter_mut()
+            .zip([1.0, g, m, g * g, m * m, g * m])
+        {
+            *s += v;
+        }
+    }
+    let complete: Vec<(usize, f64, Vec<f64>)> = (0..humans.n_items())
+        .filter_map(|i| {
+            let g = grader[i]?;
+            let row = humans.row(i);
+            let scores: Option<Vec<f64>> = panel.iter().map(|&j| row[j]).collect();
+            Some((i, g - gc, scores?.into_iter().map(|v| v - mc).collect()))
+        })
+        .collect();
+    let panel_cases = index(&mut complete.iter().map(|c| c.0));
+    let mut study = crate::error_rates::StudySums::new(panel_cases.len(), panel.len());
+    let mut items_per_case = vec![0; panel_cases.len()];
+    if panel.len() >= 2 {
+        for (i, g, scores) in &complete {
+            let case = panel_cases[cases[*i]];
+            items_per_case[case] += 1;
+            study.add(case, *g, scores);
+        }
+    }
+    ErrorInputs {
+        pair,
+        panel: study,
+        items_per_case,
+    }
 }
 
 /// The grader against the per-item mean of the clinicians who scored the item.
@@ -1396,6 +1466,7 @@ fn grader_agreement(
         leave_one_rater_out,
         like_for_like,
         readers_random: readers_random(&held_out_items, cases, options.non_inferiority_margin),
+        error_inputs: error_inputs(humans, grader, cases, panel, &paired),
         alt_test: alt_test(
             humans,
             names,
@@ -1995,6 +2066,29 @@ fn verdict(
         .map(|(a, p)| a.disattenuate(p.r));
     let n_items = grader.map_or(0, |g| g.vs_human_mean.n);
     let n_cases = grader.map_or(0, |g| g.vs_human_mean.n_cases);
+    let error_rates = grader.map(|g| {
+        let e = &g.error_inputs;
+        crate::error_rates::error_rates(
+            &e.pair,
+            &e.panel,
+            &e.items_per_case,
+            bar,
+            options.non_inferiority_margin,
+            options.bootstrap_resamples.clamp(39, 999),
+            options.seed,
+        )
+    });
+    // The tests on the study; where one is not available the interval alone decides.
+    let bar_test = error_rates.as_ref().and_then(|e| match &e.bar.test {
+        Some(crate::error_rates::ClaimTest::Bar(t)) => Some(t),
+        _ => None,
+    });
+    let ni_test = error_rates
+        .as_ref()
+        .and_then(|e| match &e.non_inferiority.test {
+            Some(crate::error_rates::ClaimTest::NonInferior(t)) => Some(t),
+            _ => None,
+        });
     let method = match (&interval, grader) {
         (Some(i), _) => i.describe(),
         (None, Some(g)) => format!(
@@ -2020,7 +2114,10 @@ fn verdict(
     let estimable = pearson_estimate.value().is_some();
     let (meets_bar, lower_bound_meets_bar, summary) = match pearson_estimate.value() {
         Some(p) => {
-            let lower = interval.as_ref().is_some_and(|i| i.low >= bar);
+            let interval_clears = interval.as_ref().is_some_and(|i| i.low >= bar);
+            // The claim needs the bootstrap-t test too (issue 33, item 2): the interval's lower
+            // end alone claimed the bar too often with few cases.
+            let lower = interval_clears && bar_test.is_none_or(|t| t.claimed);
             // The claim with confidence implies the point claim, even where the jackknife's
             // interval does not centre on r (its bias correction can move it past the bar).
             let meets = p.r >= bar || lower;
@@ -2037,6 +2134,8 @@ fn verdict(
             });
             words.push_str(&if lower {
                 format!("It clears the bar of r ≥ {bar:.2} even at the lower end of the interval.")
+            } else if let (true, Some(t)) = (interval_clears, bar_test) {
+                format!("The interval's lower end reaches the bar of r ≥ {bar:.2}, but the case bootstrap-t test of r ≤ {bar:.2} does not reject it (one-sided p = {:.3}): more cases are needed to claim it.", t.p)
             } else if meets {
                 format!("The estimate reaches the bar of r ≥ {bar:.2}, but the interval's lower end does not: more cases are needed to claim it.")
             } else {
@@ -2077,6 +2176,19 @@ fn verdict(
             }
             if let Some(r) = readers_random.value() {
                 words.push_str(&r.sentence(options.non_inferiority_margin));
+                if let (true, Some(t)) = (r.non_inferior, ni_test) {
+                    if !t.claimed {
+                        words.push_str(&format!(
+                            " The null-imposed test at −{:.2} does not confirm it (one-sided p = {:.3} on t, {} from studies simulated at the margin), so it is not claimed.",
+                            options.non_inferiority_margin,
+                            t.p_t,
+                            t.p_null.map_or("none".to_string(), |p| format!("{p:.3}"))
+                        ));
+                    }
+                }
+            }
+            if let Some(e) = &error_rates {
+                words.push_str(&e.sentence(bar, options.non_inferiority_margin));
             }
             if let Some(a) = attainable_r.value() {
                 words.push_str(&a.sentence(p.r, bar));
@@ -2142,6 +2254,7 @@ fn verdict(
         (meets_bar, lower_bound_meets_bar),
         (&ceiling, &readers_random, &attainable_r),
         n_cases,
+        ni_test.is_none_or(|t| t.claimed),
     );
     // A verdict with nothing to judge says so first already ("Not estimable: …").
     let summary = if estimable {
@@ -2219,6 +2332,7 @@ fn verdict(
         decision,
         summary,
         items_used: items_used.clone(),
+        error_rates,
     }
 }
 
@@ -2235,6 +2349,7 @@ fn decision(
         &Estimate<AttainableR>,
     ),
     n_cases: usize,
+    ni_test_claims: bool,
 ) -> String {
     let bar = options.bar_pearson_r;
     let on = &dimension.dimension;
@@ -2245,7 +2360,7 @@ fn decision(
     // is said as such, so a reader knows which one holds.
     let margin = options.non_inferiority_margin;
     let one_of_k = match (readers_random.value(), ceiling.value()) {
-        (Some(random), _) if random.non_inferior => Some(format!(
+        (Some(random), _) if random.non_inferior && ni_test_claims => Some(format!(
             "it agrees with the clinicians' mean as well as a clinician would (non-inferior at a margin of {margin:.2}, with clinicians and cases random)"
         )),
         (_, Some(fixed)) if fixed.non_inferior => Some(format!(

@@ -117,12 +117,18 @@ impl Claim {
                 None => "r is not estimable".into(),
             }),
             Claim::LowerBound if verdict.lower_bound_meets_bar => None,
-            Claim::LowerBound => Some(match verdict.low {
-                Some(low) => format!(
+            Claim::LowerBound => Some(match (verdict.low, bar_test(verdict)) {
+                // The interval clears the bar but the bootstrap-t test does not (issue 33).
+                (Some(low), Some(test)) if low >= bar => format!(
+                    "the lower bound {low:.3} ({}) reaches the bar {bar}, but the case \
+                     bootstrap-t test of r ≤ {bar} does not reject it (one-sided p = {:.3})",
+                    verdict.method, test.p
+                ),
+                (Some(low), _) => format!(
                     "the lower bound {low:.3} ({}) is below the bar {bar}",
                     verdict.method
                 ),
-                None => "the interval is not estimable (fewer than two cases)".into(),
+                (None, _) => "the interval is not estimable (fewer than two cases)".into(),
             }),
             Claim::NonInferior => match verdict.ceiling.value() {
                 Some(ceiling) if ceiling.non_inferior => None,
@@ -137,7 +143,19 @@ impl Claim {
                 None => Some("the like-for-like comparison is not estimable".into()),
             },
             Claim::NonInferiorRandom => match &verdict.readers_random {
-                calibration::Estimate::Value(random) if random.non_inferior => None,
+                calibration::Estimate::Value(random) if random.non_inferior => {
+                    // The null-imposed test must confirm the interval (issue 33, item 2).
+                    ni_test(verdict).filter(|t| !t.claimed).map(|t| {
+                        format!(
+                            "the interval's lower end {:.3} is above −{margin}, but the \
+                             null-imposed test at −{margin} does not confirm it (one-sided p = \
+                             {:.3} on t, {} from studies simulated at the margin)",
+                            random.low,
+                            t.p_t_cases,
+                            t.p_null.map_or("none".to_string(), |p| format!("{p:.3}"))
+                        )
+                    })
+                }
                 calibration::Estimate::Value(random) => Some(format!(
                     "the grader's difference from a clinician (clinicians and cases random), \
                      {:.3} ({:.3} to {:.3}), is not above −{} (the margin)",
@@ -148,6 +166,28 @@ impl Claim {
                 )),
             },
         }
+    }
+}
+
+fn bar_test(verdict: &calibration::report::Verdict) -> Option<&calibration::error_rates::BarTest> {
+    match verdict.error_rates.as_ref()?.bar.test.as_ref()? {
+        calibration::error_rates::ClaimTest::Bar(t) => Some(t),
+        _ => None,
+    }
+}
+
+fn ni_test(
+    verdict: &calibration::report::Verdict,
+) -> Option<&calibration::error_rates::NonInferiorityTest> {
+    match verdict
+        .error_rates
+        .as_ref()?
+        .non_inferiority
+        .test
+        .as_ref()?
+    {
+        calibration::error_rates::ClaimTest::NonInferior(t) => Some(t),
+        _ => None,
     }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { describeItems, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
-import type { DimensionReport, GroupSection, Report, Section, Verdict } from './report'
+import { describeItems, errorRateText, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import type { DimensionReport, ErrorRate, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
 
@@ -96,6 +96,15 @@ describe('the decision is read first, once', () => {
     const v = { decision: 'Decision: not yet.', summary: 'Decision: not yet. On overall, r is 0.8.' } as Verdict
     expect(summaryAfterDecision(v)).toBe('On overall, r is 0.8.')
     expect(summaryAfterDecision({ summary: 'On overall, r is 0.8.' } as Verdict)).toBe('On overall, r is 0.8.')
+  })
+})
+
+describe('error rates at the design', () => {
+  it('gives the simulated rate with its simulation error, and never a number for a rate not simulated', () => {
+    const rate = { nominal: 0.025, estimated: 0.031, simulation_se: 0.0123, simulations: 200, resamples: 199, note: null, test: null } as ErrorRate
+    expect(errorRateText(rate)).toBe('3.1 % (± 1.2; nominal 2.5 %)')
+    expect(errorRateText({ ...rate, estimated: null, simulation_se: null, note: 'not simulated at this size' })).toBe('not estimated')
+    expect(errorRateText(undefined)).toBe('not estimated')
   })
 })
 

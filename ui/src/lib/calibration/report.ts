@@ -118,6 +118,17 @@ export interface ReadersRandom {
 }
 /** √ICC(A,k) of the clinicians' panel: the highest r any grader can reach with their mean. */
 export interface AttainableR { value: number; low: number; high: number; icc_ak: number; raters: number; n_items: number }
+/** One claim's one-sided error at the study's design (issue 33, item 2; docs/report-schema.md). */
+export interface ErrorRate {
+  nominal: number; estimated: number | null; simulation_se: number | null
+  simulations: number; resamples: number; note: string | null
+  /** The claim's test on the study itself; its `claimed` says whether the test rejects. */
+  test: ({ p?: number; p_null?: number | null; claimed: boolean } & Record<string, unknown>) | null
+}
+export interface ErrorRates {
+  bar: ErrorRate; non_inferiority: ErrorRate; simulations: number; method: string
+  cases: number; items_per_case: number; clinicians: number; few_cases: boolean
+}
 export interface Verdict {
   dimension: string; bar_pearson_r: number; statistic: string; pearson: Est<Pearson>
   meets_bar: boolean; lower_bound_meets_bar: boolean
@@ -133,6 +144,8 @@ export interface Verdict {
   precision: Precision | null
   /** One line first: whether the grader may be used, for what, and why (additive, issue 33). */
   decision?: string
+  /** Each claim's test and its one-sided error at this design (additive, issue 33 item 2). */
+  error_rates?: ErrorRates | null
   summary: string
 }
 export interface LeftOutScores { dimension: string; scores: number; reason: string }
@@ -364,6 +377,13 @@ export const DEGRADATION_LABELS: Record<string, string> = {
 }
 
 export const ICC_FORMS = ['ICC1', 'ICC2', 'ICC3', 'ICC1k', 'ICC2k', 'ICC3k'] as const
+
+/** A claim's one-sided error at this design in words: `3.1 % (± 1.2; nominal 2.5 %)`, or why it is missing. */
+export function errorRateText(rate: ErrorRate | null | undefined): string {
+  if (!rate) return 'not estimated'
+  if (rate.estimated === null || rate.simulation_se === null) return 'not estimated'
+  return `${fmt(100 * rate.estimated, 1)} % (± ${fmt(100 * rate.simulation_se, 1)}; nominal ${fmt(100 * rate.nominal, 1)} %)`
+}
 
 /** The summary without the decision it begins with, for a view that shows the decision above it. */
 export function summaryAfterDecision(verdict: Verdict): string {
