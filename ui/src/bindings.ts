@@ -229,7 +229,7 @@ export const commands = {
 	 *  (`cases::app::team::pull`). Raters this database lacks come with the clinical role the lead
 	 *  gave them on the server. Refused while a rater reads blinded at this workstation.
 	 */
-	teamPull: (studyId: string) => __TAURI_INVOKE<PullReport_Serialize>("team_pull", { studyId }),
+	teamPull: (studyId: string) => __TAURI_INVOKE<PullReport>("team_pull", { studyId }),
 	/**  The sync worker's last status; `None` when no worker runs (no session, or a lead). */
 	teamSyncStatus: () => __TAURI_INVOKE<SyncStatus_Serialize | null>("team_sync_status"),
 	/**
@@ -1510,26 +1510,7 @@ export type Progress_Serialize = {
 };
 
 /**  What a pull did: each server rating counted once. */
-export type PullReport = PullReport_Serialize | PullReport_Deserialize;
-
-/**  What a pull did: each server rating counted once. */
-export type PullReport_Deserialize = {
-	study_id: string,
-	added: number,
-	updated: number,
-	unchanged: number,
-	conflicts: PulledConflict[],
-	/**
-	 *  The raters this pull added to the lead's database, with the clinical role the server
-	 *  recorded for them.
-	 */
-	raters_added?: string[],
-	/**  The curation versions and reviews the same pull brought in ([`pull_curation`]). */
-	curation: ReceivedVersions,
-};
-
-/**  What a pull did: each server rating counted once. */
-export type PullReport_Serialize = {
+export type PullReport = {
 	study_id: string,
 	added: number,
 	updated: number,
