@@ -59,10 +59,13 @@ run() {
   shift
   echo "== schemathesis as $who"
   # Logout is left out of the runs with a token: it would end the session the rest need. Run
-  # from the cluster's folder, where schemathesis leaves its cache.
+  # from the cluster's folder, where schemathesis leaves its cache. One worker: with two, the
+  # tool itself crashed once in CI ("SystemError: AST constructor recursion depth mismatch" in
+  # Hypothesis's source parsing, which is not thread-safe on this Python), failing a run whose
+  # every request had passed.
   (cd "$PG_WORK" && "$SCHEMATHESIS" --config-file "$PG_WORK/schemathesis.toml" --no-color run "http://$LISTEN/openapi.json" \
     --checks not_a_server_error,response_schema_conformance \
-    --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed 16 --workers 2 \
+    --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed 16 --workers 1 \
     --phases examples,coverage,fuzzing \
     --report junit --report-junit-path "$PG_WORK/schemathesis-$who.xml" "$@")
 }
