@@ -759,7 +759,12 @@ pub fn error_rates(
         test,
         note: Some(note),
     };
-    let rate = |claims: usize, note: Option<String>, test: Option<ClaimTest>| {
+    // A claim made in `claims` of `simulations` studies, each test drawing `resamples`.
+    let rate = |claims: usize,
+                simulations: usize,
+                resamples: usize,
+                note: Option<String>,
+                test: Option<ClaimTest>| {
         let p = claims as f64 / simulations as f64;
         let q = p.max(NOMINAL);
         ErrorRate {
@@ -767,7 +772,7 @@ pub fn error_rates(
             estimated: Some(p),
             simulation_se: Some((q * (1.0 - q) / simulations as f64).sqrt()),
             simulations,
-            resamples: inner,
+            resamples,
             test,
             note,
         }
@@ -817,7 +822,13 @@ pub fn error_rates(
                     bar_test(&study.pair, bar, inner, seed_of(2, s)).is_ok_and(|t| t.claimed)
                 })
                 .count();
-            rate(claims, test_note(bar_test_here.as_ref().err()), bar_claim)
+            rate(
+                claims,
+                simulations,
+                inner,
+                test_note(bar_test_here.as_ref().err()),
+                bar_claim,
+            )
         }
     };
     // Non-inferiority: clinicians drawn like these, the grader's error scaled so that
@@ -849,17 +860,13 @@ pub fn error_rates(
                     .is_ok_and(|t| t.claimed)
                 })
                 .count();
-            let p = claims as f64 / simulations as f64;
-            let q = p.max(NOMINAL);
-            ErrorRate {
-                nominal: NOMINAL,
-                estimated: Some(p),
-                simulation_se: Some((q * (1.0 - q) / simulations as f64).sqrt()),
+            rate(
+                claims,
                 simulations,
-                resamples: nested,
-                test: ni_claim,
-                note: test_note(ni_test_here.as_ref().err()),
-            }
+                nested,
+                test_note(ni_test_here.as_ref().err()),
+                ni_claim,
+            )
         }
     };
     ErrorRates {
