@@ -30,7 +30,7 @@ use dicom_core::value::{DataSetSequence, PrimitiveValue};
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::meta::FileMetaTableBuilder;
-use dicom_object::{open_file, InMemDicomObject};
+use dicom_object::{from_reader, InMemDicomObject};
 use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -150,13 +150,7 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
     // taxonomy's SHA-256 as stored, as the report manifest's `taxonomy_sha256` begins.
     let taxonomy_version =
         crate::digest::hex(&Sha256::digest(taxonomy_json.as_bytes()))[..16].to_owned();
-    let secret: Vec<u8> = conn
-        .query_row(
-            "SELECT salt FROM study_secrets WHERE study = ?1",
-            [study],
-            |r| r.get(0),
-        )
-        .map_err(fail("reading the study's secret"))?;
+    let secret = store.study_secret(study)?;
     // The UID salt: a digest of the secret, never the secret itself (which keys case codes).
     let salt = crate::digest::hex(
         &Sha256::new()
@@ -172,13 +166,7 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
         })
         .map_err(fail("listing the cases"))?;
     // When the reports were made (the store's clock, UTC), as DA and TM: never a source date.
-    let now: (String, String) = conn
-        .query_row(
-            "SELECT strftime('%Y%m%d', 'now'), strftime('%H%M%S', 'now')",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(fail("reading the clock"))?;
+    let now = da_tm(&crate::store::now(conn).map_err(fail("reading the clock"))?);
     let mut summary = SrSummary::default();
     for (case_key, case_id, modality) in cases {
         let drawn = case_marks(store, case_key)?;
@@ -206,9 +194,9 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
                 missing.insert(series_id, "the case has no such series".into());
                 continue;
             };
-            let kind: SeriesKind = serde_json::from_value(serde_json::Value::String(kind))
-                .map_err(|e| Error::Corrupt {
-                    what: format!("series {series_id}'s kind: {e}"),
+            let kind: SeriesKind =
+                crate::store::parse_enum(&kind).ok_or_else(|| Error::Corrupt {
+                    what: format!("series {series_id}'s kind {kind:?}"),
                 })?;
             if kind != SeriesKind::Dicom {
                 missing.insert(
@@ -234,7 +222,7 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
                     sha256,
                     &salt,
                 )?;
-                let path = series_dir.join(format!("{:05}.dcm", position + 1));
+                let path = series_dir.join(copy_name(position));
                 indices.push(instances.len());
                 instances.push(write_copy(&path, &bytes, &case_id)?);
                 summary.images += 1;
@@ -265,6 +253,10 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
             }
         }
         if groups.is_empty() {
+            // No report refers to the copies: take them away again, so the folder holds no case
+            // without its report (the skipped marks say why).
+            summary.images -= instances.len();
+            remove_copies(&case_dir, &by_series)?;
             continue;
         }
         let report = build_report(
@@ -286,6 +278,39 @@ pub fn write_reports(store: &Store, study_id: &str, out: &Path) -> Result<SrSumm
         summary.reports += 1;
     }
     Ok(summary)
+}
+
+/// DICOM's date (DA, `YYYYMMDD`) and time (TM, `HHMMSS`) of a time stamp as the store writes
+/// them (`2026-11-29T07:33:50.123Z`).
+fn da_tm(stamp: &str) -> (String, String) {
+    let digits = |part: &str| {
+        part.chars()
+            .filter(char::is_ascii_digit)
+            .collect::<String>()
+    };
+    let (date, time) = stamp.split_once('T').unwrap_or((stamp, ""));
+    let time = digits(time.split('.').next().unwrap_or_default());
+    (digits(date), time)
+}
+
+/// The file name of a series' copy at `position` (from 0) in the series' order.
+fn copy_name(position: usize) -> String {
+    format!("{:05}.dcm", position + 1)
+}
+
+/// Removes the copies written for a case, and the folders that held only them.
+fn remove_copies(case_dir: &Path, by_series: &BTreeMap<String, Vec<usize>>) -> Result<()> {
+    for (series_id, copies) in by_series {
+        let series_dir = case_dir.join(series_id);
+        for position in 0..copies.len() {
+            let copy = series_dir.join(copy_name(position));
+            std::fs::remove_file(&copy).map_err(|e| io(&copy, e))?;
+        }
+        let _ = std::fs::remove_dir(&series_dir);
+    }
+    // Left when something else is in it (an earlier export's report, a file of the user's).
+    let _ = std::fs::remove_dir(case_dir);
+    Ok(())
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
@@ -407,12 +432,11 @@ fn describe(source: &Source) -> String {
     }
 }
 
-/// Writes the de-identified copy, naming its patient by the case id, and reads back what the
-/// report refers to.
+/// Writes the de-identified copy, naming its patient by the case id, and returns what the
+/// report refers to. The copy's bytes are read in memory and the file written once.
 fn write_copy(path: &Path, bytes: &[u8], case_id: &str) -> Result<Instance> {
-    std::fs::write(path, bytes).map_err(|e| io(path, e))?;
     let unreadable = |message: String| io(path, std::io::Error::other(message));
-    let mut object = open_file(path).map_err(|e| unreadable(format!("reading DICOM: {e}")))?;
+    let mut object = from_reader(bytes).map_err(|e| unreadable(format!("reading DICOM: {e}")))?;
     object.put(text(tags::PATIENT_NAME, VR::PN, ""));
     object.put(text(tags::PATIENT_ID, VR::LO, case_id));
     // The profile removed these type 2 attributes; a PACS wants them present, and empty says
@@ -1114,6 +1138,14 @@ mod tests {
         let points = graphic_points(MarkShape::Freehand, &outline).unwrap();
         assert_eq!(points.len(), 4);
         assert_eq!(points[3], outline[0]);
+    }
+
+    #[test]
+    fn the_stores_clock_becomes_dicom_date_and_time() {
+        assert_eq!(
+            da_tm("2026-11-29T07:33:50.123Z"),
+            ("20261129".to_owned(), "073350".to_owned())
+        );
     }
 
     #[test]

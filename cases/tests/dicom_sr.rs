@@ -351,3 +351,104 @@ fn marks_leave_as_a_dicom_sr_that_highdicom_reads_back_and_dciodvfy_accepts() {
     assert_eq!(reports, summary.reports);
     assert!(copies > 0, "copies beside the reports");
 }
+
+/// A case none of whose marks can be placed gets no report, and no copies either: the export
+/// never leaves a case's images without the report that refers to them.
+#[test]
+fn a_case_whose_every_mark_is_skipped_leaves_nothing_behind() {
+    let (dir, mut store) = demo_store();
+    let rater = store
+        .create_rater("Dr Ada", RaterRole::Neuroradiologist, Some(12))
+        .unwrap()
+        .id;
+    store.ensure_demo_queue(rater).unwrap();
+    let (assignment, case_key, case_id) = store
+        .reading_queue(rater, DEMO_STUDY_ID)
+        .unwrap()
+        .iter()
+        .find_map(|item| {
+            store
+                .read()
+                .query_row(
+                    "SELECT t.case_ref, c.case_id FROM assignments a
+                     JOIN responses r ON a.response = r.id JOIN tasks t ON r.task = t.id
+                     JOIN cases c ON t.case_ref = c.id WHERE a.id = ?1
+                       AND EXISTS (SELECT 1 FROM series s WHERE s.case_ref = t.case_ref
+                                   AND s.kind = 'dicom')",
+                    [item.assignment],
+                    |r| Ok((item.assignment, r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+                )
+                .ok()
+        })
+        .expect("an item on a DICOM case");
+    let (series, dims, affine) = dicom_series(store.read(), case_key);
+    let centre = apply(
+        &affine,
+        [
+            dims[0] as f64 / 2.0,
+            dims[1] as f64 / 2.0,
+            (dims[2] / 2) as f64,
+        ],
+    );
+    store
+        .add_error_label(
+            rater,
+            assignment,
+            &LabelEdit {
+                category: "P1".into(),
+                severity: 2,
+                span: None,
+                text: SpanText::Rationale,
+                turn: None,
+                mark: Some(Mark {
+                    series_id: series,
+                    kind: MarkKind::Point,
+                    plane: Plane::Axial,
+                    points_lps_mm: vec![centre],
+                }),
+                comment: String::new(),
+            },
+        )
+        .unwrap();
+    // Every mark of the case made unplaceable (no points), as a database from another tool
+    // could hold them.
+    let conn = store.read();
+    conn.execute(
+        "UPDATE error_labels SET mark_json = json_set(mark_json, '$.points_lps_mm', json('[]'))
+         WHERE mark_json IS NOT NULL",
+        [],
+    )
+    .unwrap();
+    let body: String = conn
+        .query_row(
+            "SELECT body_json FROM ground_truth WHERE case_ref = ?1",
+            [case_key],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut body: Value = serde_json::from_str(&body).unwrap();
+    for lesion in body["lesions"].as_array_mut().into_iter().flatten() {
+        for mark in lesion["marks"].as_array_mut().into_iter().flatten() {
+            mark["points_mm"] = json!([]);
+        }
+    }
+    conn.execute(
+        "UPDATE ground_truth SET body_json = ?1 WHERE case_ref = ?2",
+        rusqlite::params![body.to_string(), case_key],
+    )
+    .unwrap();
+
+    let out = dir.path().join("sr");
+    let summary = exports::dicom_sr(&store, &Session::command_line(), DEMO_STUDY_ID, &out).unwrap();
+    assert!(
+        summary
+            .skipped
+            .iter()
+            .any(|why| why.starts_with(&format!("{case_id}: ")) && why.contains("malformed")),
+        "{summary:?}"
+    );
+    assert!(
+        !out.join(&case_id).exists(),
+        "the copies of {case_id} stayed without a report"
+    );
+}

@@ -340,13 +340,19 @@ impl Store {
         if from_package {
             return Ok(crate::case_codes::CaseCodes::already_coded());
         }
+        self.study_secret(study)
+            .map(crate::case_codes::CaseCodes::new)
+    }
+
+    /// The secret the study keeps (its key `study`): it keys the case codes, and only digests of
+    /// it leave (the DICOM SR's UID salt).
+    pub(crate) fn study_secret(&self, study: i64) -> Result<Vec<u8>> {
         self.read()
             .query_row(
                 "SELECT salt FROM study_secrets WHERE study = ?1",
                 [study],
                 |row| row.get(0),
             )
-            .map(crate::case_codes::CaseCodes::new)
             .map_err(|e| self.failed("reading the study's secret", e))
     }
 
