@@ -1,8 +1,9 @@
 //! Multi-site rater packages on the real demo study: a lead's database and a remote rater's, two
 //! SQLite files, with the package files between them.
 
+use cases::app::permissions::{Action, StudyRole};
 use cases::app::team::wire::{Membership, QueueEntry};
-use cases::app::team::{TeamEdit, TeamRating, TeamRatingState, TeamRole};
+use cases::app::team::{TeamEdit, TeamRating, TeamRatingState};
 use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
@@ -1660,7 +1661,7 @@ fn what_the_server_says_of_a_study_locks_its_items_here_offline_too() {
         let membership = Membership {
             study_id: DEMO_STUDY_ID.into(),
             title: "t".into(),
-            role: TeamRole::Rater,
+            role: StudyRole::Rater,
             reveal_locked: locked,
             rubric_version: None,
         };
@@ -1738,7 +1739,7 @@ fn the_lead_opening_the_lock_again_lets_a_reopen_through_and_items_missing_are_c
     let membership = |locked| Membership {
         study_id: DEMO_STUDY_ID.into(),
         title: "t".into(),
-        role: TeamRole::Rater,
+        role: StudyRole::Rater,
         reveal_locked: locked,
         rubric_version: Some(3),
     };
@@ -2043,7 +2044,7 @@ fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_
         &Membership {
             study_id: DEMO_STUDY_ID.into(),
             title: "t".into(),
-            role: TeamRole::Rater,
+            role: StudyRole::Rater,
             reveal_locked: false,
             rubric_version: Some(2),
         },
@@ -2124,7 +2125,7 @@ fn lead_lowers_the_overall_scale(lead: &mut Lead) -> u32 {
 fn lead_session(lead: &Lead) -> cases::app::LeadSession {
     cases::app::Session::current(&lead.store)
         .unwrap()
-        .study_lead("Editing the rubric")
+        .study_lead(Action::EditRubric)
         .unwrap()
 }
 

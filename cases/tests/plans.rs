@@ -5,6 +5,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
+use cases::app::permissions::Action;
 use cases::app::{plans, Session};
 use cases::rating::{PlanSpec, RaterRole, StratifyBy, TopUpSpec, DEMO_STUDY_ID};
 use cases::store::Store;
@@ -297,14 +298,14 @@ fn plans_are_the_study_leads_and_recorded_under_who_acts() {
     store.set_current_rater(raters[0]).unwrap();
     assert!(Session::current(&store)
         .unwrap()
-        .study_lead("Creating a plan")
+        .study_lead(Action::PlanAssignments)
         .is_err());
 
     // A curator acting records plans under themselves.
     store.set_current_rater(curator).unwrap();
     let lead = Session::current(&store)
         .unwrap()
-        .study_lead("Creating a plan")
+        .study_lead(Action::PlanAssignments)
         .unwrap();
     let made = plans::create(&mut store, &lead, &spec("p", raters.clone(), 0.2)).unwrap();
     assert_eq!(
@@ -318,7 +319,7 @@ fn plans_are_the_study_leads_and_recorded_under_who_acts() {
     store.leave_reading().unwrap();
     let lead = Session::current(&store)
         .unwrap()
-        .study_lead("Creating a plan")
+        .study_lead(Action::PlanAssignments)
         .unwrap();
     let made = plans::create(&mut store, &lead, &spec("q", vec![raters[0]], 0.0)).unwrap();
     assert_eq!(

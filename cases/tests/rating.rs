@@ -4,6 +4,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
+use cases::app::permissions::Action;
 use cases::app::{catalog, reading, LeadSession, Session};
 use cases::model::Taxonomy;
 use cases::rating::{
@@ -1086,7 +1087,7 @@ fn unblinded(store: &Store, view: &str) -> Result<LeadSession, Error> {
 }
 
 fn study_lead(store: &Store) -> Result<LeadSession, Error> {
-    Session::current(store)?.study_lead("Merging a results package")
+    Session::current(store)?.study_lead(Action::MergeResults)
 }
 
 #[test]

@@ -6,6 +6,7 @@
 #[path = "support/rating.rs"]
 mod rating_support;
 
+use cases::app::permissions::Action;
 use cases::app::rubric::{self, RubricSave};
 use cases::app::{LeadSession, Session};
 use cases::import::import_bundle;
@@ -21,7 +22,7 @@ use rating_support::demo_store;
 fn lead(store: &Store) -> LeadSession {
     Session::current(store)
         .unwrap()
-        .study_lead("Editing the rubric")
+        .study_lead(Action::EditRubric)
         .unwrap()
 }
 
@@ -269,7 +270,7 @@ fn a_blinded_reader_cannot_open_the_rubric_editor() {
     store.set_current_rater(reader).unwrap();
     match Session::current(&store)
         .unwrap()
-        .study_lead("Editing the rubric")
+        .study_lead(Action::EditRubric)
     {
         Err(Error::Rating(RatingError::Refused(message))) => assert!(
             message.starts_with("Editing the rubric is the study lead's"),

@@ -15,7 +15,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
-use cases::app::team::{PackageExchange, TeamAction, TeamMember};
+use cases::app::permissions::Action;
+use cases::app::team::{PackageExchange, TeamMember};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -307,7 +308,7 @@ async fn progress(
 ) -> Result<Json<Progress>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::SeeProgress)
+        .lead(Action::SeeProgress)
         .map_err(forbidden)?;
     Ok(Json(store::progress(&state.pool, &lead).await?))
 }
@@ -322,7 +323,7 @@ async fn ratings(
 ) -> Result<Json<StudyRatings>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::ExportRatings)
+        .lead(Action::ExportRatings)
         .map_err(forbidden)?;
     Ok(Json(StudyRatings(
         store::study_ratings(&state.pool, &lead).await?,
@@ -340,7 +341,7 @@ async fn invite(
 ) -> Result<Json<Invitation>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::Invite)
+        .lead(Action::Invite)
         .map_err(forbidden)?;
     Ok(Json(store::invite(&state.pool, &lead, &request).await?))
 }
@@ -356,7 +357,7 @@ async fn invitations(
 ) -> Result<Json<Vec<InvitationSummary>>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::Invite)
+        .lead(Action::Invite)
         .map_err(forbidden)?;
     Ok(Json(store::invitations(&state.pool, &lead).await?))
 }
@@ -373,7 +374,7 @@ async fn revoke_invitation(
 ) -> Result<StatusCode, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::Invite)
+        .lead(Action::Invite)
         .map_err(forbidden)?;
     store::revoke_invitation(&state.pool, &lead, id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -391,7 +392,7 @@ async fn reset_password(
 ) -> Result<Json<Invitation>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::ResetPassword)
+        .lead(Action::ResetPassword)
         .map_err(forbidden)?;
     check_segment("username", &username)?;
     Ok(Json(
@@ -410,7 +411,7 @@ async fn top_up(
 ) -> Result<Json<TopUpReport>, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::TopUp)
+        .lead(Action::TopUp)
         .map_err(forbidden)?;
     Ok(Json(store::top_up(&state.pool, &lead, &request).await?))
 }
@@ -426,7 +427,7 @@ async fn reveal_lock(
 ) -> Result<StatusCode, ServerError> {
     let lead = member_of(&state, &caller, &study)
         .await?
-        .lead(TeamAction::LockReveal)
+        .lead(Action::LockReveal)
         .map_err(forbidden)?;
     check_segment("username", &username)?;
     store::set_reveal_lock(&state.pool, &lead, &username, request.locked).await?;

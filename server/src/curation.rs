@@ -1,6 +1,6 @@
 //! The curation handlers (docs/team-server.md "Curation"): thin adapters. Reading takes the
 //! unblinded session (lead and curators), every step the curator session
-//! (`cases::app::team::TeamAction::Curate`); a rater is refused (403), a case of another study is
+//! (`cases::app::team::Action::Curate`); a rater is refused (403), a case of another study is
 //! not found. What a step may do is decided in `cases::app::team` and stored by `store`.
 
 use crate::api::{check_segment, forbidden, member_of};

@@ -1,6 +1,6 @@
 //! `GET /api/studies/{study}/curation-package`: the curator's copy of the study
 //! (docs/team-server.md, "A curator"). A thin handler: the session from
-//! `TeamMember::unblinded` (the lead and curators: `TeamAction::ReadGroundTruth`), the server's
+//! `TeamMember::unblinded` (the lead and curators: `Action::ReadGroundTruth`), the server's
 //! rows read into `cases::app::team::curation_package`, written by
 //! `cases::package::write_curation_package` on a blocking thread into a temporary file with the
 //! images fetched one at a time, then streamed.

@@ -20,11 +20,12 @@ use crate::wire::{
     QueueEntry, RaterProgress, ResultsItem, ResultsReport, SiteProgress, TopUpAdded, TopUpReport,
     TopUpRequest,
 };
+use cases::app::permissions::StudyRole;
 use cases::app::team::{
     decide_edit, rater_item, rater_package, results_edits, PackageExchange, PackageRecipient,
     PackageSource, QueuedItem, RaterItem, StoredImage, StoredItem, TeamLeadSession, TeamMember,
-    TeamRaterSession, TeamRating, TeamRole, TeamSeries, TeamSeriesFiles, TeamStudy,
-    TeamStudyRating, TeamUnblindedSession,
+    TeamRaterSession, TeamRating, TeamSeries, TeamSeriesFiles, TeamStudy, TeamStudyRating,
+    TeamUnblindedSession,
 };
 use cases::case_codes::CaseCodes;
 use cases::model::{Rubric, StudyMeta};
@@ -60,7 +61,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("the server's values serialise")
 }
 
-fn role_text(role: TeamRole) -> String {
+fn role_text(role: StudyRole) -> String {
     match to_json(&role) {
         Value::String(text) => text,
         other => unreachable!("a role serialises as a string, got {other}"),
@@ -221,7 +222,7 @@ pub async fn import_study(
             } else {
                 let lead = Invitee {
                     username,
-                    role: TeamRole::Lead,
+                    role: StudyRole::Lead,
                     site,
                     clinical_role: None,
                     years_experience: None,
@@ -386,7 +387,7 @@ async fn import_series_images(
 /// Who an invitation is for, and as what.
 struct Invitee<'a> {
     username: &'a str,
-    role: TeamRole,
+    role: StudyRole,
     site: &'a str,
     clinical_role: Option<RaterRole>,
     years_experience: Option<u32>,

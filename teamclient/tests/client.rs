@@ -9,7 +9,8 @@
 #[path = "support/team.rs"]
 mod team;
 
-use cases::app::team::{CurationReview, CurationSave, TeamEdit, TeamRatingState, TeamRole};
+use cases::app::permissions::StudyRole;
+use cases::app::team::{CurationReview, CurationSave, TeamEdit, TeamRatingState};
 use cases::curation::{CuratedTruth, Decision, Source, Status, MAIN_BRANCH};
 use cases::rating::RatingEdit;
 use team::{password, TeamServer, STUDY};
@@ -74,7 +75,7 @@ async fn a_rater_logs_in_reads_edits_once_and_logs_out() {
     assert_eq!(me.site, "Hospital B");
     assert_eq!(me.studies.len(), 1);
     assert_eq!(me.studies[0].study_id, STUDY);
-    assert_eq!(me.studies[0].role, TeamRole::Rater);
+    assert_eq!(me.studies[0].role, StudyRole::Rater);
 
     let queue = client.queue(STUDY).await.unwrap();
     assert_eq!(queue.len(), 3);

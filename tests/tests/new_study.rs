@@ -7,6 +7,7 @@ use cases::app::new_study::{
     self, CaseEdit, Draft, DraftTask, DraftView, ImportOutcome, NewStudyRequest, ScanOutcome,
     STRIP_LENGTH, THUMBNAIL_SIDE,
 };
+use cases::app::permissions::Action;
 use cases::app::Session;
 use cases::harness::{ColumnMap, Defaults};
 use cases::model::{DiseaseGroup, SliceRef, TaskFamily, ToComplete};
@@ -271,7 +272,7 @@ fn an_import_stores_the_corrections_and_a_refused_one_keeps_the_draft_and_stores
     let mut store = Store::open(&db).expect("store");
     let lead = Session::current(&store)
         .expect("session")
-        .study_lead("Building a new study")
+        .study_lead(Action::BuildStudy)
         .expect("nobody reads here");
     let mut draft = drafted(scan(&request(&setup, None)));
     let mr = draft.view().cases[1].clone();

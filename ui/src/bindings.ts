@@ -1042,7 +1042,7 @@ export type InvitationSummary = InvitationSummary_Serialize | InvitationSummary_
 export type InvitationSummary_Deserialize = {
 	id: number,
 	username: string,
-	role: TeamRole,
+	role: StudyRole,
 	site: string,
 	clinical_role?: RaterRole | null,
 	years_experience?: number | null,
@@ -1059,7 +1059,7 @@ export type InvitationSummary_Deserialize = {
 export type InvitationSummary_Serialize = {
 	id: number,
 	username: string,
-	role: TeamRole,
+	role: StudyRole,
 	site: string,
 	clinical_role: RaterRole | null,
 	years_experience: number | null,
@@ -1078,7 +1078,7 @@ export type InviteRequest = InviteRequest_Serialize | InviteRequest_Deserialize;
 /**  `POST /api/studies/{study}/invitations`: whom the lead invites, with what role. */
 export type InviteRequest_Deserialize = {
 	username: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**  The hospital or reading site, for progress per site. */
 	site?: string,
 	/**
@@ -1093,7 +1093,7 @@ export type InviteRequest_Deserialize = {
 /**  `POST /api/studies/{study}/invitations`: whom the lead invites, with what role. */
 export type InviteRequest_Serialize = {
 	username: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**  The hospital or reading site, for progress per site. */
 	site: string,
 	/**
@@ -1240,7 +1240,7 @@ export type Membership = Membership_Serialize | Membership_Deserialize;
 export type Membership_Deserialize = {
 	study_id: string,
 	title: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**
 	 *  The study lead closed the ground truth to this account, and with it reopening what it
 	 *  submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
@@ -1258,7 +1258,7 @@ export type Membership_Deserialize = {
 export type Membership_Serialize = {
 	study_id: string,
 	title: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**
 	 *  The study lead closed the ground truth to this account, and with it reopening what it
 	 *  submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
@@ -2166,6 +2166,18 @@ export type StoppedItem = {
 /**  A key a plan may be stratified by: every combination of the chosen keys is one stratum. */
 export type StratifyBy = "model" | "sample" | "task_family";
 
+/**
+ *  A person's part in one study. On the team server an account holds one role per study; at a
+ *  workstation the role follows from who is acting ([`workstation_roles`]).
+ */
+export type StudyRole = 
+/**  Runs the study: invites people, sees progress, tops up assignments, locks reveal. */
+"lead" | 
+/**  Works on the ground truth: reads it, never rates. */
+"curator" | 
+/**  Reads blinded and rates their own queue. */
+"rater";
+
 /**  A study's current rubric, as the lead edits it. */
 export type StudyRubric = StudyRubric_Serialize | StudyRubric_Deserialize;
 
@@ -2354,7 +2366,7 @@ export type TeamOpened = TeamOpened_Serialize | TeamOpened_Deserialize;
  */
 export type TeamOpened_Deserialize = {
 	study_id: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater?: Rater_Deserialize | null,
 	/**  A rater's items; a curator's cases. */
@@ -2373,7 +2385,7 @@ export type TeamOpened_Deserialize = {
  */
 export type TeamOpened_Serialize = {
 	study_id: string,
-	role: TeamRole,
+	role: StudyRole,
 	/**  The rater reading the imported queue (a curator: the curator), now the one acting here. */
 	rater: Rater_Serialize | null,
 	/**  A rater's items; a curator's cases. */
@@ -2384,15 +2396,6 @@ export type TeamOpened_Serialize = {
 	 */
 	added: number,
 };
-
-/**  A person's role in one study on the server; an account holds one role per study. */
-export type TeamRole = 
-/**  Runs the study: invites people, sees progress, tops up assignments, locks reveal. */
-"lead" | 
-/**  Works on the ground truth: reads it, never rates. */
-"curator" | 
-/**  Reads blinded and rates their own queue. */
-"rater";
 
 /**
  *  What the window starts with: the server named at launch, and the account of a saved session

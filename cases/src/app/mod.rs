@@ -19,6 +19,7 @@ pub mod catalog;
 pub mod curation;
 pub mod exports;
 pub mod new_study;
+pub mod permissions;
 pub mod plans;
 pub mod reading;
 pub mod rubric;
@@ -31,6 +32,7 @@ use crate::progress::Progress;
 use crate::rating::{Rater, RaterRole, RatingError, STUDY_LEAD};
 use crate::store::{enum_text, ResponseView, Store};
 use crate::{Error, Result};
+use permissions::{permits, workstation_roles, Action};
 use std::path::Path;
 
 /// Who acts at this workstation, before any rule is applied: the current rater, or nobody (a
@@ -83,38 +85,52 @@ impl Session {
     /// Whether the acting rater reads blinded: what they are shown leaves out what would unblind
     /// them (`catalog`), and the views that are nothing but that are refused (`unblinded`).
     fn reads_blinded(&self) -> bool {
-        self.acting
-            .as_ref()
-            .is_some_and(|rater| rater.role.reads_blinded())
+        !self.may(Action::SeeUnblinded)
+    }
+
+    /// Whether the table lets whoever acts here do `action` (`permissions`).
+    fn may(&self, action: Action) -> bool {
+        permits(workstation_roles(self.acting.as_ref()), action)
     }
 
     /// A lead's session to open `view` (something showing grader output, ground truth or every
-    /// model's answer); refused while the acting rater reads blinded, so the backend, not only
-    /// the UI, keeps a reader blind.
+    /// model's answer: [`Action::SeeUnblinded`]); refused while the acting rater reads blinded,
+    /// so the backend, not only the UI, keeps a reader blind.
     pub fn unblinded(self, view: &str) -> Result<LeadSession> {
-        match self.acting {
-            Some(rater) if rater.role.reads_blinded() => Err(refused(format!(
+        if self.may(Action::SeeUnblinded) {
+            return Ok(LeadSession {
+                acting: self.acting,
+            });
+        }
+        Err(refused(match &self.acting {
+            Some(rater) => format!(
                 "{view} is closed while {} reads blinded ({}): it shows grader scores, ground \
                  truth or every model's answer. Leave reading mode, or choose a curator, to open it",
                 rater.name,
                 enum_text(&rater.role)
-            ))),
-            acting => Ok(LeadSession { acting }),
-        }
+            ),
+            None => format!("{view} is closed to whoever acts here"),
+        }))
     }
 
-    /// A lead's session for `action`, the study lead's (merging another site's ratings into this
-    /// database); refused while a rater reads blinded at this workstation.
-    pub fn study_lead(self, action: &str) -> Result<LeadSession> {
-        match self.acting {
-            Some(rater) if rater.role.reads_blinded() => Err(refused(format!(
-                "{action} is the study lead's, and {} is reading here as a {}. Leave reading \
+    /// A lead's session for `action`, one of the study lead's ([`Action::allowed`]); refused
+    /// while a rater reads blinded at this workstation.
+    pub fn study_lead(self, action: Action) -> Result<LeadSession> {
+        if self.may(action) && action.allowed().contains(&permissions::StudyRole::Lead) {
+            return Ok(LeadSession {
+                acting: self.acting,
+            });
+        }
+        Err(refused(match &self.acting {
+            Some(rater) => format!(
+                "{} is the study lead's, and {} is reading here as a {}. Leave reading \
                  mode, or choose a curator, to do it",
+                action.describe(),
                 rater.name,
                 enum_text(&rater.role)
-            ))),
-            acting => Ok(LeadSession { acting }),
-        }
+            ),
+            None => format!("{} is not the study lead's to do", action.describe()),
+        }))
     }
 
     /// The acting rater as themselves; refused when nobody has said who they are.

@@ -5,6 +5,7 @@
 //! computation live in `runner` and `textmetrics`, which build on this crate: a front end opens
 //! the same session here before calling them, so the rule is still decided in one place.
 
+use super::permissions::Action;
 use super::{LeadSession, Session};
 use crate::grader_workbench::{self, Disagreement, GraderOnSplit, ItemSideBySide};
 use crate::store::Store;
@@ -14,12 +15,12 @@ use calibration::version_drift::VersionDrift;
 /// The lead's session for the workbench: grader versions and their runs, model runs, the
 /// development/test split and its agreement, drift.
 pub fn open(store: &Store) -> Result<LeadSession> {
-    Session::current(store)?.study_lead("The grader workbench")
+    Session::current(store)?.study_lead(Action::TuneGrader)
 }
 
 /// The lead's session for computing the automatic text metrics (the workbench's Metrics page).
 pub fn open_metrics(store: &Store) -> Result<LeadSession> {
-    Session::current(store)?.study_lead("Computing the automatic metrics")
+    Session::current(store)?.study_lead(Action::ComputeMetrics)
 }
 
 /// The grader on the study's development/test split (made on first use with a fresh seed,

@@ -10,6 +10,7 @@
 mod assignment;
 mod edits;
 mod fold;
+mod on_server;
 pub mod outbox;
 mod raters;
 mod reading;
@@ -22,6 +23,7 @@ pub use assignment::{
 };
 pub use edits::{EditAck, LabelAck, LabelEdit, RatingEdit, SpanText};
 pub use fold::{ratings_against_audit, FoldCheck, Unaccounted};
+pub use on_server::{edits_to_reach, TeamEdit, TeamRating, TeamRatingState};
 pub(crate) use raters::insert_rater;
 pub use raters::{Rater, RaterRole, MAX_YEARS_EXPERIENCE};
 pub(crate) use reading::stored_rating;

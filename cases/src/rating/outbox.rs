@@ -7,7 +7,7 @@
 //!
 //! Each row holds its own `edit_id` (random, made once here: a resend after a crash between
 //! sending and recording is stored once by the server) and the edit as the server takes it
-//! (`cases::app::team::TeamEdit`: the whole rating state for a save or a label change; submit;
+//! (`cases::rating::TeamEdit`: the whole rating state for a save or a label change; submit;
 //! reopen). The version an edit starts from is the server's version of the link's last
 //! acknowledged edit (0 before the first). A refusal (409 `conflict`: someone else's newer
 //! version) stops that assignment's queue: its rows stay unsent, the local rating untouched,
@@ -19,7 +19,7 @@
 use super::reading::{stored_rating, ErrorLabelView, RatingView};
 use super::table::{self, ReadKey, WholeRating};
 use super::{assignment_not_found, own_assignment, refused, RatingStatus};
-use crate::app::team::{edits_to_reach, TeamEdit, TeamRating, TeamRatingState};
+use super::{edits_to_reach, TeamEdit, TeamRating, TeamRatingState};
 use crate::store::audit::Entry;
 use crate::store::{Store, Write, NOW_SQL};
 use crate::{Error, Result};

@@ -5,6 +5,7 @@
 use crate::error::CommandError;
 use crate::state::AppState;
 use cases::app::case_facts::{self, CaseFacts};
+use cases::app::permissions::Action;
 use cases::app::Session;
 use cases::ids::Id;
 use cases::store::CaseView;
@@ -20,7 +21,7 @@ pub async fn edit_case_facts(
     facts: CaseFacts,
 ) -> Result<CaseView, CommandError> {
     state.with_store_mut(|store| {
-        let lead = Session::current(store)?.study_lead("editing a case's group and note")?;
+        let lead = Session::current(store)?.study_lead(Action::EditCaseFacts)?;
         Ok(case_facts::edit(store, &lead, &study_id, &case_id, &facts)?)
     })
 }

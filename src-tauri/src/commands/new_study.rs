@@ -11,6 +11,7 @@ use crate::validate;
 use cases::app::new_study::{
     self, CaseEdit, Draft, DraftCase, DraftView, ImportOutcome, NewStudyRequest, ScanOutcome,
 };
+use cases::app::permissions::Action;
 use cases::app::{LeadSession, Session};
 use cases::bundle::Problem;
 use cases::harness::{ColumnMap, Defaults};
@@ -55,7 +56,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn lead(store: &Store) -> Result<LeadSession, CommandError> {
-    Ok(Session::current(store)?.study_lead("Building a new study")?)
+    Ok(Session::current(store)?.study_lead(Action::BuildStudy)?)
 }
 
 /// A `file:line: field: message` row of the problems table.

@@ -8,6 +8,7 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
+use cases::app::permissions::Action;
 use cases::app::Session;
 use cases::ids::Id;
 use serde::Serialize;
@@ -119,7 +120,7 @@ pub async fn merge_results_package<R: Runtime>(
     let file = package_source(Path::new(&path))?;
     cancellable(app, &work, request.unwrap_or_default(), |progress| {
         state.with_store_mut(|store| {
-            let lead = Session::current(store)?.study_lead("Merging a results package")?;
+            let lead = Session::current(store)?.study_lead(Action::MergeResults)?;
             let report = cases::app::merge_results_package(store, &lead, &file, progress)?;
             Ok(MergedResults {
                 package_id: report.package_id,

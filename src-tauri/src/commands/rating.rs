@@ -7,6 +7,7 @@ use crate::commands::team::TeamState;
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
 use crate::validate;
+use cases::app::permissions::Action;
 use cases::app::{plans, reading, ReaderSession, Session};
 use cases::ids::{Id, Key};
 use cases::rating::{
@@ -90,7 +91,7 @@ pub async fn list_assignment_plans(
     study_id: Id,
 ) -> Result<Vec<PlanSummary>, CommandError> {
     state.with_store(|store| {
-        let lead = Session::current(store)?.study_lead("The study's plans")?;
+        let lead = Session::current(store)?.study_lead(Action::PlanAssignments)?;
         Ok(plans::list(store, &lead, &study_id)?)
     })
 }
@@ -105,7 +106,7 @@ pub async fn create_lead_plan(
 ) -> Result<PlanSummary, CommandError> {
     check_plan_spec(&spec)?;
     state.with_store_mut(|store| {
-        let lead = Session::current(store)?.study_lead("Creating an assignment plan")?;
+        let lead = Session::current(store)?.study_lead(Action::PlanAssignments)?;
         Ok(plans::create(store, &lead, &spec)?)
     })
 }
@@ -123,7 +124,7 @@ pub async fn top_up_assignment_plan(
         validate::key("spec.new_raters", rater)?;
     }
     state.with_store_mut(|store| {
-        let lead = Session::current(store)?.study_lead("Topping up an assignment plan")?;
+        let lead = Session::current(store)?.study_lead(Action::TopUp)?;
         Ok(plans::top_up(store, &lead, &spec)?)
     })
 }

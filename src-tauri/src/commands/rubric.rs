@@ -4,6 +4,7 @@
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
+use cases::app::permissions::Action;
 use cases::app::rubric::{self, RubricSave};
 use cases::app::{LeadSession, Session};
 use cases::ids::Id;
@@ -20,7 +21,7 @@ const MAX_LEVELS: usize = 101;
 const MAX_TEXT_BYTES: usize = 2_000;
 
 fn lead(store: &Store) -> Result<LeadSession, CommandError> {
-    Ok(Session::current(store)?.study_lead("Editing the rubric")?)
+    Ok(Session::current(store)?.study_lead(Action::EditRubric)?)
 }
 
 fn too_long(field: &str) -> CommandError {

@@ -13,7 +13,8 @@
 use crate::error::{CommandError, ErrorCode};
 use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
-use cases::app::team::{PullReport, ServerNews, TeamRole};
+use cases::app::permissions::{Action, StudyRole};
+use cases::app::team::{PullReport, ServerNews};
 use cases::ids::Key;
 use cases::rating::outbox::{self, OutboxEdit, OutboxStatus, Resolution};
 use cases::rating::{Rater, RaterRole};
@@ -249,9 +250,9 @@ fn studies_held(state: &AppState, session: &Session) -> Result<Vec<Membership>, 
         let store = Store::open_existing(&path)?;
         for study in store.studies()? {
             let role = if cases::package::server_links(&store, &study.id)?.is_empty() {
-                TeamRole::Curator
+                StudyRole::Curator
             } else {
-                TeamRole::Rater
+                StudyRole::Rater
             };
             held.push(Membership {
                 study_id: study.id,
@@ -416,7 +417,7 @@ pub async fn team_logout(
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct TeamOpened {
     pub study_id: String,
-    pub role: TeamRole,
+    pub role: StudyRole,
     /// The rater reading the imported queue (a curator: the curator), now the one acting here.
     pub rater: Option<Rater>,
     /// A rater's items; a curator's cases.
@@ -540,7 +541,7 @@ pub async fn team_open_study<R: Runtime>(
     })?;
     let role = membership.role;
     match role {
-        TeamRole::Lead => {
+        StudyRole::Lead => {
             return Ok(TeamOpened {
                 study_id,
                 role,
@@ -549,11 +550,11 @@ pub async fn team_open_study<R: Runtime>(
                 added: 0,
             })
         }
-        TeamRole::Curator => {
+        StudyRole::Curator => {
             return open_curation_copy(&app, &state, &team, client, &session, study_id, request)
                 .await
         }
-        TeamRole::Rater => {}
+        StudyRole::Rater => {}
     }
     let beside = state.with_store(|store| Ok(store.path().to_path_buf()))?;
     let path = team_database(&beside, &session, &study_id)?;
@@ -730,7 +731,7 @@ async fn open_curation_copy<R: Runtime>(
     }));
     Ok(TeamOpened {
         study_id,
-        role: TeamRole::Curator,
+        role: StudyRole::Curator,
         rater: Some(curator),
         items,
         added,
@@ -771,8 +772,7 @@ pub async fn team_pull(
     check_segment("study_id", &study_id)?;
     let results = team.client()?.study_results(&study_id).await?;
     state.with_store_mut(|store| {
-        let lead = cases::app::Session::current(store)?
-            .study_lead("taking the team server's ratings into this database")?;
+        let lead = cases::app::Session::current(store)?.study_lead(Action::TakeInResults)?;
         Ok(cases::app::team::pull(store, &lead, &study_id, &results)?)
     })
 }

@@ -10,12 +10,11 @@
 //! the ground truth only after the rater submitted and asked for it, unless the lead locked them
 //! out of it.
 
+use super::permissions::{permits, Action, StudyRole};
 use crate::case_codes::CaseCodes;
 use crate::model::{Modality, Rubric, SeriesKind, Sex, SliceRef, TaskFamily, Taxonomy, Turn};
 use crate::rating::rules::{self, LabelContext, Violation};
-use crate::rating::{
-    LabelEdit, RaterRole, RatingEdit, RatingError, RatingStatus, TaxonomyCategory,
-};
+use crate::rating::{RaterRole, RatingEdit, RatingError, RatingStatus, TaxonomyCategory};
 use crate::{Error, Result};
 use imaging::SeriesGeometry;
 use serde::{Deserialize, Serialize};
@@ -36,9 +35,12 @@ pub use curation::{
 };
 pub use curation_package::{curation_package, CurationSource, CurationSourceCase};
 pub use package::{
-    edits_to_reach, rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource,
-    QueuedItem, StoredImage,
+    rater_package, results_edits, PackageExchange, PackageRecipient, PackageSource, QueuedItem,
+    StoredImage,
 };
+// The rating as the server holds it lives with the rating rules, below this layer, so that a
+// rater's outbox builds on it without reaching up here.
+pub use crate::rating::{edits_to_reach, TeamEdit, TeamRating, TeamRatingState};
 pub use pull::{
     pull, pull_curation, pull_ratings, PullReport, PulledConflict, ServerResults, TeamStudyRating,
 };
@@ -48,87 +50,12 @@ pub use study::{
     TeamStudyResponse, TeamStudyTask,
 };
 
-/// A person's role in one study on the server; an account holds one role per study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "snake_case")]
-pub enum TeamRole {
-    /// Runs the study: invites people, sees progress, tops up assignments, locks reveal.
-    Lead,
-    /// Works on the ground truth: reads it, never rates.
-    Curator,
-    /// Reads blinded and rates their own queue.
-    Rater,
-}
-
-/// What someone asks to do in a study; [`TeamAction::allowed`] is the one role → permission
-/// table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TeamAction {
-    /// Read one's own queue and items, save, submit and reopen one's own ratings.
-    Rate,
-    /// See a case's ground truth outside one's own submitted ratings, and its curation versions.
-    ReadGroundTruth,
-    /// Save, submit and review versions of a case's ground truth.
-    Curate,
-    /// Progress per rater and per site, time on task, overdue work.
-    SeeProgress,
-    /// Invite someone into the study.
-    Invite,
-    /// Add assignments while the study runs.
-    TopUp,
-    /// Lock or unlock a rater out of reveal-then-edit.
-    LockReveal,
-    /// Reset the password of another member of the study: their sessions end and a one-time
-    /// code sets a new one.
-    ResetPassword,
-    /// Every rater's ratings, for the lead's own database (`pull`) and the report built there.
-    ExportRatings,
-    /// Build any rater's package and upload any rater's results (a site with no connection);
-    /// a rater downloads their own package and uploads their own results under `Rate`.
-    ExchangePackages,
-}
-
-impl TeamAction {
-    /// The roles that may do this. A lead does not rate (their view is unblinded), a rater sees
-    /// nothing of the study beyond their own queue.
-    pub fn allowed(self) -> &'static [TeamRole] {
-        use TeamRole::*;
-        match self {
-            TeamAction::Rate => &[Rater],
-            TeamAction::ReadGroundTruth | TeamAction::Curate => &[Lead, Curator],
-            TeamAction::SeeProgress
-            | TeamAction::Invite
-            | TeamAction::TopUp
-            | TeamAction::LockReveal
-            | TeamAction::ResetPassword
-            | TeamAction::ExportRatings
-            | TeamAction::ExchangePackages => &[Lead],
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            TeamAction::Rate => "rating",
-            TeamAction::ReadGroundTruth => "reading the ground truth",
-            TeamAction::Curate => "curating the ground truth",
-            TeamAction::SeeProgress => "the study's progress",
-            TeamAction::Invite => "inviting people",
-            TeamAction::TopUp => "topping up assignments",
-            TeamAction::LockReveal => "locking reveal",
-            TeamAction::ResetPassword => "resetting a member's password",
-            TeamAction::ExportRatings => "the raters' ratings",
-            TeamAction::ExchangePackages => "another rater's packages",
-        }
-    }
-}
-
 /// What a lead's invitation says of how the invitee reads, checked: a rater's names the clinical
 /// role they read as (what the packages the server builds for them say, and the lead's
 /// database records), with their years of experience if given; a lead's or a curator's names
 /// neither, for they read nothing blinded. `Err` names the field and what to change.
 pub fn check_invitation_reading(
-    role: TeamRole,
+    role: StudyRole,
     clinical_role: Option<RaterRole>,
     years_experience: Option<u32>,
 ) -> std::result::Result<(), RatingError> {
@@ -137,22 +64,22 @@ pub fn check_invitation_reading(
         message,
     };
     match (role, clinical_role) {
-        (TeamRole::Rater, None) => Err(invalid(
+        (StudyRole::Rater, None) => Err(invalid(
             "clinical_role",
             "a rater's invitation names how they read: neuroradiologist, neurologist or \
              resident"
                 .into(),
         )),
-        (TeamRole::Rater, Some(RaterRole::Curator)) => Err(invalid(
+        (StudyRole::Rater, Some(RaterRole::Curator)) => Err(invalid(
             "clinical_role",
             "a curator reads nothing blinded: invite them with role curator".into(),
         )),
-        (TeamRole::Lead | TeamRole::Curator, Some(_)) => Err(invalid(
+        (StudyRole::Lead | StudyRole::Curator, Some(_)) => Err(invalid(
             "clinical_role",
             "only a rater's invitation names a clinical role".into(),
         )),
         _ => match years_experience {
-            Some(_) if role != TeamRole::Rater => Err(invalid(
+            Some(_) if role != StudyRole::Rater => Err(invalid(
                 "years_experience",
                 "only a rater's invitation names years of experience".into(),
             )),
@@ -175,7 +102,7 @@ pub struct TeamMember {
     pub username: String,
     /// The server's key of the study.
     pub study: i64,
-    pub role: TeamRole,
+    pub role: StudyRole,
     /// The lead closed reveal-then-edit for this rater: no ground truth, no reopening.
     pub reveal_locked: bool,
 }
@@ -205,7 +132,7 @@ pub struct TeamUnblindedSession {
     member: TeamMember,
 }
 
-fn not_permitted(member: &TeamMember, action: TeamAction) -> Error {
+fn not_permitted(member: &TeamMember, action: Action) -> Error {
     Error::Rating(RatingError::Refused(format!(
         "{} is not open to a {} of this study; ask the study lead",
         action.describe(),
@@ -214,8 +141,8 @@ fn not_permitted(member: &TeamMember, action: TeamAction) -> Error {
 }
 
 impl TeamMember {
-    fn check(&self, action: TeamAction) -> Result<()> {
-        if action.allowed().contains(&self.role) {
+    fn check(&self, action: Action) -> Result<()> {
+        if permits(&[self.role], action) {
             Ok(())
         } else {
             Err(not_permitted(self, action))
@@ -223,26 +150,26 @@ impl TeamMember {
     }
 
     pub fn rater(self) -> Result<TeamRaterSession> {
-        self.check(TeamAction::Rate)?;
+        self.check(Action::Rate)?;
         Ok(TeamRaterSession { member: self })
     }
 
-    /// `action` must be one of the lead's ([`TeamAction::allowed`] says whose it is).
-    pub fn lead(self, action: TeamAction) -> Result<TeamLeadSession> {
+    /// `action` must be one of the lead's ([`Action::allowed`] says whose it is).
+    pub fn lead(self, action: Action) -> Result<TeamLeadSession> {
         self.check(action)?;
-        if self.role != TeamRole::Lead {
+        if self.role != StudyRole::Lead {
             return Err(not_permitted(&self, action));
         }
         Ok(TeamLeadSession { member: self })
     }
 
     pub fn unblinded(self) -> Result<TeamUnblindedSession> {
-        self.check(TeamAction::ReadGroundTruth)?;
+        self.check(Action::ReadGroundTruth)?;
         Ok(TeamUnblindedSession { member: self })
     }
 
     pub fn curator(self) -> Result<TeamCuratorSession> {
-        self.check(TeamAction::Curate)?;
+        self.check(Action::Curate)?;
         Ok(TeamCuratorSession { member: self })
     }
 }
@@ -311,35 +238,6 @@ pub struct TeamGraderScore {
     pub dimensions: Option<serde_json::Value>,
     pub errors: Option<serde_json::Value>,
     pub rationale: Option<String>,
-}
-
-/// A rating's whole editable state on the server: the scores and the error labels, saved
-/// together so that one edit id and one version cover what the rater changed. Strict, unlike
-/// the response bodies that carry it (`TeamRating`, `TeamStudyRating`): it is the body of a
-/// save the server reads, and a field added to it changes what a rating is, which a client
-/// must not drop unread.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TeamRatingState {
-    pub scores: RatingEdit,
-    #[serde(default)]
-    pub labels: Vec<LabelEdit>,
-}
-
-/// A rater's own rating as the server holds it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TeamRating {
-    pub state: TeamRatingState,
-    pub status: RatingStatus,
-    /// Counts accepted edits from 0 (nothing saved); an edit names the version it started from.
-    pub version: i64,
-    pub updated_at: String,
-    /// When the rater asked to see the case's ground truth after submitting.
-    pub revealed_at: Option<String>,
-    /// The number of the rubric version the rating was last saved under (the lead's numbering;
-    /// added later: an older server's rating has none).
-    #[serde(default)]
-    pub rubric_version: Option<u32>,
 }
 
 /// Everything the server read for one assignment; [`rater_item`] decides what of it leaves.
@@ -521,21 +419,6 @@ pub enum EditRefusal {
     Refused { message: String },
 }
 
-/// What a rater asks of their rating.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TeamEdit {
-    /// Replace the draft with this state.
-    Save {
-        rating: TeamRatingState,
-    },
-    Submit,
-    /// Back to draft: refused after a reveal, and for a rater the lead locked.
-    Reopen,
-    /// See the case's ground truth: only once submitted, and not for a locked rater.
-    Reveal,
-}
-
 /// The rating after an accepted edit: the server stores it with `version` one higher.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EditOutcome {
@@ -715,9 +598,9 @@ fn check_state(item: &StoredItem, state: &TeamRatingState) -> std::result::Resul
 mod tests {
     use super::*;
     use crate::model::{Anchor, Bucket, ErrorCategory, Scale};
-    use crate::rating::{Correctness, SpanText};
+    use crate::rating::{Correctness, LabelEdit, SpanText};
 
-    fn member(role: TeamRole, reveal_locked: bool) -> TeamMember {
+    fn member(role: StudyRole, reveal_locked: bool) -> TeamMember {
         TeamMember {
             account: 1,
             username: "ada".into(),
@@ -730,10 +613,10 @@ mod tests {
     #[test]
     fn a_raters_invitation_names_how_they_read_and_no_one_elses_does() {
         use RaterRole::{Neurologist, Neuroradiologist, Resident};
-        use TeamRole::*;
+        use StudyRole::*;
         // (role, clinical role, years, the field refused if any)
         type Case = (
-            TeamRole,
+            StudyRole,
             Option<RaterRole>,
             Option<u32>,
             Option<&'static str>,
@@ -758,35 +641,6 @@ mod tests {
                 Err(other) => panic!("{role:?} {clinical:?} {years:?}: {other}"),
             };
             assert_eq!(field, refused, "{role:?} {clinical:?} {years:?}");
-        }
-    }
-
-    #[test]
-    fn each_action_is_open_to_exactly_its_roles() {
-        use TeamAction::*;
-        use TeamRole::*;
-        // (action, lead, curator, rater)
-        let table = [
-            (Rate, false, false, true),
-            (ReadGroundTruth, true, true, false),
-            (Curate, true, true, false),
-            (SeeProgress, true, false, false),
-            (Invite, true, false, false),
-            (TopUp, true, false, false),
-            (LockReveal, true, false, false),
-            (ExportRatings, true, false, false),
-            (ExchangePackages, true, false, false),
-        ];
-        for (action, lead, curator, rater) in table {
-            for (role, expected) in [(Lead, lead), (Curator, curator), (Rater, rater)] {
-                let allowed = match action {
-                    Rate => member(role, false).rater().is_ok(),
-                    ReadGroundTruth => member(role, false).unblinded().is_ok(),
-                    Curate => member(role, false).curator().is_ok(),
-                    _ => member(role, false).lead(action).is_ok(),
-                };
-                assert_eq!(allowed, expected, "{action:?} for {role:?}");
-            }
         }
     }
 
@@ -893,7 +747,7 @@ mod tests {
 
     #[test]
     fn a_rater_item_names_no_model_group_or_ground_truth_before_reveal() {
-        let session = member(TeamRole::Rater, false).rater().unwrap();
+        let session = member(StudyRole::Rater, false).rater().unwrap();
         for stored in [
             None,
             Some(rating(RatingStatus::Draft, 1, false)),
@@ -921,7 +775,7 @@ mod tests {
         assert!(revealed.ground_truth.is_some());
         assert_eq!(revealed.ground_truth_version, Some(4));
         assert!(!revealed.reveal_locked);
-        let locked = member(TeamRole::Rater, true).rater().unwrap();
+        let locked = member(StudyRole::Rater, true).rater().unwrap();
         let json = serde_json::to_string(&rater_item(
             &locked,
             item(Some(rating(RatingStatus::Submitted, 3, true))),
@@ -953,8 +807,8 @@ mod tests {
 
     #[test]
     fn edits_are_decided_by_version_then_rules() {
-        let rater = member(TeamRole::Rater, false).rater().unwrap();
-        let locked = member(TeamRole::Rater, true).rater().unwrap();
+        let rater = member(StudyRole::Rater, false).rater().unwrap();
+        let locked = member(StudyRole::Rater, true).rater().unwrap();
         let save = |state: TeamRatingState| TeamEdit::Save { rating: state };
         let mut off_scale = complete();
         off_scale.scores.overall = Some(9.0);
@@ -1097,7 +951,7 @@ mod tests {
 
     #[test]
     fn invalid_label_fields_are_named_with_their_index() {
-        let rater = member(TeamRole::Rater, false).rater().unwrap();
+        let rater = member(StudyRole::Rater, false).rater().unwrap();
         let mut state = complete();
         state.labels.push(LabelEdit {
             category: "HAL".into(),
@@ -1118,7 +972,7 @@ mod tests {
     #[test]
     fn a_label_mark_outside_its_series_volume_is_refused_naming_it() {
         use crate::marks::{Mark, MarkKind, Plane};
-        let rater = member(TeamRole::Rater, false).rater().unwrap();
+        let rater = member(StudyRole::Rater, false).rater().unwrap();
         // The volume spans x, y in 0..3 mm and z in 0..4 mm (1 mm edge tolerance).
         for (z, expected) in [(2.0, None), (40.0, Some("labels[0].mark.points_lps_mm"))] {
             let mut state = complete();

@@ -7,8 +7,8 @@
 //! no other rater's work, no rating), and the writer is `cases::package::write_rater_package`.
 
 use super::{
-    TeamAction, TeamCase, TeamLeadSession, TeamMember, TeamRaterSession, TeamRating,
-    TeamRatingState, TeamResponse, TeamRole, TeamSeries, TeamTask,
+    edits_to_reach, Action, StudyRole, TeamCase, TeamLeadSession, TeamMember, TeamRaterSession,
+    TeamRating, TeamRatingState, TeamResponse, TeamSeries, TeamTask,
 };
 use crate::case_codes::CaseCodes;
 use crate::model::{Rubric, StudyMeta, TaskSpec, Taxonomy};
@@ -16,7 +16,7 @@ use crate::package::{
     blinded_samples, ImageSource, PackageCase, PackageImage, PackageItem, PackagePlan,
     PackageRater, PackageSeries, RaterPackageContents, UploadedRating, BLINDED_MODEL,
 };
-use crate::rating::{RaterRole, RatingError, RatingStatus};
+use crate::rating::{RaterRole, RatingError};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,11 +31,11 @@ impl TeamMember {
     /// A rater exchanges their own packages (`Rate`); the lead any rater's
     /// (`ExchangePackages`); a curator none.
     pub fn exchange_packages(self) -> Result<PackageExchange> {
-        if self.role == TeamRole::Rater {
+        if self.role == StudyRole::Rater {
             Ok(PackageExchange::Own(self.rater()?))
         } else {
             Ok(PackageExchange::AnyRater(
-                self.lead(TeamAction::ExchangePackages)?,
+                self.lead(Action::ExchangePackages)?,
             ))
         }
     }
@@ -56,7 +56,7 @@ impl PackageExchange {
             PackageExchange::Own(session) => rater.account == session.member.account,
             PackageExchange::AnyRater(session) => rater.study == session.member.study,
         };
-        if !allowed || rater.role != TeamRole::Rater {
+        if !allowed || rater.role != StudyRole::Rater {
             return Err(Error::NotFound {
                 what: format!("rater {:?} in this study", rater.username),
             });
@@ -302,41 +302,6 @@ pub fn rater_package(
     })
 }
 
-/// The edits that bring the server's rating `current` of an item to `state`, submitted or
-/// not: a submitted one reopened first, the state saved unless it is already the server's, the
-/// submit last; none when the server already says the same. The one rule for a results upload
-/// and for a rater's stopped item sent over the server's version (`rating::outbox::resolve`).
-pub fn edits_to_reach(
-    state: &TeamRatingState,
-    submitted: bool,
-    current: Option<&TeamRating>,
-) -> Vec<super::TeamEdit> {
-    use super::TeamEdit;
-    let current_status = current.map_or(RatingStatus::Draft, |r| r.status);
-    let same_state = current.is_some_and(|r| &r.state == state);
-    let wanted_status = if submitted {
-        RatingStatus::Submitted
-    } else {
-        RatingStatus::Draft
-    };
-    if same_state && current_status == wanted_status {
-        return Vec::new();
-    }
-    let mut steps = Vec::new();
-    if current_status == RatingStatus::Submitted {
-        steps.push(TeamEdit::Reopen);
-    }
-    if !same_state || current.is_none() {
-        steps.push(TeamEdit::Save {
-            rating: state.clone(),
-        });
-    }
-    if submitted {
-        steps.push(TeamEdit::Submit);
-    }
-    steps
-}
-
 /// The edits that bring the server's rating of an item to what a results package says, with
 /// ids derived from (rater package, item, content, kind of step) so an upload sent again is
 /// answered from the edits already stored. Empty when the server's rating already says the
@@ -376,7 +341,7 @@ pub fn results_edits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rating::RatingEdit;
+    use crate::rating::{RatingEdit, RatingStatus};
 
     fn uploaded(overall: f64, submitted: bool) -> UploadedRating {
         UploadedRating {

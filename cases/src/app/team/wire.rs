@@ -3,7 +3,8 @@
 //! them and the desktop app shows some (the `specta` feature). One definition, so a field added
 //! on the server is a field the client reads. docs/team-server.md lists them.
 
-use super::{TeamEdit, TeamRole};
+use super::TeamEdit;
+use crate::app::permissions::StudyRole;
 use crate::rating::RaterRole;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,7 @@ pub struct Membership {
     pub study_id: String,
     pub title: String,
     #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
-    pub role: TeamRole,
+    pub role: StudyRole,
     /// The study lead closed the ground truth to this account, and with it reopening what it
     /// submitted (a rater's; `false` for other roles). Absent from an older server: `false`.
     #[serde(default)]
@@ -132,7 +133,7 @@ pub struct SiteProgress {
 pub struct InviteRequest {
     pub username: String,
     #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
-    pub role: TeamRole,
+    pub role: StudyRole,
     /// The hospital or reading site, for progress per site.
     #[serde(default)]
     pub site: String,
@@ -168,7 +169,7 @@ pub struct InvitationSummary {
     pub id: i64,
     pub username: String,
     #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "rater"))]
-    pub role: TeamRole,
+    pub role: StudyRole,
     pub site: String,
     #[cfg_attr(feature = "utoipa", schema(value_type = Option<String>))]
     pub clinical_role: Option<RaterRole>,
