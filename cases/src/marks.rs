@@ -102,10 +102,10 @@ impl Mark {
         dims: [usize; 3],
         voxel_to_patient: &[[f64; 4]; 4],
     ) -> Result<(), String> {
-        let to_voxel = invert_affine(voxel_to_patient)
+        let to_voxel = imaging::patient_to_voxel(voxel_to_patient)
             .ok_or_else(|| "the series' geometry cannot be inverted".to_owned())?;
         for (index, point) in self.points_lps_mm.iter().enumerate() {
-            let voxel = apply(&to_voxel, point);
+            let voxel = imaging::apply_affine(&to_voxel, *point);
             for axis in 0..3 {
                 // Voxel centres run 0..dims-1; the faces are half a voxel beyond them.
                 let spacing = column_norm(voxel_to_patient, axis).max(f64::MIN_POSITIVE);
@@ -151,37 +151,6 @@ fn column_norm(m: &[[f64; 4]; 4], axis: usize) -> f64 {
     (0..3).map(|r| m[r][axis] * m[r][axis]).sum::<f64>().sqrt()
 }
 
-fn apply(m: &[[f64; 4]; 4], p: &[f64; 3]) -> [f64; 3] {
-    let mut out = [0.0; 3];
-    for (r, value) in out.iter_mut().enumerate() {
-        *value = m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3];
-    }
-    out
-}
-
-/// Inverse of an affine 4×4 (last row 0 0 0 1), or `None` when singular.
-fn invert_affine(m: &[[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
-    let a = |r: usize, c: usize| m[r][c];
-    let det = a(0, 0) * (a(1, 1) * a(2, 2) - a(1, 2) * a(2, 1))
-        - a(0, 1) * (a(1, 0) * a(2, 2) - a(1, 2) * a(2, 0))
-        + a(0, 2) * (a(1, 0) * a(2, 1) - a(1, 1) * a(2, 0));
-    if det.abs() < 1e-12 || !det.is_finite() {
-        return None;
-    }
-    let mut inv = [[0.0; 4]; 4];
-    for (r, row) in inv.iter_mut().take(3).enumerate() {
-        for (c, cell) in row.iter_mut().take(3).enumerate() {
-            // Cofactor of (c, r), transposed.
-            let (r1, r2) = ((c + 1) % 3, (c + 2) % 3);
-            let (c1, c2) = ((r + 1) % 3, (r + 2) % 3);
-            *cell = (a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1)) / det;
-        }
-        row[3] = -(0..3).map(|c| row[c] * m[c][3]).sum::<f64>();
-    }
-    inv[3][3] = 1.0;
-    Some(inv)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,17 +173,6 @@ mod tests {
             [0.0, 0.0, 2.0, -5.0],
             [0.0, 0.0, 0.0, 1.0],
         ]
-    }
-
-    #[test]
-    fn the_affine_inverse_round_trips() {
-        let m = rotated();
-        let inv = invert_affine(&m).unwrap();
-        let p = [3.0, 7.0, 2.0];
-        let back = apply(&inv, &apply(&m, &p));
-        for axis in 0..3 {
-            assert!((back[axis] - p[axis]).abs() < 1e-12);
-        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Curation on a real database holding the imported demo study: versions and review, concurrent
 //! edits, validation against the images, compare and merge, the ground-truth bundle round trip,
-//! reveal after rating, missed findings and the human baseline.
+//! reveal after rating, missed findings and the human baseline; measurements on the demo CT
+//! against pydicom and numpy.
 
 use cases::app::baseline::{self as app_baseline, Answer, TaskRef};
 use cases::app::{catalog, Session};
@@ -1394,4 +1395,101 @@ fn the_team_servers_versions_are_pulled_once_and_a_version_saved_here_only_is_ke
     let here = curation::history(&f.store, STUDY, "ms-01").unwrap();
     assert_eq!(here.len(), 2);
     assert_eq!(here[1].truth.diagnosis, "MS, Ana's draft");
+}
+
+/// Measurement values may differ from numpy's by the order of floating-point sums only.
+const MEASURE_TOLERANCE: f64 = 1e-9;
+/// The reference's perpendicular diameter of an outline is sampled on 200,001 lines: a lower
+/// bound within this of the exact value (scripts/reference/imaging/make_measurement_reference.py).
+const SAMPLED_DIAMETER_TOLERANCE_MM: f64 = 0.01;
+
+#[test]
+fn measurements_on_the_demo_ct_equal_pydicom_and_numpy() {
+    use cases::app::series::{decode_verified, measure};
+    let reference: serde_json::Value =
+        serde_json::from_str(include_str!("data/measurement_reference.json")).unwrap();
+    let f = fixture();
+    // The series as the viewer gets it: the stored files, verified and decoded.
+    let key: i64 = f
+        .store
+        .read()
+        .query_row(
+            "SELECT s.id FROM series s JOIN cases c ON s.case_ref = c.id
+             WHERE c.case_id = ?1 AND s.series_id = ?2",
+            [&reference["case"], &reference["series"]].map(|v| v.as_str().unwrap()),
+            |r| r.get(0),
+        )
+        .unwrap();
+    let volume = decode_verified(&f.store.series_files(key).unwrap()).unwrap();
+    let points = |v: &serde_json::Value| -> Vec<[f64; 3]> {
+        serde_json::from_value(v["points"].clone()).unwrap()
+    };
+    let mark = |kind, v: &serde_json::Value| Mark {
+        series_id: "ct".into(),
+        kind,
+        plane: Plane::Axial,
+        points_lps_mm: points(v),
+    };
+    let close = |what: &str, ours: f64, theirs: &serde_json::Value, tolerance: f64| {
+        let theirs = theirs.as_f64().unwrap();
+        assert!(
+            (ours - theirs).abs() <= tolerance * theirs.abs().max(1.0),
+            "{what}: ours {ours}, numpy's {theirs}"
+        );
+    };
+    for d in reference["distances"].as_array().unwrap() {
+        let ours = measure(&volume, &mark(MarkKind::Arrow, d)).unwrap();
+        close(
+            "distance",
+            ours.distance_mm.unwrap(),
+            &d["distance_mm"],
+            MEASURE_TOLERANCE,
+        );
+    }
+    let shapes = [
+        ("ellipses", MarkKind::Ellipse),
+        ("outlines", MarkKind::Freehand),
+    ];
+    for (list, kind) in shapes {
+        for (n, r) in reference[list].as_array().unwrap().iter().enumerate() {
+            let roi = measure(&volume, &mark(kind, r)).unwrap().roi.unwrap();
+            let what = |field: &str| format!("{list}[{n}].{field}");
+            assert_eq!(
+                roi.slice as u64,
+                r["slice"].as_u64().unwrap(),
+                "{}",
+                what("slice")
+            );
+            assert_eq!(
+                roi.pixels as u64,
+                r["pixels"].as_u64().unwrap(),
+                "{}",
+                what("pixels")
+            );
+            assert_eq!(roi.unit, "HU");
+            for (field, ours) in [
+                ("mean", roi.mean),
+                ("sd", roi.sd),
+                ("min", roi.min),
+                ("max", roi.max),
+                ("area_mm2", roi.area_mm2),
+                ("pixel_area_mm2", roi.pixel_area_mm2),
+                ("longest_mm", roi.longest_mm),
+            ] {
+                close(&what(field), ours, &r[field], MEASURE_TOLERANCE);
+            }
+            let perpendicular = r["perpendicular_mm"].as_f64().unwrap();
+            let tolerance = match kind {
+                MarkKind::Ellipse => MEASURE_TOLERANCE * perpendicular,
+                _ => SAMPLED_DIAMETER_TOLERANCE_MM,
+            };
+            assert!(
+                roi.perpendicular_mm >= perpendicular - MEASURE_TOLERANCE
+                    && roi.perpendicular_mm <= perpendicular + tolerance,
+                "{}: ours {}, numpy's {perpendicular}",
+                what("perpendicular_mm"),
+                roi.perpendicular_mm
+            );
+        }
+    }
 }

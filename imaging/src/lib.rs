@@ -20,6 +20,9 @@
 //! - [`dicom_series_geometry`] (from the headers [`read_dicom_meta`] read), [`nifti_geometry`],
 //!   [`key_images_geometry`] `-> SeriesGeometry`: the grid and voxel → patient affine the volume
 //!   has once decoded, from the headers alone, so import can keep it (`Volume::geometry`).
+//! - Measurements in patient mm: [`distance_mm`], [`Volume::roi_stats`] (mean, SD, min, max of
+//!   the modality values inside an ellipse or outline, pixel count, area), [`outline_diameters`]
+//!   and [`ellipse_diameters`] (the bidimensional RANO diameters).
 //!
 //! Errors are [`ImagingError`]: the file, the DICOM transfer syntax when known, and the reason;
 //! [`ImagingErrorKind`] lets callers branch without reading text. Nothing here panics on a file's
@@ -33,6 +36,7 @@ mod error;
 mod geometry;
 mod guard;
 mod jpeg12;
+mod measure;
 mod meta;
 mod nifti;
 mod raster;
@@ -45,6 +49,10 @@ pub use decoded::Rescale;
 pub use deid::{identifying_tags, is_identifying, is_private, uid_tags_to_replace};
 pub use error::{ImagingError, ImagingErrorKind};
 pub use geometry::{dicom_series_geometry, key_images_geometry, nifti_geometry, SeriesGeometry};
+pub use measure::{
+    apply as apply_affine, distance_mm, ellipse_diameters, outline_diameters, patient_to_voxel,
+    Diameters, RoiShape, RoiStats,
+};
 pub use meta::{order_series, read_dicom_meta, DicomMeta};
 // The PACS scan (`cases::scaffold`) walks headers itself and reads them from files it already
 // opened, so these pieces of the decoder are public for it.

@@ -26,6 +26,7 @@ import type {
 import type {
   BackendError,
   ErrorCode,
+  Mark,
   Plane,
   StartupProgress,
   WorkProgress,
@@ -163,6 +164,11 @@ export const seriesVolume = (seriesKey: number) => call(commands.seriesVolume(se
  * slices, or the series has one slice: then only the whole series will do. */
 export const seriesOpeningSlice = (seriesKey: number, plane: Plane, slice: number | null) =>
   call(commands.seriesOpeningSlice(seriesKey, plane, slice))
+
+/** What a mark measures on the series' voxels: an arrow's length, an ellipse's or outline's ROI
+ * statistics (HU for CT) and bidimensional diameters. Refused ('invalid_argument') for an ROI that does
+ * not lie on one native slice, naming why. */
+export const seriesMeasure = (seriesKey: number, mark: Mark) => call(commands.seriesMeasure(seriesKey, mark))
 
 // Rating (docs/rating.md). Every edit resolves only after it is committed to disk; a rejection is
 // a `BackendError` ('refused': the item is submitted or not open yet; 'incomplete': submit lacks

@@ -85,6 +85,11 @@ export const commands = {
 	 */
 	seriesOpeningSlice: (seriesKey: number, plane: Plane, slice: number | null) => __TAURI_INVOKE<ArrayBuffer>("series_opening_slice", { seriesKey, plane, slice }),
 	/**
+	 *  What `mark` measures on the series' voxels (distance, ROI statistics, diameters), asked for
+	 *  while it is drawn: the decoded series is cached, so this costs the ROI's pixels, not a decode.
+	 */
+	seriesMeasure: (seriesKey: number, mark: Mark) => __TAURI_INVOKE<Measurement_Serialize>("series_measure", { seriesKey, mark }),
+	/**
 	 *  Computes the study's missing or stale text metrics with all-MiniLM-L6-v2 from
 	 *  `NEURORATER_MINILM_DIR` or the cache folder `scripts/setup.sh` fills (nothing is downloaded),
 	 *  reporting through [`METRICS_EVENT`]. Runs on its own connection to the database file, so the
@@ -1233,6 +1238,36 @@ export type MarkKind =
 /**  An outline of 3 or more points, closed from the last back to the first. */
 "freehand";
 
+/**
+ *  What a mark measures on its series: an arrow its length (tail to head), an ellipse or a
+ *  freehand outline the statistics of the voxels inside it and its bidimensional diameters; a
+ *  point nothing. Computed floats can be NaN (an ROI with no pixel centre inside), hence
+ *  `number | null` in the UI.
+ */
+export type Measurement = Measurement_Serialize | Measurement_Deserialize;
+
+/**
+ *  What a mark measures on its series: an arrow its length (tail to head), an ellipse or a
+ *  freehand outline the statistics of the voxels inside it and its bidimensional diameters; a
+ *  point nothing. Computed floats can be NaN (an ROI with no pixel centre inside), hence
+ *  `number | null` in the UI.
+ */
+export type Measurement_Deserialize = {
+	distance_mm?: number | null,
+	roi?: RoiMeasurement | null,
+};
+
+/**
+ *  What a mark measures on its series: an arrow its length (tail to head), an ellipse or a
+ *  freehand outline the statistics of the voxels inside it and its bidimensional diameters; a
+ *  point nothing. Computed floats can be NaN (an ROI with no pixel centre inside), hence
+ *  `number | null` in the UI.
+ */
+export type Measurement_Serialize = {
+	distance_mm: number | null,
+	roi: RoiMeasurement | null,
+};
+
 /**  One study the account has a role in. */
 export type Membership = Membership_Serialize | Membership_Deserialize;
 
@@ -1883,6 +1918,32 @@ export type ReviewEntry = {
 	decision: string,
 	comment: string,
 	at: string,
+};
+
+/**  An ROI's statistics in the series' modality values (`unit`) and its diameters, patient mm. */
+export type RoiMeasurement = {
+	/**  "HU" for CT (stored values through the rescale), "" for any other signal. */
+	unit: string,
+	/**  The native slice (0-based) whose pixels were measured. */
+	slice: number,
+	/**  Pixels whose centres lie inside the shape. */
+	pixels: number,
+	mean: number | null,
+	/**  Population standard deviation (n in the denominator). */
+	sd: number | null,
+	min: number | null,
+	max: number | null,
+	/**  The drawn shape's area. */
+	area_mm2: number | null,
+	/**  The area of the pixels counted. */
+	pixel_area_mm2: number | null,
+	/**  RANO: the longest in-plane diameter, the longest perpendicular to it, their product. */
+	longest_mm: number | null,
+	perpendicular_mm: number | null,
+	product_mm2: number | null,
+	/**  End points of the two diameters, patient LPS mm (for drawing them). */
+	longest_lps_mm: [([(number | null), (number | null), (number | null)]), ([(number | null), (number | null), (number | null)])],
+	perpendicular_lps_mm: [([(number | null), (number | null), (number | null)]), ([(number | null), (number | null), (number | null)])],
 };
 
 export type Rubric = Rubric_Serialize | Rubric_Deserialize;

@@ -86,6 +86,7 @@ describe('rater package commands', () => {
 const imagingCalls: [keyof typeof backend, unknown[]][] = [
   ['seriesVolume', [3]],
   ['seriesOpeningSlice', [3, 'axial', null]],
+  ['seriesMeasure', [3, { series_id: 'ct', kind: 'arrow', plane: 'axial', points_lps_mm: [[0, 0, 0], [1, 0, 0]] }]],
 ]
 
 describe('imaging commands', () => {
@@ -94,7 +95,7 @@ describe('imaging commands', () => {
   beforeEach(() => invoke.mockReset().mockResolvedValue(new ArrayBuffer(0)))
 
   it('finds every command of imaging.rs', () => {
-    expect([...rust.keys()].sort()).toEqual(['series_opening_slice', 'series_volume'])
+    expect([...rust.keys()].sort()).toEqual(['series_measure', 'series_opening_slice', 'series_volume'])
   })
 
   it.each(imagingCalls)('%s sends the parameters the command declares', async (fn, args) => {

@@ -10,6 +10,7 @@ import type {
   ErrorCode as CommandErrorCode,
   Mark,
   MarkKind,
+  Measurement_Serialize,
   Modality,
   Plane,
   ResponseView_Serialize,
@@ -45,6 +46,8 @@ export type {
 export type CaseSummary = CaseSummary_Serialize
 export type CaseView = CaseView_Serialize
 export type Turn = Turn_Serialize
+/** What a mark measures (`series_measure`). */
+export type Measurement = Measurement_Serialize
 /** A response as a rater sees it: blinded, no model name. */
 export type ResponseView = ResponseView_Serialize
 
@@ -74,6 +77,9 @@ export interface DisplayMark {
   colour?: string
   label?: string
   selected?: boolean
+  /** Show what it measures (distance, ROI statistics) beside it, as a selected mark does; a
+   * two-point mark is then drawn as a ruler, not an arrow. */
+  measure?: boolean
 }
 
 /** Progress of long work the window started (a package read or written): `request` is the

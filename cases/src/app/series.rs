@@ -6,14 +6,21 @@
 //! it was hashed; anything else re-verifies the hashes, so a changed image is refused, never
 //! shown.
 //!
+//! What a mark measures ([`measure`]) is read from the same cached volume: distances, ROI
+//! statistics and bidimensional diameters in patient mm (docs/rating.md, "Measurements").
+//!
 //! No session: a series' pixels are what every reader is shown.
 
-use crate::marks::Plane;
+use crate::marks::{Mark, MarkKind, Plane};
 use crate::model::SeriesKind;
 use crate::rating::RatingError;
 use crate::store::SeriesFiles;
 use crate::{Error, Result};
-use imaging::{load_dicom_series, load_key_images, load_nifti, Volume};
+use imaging::{
+    distance_mm, ellipse_diameters, load_dicom_series, load_key_images, load_nifti,
+    outline_diameters, Diameters, ImagingErrorKind, RoiShape, Volume,
+};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -58,6 +65,119 @@ fn middle_as_displayed(volume: &Volume) -> usize {
     } else {
         count - 1 - count / 2
     }
+}
+
+/// What a mark measures on its series: an arrow its length (tail to head), an ellipse or a
+/// freehand outline the statistics of the voxels inside it and its bidimensional diameters; a
+/// point nothing. Computed floats can be NaN (an ROI with no pixel centre inside), hence
+/// `number | null` in the UI.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Measurement {
+    pub distance_mm: Option<f64>,
+    pub roi: Option<RoiMeasurement>,
+}
+
+/// An ROI's statistics in the series' modality values (`unit`) and its diameters, patient mm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RoiMeasurement {
+    /// "HU" for CT (stored values through the rescale), "" for any other signal.
+    pub unit: String,
+    /// The native slice (0-based) whose pixels were measured.
+    pub slice: u32,
+    /// Pixels whose centres lie inside the shape.
+    pub pixels: u32,
+    pub mean: f64,
+    /// Population standard deviation (n in the denominator).
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The drawn shape's area.
+    pub area_mm2: f64,
+    /// The area of the pixels counted.
+    pub pixel_area_mm2: f64,
+    /// RANO: the longest in-plane diameter, the longest perpendicular to it, their product.
+    pub longest_mm: f64,
+    pub perpendicular_mm: f64,
+    pub product_mm2: f64,
+    /// End points of the two diameters, patient LPS mm (for drawing them).
+    pub longest_lps_mm: [[f64; 3]; 2],
+    pub perpendicular_lps_mm: [[f64; 3]; 2],
+}
+
+/// What `mark` measures on `volume` (its series). A mark whose shape is wrong, or an ROI that
+/// does not lie on one native slice or is drawn on a colour series, is refused naming `mark`.
+pub fn measure(volume: &Volume, mark: &Mark) -> Result<Measurement> {
+    let refuse = |message: String| {
+        Error::Rating(RatingError::Invalid {
+            field: "mark".into(),
+            message,
+        })
+    };
+    mark.check_shape().map_err(refuse)?;
+    let p = &mark.points_lps_mm;
+    let (shape, diameters) = match mark.kind {
+        MarkKind::Point => {
+            return Ok(Measurement {
+                distance_mm: None,
+                roi: None,
+            })
+        }
+        MarkKind::Arrow => {
+            return Ok(Measurement {
+                distance_mm: Some(distance_mm(p[0], p[1])),
+                roi: None,
+            })
+        }
+        MarkKind::Ellipse => (
+            RoiShape::Ellipse {
+                centre: p[0],
+                a: p[1],
+                b: p[2],
+            },
+            ellipse_diameters(p[0], p[1], p[2]),
+        ),
+        MarkKind::Freehand => (RoiShape::Outline(p.clone()), outline_diameters(p)),
+    };
+    let Some(Diameters {
+        longest_mm,
+        longest,
+        perpendicular_mm,
+        perpendicular,
+        product_mm2,
+    }) = diameters
+    else {
+        return Err(refuse(format!("the {} has no area", mark.kind.name())));
+    };
+    let stats = volume.roi_stats(&shape).map_err(|e| match e.kind {
+        ImagingErrorKind::InvalidRequest => refuse(e.reason),
+        _ => Error::Imaging(e),
+    })?;
+    Ok(Measurement {
+        distance_mm: None,
+        roi: Some(RoiMeasurement {
+            unit: if volume.modality.as_deref() == Some("CT") {
+                "HU"
+            } else {
+                ""
+            }
+            .into(),
+            slice: u32::try_from(stats.slice).unwrap_or(u32::MAX),
+            pixels: u32::try_from(stats.pixels).unwrap_or(u32::MAX),
+            mean: stats.mean,
+            sd: stats.sd,
+            min: stats.min,
+            max: stats.max,
+            area_mm2: stats.area_mm2,
+            pixel_area_mm2: stats.pixel_area_mm2,
+            longest_mm,
+            perpendicular_mm,
+            product_mm2,
+            longest_lps_mm: longest,
+            perpendicular_lps_mm: perpendicular,
+        }),
+    })
 }
 
 /// Verifies the files are the ones imported, then decodes them.
@@ -378,6 +498,44 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_arrow_measures_its_length_and_an_roi_off_one_slice_is_refused_naming_the_mark() {
+        let series = stack(6, [0.0, 0.0, 1.0]);
+        let mark = |kind, points_lps_mm| Mark {
+            series_id: "s".into(),
+            kind,
+            plane: Plane::Axial,
+            points_lps_mm,
+        };
+        let arrow = mark(MarkKind::Arrow, vec![[0.0, 0.0, 3.0], [0.6, 0.8, 3.0]]);
+        assert_eq!(measure(&series, &arrow).unwrap().distance_mm, Some(1.0));
+        // Slices are 3 mm apart: z 0 and 6 are slices 0 and 2.
+        let across = mark(
+            MarkKind::Freehand,
+            vec![[0.0, 0.0, 0.0], [1.0, 0.0, 6.0], [1.0, 1.0, 0.0]],
+        );
+        match measure(&series, &across) {
+            Err(Error::Rating(RatingError::Invalid { field, message })) => {
+                assert_eq!(field, "mark");
+                assert!(message.contains("one slice"), "{message}");
+            }
+            other => panic!("an ROI across slices must be refused: {other:?}"),
+        }
+        let on_slice_1 = mark(
+            MarkKind::Freehand,
+            vec![
+                [-0.5, -0.5, 3.0],
+                [1.5, -0.5, 3.0],
+                [1.5, 1.5, 3.0],
+                [-0.5, 1.5, 3.0],
+            ],
+        );
+        let roi = measure(&series, &on_slice_1).unwrap().roi.unwrap();
+        assert_eq!((roi.slice, roi.pixels, roi.mean, roi.sd), (1, 4, 1.0, 0.0));
+        assert!((roi.longest_mm - 8f64.sqrt()).abs() < 1e-12, "{roi:?}");
+        assert_eq!(roi.unit, "");
     }
 
     #[test]

@@ -9,9 +9,9 @@
 
 use crate::error::{CommandError, ErrorCode};
 use crate::state::AppState;
-use cases::app::series::{decode_verified, opening_slice, VolumeCache};
+use cases::app::series::{decode_verified, measure, opening_slice, Measurement, VolumeCache};
 use cases::ids::Key;
-use cases::marks::Plane;
+use cases::marks::{Mark, Plane};
 use imaging::Volume;
 use tauri::ipc::{InvokeResponseBody, IpcResponse, Response};
 use tauri::State;
@@ -74,15 +74,31 @@ pub async fn series_opening_slice(
     Ok(RawBytes::new(bytes))
 }
 
+/// What `mark` measures on the series' voxels (distance, ROI statistics, diameters), asked for
+/// while it is drawn: the decoded series is cached, so this costs the ROI's pixels, not a decode.
+#[tauri::command]
+#[specta::specta]
+pub async fn series_measure(
+    state: State<'_, AppState>,
+    cache: State<'_, VolumeCache>,
+    series_key: Key,
+    mark: Mark,
+) -> Result<Measurement, CommandError> {
+    with_decoded(&state, &cache, series_key.get(), move |volume| {
+        Ok(measure(volume, &mark)?)
+    })
+    .await
+}
+
 /// Runs `respond` on the decoded series, decoding it first unless cached. Only the file list is
 /// read under the store's lock; hashing, decoding and `respond` run after it is released, on a
 /// blocking thread, so other commands and the window stay responsive.
-async fn with_decoded(
+async fn with_decoded<T: Send + 'static>(
     state: &AppState,
     cache: &VolumeCache,
     series_key: i64,
-    respond: impl FnOnce(&Volume) -> Result<Vec<u8>, CommandError> + Send + 'static,
-) -> Result<Vec<u8>, CommandError> {
+    respond: impl FnOnce(&Volume) -> Result<T, CommandError> + Send + 'static,
+) -> Result<T, CommandError> {
     let files = state.with_store(|store| Ok(store.series_files(series_key)?))?;
     let cache = cache.clone();
     tauri::async_runtime::spawn_blocking(move || {
