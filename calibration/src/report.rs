@@ -1205,7 +1205,7 @@ fn section(
         icc: icc(&panel_matrix),
         krippendorff_alpha: krippendorff_alpha(&human_matrix),
         fleiss_kappa: fleiss_kappa(&panel_matrix, categories),
-        variance_components: variance_components(&panel_matrix, &cases),
+        variance_components: variance_components(&human_matrix, &cases),
     };
     let grader_agreement = options
         .grader
