@@ -927,27 +927,27 @@ fn variance_table(h: &mut String, e: &Estimate<crate::variance::VarianceComponen
     let _ = write!(h, "<p>Variance components of the clinicians' scores ({}; {} scores on {} items, {} cases, {} clinicians): {}.</p>",
         escape(&v.design), v.n_scores, v.n_items, v.n_cases, v.n_raters, escape(&v.estimator));
     h.push_str("<table><tr><th class=\"text\">Component</th><th>variance</th><th>95 % CI</th><th>share</th></tr>");
-    let total: f64 = [
-        v.case,
-        Some(v.item),
-        Some(v.rater),
-        v.case_by_rater,
-        Some(v.residual),
+    let components: Vec<(&str, f64)> = [
+        ("case", v.case),
+        ("item", Some(v.item)),
+        ("rater", Some(v.rater)),
+        ("case_by_rater", v.case_by_rater),
+        ("residual", Some(v.residual)),
     ]
-    .iter()
-    .flatten()
-    .sum();
-    for interval in &v.intervals {
-        let value = match interval.component.as_str() {
-            "case" => v.case,
-            "item" => Some(v.item),
-            "rater" => Some(v.rater),
-            "case_by_rater" => v.case_by_rater,
-            _ => Some(v.residual),
-        }
-        .unwrap_or(f64::NAN);
-        let _ = write!(h, "<tr><td class=\"text\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} to {}</td><td class=\"num\">{} %</td></tr>",
-            escape(&interval.component.replace("_by_", " × ")), num(value, 3), num(interval.low, 3), num(interval.high, 3), num(100.0 * value / total, 0));
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, value?)))
+    .collect();
+    let total: f64 = components.iter().map(|(_, value)| value).sum();
+    for (name, value) in components {
+        let interval = v
+            .intervals
+            .iter()
+            .find(|i| i.component == name)
+            .map_or("—".to_string(), |i| {
+                format!("{} to {}", num(i.low, 3), num(i.high, 3))
+            });
+        let _ = write!(h, "<tr><td class=\"text\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} %</td></tr>",
+            escape(&name.replace("_by_", " × ")), num(value, 3), interval, num(100.0 * value / total, 0));
     }
     h.push_str("</table>");
 }

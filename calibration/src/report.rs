@@ -25,7 +25,7 @@ use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
 use crate::readers_random::{readers_random, HeldOutItem, ReadersRandom};
 use crate::scales::{self, DimensionScales};
-use crate::variance::{variance_components, VarianceComponents};
+use crate::variance::{variance_components, Intervals, VarianceComponents};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1205,7 +1205,14 @@ fn section(
         icc: icc(&panel_matrix),
         krippendorff_alpha: krippendorff_alpha(&human_matrix),
         fleiss_kappa: fleiss_kappa(&panel_matrix, categories),
-        variance_components: variance_components(&human_matrix, &cases),
+        variance_components: variance_components(
+            &human_matrix,
+            &cases,
+            match keep {
+                None => Intervals::Profile,
+                Some(_) => Intervals::Omitted,
+            },
+        ),
     };
     let grader_agreement = options
         .grader

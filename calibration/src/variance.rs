@@ -52,7 +52,8 @@ pub struct VarianceComponents {
     pub residual: f64,
     /// Components whose REML estimate is on the boundary, 0.
     pub truncated_at_zero: Vec<String>,
-    /// 95 % profile-likelihood interval of each component, in the order above.
+    /// 95 % profile-likelihood interval of each component, in the order above; empty where
+    /// they were not computed (a subgroup of the report).
     pub intervals: Vec<ComponentInterval>,
     /// lme4's REML criterion (−2 × the restricted log-likelihood) at the estimates.
     pub reml_criterion: f64,
@@ -91,15 +92,28 @@ const CASE_BY_RATER: usize = 3;
 /// A relative standard deviation below this is the boundary: its component is reported as 0
 /// (Nelder–Mead approaches θ = 0 without reaching it; the criterion there is flat to ~1e-10).
 const BOUNDARY: f64 = 1e-5;
-/// The estimates' optimiser runs until the criterion is this close (absolute, in a criterion of
-/// order the number of scores): the components to ~1e-8 relative.
+/// The estimates' optimiser runs until the simplex's criterion values lie this close (absolute):
+/// the components to ~1e-8 relative.
 const FIT_TOLERANCE: f64 = 1e-11;
-/// A profile point needs less: its square root is read to ~1e-6.
-const PROFILE_TOLERANCE: f64 = 1e-9;
+/// A profile point needs less: ζ = √(rise) near 1.96 moves by about rise error / 4.
+const PROFILE_TOLERANCE: f64 = 1e-7;
 const MAX_EVALUATIONS: usize = 20_000;
 
+/// Which figures to compute: the profile intervals cost some hundred refits of the model
+/// (docs/performance.md), so the report computes them for each dimension as a whole and leaves
+/// them out of its subgroups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intervals {
+    Profile,
+    Omitted,
+}
+
 /// Variance components of every score in `ratings`, `cases` per row.
-pub fn variance_components(ratings: &RatingMatrix, cases: &[&str]) -> Estimate<VarianceComponents> {
+pub fn variance_components(
+    ratings: &RatingMatrix,
+    cases: &[&str],
+    intervals: Intervals,
+) -> Estimate<VarianceComponents> {
     let design = match Design::new(ratings, cases) {
         Ok(design) => design,
         Err((n, reason)) => return Estimate::not_estimable(n, reason),
@@ -137,7 +151,12 @@ pub fn variance_components(ratings: &RatingMatrix, cases: &[&str]) -> Estimate<V
     };
     let residual = parts.r2 / (design.n_scores - 1) as f64;
     let component = |j: usize| theta[j] * theta[j] * residual;
-    let intervals = profile_intervals(&design, &free, &theta, residual, parts.criterion(&design));
+    let intervals = match intervals {
+        Intervals::Profile => {
+            profile_intervals(&design, &free, &theta, residual, parts.criterion(&design))
+        }
+        Intervals::Omitted => Vec::new(),
+    };
     let (case, case_by_rater) = if design.with_case {
         (Some(component(CASE)), Some(component(CASE_BY_RATER)))
     } else {
@@ -163,8 +182,11 @@ pub fn variance_components(ratings: &RatingMatrix, cases: &[&str]) -> Estimate<V
         } else {
             "items, raters (no two cases hold two or more scored items: the case level is not separated)".into()
         },
-        estimator: "REML on every score (lme4's criterion); 95 % profile-likelihood intervals"
-            .into(),
+        estimator: match intervals.is_empty() {
+            false => "REML on every score (lme4's criterion); 95 % profile-likelihood intervals",
+            true => "REML on every score (lme4's criterion)",
+        }
+        .into(),
         case,
         item,
         rater,
@@ -341,35 +363,38 @@ impl Design {
     /// pivot) into its case's block (case, case × rater for each rater) and the raters' block;
     /// each case's block into the raters'; then the raters'. With the pivots' logarithms summed
     /// and the right-hand sides (Λ'Z'y and Λ'Z'1) carried along, v'A⁻¹w is the sum over pivots of
-    /// the eliminated v and w, so no back-substitution is needed.
+    /// the eliminated v and w, so no back-substitution is needed. The groups are sorted by case,
+    /// so one case's block is built, eliminated and reused for the next.
     fn factor(&self, theta: &[f64; 4]) -> Option<Factor> {
         let k = self.n_raters;
         let d = if self.with_case { 1 + k } else { 0 };
-        let n_blocks = if self.with_case { self.n_cases } else { 0 };
         let [tc, ti, tr, tcr] = *theta;
-        let mut local = vec![0.0; n_blocks * d * d];
-        for c in 0..n_blocks {
-            for a in 0..d {
-                local[c * d * d + a * d + a] = 1.0;
-            }
-        }
-        let mut cross = vec![0.0; n_blocks * d * k];
-        let (mut local_y, mut local_x) = (vec![0.0; n_blocks * d], vec![0.0; n_blocks * d]);
-        let mut global = vec![0.0; k * k];
+        let mut case = CaseBlock::new(d, k);
+        let mut acc = Accumulated {
+            global: vec![0.0; k * k],
+            global_y: vec![0.0; k],
+            global_x: vec![0.0; k],
+            ..Accumulated::default()
+        };
         for a in 0..k {
-            global[a * k + a] = 1.0;
+            acc.global[a * k + a] = 1.0;
         }
-        let (mut global_y, mut global_x) = (vec![0.0; k], vec![0.0; k]);
-        // v'A⁻¹w for v, w in {Λ'Z'y, Λ'Z'1}.
-        let (mut log_det, mut qyy, mut qxy, mut qxx) = (0.0, 0.0, 0.0, 0.0);
         let (mut wl, mut wg) = (vec![0.0; d], vec![0.0; k]);
+        let mut current = None;
         for g in &self.groups {
+            if d > 0 && current != Some(g.case) {
+                if current.is_some() {
+                    case.eliminate(&mut acc)?;
+                }
+                case.reset();
+                current = Some(g.case);
+            }
             let m = g.raters.len() as f64;
             let pivot = ti * ti * m + 1.0;
-            log_det += g.items * pivot.ln();
-            qyy += ti * ti * g.total_squares / pivot;
-            qxy += ti * m * ti * g.total / pivot;
-            qxx += g.items * (ti * m).powi(2) / pivot;
+            acc.log_det += g.items * pivot.ln();
+            acc.qyy += ti * ti * g.total_squares / pivot;
+            acc.qxy += ti * m * ti * g.total / pivot;
+            acc.qxx += g.items * (ti * m).powi(2) / pivot;
             // The item's coupling to its case's block and to the raters.
             wl.fill(0.0);
             wg.fill(0.0);
@@ -382,90 +407,142 @@ impl Design {
             for &r in &g.raters {
                 wg[r] = ti * tr;
             }
-            let (by, bx) = (ti * g.total / g.items, ti * m);
+            // Summed over the group's items: its right-hand sides' eliminated parts.
+            let (sum_y, sum_x) = (ti * g.total / pivot, ti * m * g.items / pivot);
             let scale = g.items / pivot;
             if d > 0 {
-                let c = g.case;
-                let block = &mut local[c * d * d..(c + 1) * d * d];
-                let crossing = &mut cross[c * d * k..(c + 1) * d * k];
-                let (ly, lx) = (
-                    &mut local_y[c * d..(c + 1) * d],
-                    &mut local_x[c * d..(c + 1) * d],
-                );
                 // Z'Z among the case, its case × rater cells and the raters, from these scores.
-                block[0] += g.items * m * tc * tc;
-                ly[0] += tc * g.total;
-                lx[0] += tc * m * g.items;
+                case.block[0] += g.items * m * tc * tc;
+                case.y[0] += tc * g.total;
+                case.x[0] += tc * m * g.items;
                 for (&r, &sum) in g.raters.iter().zip(&g.rater_sums) {
-                    block[1 + r] += g.items * tc * tcr;
-                    block[(1 + r) * d] += g.items * tc * tcr;
-                    block[(1 + r) * d + 1 + r] += g.items * tcr * tcr;
-                    crossing[r] += g.items * tc * tr;
-                    crossing[(1 + r) * k + r] += g.items * tcr * tr;
-                    ly[1 + r] += tcr * sum;
-                    lx[1 + r] += tcr * g.items;
+                    case.block[1 + r] += g.items * tc * tcr;
+                    case.block[(1 + r) * d] += g.items * tc * tcr;
+                    case.block[(1 + r) * d + 1 + r] += g.items * tcr * tcr;
+                    case.cross[r] += g.items * tc * tr;
+                    case.cross[(1 + r) * k + r] += g.items * tcr * tr;
+                    case.y[1 + r] += tcr * sum;
+                    case.x[1 + r] += tcr * g.items;
                 }
-                for a in 0..d {
-                    for b in 0..d {
-                        block[a * d + b] -= scale * wl[a] * wl[b];
+                for (a, &wa) in wl.iter().enumerate() {
+                    for (cell, &wb) in case.block[a * d..(a + 1) * d].iter_mut().zip(&wl) {
+                        *cell -= scale * wa * wb;
                     }
-                    for b in 0..k {
-                        crossing[a * k + b] -= scale * wl[a] * wg[b];
+                    for (cell, &wb) in case.cross[a * k..(a + 1) * k].iter_mut().zip(&wg) {
+                        *cell -= scale * wa * wb;
                     }
-                    ly[a] -= wl[a] * by * g.items / pivot;
-                    lx[a] -= wl[a] * bx * g.items / pivot;
+                    case.y[a] -= wa * sum_y;
+                    case.x[a] -= wa * sum_x;
                 }
             }
             for (&r, &sum) in g.raters.iter().zip(&g.rater_sums) {
-                global[r * k + r] += g.items * tr * tr;
-                global_y[r] += tr * sum;
-                global_x[r] += tr * g.items;
+                acc.global[r * k + r] += g.items * tr * tr;
+                acc.global_y[r] += tr * sum;
+                acc.global_x[r] += tr * g.items;
             }
-            for a in 0..k {
-                for b in 0..k {
-                    global[a * k + b] -= scale * wg[a] * wg[b];
+            for (a, &wa) in wg.iter().enumerate() {
+                for (cell, &wb) in acc.global[a * k..(a + 1) * k].iter_mut().zip(&wg) {
+                    *cell -= scale * wa * wb;
                 }
-                global_y[a] -= wg[a] * by * g.items / pivot;
-                global_x[a] -= wg[a] * bx * g.items / pivot;
+                acc.global_y[a] -= wa * sum_y;
+                acc.global_x[a] -= wa * sum_x;
             }
         }
-        for c in 0..n_blocks {
-            let block = &mut local[c * d * d..(c + 1) * d * d];
-            log_det += cholesky(block, d)?;
-            let mut ly = local_y[c * d..(c + 1) * d].to_vec();
-            let mut lx = local_x[c * d..(c + 1) * d].to_vec();
-            forward(block, d, &mut ly);
-            forward(block, d, &mut lx);
-            qyy += dot(&ly, &ly);
-            qxy += dot(&lx, &ly);
-            qxx += dot(&lx, &lx);
-            // Columns of C⁻¹K, C the block's Cholesky factor.
-            let columns: Vec<Vec<f64>> = (0..k)
-                .map(|b| {
-                    let mut col: Vec<f64> = (0..d).map(|a| cross[c * d * k + a * k + b]).collect();
-                    forward(block, d, &mut col);
-                    col
-                })
-                .collect();
-            for a in 0..k {
-                for b in 0..k {
-                    global[a * k + b] -= dot(&columns[a], &columns[b]);
-                }
-                global_y[a] -= dot(&columns[a], &ly);
-                global_x[a] -= dot(&columns[a], &lx);
-            }
+        if current.is_some() {
+            case.eliminate(&mut acc)?;
         }
-        log_det += cholesky(&mut global, k)?;
-        forward(&global, k, &mut global_y);
-        forward(&global, k, &mut global_x);
-        qyy += dot(&global_y, &global_y);
-        qxy += dot(&global_x, &global_y);
-        qxx += dot(&global_x, &global_x);
-        let schur = self.n_scores as f64 - qxx;
+        acc.log_det += cholesky(&mut acc.global, k)?;
+        forward(&acc.global, k, &mut acc.global_y);
+        forward(&acc.global, k, &mut acc.global_x);
+        acc.qyy += dot(&acc.global_y, &acc.global_y);
+        acc.qxy += dot(&acc.global_x, &acc.global_y);
+        acc.qxx += dot(&acc.global_x, &acc.global_x);
+        let schur = self.n_scores as f64 - acc.qxx;
         // The centred scores sum to 0, so the intercept's estimate is −qxy / schur.
-        let intercept = -qxy / schur;
-        let r2 = self.centred_squares - qyy - schur * intercept * intercept;
-        (schur > 0.0 && r2 > 0.0 && log_det.is_finite()).then_some(Factor { log_det, schur, r2 })
+        let intercept = -acc.qxy / schur;
+        let r2 = self.centred_squares - acc.qyy - schur * intercept * intercept;
+        (schur > 0.0 && r2 > 0.0 && acc.log_det.is_finite()).then_some(Factor {
+            log_det: acc.log_det,
+            schur,
+            r2,
+        })
+    }
+}
+
+/// The sums the elimination carries to the end: log det, v'A⁻¹w for v, w in {Λ'Z'y, Λ'Z'1}, and
+/// the raters' block with its two right-hand sides.
+#[derive(Default)]
+struct Accumulated {
+    log_det: f64,
+    qyy: f64,
+    qxy: f64,
+    qxx: f64,
+    global: Vec<f64>,
+    global_y: Vec<f64>,
+    global_x: Vec<f64>,
+}
+
+/// One case's (case, case × rater) block after its items are eliminated: the block, its coupling
+/// to the raters, and its right-hand sides.
+struct CaseBlock {
+    d: usize,
+    k: usize,
+    block: Vec<f64>,
+    cross: Vec<f64>,
+    y: Vec<f64>,
+    x: Vec<f64>,
+    /// C⁻¹ applied to each column of `cross`, C the block's Cholesky factor.
+    columns: Vec<f64>,
+}
+
+impl CaseBlock {
+    fn new(d: usize, k: usize) -> CaseBlock {
+        CaseBlock {
+            d,
+            k,
+            block: vec![0.0; d * d],
+            cross: vec![0.0; d * k],
+            y: vec![0.0; d],
+            x: vec![0.0; d],
+            columns: vec![0.0; k * d],
+        }
+    }
+
+    fn reset(&mut self) {
+        self.block.fill(0.0);
+        for a in 0..self.d {
+            self.block[a * self.d + a] = 1.0;
+        }
+        self.cross.fill(0.0);
+        self.y.fill(0.0);
+        self.x.fill(0.0);
+    }
+
+    /// Eliminates the block into the raters' block; `None` when it is not positive definite.
+    fn eliminate(&mut self, acc: &mut Accumulated) -> Option<()> {
+        let (d, k) = (self.d, self.k);
+        acc.log_det += cholesky(&mut self.block, d)?;
+        forward(&self.block, d, &mut self.y);
+        forward(&self.block, d, &mut self.x);
+        acc.qyy += dot(&self.y, &self.y);
+        acc.qxy += dot(&self.x, &self.y);
+        acc.qxx += dot(&self.x, &self.x);
+        for b in 0..k {
+            let column = &mut self.columns[b * d..(b + 1) * d];
+            for (a, c) in column.iter_mut().enumerate() {
+                *c = self.cross[a * k + b];
+            }
+            forward(&self.block, d, column);
+        }
+        for a in 0..k {
+            let ca = &self.columns[a * d..(a + 1) * d];
+            for b in 0..k {
+                acc.global[a * k + b] -= dot(ca, &self.columns[b * d..(b + 1) * d]);
+            }
+            acc.global_y[a] -= dot(ca, &self.y);
+            acc.global_x[a] -= dot(ca, &self.x);
+        }
+        Some(())
     }
 }
 
@@ -538,13 +615,16 @@ fn profile_intervals(
             .filter(|&(q, _)| q != p)
             .map(|(_, &v)| v)
             .collect();
+        let mut previous = at;
         let mut zeta = |v: f64| -> f64 {
             let mut profiled = |others: &[f64]| {
                 let mut sds = others.to_vec();
                 sds.insert(p, v);
                 deviance(&sds)
             };
-            let step = 0.1 * total;
+            // The others' optimum moves about as far as v did since the last point.
+            let step = (v - previous).abs().max(1e-4 * total);
+            previous = v;
             let m = minimise(
                 &mut profiled,
                 &start,
@@ -596,7 +676,7 @@ fn root(zeta: &mut dyn FnMut(f64) -> f64, mut a: f64, mut b: f64, target: f64) -
     for _ in 0..100 {
         let c = (a * fb - b * fa) / (fb - fa);
         let fc = zeta(c) - target;
-        if fc.abs() < 1e-9 || (b - a).abs() < 1e-10 * (a.abs() + b.abs()) {
+        if fc.abs() < 1e-7 || (b - a).abs() < 1e-10 * (a.abs() + b.abs()) {
             return c;
         }
         if fc.signum() == fb.signum() {
