@@ -46,7 +46,11 @@ fn assert_matches_lme4(study: &Value, names: &[&str]) -> VarianceComponents {
         .iter()
         .map(|s| s["item"].as_str().expect("item"))
         .collect();
-    assert_eq!(v.n_items, items.len(), "every item is used, complete or not");
+    assert_eq!(
+        v.n_items,
+        items.len(),
+        "every item is used, complete or not"
+    );
     close_relative(
         v.reml_criterion,
         study["reml_criterion"].as_f64().expect("criterion"),
