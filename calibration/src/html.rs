@@ -1512,9 +1512,15 @@ fn intra_rater(h: &mut String, report: &Report) {
     for e in std::iter::once(&section.pooled).chain(&section.raters) {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            "<tr><td>{}</td><td class=\"num\">{}{}</td><td class=\"num\">{}</td>",
             escape(e.rater.as_deref().unwrap_or("pooled")),
             e.n_pairs,
+            // The same words as the app's table: shown, not read as poor or good.
+            if e.n_pairs < section.min_interpreted_pairs {
+                format!(" <span class=\"na\" title=\"fewer than {} pairs: shown, not interpreted\">too few</span>", section.min_interpreted_pairs)
+            } else {
+                String::new()
+            },
             e.n_cases
         );
         h.push_str(&estimate_cells(&e.reliability, 7, |t| {
