@@ -3,7 +3,7 @@
 //! statrs constructors reject invalid parameters; callers here only pass degrees of freedom they
 //! have already checked, and a rejected one becomes `None` rather than a panic.
 
-use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 /// The two-sided 95 % normal quantile used throughout (z_{0.975}).
 pub fn z_975() -> f64 {
@@ -53,6 +53,12 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
 
 pub fn f_quantile(p: f64, df1: f64, df2: f64) -> Option<f64> {
     let dist = FisherSnedecor::new(df1, df2).ok()?;
+    let q = dist.inverse_cdf(p);
+    q.is_finite().then_some(q)
+}
+
+pub fn chi_squared_quantile(p: f64, df: f64) -> Option<f64> {
+    let dist = ChiSquared::new(df).ok()?;
     let q = dist.inverse_cdf(p);
     q.is_finite().then_some(q)
 }

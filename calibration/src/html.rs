@@ -915,6 +915,41 @@ fn human_table(h: &mut String, s: &Section) {
         vec![num(v.value, 3), String::new()]
     }));
     h.push_str("</tr></table>");
+    variance_table(h, &hh.variance_components);
+}
+
+/// Where the clinicians' score variance lies, each component with its profile interval.
+fn variance_table(h: &mut String, e: &Estimate<crate::variance::VarianceComponents>) {
+    let Some(v) = e.value() else {
+        let _ = write!(h, "<p>Variance components: {}</p>", cell_na(e));
+        return;
+    };
+    let _ = write!(h, "<p>Variance components of the clinicians' scores ({}; {} scores on {} items, {} cases, {} clinicians): {}.</p>",
+        escape(&v.design), v.n_scores, v.n_items, v.n_cases, v.n_raters, escape(&v.estimator));
+    h.push_str("<table><tr><th class=\"text\">Component</th><th>variance</th><th>95 % CI</th><th>share</th></tr>");
+    let components: Vec<(&str, f64)> = [
+        ("case", v.case),
+        ("item", Some(v.item)),
+        ("rater", Some(v.rater)),
+        ("case_by_rater", v.case_by_rater),
+        ("residual", Some(v.residual)),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, value?)))
+    .collect();
+    let total: f64 = components.iter().map(|(_, value)| value).sum();
+    for (name, value) in components {
+        let interval = v
+            .intervals
+            .iter()
+            .find(|i| i.component == name)
+            .map_or("—".to_string(), |i| {
+                format!("{} to {}", num(i.low, 3), num(i.high, 3))
+            });
+        let _ = write!(h, "<tr><td class=\"text\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} %</td></tr>",
+            escape(&name.replace("_by_", " × ")), num(value, 3), interval, num(100.0 * value / total, 0));
+    }
+    h.push_str("</table>");
 }
 
 fn row_estimate<T>(h: &mut String, name: &str, e: &Estimate<T>, cells: impl Fn(&T) -> [String; 4]) {
@@ -1477,9 +1512,15 @@ fn intra_rater(h: &mut String, report: &Report) {
     for e in std::iter::once(&section.pooled).chain(&section.raters) {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            "<tr><td>{}</td><td class=\"num\">{}{}</td><td class=\"num\">{}</td>",
             escape(e.rater.as_deref().unwrap_or("pooled")),
             e.n_pairs,
+            // The same words as the app's table: shown, not read as poor or good.
+            if e.n_pairs < section.min_interpreted_pairs {
+                format!(" <span class=\"na\" title=\"fewer than {} pairs: shown, not interpreted\">too few</span>", section.min_interpreted_pairs)
+            } else {
+                String::new()
+            },
             e.n_cases
         );
         h.push_str(&estimate_cells(&e.reliability, 7, |t| {
@@ -1571,6 +1612,6 @@ fn missed_findings(h: &mut String, report: &Report) {
 
 fn methods(h: &mut String, report: &Report) {
     let o = &report.options;
-    let _ = write!(h, "<h2>Methods</h2><p class=\"note\">Pearson r with a Fisher-z 95 % interval and a t-test p; Spearman ρ on average ranks with the Bonett–Wright standard error; Kendall τ-b by Knight's algorithm (exact p without ties for n ≤ 33). Bland–Altman limits are bias ± 1.96 SD with t-based intervals (SE of a limit √(3s²/n)). ICC forms after Shrout &amp; Fleiss (1979) with F-based intervals (McGraw &amp; Wong 1996); ICC and Fleiss κ use items scored by every rater. Krippendorff's α uses every item with two or more scores. Cohen's κ standard errors after Fleiss, Cohen &amp; Everitt (1969). The cluster bootstrap resamples cases ({} resamples, seed {}), percentile and BCa. The alternative annotator test follows Calderon et al. (ACL 2025) with −RMSE alignment, ε = {}, Benjamini–Yekutieli q = {}. Not-estimable figures are shown as such, with the reason on hover.</p>",
+    let _ = write!(h, "<h2>Methods</h2><p class=\"note\">Pearson r with a Fisher-z 95 % interval and a t-test p; Spearman ρ on average ranks with the Bonett–Wright standard error; Kendall τ-b by Knight's algorithm (exact p without ties for n ≤ 33). Bland–Altman limits are bias ± 1.96 SD with t-based intervals (SE of a limit √(3s²/n)); with several items per case, Zou's (2013) limits and MOVER intervals from the case means and the within-case variance. ICC forms after Shrout &amp; Fleiss (1979) with F-based intervals (McGraw &amp; Wong 1996); ICC and Fleiss κ use items scored by every rater. Krippendorff's α uses every item with two or more scores. Variance components are REML on every score (lme4's criterion) with 95 % profile-likelihood intervals. Cohen's κ standard errors after Fleiss, Cohen &amp; Everitt (1969). The cluster bootstrap resamples cases ({} resamples, seed {}), percentile and BCa. The alternative annotator test follows Calderon et al. (ACL 2025) with −RMSE alignment, ε = {}, Benjamini–Yekutieli q = {}. Not-estimable figures are shown as such, with the reason on hover.</p>",
         o.bootstrap_resamples, o.seed, num(o.alt_test_epsilon, 2), num(o.alt_test_q, 2));
 }

@@ -30,6 +30,7 @@
 //! - [`precision`] (CI width at n, n needed for a lower bound); [`alt_test::alt_test`];
 //!   [`proportions`] (Wilson, pass@k); [`ppi`] (PPI++ estimates: the grader on every answer,
 //!   clinicians on a random subset, intervals by case);
+//! - [`variance`] (REML variance components of the clinicians' scores, profile intervals);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
 //!   [`missed_findings`] (lesions a response did not mention, per model);
 //! - the grader workbench: [`dev_test_split`] (seeded, stratified by case, placements never
@@ -61,6 +62,7 @@ pub mod krippendorff;
 pub mod manifest;
 pub mod missed_findings;
 pub mod mrmc;
+mod optimise;
 pub mod panel;
 pub mod ppi;
 pub mod precision;

@@ -5,7 +5,7 @@
 
 use crate::alt_test::{alt_test, AltTest};
 use crate::attainable::{attainable_r, AttainableR};
-use crate::bland_altman::{bland_altman, BlandAltman};
+use crate::bland_altman::{bland_altman, bland_altman_by_case, BlandAltman};
 use crate::bootstrap::{cluster_bootstrap, BootstrapConfig, BootstrapInterval, Progress};
 use crate::calibration_line::{
     calibration_line, proportional_bias, CalibrationLine, ProportionalBias,
@@ -25,7 +25,7 @@ use crate::proportions::{pass_at_k, wilson, wilson_interval, Proportion};
 use crate::ratings::RatingMatrix;
 use crate::readers_random::{readers_random, HeldOutItem, ReadersRandom};
 use crate::scales::{self, DimensionScales};
-use crate::variance::{variance_components, VarianceComponents};
+use crate::variance::{variance_components, Intervals, VarianceComponents};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1205,7 +1205,14 @@ fn section(
         icc: icc(&panel_matrix),
         krippendorff_alpha: krippendorff_alpha(&human_matrix),
         fleiss_kappa: fleiss_kappa(&panel_matrix, categories),
-        variance_components: variance_components(&panel_matrix, &cases),
+        variance_components: variance_components(
+            &human_matrix,
+            &cases,
+            match keep {
+                None => Intervals::Profile,
+                Some(_) => Intervals::Omitted,
+            },
+        ),
     };
     let grader_agreement = options
         .grader
@@ -1403,7 +1410,11 @@ fn grader_agreement(
             .len(),
         spearman: spearman(&g, &h),
         kendall_tau_b: kendall_tau_b(&g, &h),
-        bland_altman: bland_altman(&g, &h),
+        bland_altman: bland_altman_by_case(
+            &g,
+            &h,
+            &paired.iter().map(|p| cases[p.0]).collect::<Vec<_>>(),
+        ),
         calibration_line: calibration_line(&g, &h),
         proportional_bias: proportional_bias(&g, &h),
         cohen_kappa: cohen_kappa(&g, &consensus, categories),
@@ -1417,8 +1428,8 @@ fn grader_agreement(
 
     let vs_each_rater = (0..k)
         .map(|j| {
-            let (a, b): (Vec<f64>, Vec<f64>) = (0..humans.n_items())
-                .filter_map(|i| Some((grader[i]?, humans.row(i)[j]?)))
+            let ((a, b), pair_cases): ((Vec<f64>, Vec<f64>), Vec<&str>) = (0..humans.n_items())
+                .filter_map(|i| Some(((grader[i]?, humans.row(i)[j]?), cases[i])))
                 .unzip();
             VsRater {
                 rater: names[j].clone(),
@@ -1426,7 +1437,7 @@ fn grader_agreement(
                 pearson: pearson(&a, &b),
                 spearman: spearman(&a, &b),
                 kendall_tau_b: kendall_tau_b(&a, &b),
-                bland_altman: bland_altman(&a, &b),
+                bland_altman: bland_altman_by_case(&a, &b, &pair_cases),
                 cohen_kappa: cohen_kappa(&a, &b, categories),
             }
         })

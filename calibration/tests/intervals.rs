@@ -6,7 +6,7 @@
 
 mod common;
 
-use calibration::bland_altman::bland_altman;
+use calibration::bland_altman::{bland_altman, bland_altman_by_case};
 use calibration::correlation::spearman;
 use calibration::icc::icc;
 use calibration::kappa::{cohen_kappa, Categories};
@@ -269,4 +269,58 @@ fn a_kappa_interval_stays_inside_kappas_range() {
     );
     assert_eq!(unweighted.ci_high, 1.0);
     assert!(unweighted.ci_low >= -1.0 && unweighted.ci_low < unweighted.value);
+}
+
+/// Several items per case: Zou's (2013) limits and MOVER intervals, against the formulas written
+/// out in R (`data/zou_reference.json`, `scripts/reference/calibration/make_zou_reference.R`).
+/// Fails on the code before 2026-11-29, which counted the 46 pairs of 14 cases as independent:
+/// its intervals of the limits are narrower than the clustered ones.
+#[test]
+fn bland_altman_with_several_items_per_case_matches_zou() {
+    let reference: serde_json::Value =
+        serde_json::from_str(include_str!("data/zou_reference.json")).expect("valid JSON");
+    let (grader, clinician) = (
+        numbers(&reference["grader"]),
+        numbers(&reference["clinician"]),
+    );
+    let cases: Vec<&str> = reference["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| c.as_str().expect("case"))
+        .collect();
+    let ba = bland_altman_by_case(&grader, &clinician, &cases);
+    let ba = ba.value().expect("Bland–Altman");
+    let e = &reference["expected"];
+    for (name, got, tolerance) in [
+        ("bias", ba.bias, SCIPY_EXACT),
+        ("sd", ba.sd, SCIPY_EXACT),
+        ("loa_low", ba.loa_low, SCIPY_EXACT),
+        ("loa_high", ba.loa_high, SCIPY_EXACT),
+        ("bias_ci_low", ba.bias_ci_low, DISTRIBUTION),
+        ("bias_ci_high", ba.bias_ci_high, DISTRIBUTION),
+        ("loa_low_ci_low", ba.loa_low_ci_low, DISTRIBUTION),
+        ("loa_low_ci_high", ba.loa_low_ci_high, DISTRIBUTION),
+        ("loa_high_ci_low", ba.loa_high_ci_low, DISTRIBUTION),
+        ("loa_high_ci_high", ba.loa_high_ci_high, DISTRIBUTION),
+    ] {
+        close(got, f(&e[name]), tolerance, name);
+    }
+    assert_eq!((ba.n, ba.n_cases), (46, 14));
+    assert!(ba.method.starts_with("Zou (2013)"), "{}", ba.method);
+    let independent = bland_altman(&grader, &clinician);
+    let independent = independent.value().expect("independent pairs");
+    let width = |low: f64, high: f64| high - low;
+    assert!(
+        width(ba.loa_high_ci_low, ba.loa_high_ci_high)
+            > 1.3 * width(independent.loa_high_ci_low, independent.loa_high_ci_high),
+        "clustered items widen the upper limit's interval"
+    );
+    // One pair per case is the independent-pairs method, unchanged.
+    let own_case: Vec<String> = (0..grader.len()).map(|i| format!("c{i}")).collect();
+    let own_case: Vec<&str> = own_case.iter().map(String::as_str).collect();
+    assert_eq!(
+        bland_altman_by_case(&grader, &clinician, &own_case).value(),
+        Some(independent)
+    );
 }

@@ -439,4 +439,14 @@ fn both_sections_reach_the_json_the_csv_tables_and_the_html() {
     assert!(html.contains("id=\"missed-findings\""));
     assert!(html.contains("lesion L2"));
     assert!(html.contains("ICC(A,1)"));
+    // Rows under 30 pairs are shown with their figures and marked, in the table itself, as not
+    // interpreted (before 2026-11-29 only the caption said so); the pooled 45 pairs are not.
+    let section = report.intra_rater.as_ref().expect("intra-rater section");
+    let under: usize = std::iter::once(&section.pooled)
+        .chain(&section.raters)
+        .filter(|e| e.n_pairs < 30)
+        .count();
+    assert_eq!(section.min_interpreted_pairs, 30);
+    assert!(under >= 2 && section.pooled.n_pairs >= 30);
+    assert_eq!(html.matches(">too few</span>").count(), under, "{html}");
 }
