@@ -217,6 +217,11 @@ pub struct ReportOptions {
     pub high_score_threshold: Option<f64>,
     /// The k of pass@k.
     pub pass_at: Vec<usize>,
+    /// Whether the variance components get their profile-likelihood intervals: some hundred
+    /// refits of the model per dimension. Off only where a report is built for something other
+    /// than reading it (the fuzz replay, which checks that odd tables do not panic, and would
+    /// spend minutes refitting its two thousand tables).
+    pub variance_component_intervals: bool,
 }
 
 impl Default for ReportOptions {
@@ -237,6 +242,7 @@ impl Default for ReportOptions {
             alt_test_min_items: crate::alt_test::ALT_TEST_MIN_ITEMS,
             high_score_threshold: None,
             pass_at: vec![1, 5],
+            variance_component_intervals: true,
         }
     }
 }

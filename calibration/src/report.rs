@@ -1209,8 +1209,8 @@ fn section(
             &human_matrix,
             &cases,
             match keep {
-                None => Intervals::Profile,
-                Some(_) => Intervals::Omitted,
+                None if options.variance_component_intervals => Intervals::Profile,
+                _ => Intervals::Omitted,
             },
         ),
     };

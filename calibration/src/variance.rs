@@ -98,6 +98,11 @@ const FIT_TOLERANCE: f64 = 1e-11;
 /// A profile point needs less: ζ = √(rise) near 1.96 moves by about rise error / 4.
 const PROFILE_TOLERANCE: f64 = 1e-7;
 const MAX_EVALUATIONS: usize = 20_000;
+/// The criterion evaluations all the profile intervals of one fit may use together. A study the
+/// size of the demo needs some tens of thousands; a flat or degenerate profile (a fuzzed table
+/// of a few scores) could otherwise refit for minutes, and a very large study would hold the
+/// report back for seconds. Past it the intervals are left out, and `estimator` says so.
+const PROFILE_EVALUATIONS: usize = 400_000;
 
 /// Which figures to compute: the profile intervals cost some hundred refits of the model
 /// (docs/performance.md), so the report computes them for each dimension as a whole and leaves
@@ -151,9 +156,11 @@ pub fn variance_components(
     };
     let residual = parts.r2 / (design.n_scores - 1) as f64;
     let component = |j: usize| theta[j] * theta[j] * residual;
+    let wanted = intervals;
     let intervals = match intervals {
         Intervals::Profile => {
             profile_intervals(&design, &free, &theta, residual, parts.criterion(&design))
+                .unwrap_or_default()
         }
         Intervals::Omitted => Vec::new(),
     };
@@ -182,9 +189,13 @@ pub fn variance_components(
         } else {
             "items, raters (no two cases hold two or more scored items: the case level is not separated)".into()
         },
-        estimator: match intervals.is_empty() {
-            false => "REML on every score (lme4's criterion); 95 % profile-likelihood intervals",
-            true => "REML on every score (lme4's criterion)",
+        estimator: match (wanted, intervals.is_empty()) {
+            (_, false) => "REML on every score (lme4's criterion); 95 % profile-likelihood intervals",
+            (Intervals::Profile, true) => {
+                "REML on every score (lme4's criterion); the profile-likelihood intervals left out: \
+                 their refits ran past the report's budget"
+            }
+            (Intervals::Omitted, true) => "REML on every score (lme4's criterion)",
         }
         .into(),
         case,
@@ -580,14 +591,16 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Profile-likelihood intervals of every free component and the residual, on the variance scale.
 /// Parameters are standard deviations (`free`'s components, then the residual's); the profile of
-/// one holds it fixed and re-optimises the others.
+/// one holds it fixed and re-optimises the others. `None` when the refits would run past
+/// [`PROFILE_EVALUATIONS`].
 fn profile_intervals(
     design: &Design,
     free: &[usize],
     theta: &[f64; 4],
     residual: f64,
     minimum: f64,
-) -> Vec<ComponentInterval> {
+) -> Option<Vec<ComponentInterval>> {
+    let evaluations = std::cell::Cell::new(0usize);
     let sigma = residual.sqrt();
     let estimate: Vec<f64> = free
         .iter()
@@ -595,6 +608,7 @@ fn profile_intervals(
         .chain([sigma])
         .collect();
     let deviance = |sds: &[f64]| -> f64 {
+        evaluations.set(evaluations.get() + 1);
         let s = sds[free.len()].abs();
         let mut th = [0.0; 4];
         for (&j, v) in free.iter().zip(sds) {
@@ -617,6 +631,11 @@ fn profile_intervals(
             .collect();
         let mut previous = at;
         let mut zeta = |v: f64| -> f64 {
+            // Past the budget every point is NaN: the searches below end at once, and the
+            // intervals are dropped after the loop.
+            if evaluations.get() > PROFILE_EVALUATIONS {
+                return f64::NAN;
+            }
             let mut profiled = |others: &[f64]| {
                 let mut sds = others.to_vec();
                 sds.insert(p, v);
@@ -663,7 +682,7 @@ fn profile_intervals(
     }
     // The report lists components in the struct's order: case, item, rater, case × rater,
     // residual; `free` is already in that order.
-    intervals
+    (evaluations.get() <= PROFILE_EVALUATIONS).then_some(intervals)
 }
 
 /// Where the increasing ζ crosses `target` between `a` and `b` (Illinois false position).

@@ -161,6 +161,9 @@ pub fn ratings_csv(bytes: &[u8]) {
     let options = calibration::input::ReportOptions {
         grader,
         bootstrap_resamples: 10,
+        // The fit is replayed; its intervals' hundreds of refits a table would make this
+        // replay minutes long (the budget in `variance` keeps a flat profile bounded).
+        variance_component_intervals: false,
         ..Default::default()
     };
     if let Ok(report) =
