@@ -56,9 +56,20 @@ export async function becomeNewRater(browser, name, role, years) {
   // Each field is looked up from the page, not from the form element found first: the picker
   // may render its form again once the rater list arrives, which would leave that element stale.
   const field = (selector) => browser.$(`${testid('new-rater')} ${selector}`)
-  await field('input[name="name"]').setValue(name)
-  await field('select[name="role"]').selectByAttribute('value', role)
-  if (years !== undefined) await field('input[name="years"]').setValue(String(years))
+  // Under load the form can render again between two fields (a CI run once lost the role
+  // select after the name was typed): the whole form is filled again until it holds the name.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await field('input[name="name"]').setValue(name)
+      await field('select[name="role"]').waitForExist({ timeout: LOAD_TIMEOUT_MS })
+      await field('select[name="role"]').selectByAttribute('value', role)
+      if (years !== undefined) await field('input[name="years"]').setValue(String(years))
+      if ((await field('input[name="name"]').getValue()) === name) break
+    } catch (error) {
+      if (attempt >= 3) throw error
+    }
+    if (attempt >= 3) throw new Error(`the new-rater form never kept ${name}`)
+  }
   await field('button[type="submit"]').click()
   await browser.waitUntil(async () => (await currentRater(browser)) === name, {
     timeout: LOAD_TIMEOUT_MS,
