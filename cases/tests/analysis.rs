@@ -138,12 +138,8 @@ fn a_clinicians_repeat_reads_reach_the_test_retest_section_and_stay_out_of_the_t
 
 #[test]
 fn missed_findings_of_the_demo_reach_the_report_with_their_location() {
-    // The bundle stays: the ground truth's lesion marks are read from its images.
-    let dir = tempfile::tempdir().unwrap();
-    let bundle = dir.path().join("demo");
-    demo::write_demo_bundle(&bundle, &cases::progress::NoProgress).unwrap();
-    let mut store = cases::store::Store::open(&dir.path().join("db.sqlite")).unwrap();
-    cases::import::import_bundle_dir(&mut store, &bundle, &cases::progress::NoProgress).unwrap();
+    // The process's bundle stays: the ground truth's lesion marks are read from its images.
+    let (_dir, store) = rating_support::demo_store();
     let data = cases::analysis::study_data(&store, DEMO_STUDY_ID, None).unwrap();
     let input = &data.input.missed_findings;
     let lesion_tasks: i64 = store

@@ -16,35 +16,12 @@ use cases::store::Store;
 use cases::Error;
 use cases::ImportError;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 const STUDY: &str = "neurorater-demo";
 
-struct Demo {
-    _dir: tempfile::TempDir,
-    bundle: PathBuf,
-    db: PathBuf,
-}
-
-/// The demo bundle written and imported once; every test works on its own copy of the database.
-fn demo() -> &'static Demo {
-    static DEMO: OnceLock<Demo> = OnceLock::new();
-    DEMO.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let bundle = dir.path().join("demo");
-        demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
-        let db = dir.path().join("template.sqlite");
-        let mut store = Store::open(&db).unwrap();
-        cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
-        drop(store);
-        Demo {
-            _dir: dir,
-            bundle,
-            db,
-        }
-    })
-}
+#[path = "support/demo_study.rs"]
+mod demo_study;
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -54,7 +31,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.sqlite");
-    std::fs::copy(&demo().db, &path).unwrap();
+    demo_study::demo_database_at(&path);
     let store = Store::open(&path).unwrap();
     Fixture { dir, store }
 }
@@ -120,7 +97,7 @@ fn slice_z(series_dir: &Path, k: u32) -> f64 {
 fn every_demo_case_has_complete_ground_truth_as_version_1_with_marks_on_their_slices() {
     let f = fixture();
     let cases = f.store.cases(STUDY).unwrap();
-    let bundled = std::fs::read_dir(demo().bundle.join("cases"))
+    let bundled = std::fs::read_dir(demo_study::demo_bundle().join("cases"))
         .unwrap()
         .count();
     assert_eq!(cases.len(), bundled);
@@ -149,8 +126,7 @@ fn every_demo_case_has_complete_ground_truth_as_version_1_with_marks_on_their_sl
                     .iter()
                     .find(|s| s.series == mark.series_id)
                     .unwrap();
-                let dir = demo()
-                    .bundle
+                let dir = demo_study::demo_bundle()
                     .join("cases")
                     .join(&case.id)
                     .join(&mark.series_id);
@@ -271,7 +247,8 @@ fn a_draft_is_reviewed_and_finalised_by_a_second_curator() {
         )
         .unwrap();
     assert_eq!(source, "curator");
-    cases::import::import_bundle_dir(&mut f.store, &demo().bundle, &NoProgress).unwrap();
+    cases::import::import_bundle_dir(&mut f.store, &demo_study::demo_bundle(), &NoProgress)
+        .unwrap();
     assert_eq!(ms01(&f.store), truth);
     let exported = cases::export::export(
         &f.store,
@@ -444,7 +421,7 @@ fn the_ground_truth_bundle_round_trips_through_import() {
 
     let out = f.dir.path().join("gt");
     let summary = curation::export_bundle(&f.store, STUDY, &out).unwrap();
-    let bundled = std::fs::read_dir(demo().bundle.join("cases"))
+    let bundled = std::fs::read_dir(demo_study::demo_bundle().join("cases"))
         .unwrap()
         .count();
     assert_eq!((summary.cases, summary.skipped.len()), (bundled, 0));
@@ -456,8 +433,7 @@ fn the_ground_truth_bundle_round_trips_through_import() {
     for key in &file.key_image_files {
         let image = image::open(out.join(&key.png)).unwrap();
         let probe = imaging::probe(
-            &demo()
-                .bundle
+            &demo_study::demo_bundle()
                 .join("cases/ms-01")
                 .join(&key.series)
                 .read_dir()
@@ -1218,7 +1194,7 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
 
     // The bundle copied beside the database, one series' first file removed.
     let bundle = dir.join("bundle");
-    copy_dir(&demo().bundle, &bundle);
+    demo_study::copy_tree(&demo_study::demo_bundle(), &bundle);
     let old = dir.join("old.sqlite");
     std::fs::copy(dir.join("db.sqlite"), &old).unwrap();
     let conn = rusqlite::Connection::open(&old).unwrap();
@@ -1307,19 +1283,6 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
         ),
         1
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The team server's history of ms-01 as `GET …/curation` gives it: the bundle's version 1, and

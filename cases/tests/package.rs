@@ -24,6 +24,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
+#[path = "support/demo_study.rs"]
+mod support;
+
 const RATER: &str = "Dr Remote";
 const OTHER: &str = "Dr Other OTHER-NAME";
 const OTHER_COMMENT: &str = "OTHER-PRIVATE comment";
@@ -38,10 +41,9 @@ struct Lead {
 /// the queue (with a rating of their own), each with a plan.
 fn lead() -> Lead {
     let dir = tempfile::tempdir().unwrap();
-    let bundle = dir.path().join("demo");
-    demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
-    let mut store = Store::open(&dir.path().join("lead.sqlite")).unwrap();
-    import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
+    let lead_db = dir.path().join("lead.sqlite");
+    support::demo_database_at(&lead_db);
+    let mut store = Store::open(&lead_db).unwrap();
     let rater = store
         .create_rater(RATER, RaterRole::Neuroradiologist, Some(12))
         .unwrap()
@@ -2099,7 +2101,9 @@ fn a_rubric_the_server_moved_on_to_is_taken_here_and_a_rating_made_before_keeps_
 /// The lead "runs k samples": the demo bundle imported again with `n` new samples of answered
 /// tasks (new responses of the same tasks, as a model run adds them). Returns how many were added.
 fn lead_adds_samples(lead: &mut Lead, n: usize) -> usize {
+    // The process's bundle is shared: the lead's own copy takes the new samples.
     let bundle = lead.dir.path().join("demo");
+    support::copy_tree(&support::demo_bundle(), &bundle);
     let file = bundle.join("responses.jsonl");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();

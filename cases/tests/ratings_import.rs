@@ -7,36 +7,22 @@ use cases::progress::NoProgress;
 use cases::ratings_import::{import_ratings_csv, ASSUMED_ROLE};
 use cases::store::Store;
 use cases::ImportError;
-use demo::write_demo_bundle;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
-struct Demo {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-/// Generating the demo takes seconds; every test imports the same bundle into its own store.
-fn demo() -> &'static Demo {
-    static DEMO: OnceLock<Demo> = OnceLock::new();
-    DEMO.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let root = dir.path().join("demo");
-        write_demo_bundle(&root, &NoProgress).expect("demo bundle");
-        Demo { _dir: dir, root }
-    })
-}
+#[path = "support/demo_study.rs"]
+mod demo_study;
 
 fn store_with_demo(dir: &Path) -> Store {
     let mut store = Store::open(&dir.join("study.sqlite")).expect("store");
-    import_bundle_dir(&mut store, &demo().root, &NoProgress).expect("demo imports");
+    import_bundle_dir(&mut store, &demo_study::demo_bundle(), &NoProgress).expect("demo imports");
     store
 }
 
 /// The demo's ratings file split naively (it has no quoted fields): header and rows.
 fn demo_rows() -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(demo().root.join("ratings.csv")).expect("ratings.csv");
+    let text = std::fs::read_to_string(demo_study::demo_bundle().join("ratings.csv"))
+        .expect("ratings.csv");
     let mut lines = text.lines().filter(|l| !l.is_empty());
     let header = lines.next().unwrap().split(',').map(String::from).collect();
     let rows = lines
@@ -90,7 +76,7 @@ fn problems(outcome: Result<impl std::fmt::Debug, ImportError>) -> Vec<String> {
 fn the_demo_ratings_become_submitted_first_reads_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store_with_demo(dir.path());
-    let path = demo().root.join("ratings.csv");
+    let path = demo_study::demo_bundle().join("ratings.csv");
     let (header, rows) = demo_rows();
     let (item_at, rater_at, score_at, dim_at) = (
         header.iter().position(|h| h == "item").unwrap(),

@@ -5,6 +5,8 @@
 //! stored once, a stale one refused with 409; two processes on one database act as one; a server
 //! killed with SIGKILL under load loses no acknowledged edit; no log holds a secret.
 
+#[path = "../../cases/tests/support/demo_study.rs"]
+mod demo_study;
 #[path = "support/postgres.rs"]
 mod postgres;
 
@@ -98,12 +100,8 @@ fn study_path(rest: &str) -> String {
 }
 
 fn team(work: &Path) -> Team {
-    let bundle = work.join("demo");
     let local = work.join("local.sqlite");
-    demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
-    let mut store = Store::open(&local).unwrap();
-    cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
-    drop(store);
+    demo_study::demo_database_at(&local);
     let models = distinct(&local, "SELECT DISTINCT model FROM responses");
     let graders = distinct(&local, "SELECT DISTINCT grader FROM grader_scores");
     let disease_groups = distinct(&local, "SELECT DISTINCT disease_group FROM cases");
@@ -1578,7 +1576,7 @@ fn a_server_built_package_imports_blinded_with_the_lead_s_pixels_and_its_results
     // The images are the lead's pixels, de-identified: pydicom compares each DICOM file of the
     // package with the bundle file it came from.
     let local = work.path().join("local.sqlite");
-    let bundle = work.path().join("demo");
+    let bundle = demo_study::demo_bundle();
     let conn = rusqlite::Connection::open(&local).unwrap();
     let mut pairs = Vec::new();
     for (name, data) in &members {
@@ -1900,18 +1898,6 @@ fn case_keys(store: &Store) -> BTreeMap<String, i64> {
     rows.collect::<Result<_, _>>().unwrap()
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_curators_copy_takes_in_the_cases_the_lead_added_on_the_server_and_keeps_what_it_holds() {
     let work = tempfile::tempdir().unwrap();
@@ -1934,12 +1920,13 @@ fn a_curators_copy_takes_in_the_cases_the_lead_added_on_the_server_and_keeps_wha
     assert_eq!((again.cases, again.cases_added), (first.cases, 0));
 
     // The lead adds a case (a copy of the bundle's first under a new id) to their database and
-    // copies the study onto the server again.
+    // copies the study onto the server again (in a copy of the process's bundle, which is shared).
     let bundle = work.path().join("demo");
+    demo_study::copy_tree(&demo_study::demo_bundle(), &bundle);
     let model_case = held.keys().next().unwrap();
     let added_case = "added-later-01";
     let added_dir = bundle.join("cases").join(added_case);
-    copy_tree(&bundle.join("cases").join(model_case), &added_dir);
+    demo_study::copy_tree(&bundle.join("cases").join(model_case), &added_dir);
     let case_file = added_dir.join("case.json");
     let mut case: Value = serde_json::from_slice(&std::fs::read(&case_file).unwrap()).unwrap();
     case["id"] = json!(added_case);

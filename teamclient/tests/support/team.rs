@@ -6,8 +6,9 @@
 
 #[path = "../../../server/tests/support/cluster.rs"]
 mod cluster;
+#[path = "../../../cases/tests/support/demo_study.rs"]
+mod demo_study;
 
-use cases::progress::NoProgress;
 use cases::rating::DEMO_STUDY_ID;
 pub use cluster::Cluster;
 use serde_json::{json, Value};
@@ -57,12 +58,9 @@ fn serve_in_thread(database: String, listen: SocketAddr) {
 impl TeamServer {
     /// The demo study on a fresh cluster, its lead logged in.
     pub async fn start(work: &Path) -> TeamServer {
-        let bundle = work.join("demo");
         let local = work.join("local.sqlite");
         let cluster = tokio::task::block_in_place(|| {
-            demo::write_demo_bundle(&bundle, &NoProgress).unwrap();
-            let mut store = cases::store::Store::open(&local).unwrap();
-            cases::import::import_bundle_dir(&mut store, &bundle, &NoProgress).unwrap();
+            demo_study::demo_database_at(&local);
             Cluster::start()
         });
         let database = "team";
