@@ -31,6 +31,7 @@ use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
 use dicom_object::meta::FileMetaTableBuilder;
 use dicom_object::{from_reader, InMemDicomObject};
+use imaging::vector::{cross, dot, sub};
 use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -529,22 +530,6 @@ fn deidentification_elements() -> [DataElement<Object>; 3] {
                 "Basic Application Confidentiality Profile",
             ))],
         ),
-    ]
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
     ]
 }
 

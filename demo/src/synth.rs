@@ -7,6 +7,7 @@
 
 use super::rng::{fnv1a, voxel_noise};
 use super::template::{Grid, Tissue, CT_GRID, MR_GRID};
+use imaging::vector::{cross, dot, normalise};
 
 /// What a series shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,23 +290,6 @@ impl Ellipsoid {
         let front = super::template::lps_from_ras([cx, max_y, z]);
         vec![centre, across, front]
     }
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn normalise(a: [f64; 3]) -> [f64; 3] {
-    let length = dot(a, a).sqrt();
-    [a[0] / length, a[1] / length, a[2] / length]
 }
 
 /// One synthesised abnormality.

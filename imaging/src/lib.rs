@@ -42,6 +42,7 @@ mod nifti;
 mod raster;
 mod render;
 mod samples;
+pub mod vector;
 mod voi;
 mod volume;
 

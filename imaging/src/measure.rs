@@ -7,6 +7,7 @@
 //! shape (even-odd rule for an outline, as PNPOLY decides it); only the shape's bounding box is
 //! visited, one scanline at a time, so a large ROI on a 512² slice costs well under a frame.
 
+use crate::vector::{cross, dot, norm, sub};
 use std::path::Path;
 
 use super::error::{ImagingError, ImagingErrorKind};
@@ -510,26 +511,6 @@ pub fn apply(m: &[[f64; 4]; 4], p: [f64; 3]) -> [f64; 3] {
 
 fn column(m: &[[f64; 4]; 4], axis: usize) -> [f64; 3] {
     [m[0][axis], m[1][axis], m[2][axis]]
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn norm(a: [f64; 3]) -> f64 {
-    dot(a, a).sqrt()
 }
 
 #[cfg(test)]
