@@ -65,21 +65,51 @@ pub(crate) fn from_moments(n: usize, bias: f64, variance: f64) -> BlandAltman {
     let t = dist::t_quantile(0.975, nf - 1.0).unwrap_or(z);
     let bias_half = t * sd / nf.sqrt();
     let loa_half = t * (3.0 * sd * sd / nf).sqrt();
+    limits(
+        bias,
+        sd,
+        HalfWidths {
+            bias: bias_half,
+            outward: loa_half,
+            inward: loa_half,
+        },
+        (n, n),
+        INDEPENDENT_PAIRS.into(),
+    )
+}
+
+/// How far the intervals reach: the bias's either side, and each limit's away from the bias
+/// (`outward`) and towards it (`inward`; the two differ in Zou's MOVER intervals).
+struct HalfWidths {
+    bias: f64,
+    outward: f64,
+    inward: f64,
+}
+
+/// The limits `bias ± 1.96 sd` and their intervals; `(n, n_cases)` are the pairs and the cases.
+fn limits(
+    bias: f64,
+    sd: f64,
+    half: HalfWidths,
+    (n, n_cases): (usize, usize),
+    method: String,
+) -> BlandAltman {
+    let z = dist::z_975();
     let (loa_low, loa_high) = (bias - z * sd, bias + z * sd);
     BlandAltman {
         bias,
         sd,
         loa_low,
         loa_high,
-        bias_ci_low: bias - bias_half,
-        bias_ci_high: bias + bias_half,
-        loa_low_ci_low: loa_low - loa_half,
-        loa_low_ci_high: loa_low + loa_half,
-        loa_high_ci_low: loa_high - loa_half,
-        loa_high_ci_high: loa_high + loa_half,
+        bias_ci_low: bias - half.bias,
+        bias_ci_high: bias + half.bias,
+        loa_low_ci_low: loa_low - half.outward,
+        loa_low_ci_high: loa_low + half.inward,
+        loa_high_ci_low: loa_high - half.inward,
+        loa_high_ci_high: loa_high + half.outward,
         n,
-        n_cases: n,
-        method: INDEPENDENT_PAIRS.into(),
+        n_cases,
+        method,
     }
 }
 
@@ -150,20 +180,15 @@ pub fn bland_altman_by_case(a: &[f64], b: &[f64], cases: &[&str]) -> Estimate<Bl
     // limit on the side that moves the limit outward (wider) or inward (narrower).
     let outward = (bias_half.powi(2) + (z * (total_high.sqrt() - sd)).powi(2)).sqrt();
     let inward = (bias_half.powi(2) + (z * (sd - total_low.max(0.0).sqrt())).powi(2)).sqrt();
-    let (loa_low, loa_high) = (bias - z * sd, bias + z * sd);
-    Estimate::Value(BlandAltman {
+    Estimate::Value(limits(
         bias,
         sd,
-        loa_low,
-        loa_high,
-        bias_ci_low: bias - bias_half,
-        bias_ci_high: bias + bias_half,
-        loa_low_ci_low: loa_low - outward,
-        loa_low_ci_high: loa_low + inward,
-        loa_high_ci_low: loa_high - inward,
-        loa_high_ci_high: loa_high + outward,
-        n,
-        n_cases,
-        method: format!("Zou (2013): {n} pairs in {n_cases} cases, MOVER intervals"),
-    })
+        HalfWidths {
+            bias: bias_half,
+            outward,
+            inward,
+        },
+        (n, n_cases),
+        format!("Zou (2013): {n} pairs in {n_cases} cases, MOVER intervals"),
+    ))
 }
