@@ -34,6 +34,7 @@
 use crate::dist::z_975;
 use crate::estimate::Estimate;
 use crate::input::{CalibrationInput, ReportOptions};
+use crate::proportions::pass_at_k;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -202,13 +203,17 @@ pub fn ppi_mean(answers: &[Answer]) -> Estimate<PpiMean> {
 pub struct PpiRow {
     /// The item's `model` grouping value; `all` when the input has no `model` column.
     pub model: String,
-    /// `mean_score` (the clinicians' mean on the primary dimension) or `correct` (the share of
-    /// answers most of their clinicians judged correct).
+    /// `mean_score` (the clinicians' mean on the primary dimension), `correct` (the share of
+    /// answers most of their clinicians judged correct) or `pass@k` with k a number of the
+    /// report's `pass_at` (e.g. `pass@5`: the mean over tasks of the unbiased pass@k).
     pub target: String,
     #[serde(flatten)]
     pub result: Estimate<PpiMean>,
     pub method: String,
 }
+
+/// One task's case, and per sample the grader's verdict and the clinicians' judgement if any.
+type TaskSamples = (usize, Vec<(bool, Option<bool>)>);
 
 /// The model every answer without a `model` column belongs to.
 const ALL_MODELS: &str = "all";
@@ -216,9 +221,9 @@ const ALL_MODELS: &str = "all";
 /// PPI++ per model for the report: on `dimension` (the primary one), the clinicians' mean score
 /// (Y: their mean on the answer, Ŷ: the grader's score), and where clinicians judged correctness,
 /// the share correct (Y: most of the answer's judgements say correct, as for pass@k; Ŷ: the
-/// grader's score at or above the pass score of the automatic-metrics section). An answer is
-/// one the grader scored on `dimension`; answers it did not score are left out. Empty without a
-/// grader.
+/// grader's score at or above the pass score of the automatic-metrics section) and pass@k for each
+/// k of `pass_at` (see [`pass_at_k_answers`]). An answer is one the grader scored on `dimension`;
+/// answers it did not score are left out. Empty without a grader.
 pub fn ppi_table(
     input: &CalibrationInput,
     options: &ReportOptions,
@@ -255,6 +260,9 @@ pub fn ppi_table(
     let mut case_index: BTreeMap<&str, usize> = BTreeMap::new();
     // model → (mean-score answers, correctness answers, whether any answer was judged)
     let mut models: BTreeMap<&str, (Vec<Answer>, Vec<Answer>, bool)> = BTreeMap::new();
+    // (model, the task's item prefix `case/task/model`) → its case and each sample's grader pass
+    // and clinicians' judgement
+    let mut samples: BTreeMap<(&str, &str), TaskSamples> = BTreeMap::new();
     for (&item, &grader_score) in &grader_scores {
         let info = table.items.get(item);
         let case = info.and_then(|i| i.case.as_deref()).unwrap_or(item);
@@ -270,29 +278,67 @@ pub fn ppi_table(
             clinicians: clinician_sums.get(item).map(|(sum, n)| sum / *n as f64),
         });
         if let Some(pass_score) = pass_score {
-            let judged = votes
-                .get(item)
-                .map(|&(yes, total)| f64::from(u8::from(2 * yes > total)));
+            let judged = votes.get(item).map(|&(yes, total)| 2 * yes > total);
             entry.2 |= judged.is_some();
             entry.1.push(Answer {
                 case,
                 grader: f64::from(u8::from(grader_score >= pass_score)),
-                clinicians: judged,
+                clinicians: judged.map(|correct| f64::from(u8::from(correct))),
             });
+            if let Some((task, _sample)) = item.rsplit_once('/') {
+                samples
+                    .entry((model, task))
+                    .or_insert_with(|| (case, Vec::new()))
+                    .1
+                    .push((grader_score >= pass_score, judged));
+            }
         }
     }
-    let row = |model: &str, target: &str, answers: &[Answer]| PpiRow {
+    let row = |model: &str, target: String, answers: &[Answer]| PpiRow {
         model: model.to_owned(),
-        target: target.to_owned(),
+        target,
         result: ppi_mean(answers),
         method: METHOD.to_owned(),
     };
     let mut rows = Vec::new();
     for (model, (scores, correct, judged)) in &models {
-        rows.push(row(model, "mean_score", scores));
+        rows.push(row(model, "mean_score".into(), scores));
         if *judged {
-            rows.push(row(model, "correct", correct));
+            rows.push(row(model, "correct".into(), correct));
+            for &k in &options.pass_at {
+                let tasks = samples
+                    .range((*model, "")..)
+                    .take_while(|((m, _), _)| m == model);
+                let answers = pass_at_k_answers(tasks.map(|(_, task)| task), k);
+                if answers.iter().any(|a| a.clinicians.is_some()) {
+                    rows.push(row(model, format!("pass@{k}"), &answers));
+                }
+            }
         }
     }
     rows
+}
+
+/// pass@k as a PPI target, one answer per task with at least k samples the grader scored: Ŷ is
+/// the unbiased pass@k (Chen et al. 2021) of the grader's verdicts on the task's samples, Y that
+/// of the clinicians' (a sample is correct when most of its judgements say so), known when they
+/// judged every sample of the task. A task, not a sample, is what clinicians must have read at
+/// random for the estimate to hold.
+fn pass_at_k_answers<'a>(
+    tasks: impl Iterator<Item = &'a TaskSamples>,
+    k: usize,
+) -> Vec<Answer> {
+    tasks
+        .filter_map(|(case, samples)| {
+            let n = samples.len();
+            let grader_passes = samples.iter().filter(|(pass, _)| *pass).count();
+            let judged: Option<Vec<bool>> = samples.iter().map(|(_, judged)| *judged).collect();
+            let clinicians = judged.and_then(|j| pass_at_k(n, j.iter().filter(|c| **c).count(), k));
+            Some(Answer {
+                case: *case,
+                grader: pass_at_k(n, grader_passes, k)?,
+                clinicians,
+            })
+        })
+        .collect()
 }

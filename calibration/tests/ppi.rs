@@ -265,3 +265,85 @@ fn no_grader_no_ppi() {
     .expect("report");
     assert!(report.ppi.is_empty());
 }
+
+/// A study of one model from the pass@k reference: each task its own case with several samples,
+/// the grader's verdict on every sample (a 0/1 score), and a clinician's judgement (and the same
+/// 0/1 score) of every sample of the first tasks.
+fn pass_at_k_study(case: &Value) -> CalibrationInput {
+    let mut table = LongTable::default();
+    let mut correctness = Vec::new();
+    let judged = case["correct"].as_array().expect("correct");
+    for (i, passes) in case["grader_passes"]
+        .as_array()
+        .expect("grader_passes")
+        .iter()
+        .enumerate()
+    {
+        for (sample, pass) in indices(passes).into_iter().enumerate() {
+            let item = format!("c{i}/t/m1/{sample}");
+            table.items.insert(
+                item.clone(),
+                ItemInfo {
+                    case: Some(format!("c{i}")),
+                    groups: BTreeMap::from([("model".to_owned(), "m1".to_owned())]),
+                },
+            );
+            table.scores.push(ScoreRow {
+                item: item.clone(),
+                rater: "grader".into(),
+                dimension: "overall".into(),
+                score: pass as f64,
+            });
+            if let Some(correct) = judged.get(i) {
+                // The clinician scores what they judge (a report needs a clinician's scores).
+                table.scores.push(ScoreRow {
+                    item,
+                    rater: "dr_a".into(),
+                    dimension: "overall".into(),
+                    score: correct[sample].as_f64().expect("0 or 1"),
+                });
+                correctness.push(CorrectnessJudgement {
+                    case: format!("c{i}"),
+                    model: "m1".into(),
+                    task_family: "diagnosis".into(),
+                    level: "1".into(),
+                    task: format!("c{i}/t"),
+                    sample: sample as u32,
+                    rater: "dr_a".into(),
+                    correct: correct[sample] == 1,
+                });
+            }
+        }
+    }
+    CalibrationInput {
+        table,
+        correctness,
+        ..CalibrationInput::default()
+    }
+}
+
+#[test]
+fn pass_at_k_rows_match_ppi_py_on_the_tasks_pass_at_k() {
+    let reference = reference();
+    let case = named(&reference, "pass@2, 5 samples per task");
+    let options = ReportOptions {
+        grader: Some("grader".into()),
+        bootstrap_resamples: 200,
+        pass_at: vec![2, 9],
+        scale: Some(ScaleSpec {
+            min: 0.0,
+            max: 1.0,
+            step: 1.0,
+        }),
+        ..ReportOptions::default()
+    };
+    let report = build_report(&pass_at_k_study(case), &options, &NoProgress).expect("report");
+    let pass_at_2 = row(&report.ppi, "pass@2");
+    check_estimate(case, &pass_at_2.result);
+    let Estimate::Value(value) = &pass_at_2.result else {
+        unreachable!("checked above")
+    };
+    assert_eq!((value.n_labelled, value.n_unlabelled), (60, 240));
+    // No task has 9 samples: no pass@9 row rather than one of nothing.
+    assert!(report.ppi.iter().all(|r| r.target != "pass@9"));
+}

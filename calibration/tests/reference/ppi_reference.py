@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
+from scipy.special import comb
 from scipy.stats import norm
 
 ALPHA = 0.05
@@ -106,6 +107,29 @@ def by_case(name, y, yhat, case_labelled, yhat_unlabelled, case_unlabelled):
     }
 
 
+def unbiased_pass_at_k(n, c, k):
+    """Chen et al. (2021): 1 - C(n - c, k) / C(n, k), with exact binomial coefficients."""
+    return 1.0 - comb(n - c, k, exact=True) / comb(n, k, exact=True)
+
+
+def pass_at_k_case(name, rng, tasks, read, samples, k):
+    """pass@k as a PPI target: per task, the clinicians' and the grader's pass@k of `samples`
+    answers (each task its own case, so ppi_py's independent answers hold). The per-sample
+    verdicts are kept, for the Rust test to build the same study from them."""
+    skill = rng.uniform(0, 1, tasks)
+    correct = rng.uniform(0, 1, (tasks, samples)) < skill[:, None]
+    grader_passes = np.where(correct, rng.uniform(0, 1, (tasks, samples)) < 0.85, rng.uniform(0, 1, (tasks, samples)) < 0.2)
+    y = np.array([unbiased_pass_at_k(samples, int(c.sum()), k) for c in correct[:read]])
+    yhat_all = np.array([unbiased_pass_at_k(samples, int(g.sum()), k) for g in grader_passes])
+    out = case(name, y, yhat_all[:read], yhat_all[read:])
+    out.update({
+        "k": k,
+        "correct": correct[:read].astype(int).tolist(),
+        "grader_passes": grader_passes.astype(int).tolist(),
+    })
+    return out
+
+
 def scores(rng, n, noise, slope=1.0):
     """Clinicians' mean of three 1-5 scores, and a grader's 1-5 score that follows it."""
     truth = rng.normal(3.0, 1.0, n)
@@ -151,6 +175,9 @@ def main():
     clustered = [
         by_case("clustered, 40 cases of 5", truth[read], grader[read], case_of[read], grader[~read], case_of[~read])
     ]
+
+    # pass@2 over 5 samples per task, 300 tasks, clinicians judged every sample of the first 60.
+    cases.append(pass_at_k_case("pass@2, 5 samples per task", np.random.default_rng(20261129), 300, 60, 5, 2))
 
     out = {
         "source": "calibration/tests/reference/ppi_reference.py",
