@@ -1469,9 +1469,16 @@ fn ppi(h: &mut String, report: &Report) {
         )
     };
     for r in &report.ppi {
+        // A task family × level row names them after the model.
+        let within = match (&r.task_family, &r.level) {
+            (Some(family), Some(level)) => {
+                format!(" · {} · level {}", escape(family), escape(level))
+            }
+            _ => String::new(),
+        };
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td>",
+            "<tr><td>{}{within}</td><td>{}</td>",
             escape(&r.model),
             escape(&r.target)
         );

@@ -222,6 +222,9 @@ pub struct ReportOptions {
     /// than reading it (the fuzz replay, which checks that odd tables do not panic, and would
     /// spend minutes refitting its two thousand tables).
     pub variance_component_intervals: bool,
+    /// Whether the prediction-powered estimates are also given per task family and level within
+    /// each model (from the items' `task_family` and `level` groups), besides per model.
+    pub ppi_by_task_family_and_level: bool,
 }
 
 impl Default for ReportOptions {
@@ -243,6 +246,7 @@ impl Default for ReportOptions {
             high_score_threshold: None,
             pass_at: vec![1, 5],
             variance_component_intervals: true,
+            ppi_by_task_family_and_level: false,
         }
     }
 }

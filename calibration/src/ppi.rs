@@ -198,11 +198,17 @@ pub fn ppi_mean(answers: &[Answer]) -> Estimate<PpiMean> {
     })
 }
 
-/// The report's `ppi` section: one row per model × target.
+/// The report's `ppi` section: one row per model × target, and where asked
+/// ([`ReportOptions::ppi_by_task_family_and_level`]) per model × task family × level × target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PpiRow {
     /// The item's `model` grouping value; `all` when the input has no `model` column.
     pub model: String,
+    /// The task family and level of a row within the model; absent on the model's own rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_family: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// `mean_score` (the clinicians' mean on the primary dimension), `correct` (the share of
     /// answers most of their clinicians judged correct) or `pass@k` with k a number of the
     /// report's `pass_at` (e.g. `pass@5`: the mean over tasks of the unbiased pass@k).
@@ -215,6 +221,19 @@ pub struct PpiRow {
 /// One task's case, and per sample the grader's verdict and the clinicians' judgement if any.
 type TaskSamples = (usize, Vec<(bool, Option<bool>)>);
 
+/// What a row covers: a model, and within it a task family and level or all of them.
+type RowKey<'a> = (&'a str, Option<(&'a str, &'a str)>);
+
+/// A row's answers: on the mean score, on correctness, and whether any answer was judged.
+#[derive(Default)]
+struct RowAnswers<'a> {
+    scores: Vec<Answer>,
+    correct: Vec<Answer>,
+    judged: bool,
+    /// The task's item prefix `case/task/model` → its samples, for pass@k.
+    tasks: BTreeMap<&'a str, TaskSamples>,
+}
+
 /// The model every answer without a `model` column belongs to.
 const ALL_MODELS: &str = "all";
 
@@ -222,8 +241,9 @@ const ALL_MODELS: &str = "all";
 /// (Y: their mean on the answer, Ŷ: the grader's score), and where clinicians judged correctness,
 /// the share correct (Y: most of the answer's judgements say correct, as for pass@k; Ŷ: the
 /// grader's score at or above the pass score of the automatic-metrics section) and pass@k for each
-/// k of `pass_at` (see [`pass_at_k_answers`]). An answer is one the grader scored on `dimension`;
-/// answers it did not score are left out. Empty without a grader.
+/// k of `pass_at` (see [`pass_at_k_answers`]); and, when asked, the same per task family and
+/// level within each model. An answer is one the grader scored on `dimension`; answers it did not
+/// score are left out. Empty without a grader.
 pub fn ppi_table(
     input: &CalibrationInput,
     options: &ReportOptions,
@@ -258,60 +278,68 @@ pub fn ppi_table(
     let pass_score = crate::automatic_metrics::pass_threshold(options, &grader_scores);
 
     let mut case_index: BTreeMap<&str, usize> = BTreeMap::new();
-    // model → (mean-score answers, correctness answers, whether any answer was judged)
-    let mut models: BTreeMap<&str, (Vec<Answer>, Vec<Answer>, bool)> = BTreeMap::new();
-    // (model, the task's item prefix `case/task/model`) → its case and each sample's grader pass
-    // and clinicians' judgement
-    let mut samples: BTreeMap<(&str, &str), TaskSamples> = BTreeMap::new();
+    let mut rows_of: BTreeMap<RowKey, RowAnswers> = BTreeMap::new();
     for (&item, &grader_score) in &grader_scores {
         let info = table.items.get(item);
         let case = info.and_then(|i| i.case.as_deref()).unwrap_or(item);
         let next = case_index.len();
         let case = *case_index.entry(case).or_insert(next);
-        let model = info
-            .and_then(|i| i.groups.get("model"))
-            .map_or(ALL_MODELS, String::as_str);
-        let entry = models.entry(model).or_default();
-        entry.0.push(Answer {
+        let group = |column: &str| info.and_then(|i| i.groups.get(column)).map(String::as_str);
+        let model = group("model").unwrap_or(ALL_MODELS);
+        let within = match (group("task_family"), group("level")) {
+            (Some(family), Some(level)) if options.ppi_by_task_family_and_level => {
+                Some((family, level))
+            }
+            _ => None,
+        };
+        let scored = Answer {
             case,
             grader: grader_score,
             clinicians: clinician_sums.get(item).map(|(sum, n)| sum / *n as f64),
-        });
-        if let Some(pass_score) = pass_score {
-            let judged = votes.get(item).map(|&(yes, total)| 2 * yes > total);
-            entry.2 |= judged.is_some();
-            entry.1.push(Answer {
+        };
+        let judged = votes.get(item).map(|&(yes, total)| 2 * yes > total);
+        for key in [Some((model, None)), within.map(|w| (model, Some(w)))]
+            .into_iter()
+            .flatten()
+        {
+            let row = rows_of.entry(key).or_default();
+            row.scores.push(scored);
+            let Some(pass_score) = pass_score else {
+                continue;
+            };
+            let grader_passes = grader_score >= pass_score;
+            row.judged |= judged.is_some();
+            row.correct.push(Answer {
                 case,
-                grader: f64::from(u8::from(grader_score >= pass_score)),
+                grader: f64::from(u8::from(grader_passes)),
                 clinicians: judged.map(|correct| f64::from(u8::from(correct))),
             });
             if let Some((task, _sample)) = item.rsplit_once('/') {
-                samples
-                    .entry((model, task))
+                row.tasks
+                    .entry(task)
                     .or_insert_with(|| (case, Vec::new()))
                     .1
-                    .push((grader_score >= pass_score, judged));
+                    .push((grader_passes, judged));
             }
         }
     }
-    let row = |model: &str, target: String, answers: &[Answer]| PpiRow {
-        model: model.to_owned(),
-        target,
-        result: ppi_mean(answers),
-        method: METHOD.to_owned(),
-    };
     let mut rows = Vec::new();
-    for (model, (scores, correct, judged)) in &models {
-        rows.push(row(model, "mean_score".into(), scores));
-        if *judged {
-            rows.push(row(model, "correct".into(), correct));
+    for ((model, within), answers) in &rows_of {
+        let row = |target: String, of: &[Answer]| PpiRow {
+            model: model.to_string(),
+            task_family: within.map(|(family, _)| family.to_owned()),
+            level: within.map(|(_, level)| level.to_owned()),
+            target,
+            result: ppi_mean(of),
+            method: METHOD.to_owned(),
+        };
+        rows.push(row("mean_score".into(), &answers.scores));
+        if answers.judged {
+            rows.push(row("correct".into(), &answers.correct));
             for &k in &options.pass_at {
-                let tasks = samples
-                    .range((*model, "")..)
-                    .take_while(|((m, _), _)| m == model);
-                let answers = pass_at_k_answers(tasks.map(|(_, task)| task), k);
-                if answers.iter().any(|a| a.clinicians.is_some()) {
-                    rows.push(row(model, format!("pass@{k}"), &answers));
+                let tasks = pass_at_k_answers(answers.tasks.values(), k);
+                if tasks.iter().any(|a| a.clinicians.is_some()) {
+                    rows.push(row(format!("pass@{k}"), &tasks));
                 }
             }
         }
@@ -324,10 +352,7 @@ pub fn ppi_table(
 /// of the clinicians' (a sample is correct when most of its judgements say so), known when they
 /// judged every sample of the task. A task, not a sample, is what clinicians must have read at
 /// random for the estimate to hold.
-fn pass_at_k_answers<'a>(
-    tasks: impl Iterator<Item = &'a TaskSamples>,
-    k: usize,
-) -> Vec<Answer> {
+fn pass_at_k_answers<'a>(tasks: impl Iterator<Item = &'a TaskSamples>, k: usize) -> Vec<Answer> {
     tasks
         .filter_map(|(case, samples)| {
             let n = samples.len();

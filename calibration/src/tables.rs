@@ -39,7 +39,8 @@ fn reason<T>(e: &Estimate<T>) -> String {
 }
 
 /// CSV tables: agreement per dimension and group, per rater, degradation, pass@k, the error
-/// distribution, intra-rater reliability and missed findings (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
+/// distribution, intra-rater reliability, the prediction-powered estimates and missed findings
+/// (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
 pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
     let mut agreement = line(
         &[
@@ -237,6 +238,7 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
             errors_by_model,
         ),
         ("intra_rater.csv".to_string(), intra_rater_table(report)),
+        ("ppi.csv".to_string(), ppi_table(report)),
         ("missed_findings.csv".to_string(), missed),
         ("missed_findings_by_model.csv".to_string(), missed_by_model),
         (
@@ -261,6 +263,64 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
                 .collect(),
         ),
     ]
+}
+
+/// The prediction-powered estimates, one row per `ppi` row of the JSON (task family and level
+/// empty on a model's own rows); the clinicians-only and grader-only intervals flattened into
+/// their own columns.
+fn ppi_table(report: &Report) -> String {
+    let mut table = line(
+        &[
+            "model",
+            "task_family",
+            "level",
+            "target",
+            "estimate",
+            "low",
+            "high",
+            "n_labelled",
+            "n_unlabelled",
+            "n_cases",
+            "lambda",
+            "clinicians_only",
+            "clinicians_only_low",
+            "clinicians_only_high",
+            "grader_only",
+            "grader_only_low",
+            "grader_only_high",
+            "effective_n",
+            "not_estimable",
+            "method",
+        ]
+        .map(String::from),
+    );
+    for row in &report.ppi {
+        let v = row.result.value();
+        let count = |n: fn(&crate::ppi::PpiMean) -> usize| v.map(|v| n(v).to_string());
+        table.push_str(&line(&[
+            row.model.clone(),
+            row.task_family.clone().unwrap_or_default(),
+            row.level.clone().unwrap_or_default(),
+            row.target.clone(),
+            number(v.map(|v| v.estimate)),
+            number(v.map(|v| v.low)),
+            number(v.map(|v| v.high)),
+            count(|v| v.n_labelled).unwrap_or_default(),
+            count(|v| v.n_unlabelled).unwrap_or_default(),
+            count(|v| v.n_cases).unwrap_or_default(),
+            number(v.map(|v| v.lambda)),
+            number(v.map(|v| v.clinicians_only.estimate)),
+            number(v.map(|v| v.clinicians_only.low)),
+            number(v.map(|v| v.clinicians_only.high)),
+            number(v.map(|v| v.grader_only.estimate)),
+            number(v.map(|v| v.grader_only.low)),
+            number(v.map(|v| v.grader_only.high)),
+            number(v.map(|v| v.effective_n)),
+            reason(&row.result),
+            row.method.clone(),
+        ]));
+    }
+    table
 }
 
 /// One row for the pooled reads, then one per clinician.

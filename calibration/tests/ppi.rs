@@ -252,6 +252,34 @@ fn report_rows_match_ppi_py() {
     assert_eq!(first["n_unlabelled"], 900);
     let html = calibration::html::to_html(&report);
     assert!(html.contains("<section id=\"ppi\">") && html.contains("<td>correct</td>"));
+
+    // ppi.csv holds the same figures, one row per model × target, in the JSON's order.
+    let tables: BTreeMap<String, String> = calibration::tables::to_csv_tables(&report)
+        .into_iter()
+        .collect();
+    let mut lines = tables["ppi.csv"].lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(header.len(), 20);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.splitn(20, ',').collect()).collect();
+    assert_eq!(rows.len(), report.ppi.len());
+    for (fields, row) in rows.iter().zip(&report.ppi) {
+        let json = serde_json::to_value(row).expect("JSON");
+        let cell = |name: &str| fields[header.iter().position(|h| *h == name).expect(name)];
+        assert_eq!((cell("model"), cell("target")), ("m1", row.target.as_str()));
+        for (column, value) in [
+            ("estimate", &json["estimate"]),
+            ("low", &json["low"]),
+            ("lambda", &json["lambda"]),
+            ("clinicians_only_high", &json["clinicians_only"]["high"]),
+            ("grader_only_low", &json["grader_only"]["low"]),
+            ("effective_n", &json["effective_n"]),
+        ] {
+            let written: f64 = cell(column).parse().expect(column);
+            close(row.target.as_str(), column, written, value);
+        }
+        assert_eq!(cell("n_labelled"), json["n_labelled"].to_string());
+        assert!(cell("method").starts_with("\"PPI++ mean"));
+    }
 }
 
 #[test]
@@ -281,11 +309,21 @@ fn pass_at_k_study(case: &Value) -> CalibrationInput {
     {
         for (sample, pass) in indices(passes).into_iter().enumerate() {
             let item = format!("c{i}/t/m1/{sample}");
+            // Two task families, alternating (for the rows per family and level).
+            let family = if i % 2 == 0 {
+                "diagnosis"
+            } else {
+                "localisation"
+            };
             table.items.insert(
                 item.clone(),
                 ItemInfo {
                     case: Some(format!("c{i}")),
-                    groups: BTreeMap::from([("model".to_owned(), "m1".to_owned())]),
+                    groups: BTreeMap::from([
+                        ("model".to_owned(), "m1".to_owned()),
+                        ("task_family".to_owned(), family.to_owned()),
+                        ("level".to_owned(), "2".to_owned()),
+                    ]),
                 },
             );
             table.scores.push(ScoreRow {
@@ -346,4 +384,68 @@ fn pass_at_k_rows_match_ppi_py_on_the_tasks_pass_at_k() {
     assert_eq!((value.n_labelled, value.n_unlabelled), (60, 240));
     // No task has 9 samples: no pass@9 row rather than one of nothing.
     assert!(report.ppi.iter().all(|r| r.target != "pass@9"));
+}
+
+#[test]
+fn rows_per_task_family_and_level_are_the_model_rows_of_that_family_alone() {
+    let reference = reference();
+    let case = named(&reference, "pass@2, 5 samples per task");
+    let options = ReportOptions {
+        grader: Some("grader".into()),
+        bootstrap_resamples: 200,
+        pass_at: vec![2],
+        scale: Some(ScaleSpec {
+            min: 0.0,
+            max: 1.0,
+            step: 1.0,
+        }),
+        ppi_by_task_family_and_level: true,
+        ..ReportOptions::default()
+    };
+    let study = pass_at_k_study(case);
+    let report = build_report(&study, &options, &NoProgress).expect("report");
+    let targets = ["mean_score", "correct", "pass@2"];
+    // The model's own rows first, then each family's, in name order.
+    let keys: Vec<(Option<&str>, &str)> = report
+        .ppi
+        .iter()
+        .map(|r| (r.task_family.as_deref(), r.target.as_str()))
+        .collect();
+    let expected: Vec<(Option<&str>, &str)> = [None, Some("diagnosis"), Some("localisation")]
+        .into_iter()
+        .flat_map(|family| targets.map(|t| (family, t)))
+        .collect();
+    assert_eq!(keys, expected);
+
+    // The diagnosis rows equal the model rows of a study holding only the diagnosis tasks.
+    let mut alone = study.clone();
+    alone
+        .table
+        .items
+        .retain(|_, info| info.groups["task_family"] == "diagnosis");
+    let kept = alone.table.items.clone();
+    alone.table.scores.retain(|s| kept.contains_key(&s.item));
+    alone
+        .correctness
+        .retain(|j| kept.contains_key(&format!("{}/m1/{}", j.task, j.sample)));
+    let alone = build_report(&alone, &options, &NoProgress).expect("report");
+    for target in targets {
+        let family_row = report
+            .ppi
+            .iter()
+            .find(|r| r.task_family.as_deref() == Some("diagnosis") && r.target == target)
+            .expect("a diagnosis row");
+        assert_eq!(family_row.level.as_deref(), Some("2"));
+        let model_row = alone
+            .ppi
+            .iter()
+            .find(|r| r.task_family.is_none() && r.target == target)
+            .expect("the model row");
+        assert_eq!(family_row.result, model_row.result, "{target}");
+    }
+
+    let json = serde_json::to_value(&report).expect("JSON");
+    assert!(json["ppi"][0].get("task_family").is_none());
+    assert_eq!(json["ppi"][3]["task_family"], "diagnosis");
+    assert_eq!(json["ppi"][3]["level"], "2");
 }

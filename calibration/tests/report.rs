@@ -563,6 +563,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "error_distribution.csv",
             "error_distribution_by_model.csv",
             "intra_rater.csv",
+            "ppi.csv",
             "missed_findings.csv",
             "missed_findings_by_model.csv",
             "automatic_metrics.csv",

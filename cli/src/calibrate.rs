@@ -70,6 +70,10 @@ pub struct CalibrateArgs {
     /// compared by correlation only.
     #[arg(long = "map-scale")]
     map_scales: Vec<String>,
+    /// Give the prediction-powered estimates (the report's `ppi`) per task family and level
+    /// within each model too, not only per model.
+    #[arg(long)]
+    ppi_by_task: bool,
     /// A claim of the verdict the grader must meet (a gate for pipelines): `bar` (r ≥ the bar),
     /// `lower-bound` (the interval's lower bound ≥ the bar), `non-inferior` (no worse than one
     /// more of these clinicians, within --margin), `non-inferior-random` (no worse than a
@@ -247,6 +251,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
             .map(parse_rater_scale)
             .collect::<Result<_, _>>()?,
         linear_rescale: args.map_scales.clone(),
+        ppi_by_task_family_and_level: args.ppi_by_task,
         ..ReportOptions::default()
     };
     let bar = ProgressBar::new(args.resamples as u64);

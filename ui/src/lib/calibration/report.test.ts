@@ -119,5 +119,6 @@ describe('ppi rows', () => {
     expect(ppiFigures({ model: 'm1', target: 'correct', method: 'PPI++', n: 1, not_estimable: 'too few reads' })).toBeNull()
     expect(ppiTarget('correct')).toBe('share judged correct')
     expect(ppiTarget('mean_score')).toBe('mean score')
+    expect(ppiTarget('pass@5')).toBe('pass@5 (tasks)')
   })
 })

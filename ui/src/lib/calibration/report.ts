@@ -222,7 +222,14 @@ export interface PpiFigures extends PpiInterval {
 }
 
 /** One row of the report's `ppi` list: the figures are flattened into the row, or not estimable. */
-export type PpiRow = { model: string; target: 'mean_score' | 'correct'; method: string } & Est<PpiFigures>
+export type PpiRow = {
+  model: string
+  /** Present on a row within the model for one task family and level (`calibrate --ppi-by-task`). */
+  task_family?: string
+  level?: string
+  target: 'mean_score' | 'correct' | `pass@${number}`
+  method: string
+} & Est<PpiFigures>
 
 /** A PPI row's figures, or null when not estimable. */
 export function ppiFigures(row: PpiRow): PpiFigures | null {
@@ -231,7 +238,10 @@ export function ppiFigures(row: PpiRow): PpiFigures | null {
 
 /** What a PPI row's target means, in words. */
 export function ppiTarget(target: PpiRow['target']): string {
-  return target === 'correct' ? 'share judged correct' : 'mean score'
+  if (target === 'correct') return 'share judged correct'
+  if (target === 'mean_score') return 'mean score'
+  // pass@k's unit is a task: its counts are of tasks, read when every sample was judged.
+  return `${target} (tasks)`
 }
 
 /** The "automatic metrics against the clinicians" section (calibration/src/automatic_metrics.rs). */
