@@ -360,21 +360,27 @@ fn pass_at_k_study(case: &Value) -> CalibrationInput {
     }
 }
 
-#[test]
-fn pass_at_k_rows_match_ppi_py_on_the_tasks_pass_at_k() {
-    let reference = reference();
-    let case = named(&reference, "pass@2, 5 samples per task");
-    let options = ReportOptions {
+/// The report of [`pass_at_k_study`]: its grader's 0/1 scores on a 0–1 scale pass at 0.5.
+fn pass_at_k_options(pass_at: Vec<usize>, by_task_family_and_level: bool) -> ReportOptions {
+    ReportOptions {
         grader: Some("grader".into()),
         bootstrap_resamples: 200,
-        pass_at: vec![2, 9],
+        pass_at,
         scale: Some(ScaleSpec {
             min: 0.0,
             max: 1.0,
             step: 1.0,
         }),
+        ppi_by_task_family_and_level: by_task_family_and_level,
         ..ReportOptions::default()
-    };
+    }
+}
+
+#[test]
+fn pass_at_k_rows_match_ppi_py_on_the_tasks_pass_at_k() {
+    let reference = reference();
+    let case = named(&reference, "pass@2, 5 samples per task");
+    let options = pass_at_k_options(vec![2, 9], false);
     let report = build_report(&pass_at_k_study(case), &options, &NoProgress).expect("report");
     let pass_at_2 = row(&report.ppi, "pass@2");
     check_estimate(case, &pass_at_2.result);
@@ -390,18 +396,7 @@ fn pass_at_k_rows_match_ppi_py_on_the_tasks_pass_at_k() {
 fn rows_per_task_family_and_level_are_the_model_rows_of_that_family_alone() {
     let reference = reference();
     let case = named(&reference, "pass@2, 5 samples per task");
-    let options = ReportOptions {
-        grader: Some("grader".into()),
-        bootstrap_resamples: 200,
-        pass_at: vec![2],
-        scale: Some(ScaleSpec {
-            min: 0.0,
-            max: 1.0,
-            step: 1.0,
-        }),
-        ppi_by_task_family_and_level: true,
-        ..ReportOptions::default()
-    };
+    let options = pass_at_k_options(vec![2], true);
     let study = pass_at_k_study(case);
     let report = build_report(&study, &options, &NoProgress).expect("report");
     let targets = ["mean_score", "correct", "pass@2"];
