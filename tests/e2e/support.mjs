@@ -66,15 +66,27 @@ export async function becomeNewRater(browser, name, role, years) {
       if (years !== undefined) await field('input[name="years"]').setValue(String(years))
       if ((await field('input[name="name"]').getValue()) === name) break
     } catch (error) {
-      if (attempt >= 3) throw error
+      if (attempt >= 3) throw await withWhatTheWindowShows(browser, `new-rater-${name}`, error)
     }
-    if (attempt >= 3) throw new Error(`the new-rater form never kept ${name}`)
+    if (attempt >= 3) throw await withWhatTheWindowShows(browser, `new-rater-${name}`, new Error(`the new-rater form never kept ${name}`))
   }
   await field('button[type="submit"]').click()
   await browser.waitUntil(async () => (await currentRater(browser)) === name, {
     timeout: LOAD_TIMEOUT_MS,
     timeoutMsg: `${name} never became the current rater`,
   })
+}
+
+/** A failure that says what the window showed instead, with a screenshot: a CI run once lost the
+ * new-rater form for good and left nothing to tell why. */
+async function withWhatTheWindowShows(browser, shotName, error) {
+  const file = join(ARTIFACTS, `failed-${shotName.replace(/[^A-Za-z0-9-]+/g, '_')}.png`)
+  const shown = await browser
+    .execute(() => document.querySelector('main')?.innerText ?? '(no main element)')
+    .catch((e) => `(the page did not answer: ${e.message})`)
+  await browser.saveScreenshot(file).catch(() => {})
+  error.message += `\nThe window's main area showed: ${String(shown).replace(/\s+/g, ' ').slice(0, 600)}\nScreenshot: ${file}`
+  return error
 }
 
 /** Opens the reader picker from the top bar's reader control ("NAME ▾"), as a clinician handing
