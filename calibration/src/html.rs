@@ -142,6 +142,9 @@ pub fn to_html(report: &Report) -> String {
     ppi(&mut h, report);
     intra_rater(&mut h, report);
     missed_findings(&mut h, report);
+    if let Some(rows) = &report.model_reliability {
+        model_reliability(&mut h, rows);
+    }
     if let Some(section) = &report.automatic_metrics {
         h.push_str(&crate::automatic_metrics_render::html_section(section));
     }
@@ -1451,6 +1454,34 @@ fn pass_at_k(h: &mut String, report: &Report) {
             ]
         }));
         h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+}
+
+/// What running each model and grader took, from the run records of the results stored here:
+/// imported results have none, so a study of imported answers shows no table.
+fn model_reliability(h: &mut String, rows: &[crate::reliability::ModelReliability]) {
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<h2 id=\"model-reliability\">Model reliability</h2><p>From the run records NeuroRater stored with each result it ran (imported results have none). Latency: an item's whole conversation, follow-ups, re-asks and retries' waits included. Malformed output: a grader's replies that could not be used and were asked again, over all its replies. Cost: at the prices each run's spec named, shown only when every item was run with prices.</p><table><tr><th class=\"text\">Spec</th><th class=\"text\">Kind</th><th>items</th><th>requests</th><th>tokens in</th><th>tokens out</th><th>tokens per item</th><th>latency p50</th><th>latency p95</th><th>malformed output</th><th>cost</th></tr>");
+    for r in rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} ms</td><td class=\"num\">{} ms</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&r.name),
+            escape(&r.kind),
+            r.items,
+            r.requests,
+            r.prompt_tokens,
+            r.completion_tokens,
+            num(r.mean_tokens_per_item, 0),
+            num(r.latency_ms_p50, 0),
+            num(r.latency_ms_p95, 0),
+            r.malformed_output_rate
+                .map_or("—".to_owned(), |rate| format!("{}%", num(100.0 * rate, 1))),
+            r.cost.map_or("—".to_owned(), |cost| num(cost, 4)),
+        );
     }
     h.push_str("</table>");
 }

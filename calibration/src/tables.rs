@@ -39,8 +39,8 @@ fn reason<T>(e: &Estimate<T>) -> String {
 }
 
 /// CSV tables: agreement per dimension and group, per rater, degradation, pass@k, the error
-/// distribution, intra-rater reliability, the prediction-powered estimates and missed findings
-/// (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
+/// distribution, intra-rater reliability, the prediction-powered estimates, missed findings and
+/// model reliability (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
 pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
     let mut agreement = line(
         &[
@@ -262,7 +262,53 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
                 .map(|row| line(row))
                 .collect(),
         ),
+        (
+            "model_reliability.csv".to_string(),
+            model_reliability_table(report.model_reliability.as_deref().unwrap_or_default()),
+        ),
     ]
+}
+
+/// A column of a table: its header and how a row fills it. One list per table keeps the header
+/// and the rows in step.
+type Column<T> = (&'static str, fn(&T) -> String);
+
+fn table<T>(columns: &[Column<T>], rows: &[T]) -> String {
+    let mut out = line(
+        &columns
+            .iter()
+            .map(|(name, _)| (*name).to_owned())
+            .collect::<Vec<_>>(),
+    );
+    for row in rows {
+        out.push_str(&line(
+            &columns
+                .iter()
+                .map(|(_, cell)| cell(row))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    out
+}
+
+/// One row per model or grader spec of `model_reliability` (header only without run records).
+fn model_reliability_table(rows: &[crate::reliability::ModelReliability]) -> String {
+    let columns: &[Column<crate::reliability::ModelReliability>] = &[
+        ("name", |r| r.name.clone()),
+        ("kind", |r| r.kind.clone()),
+        ("items", |r| r.items.to_string()),
+        ("requests", |r| r.requests.to_string()),
+        ("prompt_tokens", |r| r.prompt_tokens.to_string()),
+        ("completion_tokens", |r| r.completion_tokens.to_string()),
+        ("mean_tokens_per_item", |r| {
+            number(Some(r.mean_tokens_per_item))
+        }),
+        ("latency_ms_p50", |r| number(Some(r.latency_ms_p50))),
+        ("latency_ms_p95", |r| number(Some(r.latency_ms_p95))),
+        ("malformed_output_rate", |r| number(r.malformed_output_rate)),
+        ("cost", |r| number(r.cost)),
+    ];
+    table(columns, rows)
 }
 
 /// The prediction-powered estimates, one row per `ppi` row of the JSON (task family and level

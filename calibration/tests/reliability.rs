@@ -19,6 +19,7 @@ fn reliability_matches_the_python_reference() {
             completion_tokens: r["completion_tokens"].as_u64().unwrap(),
             latency_ms: r["latency_ms"].as_u64().unwrap(),
             requests: r["requests"].as_u64().unwrap(),
+            cost: r["cost"].as_f64(),
         })
         .collect();
     let rows = model_reliability(&records);
@@ -54,7 +55,20 @@ fn reliability_matches_the_python_reference() {
             (Some(rate), want) => close(rate, want, what),
             (None, want) => panic!("{what}: no malformed-output rate, want {want}"),
         }
+        match (row.cost, &want["cost"]) {
+            (None, Value::Null) => {}
+            (Some(cost), want) => close(cost, want, what),
+            (None, want) => panic!("{what}: no cost, want {want}"),
+        }
     }
+    // One spec run with prices throughout has a cost; one without prices, and one with a single
+    // run without them, have none.
+    let priced: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.cost.is_some())
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(priced, ["vlm-a"]);
     // The grader's rate is not trivially zero, nor the percentiles equal.
     let grader = rows.iter().find(|r| r.kind == "grader").unwrap();
     assert!(grader.malformed_output_rate.unwrap() > 0.0);
@@ -64,4 +78,31 @@ fn reliability_matches_the_python_reference() {
 #[test]
 fn no_records_no_rows() {
     assert!(model_reliability(&[]).is_empty());
+}
+
+#[test]
+fn each_row_carries_the_keys_formats_section_5_names() {
+    let record = |latency_ms, requests, cost| RunRecord {
+        name: "judge".into(),
+        kind: "grader".into(),
+        prompt_tokens: 300,
+        completion_tokens: 40,
+        latency_ms,
+        requests,
+        cost,
+    };
+    let rows = model_reliability(&[record(100, 1, Some(0.5)), record(300, 2, Some(0.25))]);
+    let row = serde_json::to_value(&rows[0]).unwrap();
+    // The contract's names hold the same figures as the report's own.
+    assert_eq!(row["tokens"], 680);
+    assert_eq!(row["latency_p50_ms"], row["latency_ms_p50"]);
+    assert_eq!(row["latency_p95_ms"], row["latency_ms_p95"]);
+    assert_eq!(row["latency_p50_ms"], 200.0);
+    assert_eq!(row["malformed_rate"], row["malformed_output_rate"]);
+    assert_eq!(row["malformed_rate"].as_f64().unwrap(), 1.0 / 3.0);
+    assert_eq!(row["cost"], 0.75);
+    // What no run record says is null, present as the contract asks.
+    for key in ["abstention_rate", "brier", "ece", "bins"] {
+        assert_eq!(row.get(key), Some(&Value::Null), "{key}");
+    }
 }

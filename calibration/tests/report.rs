@@ -569,6 +569,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "automatic_metrics.csv",
             "dimension_coverage.csv",
             "rubric_versions.csv",
+            "model_reliability.csv",
         ]
     );
     assert!(
@@ -756,6 +757,62 @@ fn rubric_versions_are_counted_in_json_html_and_csv_and_the_html_names_the_one_r
 
 /// Issue 41, finding 8d: a study where the grader's r is not estimable (here three items, below
 /// the four Pearson needs) gets "not estimable", its own state, not "below the bar".
+#[test]
+fn model_reliability_is_a_csv_table_and_an_html_section_with_the_json_figures() {
+    use calibration::reliability::{model_reliability, RunRecord};
+    let mut report =
+        build_report(&input_from(&study_csv(0.8)), &options(), &NoProgress).expect("report");
+    let table = |report: &calibration::report::Report| {
+        to_csv_tables(report)
+            .into_iter()
+            .find(|t| t.0 == "model_reliability.csv")
+            .expect("the table")
+            .1
+    };
+    let header = "name,kind,items,requests,prompt_tokens,completion_tokens,mean_tokens_per_item,\
+                  latency_ms_p50,latency_ms_p95,malformed_output_rate,cost";
+    // Without run records (imported results): a header-only table and no section.
+    assert_eq!(table(&report).trim_end(), header);
+    assert!(!calibration::html::to_html(&report).contains("Model reliability"));
+
+    let record = |name: &str, kind: &str, latency_ms, requests, cost| RunRecord {
+        name: name.into(),
+        kind: kind.into(),
+        prompt_tokens: 1000,
+        completion_tokens: 200,
+        latency_ms,
+        requests,
+        cost,
+    };
+    report.model_reliability = Some(model_reliability(&[
+        record("judge <v2>", "grader", 900, 1, None),
+        record("judge <v2>", "grader", 1500, 3, None),
+        record("vlm-a", "model", 4000, 1, Some(0.25)),
+        record("vlm-a", "model", 6000, 2, Some(0.5)),
+    ]));
+    // Two items each: 1,200 tokens per item; the median latency halfway between the two, the
+    // 95th percentile 0.95 of the way; the grader re-asked twice in four replies.
+    assert_eq!(
+        table(&report),
+        format!(
+            "{header}\n\
+             judge <v2>,grader,2,4,2000,400,1200,1200,1470,0.5,\n\
+             vlm-a,model,2,3,2000,400,1200,5000,5900,,0.75\n"
+        )
+    );
+    let html = calibration::html::to_html(&report);
+    let section = &html[html.find("Model reliability").expect("the section")..];
+    assert!(
+        section.contains("<td>judge &lt;v2&gt;</td><td>grader</td>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<td class=\"num\">50.0%</td><td class=\"num\">—</td>"),
+        "{section}"
+    );
+    assert!(section.contains("<td class=\"num\">5000 ms</td><td class=\"num\">5900 ms</td><td class=\"num\">—</td><td class=\"num\">0.7500</td>"), "{section}");
+}
+
 #[test]
 fn a_verdict_with_no_r_is_not_estimable_rather_than_below_the_bar() {
     let csv = "item,rater,score,case\n\

@@ -364,7 +364,15 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
         ("answer-2", _) => status(400, "this model cannot read such a long prompt"),
         _ => Action::Slow(Duration::from_millis(50), Box::new(chat(GOOD))),
     }));
-    let spec = write_spec(dir.path(), &server, "judge-v1", 4, PROMPT);
+    // Priced, so each stored result keeps what its tokens cost (the report sums them below).
+    let spec = write_spec_with(
+        dir.path(),
+        &server,
+        "judge-v1",
+        4,
+        PROMPT,
+        "price_per_input_token = 0.000001\nprice_per_output_token = 0.000004\n",
+    );
     let first = grade(&db, &spec);
     assert_eq!(first.status.code(), Some(1), "{}", text(&first));
     let said = text(&first);
@@ -502,6 +510,12 @@ fn faults_are_retried_results_stored_once_and_the_key_never_written() {
         (&json!(600), &json!(120))
     );
     assert_eq!(row["mean_tokens_per_item"], json!(144.0));
+    // 600 prompt tokens at 1e-6 and 120 completion tokens at 4e-6.
+    let cost = row["cost"].as_f64().expect("a cost: the run named prices");
+    assert!(
+        (cost - (600.0 * 1e-6 + 120.0 * 4e-6)).abs() < 1e-12,
+        "{cost}"
+    );
     assert_eq!(row["malformed_output_rate"].as_f64().unwrap(), 1.0 / 6.0);
     let mut latencies: Vec<f64> = rusqlite::Connection::open(&db)
         .unwrap()

@@ -282,8 +282,9 @@ fn insert_run_result(
         .execute(
             &format!(
                 "INSERT INTO run_results (spec_name, {column}, spec_sha256, seed, temperature,
-                    raw_replies_json, prompt_tokens, completion_tokens, latency_ms, requests, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {NOW_SQL})"
+                    raw_replies_json, prompt_tokens, completion_tokens, latency_ms, requests,
+                    cost, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, {NOW_SQL})"
             ),
             params![
                 spec.name,
@@ -296,6 +297,7 @@ fn insert_run_result(
                 meta.completion_tokens as i64,
                 meta.latency_ms as i64,
                 meta.requests,
+                spec.cost(meta.prompt_tokens, meta.completion_tokens),
             ],
         )
         .map_err(|e| w.fail("storing the run's metadata", e))?;

@@ -312,3 +312,38 @@ test('the automatic metrics are computed from the app, stopped, carried on, and 
     assert.ok(metrics.includes(m), `${m} in ${metrics}`)
   }
 })
+
+test('the calibration view shows what each run took: items, requests, tokens and cost', async () => {
+  await $(testid('mode-calibration')).click()
+  await $(testid('calibration-complete')).waitForExist({ timeout: RUN_TIMEOUT_MS, timeoutMsg: 'the whole report never arrived' })
+  const table = await $(testid('model-reliability-table'))
+  await table.scrollIntoView()
+  const rows = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="model-reliability-table"] tbody tr')].map((tr) =>
+      [...tr.cells].map((td) => td.textContent.trim()),
+    ),
+  )
+  await shot('reliability')
+  // Each spec run in this file, against what its runs stored (every reply reported 100 prompt and
+  // 20 completion tokens, at the spec's prices of 1e-6 and 2e-6).
+  for (const [name, kind] of [
+    [MODEL, 'model'],
+    [GRADER, 'grader'],
+  ]) {
+    const row = rows.find((cells) => cells[0] === name)
+    assert.ok(row, `${name} in ${JSON.stringify(rows)}`)
+    const stored = JSON.parse(
+      execFileSync('sqlite3', [
+        '-json',
+        DB,
+        `SELECT count(*) AS items, sum(requests) AS requests, sum(cost) AS cost FROM run_results WHERE spec_name = '${name}'`,
+      ]).toString(),
+    )[0]
+    assert.equal(row[1], kind)
+    assert.equal(row[2], String(stored.items), `${name}: items`)
+    assert.equal(row[3], String(stored.requests), `${name}: requests`)
+    assert.equal(row[4], `${(100 * stored.requests).toLocaleString('en-GB')} / ${(20 * stored.requests).toLocaleString('en-GB')}`)
+    assert.equal(row[9], (stored.requests * (100e-6 + 40e-6)).toFixed(4), `${name}: cost`)
+    if (kind === 'grader') assert.equal(row[8], '0.0 %', 'the e2e grader always replied in shape')
+  }
+})

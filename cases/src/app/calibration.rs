@@ -105,7 +105,7 @@ fn run_records(store: &Store, study_id: &str) -> Result<Vec<calibration::reliabi
     let mut stmt = conn
         .prepare(
             "SELECT x.spec_name, sp.kind, x.prompt_tokens, x.completion_tokens, x.latency_ms,
-                    x.requests
+                    x.requests, x.cost
              FROM run_results x JOIN run_specs sp ON sp.name = x.spec_name
              LEFT JOIN grader_scores g ON g.id = x.grader_score
              JOIN responses r ON r.id = coalesce(x.response, g.response)
@@ -123,6 +123,7 @@ fn run_records(store: &Store, study_id: &str) -> Result<Vec<calibration::reliabi
                 completion_tokens: row.get::<_, i64>(3)?.max(0) as u64,
                 latency_ms: row.get::<_, i64>(4)?.max(0) as u64,
                 requests: row.get::<_, i64>(5)?.max(0) as u64,
+                cost: row.get(6)?,
             })
         })
         .map_err(fail)?

@@ -655,6 +655,13 @@ ALTER TABLE rater_package_items ADD COLUMN task_sha256 TEXT;
 ALTER TABLE rater_package_items ADD COLUMN case_sha256 TEXT;
 ALTER TABLE rater_package_items ADD COLUMN images_sha256 TEXT;
 "#,
+    // 22: what a stored result's tokens cost at the prices its run's spec named (issue 39, model
+    // reliability). Prices may change between runs without changing the spec's hash, so the cost
+    // is kept per result as charged, not recomputed from the spec bound at the first run. NULL
+    // when the run's spec named no prices, and for results stored before.
+    r#"
+ALTER TABLE run_results ADD COLUMN cost REAL CHECK (cost >= 0);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeItems, errorRateText, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import { describeItems, errorRateText, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, reliabilityCells, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
 import type { DimensionReport, ErrorRate, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
@@ -120,5 +120,22 @@ describe('ppi rows', () => {
     expect(ppiTarget('correct')).toBe('share judged correct')
     expect(ppiTarget('mean_score')).toBe('mean score')
     expect(ppiTarget('pass@5')).toBe('pass@5 (tasks)')
+  })
+})
+
+describe('reliabilityCells', () => {
+  const row = {
+    name: 'judge-v1', kind: 'grader' as const, items: 5, requests: 6, prompt_tokens: 12345, completion_tokens: 678,
+    mean_tokens_per_item: 2604.6, latency_ms_p50: 1234.4, latency_ms_p95: 2500.6, malformed_output_rate: 1 / 6, cost: 0.01506,
+  }
+  it('shows tokens, latency in whole ms, the malformed share in per cent and the cost', () => {
+    expect(reliabilityCells(row)).toEqual({
+      tokens: '12,345 / 678', perItem: '2605', p50: '1,234 ms', p95: '2,501 ms', malformed: '16.7 %', cost: '0.0151',
+    })
+  })
+  it('shows a dash for a model\'s malformed share and for a cost without prices', () => {
+    const cells = reliabilityCells({ ...row, kind: 'model', malformed_output_rate: null, cost: null })
+    expect([cells.malformed, cells.cost]).toEqual(['—', '—'])
+    expect(reliabilityCells({ ...row, cost: undefined }).cost).toBe('—')
   })
 })

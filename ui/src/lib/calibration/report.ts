@@ -205,6 +205,25 @@ export interface Report {
   missed_findings: MissedFindings | null
   /** Only in a report from a database. */
   automatic_metrics?: AutomaticMetrics | null
+  /** From a database: what running each model and grader took (additive, issue 39). */
+  model_reliability?: ModelReliability[] | null
+}
+
+/** One model or grader spec's run records summed (calibration/src/reliability.rs). */
+export interface ModelReliability {
+  name: string
+  kind: 'model' | 'grader'
+  items: number
+  requests: number
+  prompt_tokens: number
+  completion_tokens: number
+  mean_tokens_per_item: number
+  latency_ms_p50: number
+  latency_ms_p95: number
+  /** Graders only. */
+  malformed_output_rate: number | null
+  /** Only when every item was run with prices (additive, issue 39). */
+  cost?: number | null
 }
 
 /** A point estimate with its 95 % interval. */
@@ -318,6 +337,19 @@ export function reasonOf(estimate: unknown): string {
 export function fmt(value: number | null | undefined, decimals = 3): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '—'
   return value.toFixed(decimals).replace('-', '−')
+}
+
+/** A model reliability row's figures as the table shows them. */
+export function reliabilityCells(row: ModelReliability): { tokens: string; perItem: string; p50: string; p95: string; malformed: string; cost: string } {
+  const ms = (value: number) => `${Math.round(value).toLocaleString('en-GB')} ms`
+  return {
+    tokens: `${row.prompt_tokens.toLocaleString('en-GB')} / ${row.completion_tokens.toLocaleString('en-GB')}`,
+    perItem: fmt(row.mean_tokens_per_item, 0),
+    p50: ms(row.latency_ms_p50),
+    p95: ms(row.latency_ms_p95),
+    malformed: row.malformed_output_rate === null ? '—' : `${fmt(100 * row.malformed_output_rate, 1)} %`,
+    cost: fmt(row.cost ?? null, 4),
+  }
 }
 
 export function interval(low: number | null | undefined, high: number | null | undefined, decimals = 3): string {
