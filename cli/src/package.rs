@@ -121,8 +121,10 @@ pub fn run(command: &PackageCommand) -> Result<(), Failure> {
             ..
         } => {
             let mut store = Store::open_existing(&db_path(db.clone())?)?;
+            let lead = cases::app::Session::command_line();
             let bar = Bar::new();
-            let outcome = package::export_rater_package(&mut store, study, rater, site, out, &bar);
+            let outcome =
+                cases::app::export_rater_package(&mut store, &lead, study, rater, site, out, &bar);
             bar.finish();
             let summary = outcome?;
             if *json {

@@ -2,7 +2,8 @@
 // remote rater's app (its own fresh database, which first start fills with the demo study)
 // imports it, the new study appears in the study picker, the rater reads and comments one
 // response, exports a results package, and the lead merges it in their own app (the CLI's
-// `neurorater package merge` then finds nothing new).
+// `neurorater package merge` then finds nothing new); then the lead builds a second package for
+// the same rater in the app, which another site's CLI imports.
 // The native open and save dialogs cannot be driven, so the commands are invoked with the path
 // a dialog would return; the menu itself is checked to be there. Run through scripts/e2e.sh.
 
@@ -193,5 +194,58 @@ test('the lead merges the exported results in the app, and the CLI finds nothing
   await $(testid('package-menu')).$('summary').click()
   assert.ok(await $(testid('package-import')).isDisplayed())
   assert.equal(await $(testid('package-merge')).isExisting(), false, 'the merge is not offered to a blinded reader')
+  await invoke('leave_reading', {})
+})
+
+test('the lead builds a rater package in the app, as the CLI does, and a blinded reader may not', async () => {
+  await browser.execute(() => window.location.reload())
+  const menu = await $(testid('package-menu'))
+  await menu.waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await menu.$('summary').click()
+  const form = await $(testid('package-build-form'))
+  await form.waitForDisplayed({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the lead’s menu offers no "Build a rater package"' })
+  const offered = await form.$$('select[name="rater"] option').map((o) => o.getText())
+  assert.ok(offered.includes(RATER), `the remote rater is offered: ${offered}`)
+  assert.ok(!offered.includes('Dr Lead'), `a curator reads nothing blinded and is not offered: ${offered}`)
+  await form.$('select[name="rater"]').selectByVisibleText(RATER)
+  await form.$('input[name="site"]').setValue('Site C')
+  await shot('5-lead-build')
+  await menu.$('summary').click()
+
+  // The save dialog cannot be driven: the command gets the path it would return.
+  const raters = await invoke('list_raters', {})
+  const reader = raters.value.find((r) => r.name === RATER)
+  const second = join(work, 'dr-remote-site-c.nrpkg.tar')
+  const relative = await invoke('export_rater_package', { studyId: STUDY.id, raterId: reader.id, site: 'Site C', path: 'x.tar' })
+  assert.equal(relative.refusal?.code, 'invalid_argument', JSON.stringify(relative))
+  const built = await invoke('export_rater_package', { studyId: STUDY.id, raterId: reader.id, site: 'Site C', path: second })
+  assert.ok(built.value, JSON.stringify(built))
+  assert.equal(built.value.rater, RATER)
+  assert.equal(built.value.site, 'Site C')
+  assert.equal(built.value.items, exported.items, 'the rater’s whole queue, as the CLI’s package held')
+  assert.equal(built.value.path, second)
+  assert.notEqual(built.value.package_id, exported.package_id)
+  const recorded = JSON.parse(
+    execFileSync('sqlite3', ['-json', leadDb, `SELECT site FROM rater_packages WHERE package_id = '${built.value.package_id}'`]).toString(),
+  )
+  assert.deepEqual(recorded, [{ site: 'Site C' }], 'recorded in the lead’s database, so its results merge')
+  // The package reads at the other site as the CLI's does.
+  const elsewhere = join(work, 'site-c', 'remote.sqlite')
+  mkdirSync(dirname(elsewhere))
+  const imported = cliJson('package', 'import', '--db', elsewhere, second)
+  assert.equal(imported.package_id, built.value.package_id)
+  assert.equal(imported.items, exported.items)
+
+  // A rater reading blinded here may not build another's package: the menu hides it and the
+  // backend refuses it, writing nothing.
+  await invoke('set_current_rater', { raterId: reader.id })
+  const third = join(work, 'refused.nrpkg.tar')
+  const refused = await invoke('export_rater_package', { studyId: STUDY.id, raterId: reader.id, site: 'Site C', path: third })
+  assert.equal(refused.refusal?.code, 'refused', JSON.stringify(refused))
+  assert.ok(!existsSync(third))
+  await browser.execute(() => window.location.reload())
+  await $(testid('package-menu')).waitForExist({ timeout: LOAD_TIMEOUT_MS })
+  await $(testid('package-menu')).$('summary').click()
+  assert.equal(await $(testid('package-build-form')).isExisting(), false, 'the build is not offered to a blinded reader')
   await invoke('leave_reading', {})
 })

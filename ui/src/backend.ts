@@ -262,6 +262,15 @@ export async function chooseResultsPath(): Promise<string | null> {
   })
   return chosen ?? null
 }
+/** Asks where to save a rater's package (the native save dialog); null when the user cancels. */
+export async function chooseRaterPackagePath(raterName: string): Promise<string | null> {
+  const chosen = await save({
+    title: `Build ${raterName}'s rater package`,
+    defaultPath: `${raterName.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'rater'}.nrpkg.tar`,
+    filters: [{ name: 'Rater package', extensions: ['tar'] }],
+  })
+  return chosen ?? null
+}
 // Each package action reports `package-progress` events with the caller's `request` number and
 // can be cancelled until it writes (`cancelPackageAction`; the action then rejects with `cancelled`).
 export const importRaterPackage = (path: string, request = 0) =>
@@ -270,6 +279,9 @@ export const importRaterPackage = (path: string, request = 0) =>
 export const mergeResultsPackage = (path: string, request = 0) =>
   call(commands.mergeResultsPackage(path, request))
 /** The file written; `packageId` only when the database holds several rater packages. */
+/** The study lead's: refused ('refused') while a rater reads blinded here. */
+export const exportRaterPackage = (studyId: string, raterId: number, site: string, path: string, request = 0) =>
+  call(commands.exportRaterPackage(studyId, raterId, site, path, request))
 export const exportResultsPackage = (path: string, packageId: string | null = null, request = 0) =>
   call(commands.exportResultsPackage(path, packageId, request))
 /** Stops the package action under way before it writes; whether one was running. */

@@ -142,6 +142,13 @@ export const commands = {
 	 */
 	mergeResultsPackage: (path: string, request: number | null) => __TAURI_INVOKE<MergedResults>("merge_results_package", { path, request }),
 	/**
+	 *  Builds the rater package of rater `rater_id`'s queue in study `study_id`, for them to read at
+	 *  `site`, into `path` (the file chosen in the save dialog), as `neurorater package
+	 *  export-rater` does: images de-identified, responses blinded, recorded here so that its results
+	 *  merge. The study lead's: refused while a rater reads blinded here.
+	 */
+	exportRaterPackage: (studyId: string, raterId: number, site: string, path: string, request: number | null) => __TAURI_INVOKE<BuiltRaterPackage>("export_rater_package", { studyId, raterId, site, path, request }),
+	/**
 	 *  Writes the results package answering the imported rater package (`package_id`, needed only
 	 *  when the database holds several) to `path`, the file chosen in the save dialog. Returns the
 	 *  file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
@@ -388,6 +395,18 @@ export type BlindTask = {
 	/**  (series id, label) of every series of the case. */
 	series: ([string, string])[],
 	key_images: SliceRef[],
+};
+
+/**  What the study lead sent off: the package built for a rater at another site. */
+export type BuiltRaterPackage = {
+	package_id: string,
+	rater: string,
+	site: string,
+	items: number,
+	cases: number,
+	images: number,
+	/**  The file written. */
+	path: string,
 };
 
 export type CalibrationOptions = CalibrationOptions_Serialize | CalibrationOptions_Deserialize;
@@ -1580,6 +1599,11 @@ export type QueueItem_Deserialize = {
 	available: boolean,
 	/**  YYYY-MM-DD a repeat read opens on. */
 	opens_on?: string | null,
+	/**
+	 *  Seconds the rater's rating of it has recorded so far; `None` before it is started. The
+	 *  queue's "about N minutes left" is the rater's own pace on what they submitted.
+	 */
+	seconds_on_task?: number | null,
 };
 
 export type QueueItem_Serialize = {
@@ -1590,6 +1614,11 @@ export type QueueItem_Serialize = {
 	available: boolean,
 	/**  YYYY-MM-DD a repeat read opens on. */
 	opens_on: string | null,
+	/**
+	 *  Seconds the rater's rating of it has recorded so far; `None` before it is started. The
+	 *  queue's "about N minutes left" is the rater's own pace on what they submitted.
+	 */
+	seconds_on_task: number | null,
 };
 
 export type Rater = Rater_Serialize | Rater_Deserialize;

@@ -194,6 +194,21 @@ pub fn responses(store: &Store, _lead: &LeadSession, task_key: i64) -> Result<Ve
     store.responses(task_key)
 }
 
+/// Builds the rater package of `rater_name`'s queue in `study_id` for a rater at `site`, and
+/// records it here so its results can be merged: the study lead's, since the package carries a
+/// rater's whole queue (`Action::ExchangePackages`).
+pub fn export_rater_package(
+    store: &mut Store,
+    _lead: &LeadSession,
+    study_id: &str,
+    rater_name: &str,
+    site: &str,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<crate::package::RaterPackageExport> {
+    crate::package::export_rater_package(store, study_id, rater_name, site, out, progress)
+}
+
 /// Merges another site's results package into this database: the study lead's decision.
 pub fn merge_results_package(
     store: &mut Store,

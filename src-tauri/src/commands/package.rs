@@ -1,7 +1,7 @@
 //! Multi-site studies (docs/multisite.md). At the remote rater's site: import the rater package
 //! the study lead sent into the open database, and export the results package to send back. At
-//! the lead's: merge a results package into the open database, as `neurorater package merge`
-//! does. Each touches only the file the user picked in the native dialog, reports its progress
+//! the lead's: build a rater's package, as `neurorater package export-rater` does, and merge a
+//! results package into the open database, as `neurorater package merge` does. Each touches only the file the user picked in the native dialog, reports its progress
 //! as [`PROGRESS_EVENT`]s carrying the window's `request` number, and can be cancelled
 //! (`cancel_package_action`) until it writes.
 
@@ -10,7 +10,7 @@ use crate::long_work::{EventProgress, LongWork, Overlap};
 use crate::state::AppState;
 use cases::app::permissions::Action;
 use cases::app::Session;
-use cases::ids::Id;
+use cases::ids::{Id, Key};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use tauri::{AppHandle, Runtime, State};
@@ -135,6 +135,64 @@ pub async fn merge_results_package<R: Runtime>(
     })
 }
 
+/// What the study lead sent off: the package built for a rater at another site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct BuiltRaterPackage {
+    pub package_id: String,
+    pub rater: String,
+    pub site: String,
+    pub items: u32,
+    pub cases: u32,
+    pub images: u32,
+    /// The file written.
+    pub path: String,
+}
+
+/// Builds the rater package of rater `rater_id`'s queue in study `study_id`, for them to read at
+/// `site`, into `path` (the file chosen in the save dialog), as `neurorater package
+/// export-rater` does: images de-identified, responses blinded, recorded here so that its results
+/// merge. The study lead's: refused while a rater reads blinded here.
+// A command's arguments are its IPC fields, each checked on its own as it is deserialised.
+#[allow(clippy::too_many_arguments)]
+#[tauri::command]
+#[specta::specta]
+pub async fn export_rater_package<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    work: State<'_, PackageWork>,
+    study_id: Id,
+    rater_id: Key,
+    site: String,
+    path: String,
+    request: Option<u32>,
+) -> Result<BuiltRaterPackage, CommandError> {
+    let target = package_target(Path::new(&path))?;
+    cancellable(app, &work, request.unwrap_or_default(), |progress| {
+        state.with_store_mut(|store| {
+            let lead = Session::current(store)?.study_lead(Action::ExchangePackages)?;
+            let rater = store.rater(rater_id.get())?;
+            let built = cases::app::export_rater_package(
+                store,
+                &lead,
+                &study_id,
+                &rater.name,
+                &site,
+                &target,
+                progress,
+            )?;
+            Ok(BuiltRaterPackage {
+                package_id: built.package_id,
+                rater: built.rater,
+                site: built.site,
+                items: built.items,
+                cases: built.cases,
+                images: built.images,
+                path: built.out.display().to_string(),
+            })
+        })
+    })
+}
+
 /// Writes the results package answering the imported rater package (`package_id`, needed only
 /// when the database holds several) to `path`, the file chosen in the save dialog. Returns the
 /// file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
@@ -216,7 +274,7 @@ fn package_target(path: &Path) -> Result<PathBuf, CommandError> {
     }
     let target = parent.join(name);
     if !is_tar(&target) {
-        return Err(refuse(path, "a results package must end in .tar"));
+        return Err(refuse(path, "a package must end in .tar"));
     }
     if target.is_dir() {
         return Err(refuse(path, "is a folder"));
