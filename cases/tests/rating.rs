@@ -281,6 +281,16 @@ fn nothing_a_rater_receives_names_the_model_the_grader_or_another_raters_work() 
 
     let ada_queue = store.reading_queue(ada, DEMO_STUDY_ID).unwrap();
     assert_eq!(ada_queue.len(), bo_queue.len());
+    // A queue carries its reader's own time on each item (the "minutes left" pace), never
+    // another's: Bo's four seconds on each, nothing yet for Ada on the same responses.
+    let bo_times: Vec<Option<f64>> = store
+        .reading_queue(bo, DEMO_STUDY_ID)
+        .unwrap()
+        .iter()
+        .map(|i| i.seconds_on_task)
+        .collect();
+    assert_eq!(bo_times, vec![Some(4.0); bo_queue.len()]);
+    assert!(ada_queue.iter().all(|i| i.seconds_on_task.is_none()));
     let mut bo_ids = BTreeSet::new();
     for item in &ada_queue {
         let payload = store.reading_item(ada, item.assignment).unwrap();

@@ -79,6 +79,20 @@ test('a rater submits every response of one case (through IPC, as the screen wou
     const submitted = await invoke(browser, 'submit_rating', { madeAs: rater.id, assignment })
     assert.ok(submitted.ok, JSON.stringify(submitted.failure))
   }
+  // Back at the queue (read again as it is shown), the rater's own pace says how long the rest
+  // takes: 42 s on each submitted response, so about a minute a response.
+  assert.ok(onCase.length >= 3, `a pace needs three submitted responses; the case had ${onCase.length}`)
+  await $(testid('show-queue')).click()
+  const [{ n: left }] = rows(
+    `SELECT count(*) AS n FROM assignments a LEFT JOIN ratings g ON g.response = a.response AND g.rater = a.rater
+        AND g.read_no = a.read_no WHERE a.rater = ${rater.id} AND g.status IS NOT 'submitted'`,
+  )
+  const minutes = Math.round((42 * left) / 60)
+  const said = await $(testid('queue-time-left'))
+  await said.waitForExist({ timeout: LOAD_TIMEOUT_MS, timeoutMsg: 'the queue never said how long the rest takes' })
+  const expected = minutes < 90 ? `About ${minutes} minutes` : `About ${Math.floor(minutes / 60)} h ${minutes % 60} min`
+  assert.equal(await said.getText(), `${expected} left at your pace (about 1 minute a response).`)
+  await shot('0-time-left')
 })
 
 test('the submitted response offers Reopen and warns that seeing the truth locks it', async () => {

@@ -35,6 +35,9 @@ pub struct QueueItem {
     pub available: bool,
     /// YYYY-MM-DD a repeat read opens on.
     pub opens_on: Option<String>,
+    /// Seconds the rater's rating of it has recorded so far; `None` before it is started. The
+    /// queue's "about N minutes left" is the rater's own pace on what they submitted.
+    pub seconds_on_task: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -197,7 +200,7 @@ pub struct ResumePoint {
 
 /// The rater's whole queue for a study: plans in creation order, positions within each.
 const QUEUE_SQL: &str = "SELECT a.id, a.not_before,
-        a.not_before IS NULL OR a.not_before <= date('now'), g.status
+        a.not_before IS NULL OR a.not_before <= date('now'), g.status, g.seconds_on_task
      FROM assignments a JOIN assignment_plans p ON a.plan = p.id
      LEFT JOIN ratings g ON g.response = a.response AND g.rater = a.rater AND g.read_no = a.read_no
      WHERE a.rater = ?1 AND p.study = ?2 ORDER BY p.id, a.position";
@@ -228,14 +231,12 @@ impl Store {
     pub fn reading_queue(&self, rater: i64, study_id: &str) -> Result<Vec<QueueItem>> {
         self.rater(rater)?;
         let study = self.study_key_for_rating(study_id)?;
-        let rows: Vec<(i64, Option<String>, bool, Option<String>)> = self
+        let rows: Vec<(i64, Option<String>, bool, Option<String>, Option<f64>)> = self
             .read()
             .prepare(QUEUE_SQL)
             .and_then(|mut stmt| {
-                stmt.query_map(params![rater, study], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect()
+                stmt.query_map(params![rater, study], |r| r.try_into())?
+                    .collect()
             })
             .map_err(self.fail("reading the queue"))?;
         let total = rows.len() as u32;
@@ -243,7 +244,7 @@ impl Store {
             .into_iter()
             .enumerate()
             .map(
-                |(index, (assignment, not_before, available, status))| QueueItem {
+                |(index, (assignment, not_before, available, status, seconds_on_task))| QueueItem {
                     assignment,
                     position: index as u32 + 1,
                     total,
@@ -254,6 +255,7 @@ impl Store {
                     },
                     available,
                     opens_on: not_before.filter(|_| !available),
+                    seconds_on_task,
                 },
             )
             .collect())
