@@ -199,6 +199,9 @@ pub struct ResumePoint {
 }
 
 /// The rater's whole queue for a study: plans in creation order, positions within each.
+/// A row of [`QUEUE_SQL`]: assignment, not before, open now, rating status, seconds on task.
+type QueueColumns = (i64, Option<String>, bool, Option<String>, Option<f64>);
+
 const QUEUE_SQL: &str = "SELECT a.id, a.not_before,
         a.not_before IS NULL OR a.not_before <= date('now'), g.status, g.seconds_on_task
      FROM assignments a JOIN assignment_plans p ON a.plan = p.id
@@ -231,7 +234,7 @@ impl Store {
     pub fn reading_queue(&self, rater: i64, study_id: &str) -> Result<Vec<QueueItem>> {
         self.rater(rater)?;
         let study = self.study_key_for_rating(study_id)?;
-        let rows: Vec<(i64, Option<String>, bool, Option<String>, Option<f64>)> = self
+        let rows: Vec<QueueColumns> = self
             .read()
             .prepare(QUEUE_SQL)
             .and_then(|mut stmt| {
