@@ -1207,7 +1207,7 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
     // What the later migrations that are not re-runnable added (the N/A column, the plan
     // top-ups' columns and tables, the rubric versions, the server links of package items, the
     // team server's outbox and its conflicts' resolutions, what a rater's copy learned from it,
-    // what an exported rater package carried), undone so they run again.
+    // what an exported rater package carried, a run result's cost), undone so they run again.
     conn.execute_batch(
         "ALTER TABLE ratings DROP COLUMN not_applicable_json;
          DROP TABLE plan_raters; DROP TABLE plan_responses;
@@ -1229,7 +1229,8 @@ fn a_database_from_before_the_geometry_table_is_filled_when_first_opened() {
          ALTER TABLE rater_package_items DROP COLUMN response_sha256;
          ALTER TABLE rater_package_items DROP COLUMN task_sha256;
          ALTER TABLE rater_package_items DROP COLUMN case_sha256;
-         ALTER TABLE rater_package_items DROP COLUMN images_sha256;",
+         ALTER TABLE rater_package_items DROP COLUMN images_sha256;
+         ALTER TABLE run_results DROP COLUMN cost;",
     )
     .unwrap();
     conn.pragma_update(None, "user_version", version).unwrap();
