@@ -7,8 +7,8 @@ use cases::app::team::{TeamEdit, TeamRating, TeamRatingState};
 use cases::import::import_bundle_dir;
 use cases::marks::{Mark, MarkKind, Plane};
 use cases::package::{
-    export_rater_package, export_results_package, import_rater_package, merge_results_package,
-    Conflict, MergeReport, RaterPackageExport,
+    export_rater_package, export_results_package, import_rater_package, imported_rater_packages,
+    merge_results_package, Conflict, MergeReport, RaterPackageExport,
 };
 use cases::progress::NoProgress;
 use cases::rating::outbox::{self, Resolution, RevealDelivery};
@@ -306,6 +306,23 @@ fn round_trip_lead_remote_lead_and_merging_twice_changes_nothing() {
     let remote_rater = rater_id(&remote, RATER);
     let remote_queue = remote.reading_queue(remote_rater, DEMO_STUDY_ID).unwrap();
     assert_eq!(remote_queue.len(), lead_queue.len());
+    // The rater's database lists the package it answers, as the app's menu offers it; the
+    // lead's lists none (its package went out, none came in).
+    let listed = imported_rater_packages(&remote).unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|p| (&*p.package_id, &*p.study_id, &*p.rater, &*p.site, p.items))
+            .collect::<Vec<_>>(),
+        [(
+            &*exported.package_id,
+            DEMO_STUDY_ID,
+            RATER,
+            &*exported.site,
+            exported.items
+        )]
+    );
+    assert!(imported_rater_packages(&lead.store).unwrap().is_empty());
     // The same responses in the same order, read for read.
     for (here, there) in lead_queue.iter().zip(&remote_queue) {
         let a = lead.store.reading_item(lead.rater, here.assignment);

@@ -282,6 +282,8 @@ export const mergeResultsPackage = (path: string, request = 0) =>
 /** The study lead's: refused ('refused') while a rater reads blinded here. */
 export const exportRaterPackage = (studyId: string, raterId: number, site: string, path: string, request = 0) =>
   call(commands.exportRaterPackage(studyId, raterId, site, path, request))
+/** The rater packages imported here: with several, the rater names the one to answer. */
+export const importedRaterPackages = () => call(commands.importedRaterPackages())
 export const exportResultsPackage = (path: string, packageId: string | null = null, request = 0) =>
   call(commands.exportResultsPackage(path, packageId, request))
 /** Stops the package action under way before it writes; whether one was running. */

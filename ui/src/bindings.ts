@@ -149,6 +149,12 @@ export const commands = {
 	 */
 	exportRaterPackage: (studyId: string, raterId: number, site: string, path: string, request: number | null) => __TAURI_INVOKE<BuiltRaterPackage>("export_rater_package", { studyId, raterId, site, path, request }),
 	/**
+	 *  The rater packages imported into the open database, for the rater to choose which to answer
+	 *  when there are several. Like the import and the export, open in reading mode: each is a
+	 *  rater's own.
+	 */
+	importedRaterPackages: () => __TAURI_INVOKE<ImportedRaterPackage[]>("imported_rater_packages"),
+	/**
 	 *  Writes the results package answering the imported rater package (`package_id`, needed only
 	 *  when the database holds several) to `path`, the file chosen in the save dialog. Returns the
 	 *  file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
@@ -1050,6 +1056,22 @@ export type ImportedPackage = {
 	 *  queue.
 	 */
 	top_up: boolean,
+};
+
+/**
+ *  A rater package imported into this database, as the rater chooses which one to answer when
+ *  it holds several (packages of different studies).
+ */
+export type ImportedRaterPackage = {
+	package_id: string,
+	study_id: string,
+	study_title: string,
+	/**  The rater's name, as the package created them. */
+	rater: string,
+	site: string,
+	items: number,
+	/**  When the lead built it (RFC 3339). */
+	created_at: string,
 };
 
 /**  A one-time code for the lead to pass on: an invitation's or a password reset's. */

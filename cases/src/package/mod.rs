@@ -37,8 +37,8 @@ pub use rater::{
 };
 pub use rater_import::{import_rater_package, RaterPackageImport};
 pub use results::{
-    export_results_package, merge_results_package, read_uploaded_results, ResultsPackageExport,
-    UploadedRating,
+    export_results_package, imported_rater_packages, merge_results_package, read_uploaded_results,
+    ImportedRaterPackage, ResultsPackageExport, UploadedRating,
 };
 pub use server_link::{server_link, server_links, AssignmentLink, ServerLink};
 

@@ -203,6 +203,51 @@ pub(crate) struct ResultAudit {
     pub hash: String,
 }
 
+/// A rater package imported into this database, as the rater chooses which one to answer when
+/// it holds several (packages of different studies).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImportedRaterPackage {
+    pub package_id: String,
+    pub study_id: String,
+    pub study_title: String,
+    /// The rater's name, as the package created them.
+    pub rater: String,
+    pub site: String,
+    pub items: u32,
+    /// When the lead built it (RFC 3339).
+    pub created_at: String,
+}
+
+/// Every rater package imported into this database, oldest first.
+pub fn imported_rater_packages(store: &Store) -> Result<Vec<ImportedRaterPackage>> {
+    let db_path = store.path().to_path_buf();
+    store
+        .read()
+        .prepare(
+            "SELECT p.package_id, s.study_id, s.title, r.name, p.site,
+                    (SELECT count(*) FROM rater_package_items i WHERE i.package = p.id),
+                    p.created_at
+             FROM rater_packages p JOIN studies s ON p.study = s.id JOIN raters r ON p.rater = r.id
+             WHERE p.direction = 'imported' ORDER BY p.id",
+        )
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                Ok(ImportedRaterPackage {
+                    package_id: r.get(0)?,
+                    study_id: r.get(1)?,
+                    study_title: r.get(2)?,
+                    rater: r.get(3)?,
+                    site: r.get(4)?,
+                    items: r.get(5)?,
+                    created_at: r.get(6)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(super::db_fail(&db_path, "listing imported rater packages"))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ResultsPackageExport {
     pub package_id: String,

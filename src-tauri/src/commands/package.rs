@@ -193,6 +193,17 @@ pub async fn export_rater_package<R: Runtime>(
     })
 }
 
+/// The rater packages imported into the open database, for the rater to choose which to answer
+/// when there are several. Like the import and the export, open in reading mode: each is a
+/// rater's own.
+#[tauri::command]
+#[specta::specta]
+pub async fn imported_rater_packages(
+    state: State<'_, AppState>,
+) -> Result<Vec<cases::package::ImportedRaterPackage>, CommandError> {
+    state.with_store(|store| Ok(cases::package::imported_rater_packages(store)?))
+}
+
 /// Writes the results package answering the imported rater package (`package_id`, needed only
 /// when the database holds several) to `path`, the file chosen in the save dialog. Returns the
 /// file written. (Not `package`: the generated bindings pass arguments as JavaScript parameters,
