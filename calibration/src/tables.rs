@@ -315,58 +315,46 @@ fn model_reliability_table(rows: &[crate::reliability::ModelReliability]) -> Str
 /// empty on a model's own rows); the clinicians-only and grader-only intervals flattened into
 /// their own columns.
 fn ppi_table(report: &Report) -> String {
-    let mut table = line(
-        &[
-            "model",
-            "task_family",
-            "level",
-            "target",
-            "estimate",
-            "low",
-            "high",
-            "n_labelled",
-            "n_unlabelled",
-            "n_cases",
-            "lambda",
-            "clinicians_only",
-            "clinicians_only_low",
-            "clinicians_only_high",
-            "grader_only",
-            "grader_only_low",
-            "grader_only_high",
-            "effective_n",
-            "not_estimable",
-            "method",
-        ]
-        .map(String::from),
-    );
-    for row in &report.ppi {
-        let v = row.result.value();
-        let count = |n: fn(&crate::ppi::PpiMean) -> usize| v.map(|v| n(v).to_string());
-        table.push_str(&line(&[
-            row.model.clone(),
-            row.task_family.clone().unwrap_or_default(),
-            row.level.clone().unwrap_or_default(),
-            row.target.clone(),
-            number(v.map(|v| v.estimate)),
-            number(v.map(|v| v.low)),
-            number(v.map(|v| v.high)),
-            count(|v| v.n_labelled).unwrap_or_default(),
-            count(|v| v.n_unlabelled).unwrap_or_default(),
-            count(|v| v.n_cases).unwrap_or_default(),
-            number(v.map(|v| v.lambda)),
-            number(v.map(|v| v.clinicians_only.estimate)),
-            number(v.map(|v| v.clinicians_only.low)),
-            number(v.map(|v| v.clinicians_only.high)),
-            number(v.map(|v| v.grader_only.estimate)),
-            number(v.map(|v| v.grader_only.low)),
-            number(v.map(|v| v.grader_only.high)),
-            number(v.map(|v| v.effective_n)),
-            reason(&row.result),
-            row.method.clone(),
-        ]));
+    use crate::ppi::{PpiMean, PpiRow};
+    // A figure or a count of an estimable row; empty where the row is not estimable.
+    fn figure(row: &PpiRow, f: fn(&PpiMean) -> f64) -> String {
+        number(row.result.value().map(f))
     }
-    table
+    fn count(row: &PpiRow, n: fn(&PpiMean) -> usize) -> String {
+        row.result
+            .value()
+            .map(|v| n(v).to_string())
+            .unwrap_or_default()
+    }
+    let columns: &[Column<PpiRow>] = &[
+        ("model", |r| r.model.clone()),
+        ("task_family", |r| r.task_family.clone().unwrap_or_default()),
+        ("level", |r| r.level.clone().unwrap_or_default()),
+        ("target", |r| r.target.clone()),
+        ("estimate", |r| figure(r, |v| v.estimate)),
+        ("low", |r| figure(r, |v| v.low)),
+        ("high", |r| figure(r, |v| v.high)),
+        ("n_labelled", |r| count(r, |v| v.n_labelled)),
+        ("n_unlabelled", |r| count(r, |v| v.n_unlabelled)),
+        ("n_cases", |r| count(r, |v| v.n_cases)),
+        ("lambda", |r| figure(r, |v| v.lambda)),
+        ("clinicians_only", |r| {
+            figure(r, |v| v.clinicians_only.estimate)
+        }),
+        ("clinicians_only_low", |r| {
+            figure(r, |v| v.clinicians_only.low)
+        }),
+        ("clinicians_only_high", |r| {
+            figure(r, |v| v.clinicians_only.high)
+        }),
+        ("grader_only", |r| figure(r, |v| v.grader_only.estimate)),
+        ("grader_only_low", |r| figure(r, |v| v.grader_only.low)),
+        ("grader_only_high", |r| figure(r, |v| v.grader_only.high)),
+        ("effective_n", |r| figure(r, |v| v.effective_n)),
+        ("not_estimable", |r| reason(&r.result)),
+        ("method", |r| r.method.clone()),
+    ];
+    table(columns, &report.ppi)
 }
 
 /// One row for the pooled reads, then one per clinician.
