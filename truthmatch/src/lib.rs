@@ -127,6 +127,10 @@ impl Match {
     }
 }
 
+/// At most this many words before a colon are a label ("Most likely diagnosis:"), not part of
+/// what the sentence states.
+const LABEL_WORDS: usize = 3;
+
 /// A truth read once, for matching many answers.
 pub struct PreparedTruth {
     own: Trie,
@@ -268,8 +272,14 @@ impl PreparedTruth {
                 // Normalising never lengthens much (British spellings shorten): a sentence far
                 // longer than every form cannot be one, and is not normalised.
                 let longest = self.exact_forms.iter().map(String::len).max().unwrap_or(0);
-                s.end - s.start <= 2 * longest + 8 && {
-                    let said = normalised(&text[s.start..s.end]);
+                // Without its label: "Final answer: X" says X.
+                let sentence = &text[s.start..s.end];
+                let said = match sentence.split_once(':') {
+                    Some((label, rest)) if label.split_whitespace().count() <= LABEL_WORDS => rest,
+                    _ => sentence,
+                };
+                said.len() <= 2 * longest + 8 && {
+                    let said = normalised(said);
                     self.exact_forms.iter().any(|f| !f.is_empty() && *f == said)
                 }
             });

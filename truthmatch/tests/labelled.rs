@@ -99,3 +99,25 @@ fn each_demo_correct_answer_is_its_case_s_diagnosis() {
         );
     }
 }
+
+/// `exact`: the primary statement is the curated diagnosis word for word once normalised, with
+/// or without a label; a synonym or an abbreviation is a match but not exact.
+#[test]
+fn exact_means_the_curated_words() {
+    let cases = truths::demo_cases();
+    let truth = PreparedTruth::new(&cases["ms-01"].truth);
+    let exact = |answer: &str| truth.match_answer(answer, AnswerFormat::FreeText).exact;
+    assert!(exact("Relapsing-remitting multiple sclerosis"));
+    assert!(exact(
+        "Final answer: relapsing remitting multiple sclerosis.\nThe lesions are ovoid."
+    ));
+    assert!(!exact("RRMS"));
+    assert!(!exact(
+        "Relapsing-remitting multiple sclerosis with optic neuritis"
+    ));
+    let json = r#"{"diagnosis": "MS", "code": "G35"}"#;
+    assert!(
+        truth.match_answer(json, AnswerFormat::Json).exact,
+        "the code is the curated one"
+    );
+}
