@@ -33,7 +33,8 @@
 //! - [`variance`] (REML variance components of the clinicians' scores, profile intervals);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
 //!   [`missed_findings`] (lesions a response did not mention, per model);
-//! - [`truth_match`]: answers matched against the curated diagnosis (top-1/top-3 accuracy,
+//! - [`truth_match`]: the `answer_accuracy` section, answers matched against the curated
+//!   diagnosis (top-1/top-3 accuracy,
 //!   pass@k, macro-F1 over disease groups, agreement with the clinicians and the grader);
 //! - the grader workbench: [`dev_test_split`] (seeded, stratified by case, placements never
 //!   move), [`grader_items`] (agreement with the clinicians' mean, items by disagreement),

@@ -119,10 +119,11 @@ pub struct Report {
     /// (`crate::reliability`). Attached by callers that read a database; absent from a CSV.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_reliability: Option<Vec<crate::reliability::ModelReliability>>,
-    /// Answers matched against the curated diagnosis (`crate::truth_match`, issue 39). Attached
-    /// by callers that read a database; absent from a CSV.
+    /// Answers matched against the curated diagnosis (`crate::truth_match`, issue 39), per model
+    /// and per model × task family × level. Attached by callers that read a database; absent
+    /// from a CSV.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truth_match: Option<crate::truth_match::TruthMatchReport>,
+    pub answer_accuracy: Option<Vec<crate::truth_match::AnswerAccuracyRow>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1073,7 +1074,7 @@ fn build(
         dimension_coverage: None,
         rubric_versions: None,
         model_reliability: None,
-        truth_match: None,
+        answer_accuracy: None,
     })
 }
 

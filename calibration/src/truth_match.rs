@@ -1,30 +1,30 @@
-//! The report's `truth_match` section (issue 39): model answers scored against the curated
-//! diagnosis by the ground-truth matcher (`truthmatch`, run by `cases`), beside the clinicians'
-//! and the grader's correctness.
+//! The report's `answer_accuracy` section (issue 39, docs/formats.md §5): model answers scored
+//! against the curated diagnosis by the ground-truth matcher (`truthmatch`, run by `cases`),
+//! beside the clinicians' and the grader's correctness. One row per model, then one per model ×
+//! task family × level:
 //!
-//! - Per model × task family × level: answers, how many the matcher could not decide
-//!   (`unmatched`, left out of every figure below), exact matches, answers with a contradicted
-//!   finding, and top-1 and top-3 accuracy, each with the 95 % Wilson interval at Kish's
-//!   effective number of cases (answers of one case are not independent).
+//! - answers, how many the matcher could not decide (`unmatched`, left out of every figure but
+//!   the disease groups'), exact matches, answers with a contradicted finding, and top-1 and top-3
+//!   accuracy, each with the 95 % Wilson interval at Kish's effective number of cases (answers of
+//!   one case are not independent);
 //! - pass@k for each k of the report's `pass_at`: the clinicians' estimator
 //!   (`report::pass_at_k_rows`, Chen et al.'s unbiased pass@k with the same case-clustered
 //!   interval) over each task's decided samples, a sample correct when the matcher ranks the
-//!   curated diagnosis first.
-//! - Per model, accuracy and macro-F1 over disease groups as scikit-learn computes them
-//!   (`accuracy_score`, `f1_score(average="macro")`: the classes are those in the true or the
-//!   predicted groups, a class's F1 0 when it has no true and no predicted answer right). The
-//!   predicted group is the case's own when the matcher ranks the curated diagnosis first, else
-//!   the group of the answer's primary diagnosis in the matcher's table, else `unmatched`, a
-//!   class of its own (so an undecidable answer costs recall of its true group).
-//! - Per model, the matcher's top-1 correctness against the clinicians' (most of an answer's
-//!   judgements) and the grader's (its score on the primary dimension at or above the pass
-//!   score of the automatic-metrics section): percent agreement and Cohen's κ.
+//!   curated diagnosis first;
+//! - accuracy and macro-F1 over disease groups as scikit-learn computes them (`accuracy_score`,
+//!   `f1_score(average="macro", zero_division=0)`: the classes are those among the true or the
+//!   predicted groups). The predicted group is the case's own when the matcher ranks the curated
+//!   diagnosis first, else the group of the answer's primary diagnosis in the matcher's table,
+//!   else `unmatched`, a class of its own (so an undecidable answer costs its true group recall);
+//! - the matcher's top-1 correctness against the clinicians' (most of an answer's judgements)
+//!   and the grader's (its score on the primary dimension at or above the pass score of the
+//!   automatic-metrics section): percent agreement and Cohen's κ.
 
 use crate::estimate::Estimate;
 use crate::input::{CalibrationInput, ReportOptions};
 use crate::kappa::{cohen_kappa, Categories, KappaValue};
 use crate::proportions::wilson_interval;
-use crate::report::{kish_effective_cases, pass_at_k_rows, PassAtKKey, PassAtKRow, PassAtKTask};
+use crate::report::{kish_effective_cases, pass_at_k_rows, PassAtK, PassAtKKey, PassAtKTask};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -55,49 +55,43 @@ pub struct MatchedAnswer {
     pub contradictions: usize,
 }
 
+/// One row of the section: a model, or a model's task family and level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TruthMatchReport {
-    pub rows: Vec<TruthMatchRow>,
-    /// The matcher's pass@k, per model × task family × level and k.
-    pub pass_at_k: Vec<PassAtKRow>,
-    pub disease_groups: Vec<DiseaseGroupScores>,
-    pub agreement: Vec<MatchAgreement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TruthMatchRow {
+pub struct AnswerAccuracyRow {
     pub model: String,
-    pub task_family: String,
-    pub level: String,
-    pub answers: usize,
+    /// Absent on the model's own row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_family: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    /// Answers.
+    pub n: usize,
     pub unmatched: usize,
     pub exact: usize,
     /// Decided answers with at least one contradicted finding.
     pub contradicted_findings: usize,
-    pub top1: Estimate<Accuracy>,
-    pub top3: Estimate<Accuracy>,
+    pub top1: Estimate<Share>,
+    pub top3: Estimate<Share>,
+    /// pass@k per k of the report's `pass_at` (keys are the k's in decimal).
+    pub pass_at: BTreeMap<String, Estimate<PassAtK>>,
+    /// Over every answer of the row, undecided ones in the `unmatched` class.
+    pub group_accuracy: Estimate<f64>,
+    pub macro_f1: Estimate<f64>,
+    pub groups: Vec<GroupF1>,
+    /// Against the clinicians, then the grader.
+    pub agreement: Vec<MatchAgreement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Accuracy {
+pub struct Share {
     pub value: f64,
     /// 95 % Wilson interval at `effective_cases`.
-    pub ci_low: f64,
-    pub ci_high: f64,
+    pub low: f64,
+    pub high: f64,
     /// Decided answers.
     pub n: usize,
     pub n_cases: usize,
     pub effective_cases: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DiseaseGroupScores {
-    pub model: String,
-    /// Every answer of the model, undecided ones in the `unmatched` class.
-    pub n: usize,
-    pub accuracy: f64,
-    pub macro_f1: f64,
-    pub classes: Vec<GroupF1>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,7 +106,6 @@ pub struct GroupF1 {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatchAgreement {
-    pub model: String,
     /// `clinicians` or `grader`.
     pub against: String,
     /// Answers the matcher decided and the other side judged.
@@ -123,51 +116,60 @@ pub struct MatchAgreement {
 
 /// The section; `dimension` is the report's primary one (the grader's correctness is read on
 /// it).
-pub fn truth_match_report(
+pub fn answer_accuracy(
     answers: &[MatchedAnswer],
     input: &CalibrationInput,
     options: &ReportOptions,
     dimension: Option<&str>,
-) -> TruthMatchReport {
-    TruthMatchReport {
-        rows: rows(answers),
-        pass_at_k: pass_at_k(answers, &options.pass_at),
-        disease_groups: disease_groups(answers),
-        agreement: agreement(answers, input, options, dimension),
-    }
-}
-
-fn rows(answers: &[MatchedAnswer]) -> Vec<TruthMatchRow> {
-    let mut by_key: BTreeMap<PassAtKKey, Vec<&MatchedAnswer>> = BTreeMap::new();
+) -> Vec<AnswerAccuracyRow> {
+    let judged = Judged::read(input, options, dimension);
+    type RowKey<'a> = (&'a str, Option<(&'a str, &'a str)>);
+    let mut rows: BTreeMap<RowKey, Vec<&MatchedAnswer>> = BTreeMap::new();
     for a in answers {
-        by_key
-            .entry((&a.model, &a.task_family, &a.level))
+        rows.entry((&a.model, None)).or_default().push(a);
+        rows.entry((&a.model, Some((&a.task_family, &a.level))))
             .or_default()
             .push(a);
     }
-    by_key
-        .into_iter()
-        .map(|((model, family, level), of)| {
-            let decided: Vec<&&MatchedAnswer> = of.iter().filter(|a| a.top1.is_some()).collect();
-            TruthMatchRow {
+    rows.into_iter()
+        .map(|((model, within), of)| {
+            let decided: Vec<&MatchedAnswer> =
+                of.iter().copied().filter(|a| a.top1.is_some()).collect();
+            let pairs: Vec<(&str, &str)> = of
+                .iter()
+                .map(|a| (a.true_group.as_str(), a.predicted_group.as_str()))
+                .collect();
+            let (group_accuracy, macro_f1, groups) = if pairs.is_empty() {
+                let none = || Estimate::not_estimable(0, "no answer");
+                (none(), none(), Vec::new())
+            } else {
+                let (accuracy, macro_f1, groups) = group_scores(&pairs);
+                (Estimate::Value(accuracy), Estimate::Value(macro_f1), groups)
+            };
+            AnswerAccuracyRow {
                 model: model.to_owned(),
-                task_family: family.to_owned(),
-                level: level.to_owned(),
-                answers: of.len(),
+                task_family: within.map(|(family, _)| family.to_owned()),
+                level: within.map(|(_, level)| level.to_owned()),
+                n: of.len(),
                 unmatched: of.len() - decided.len(),
                 exact: of.iter().filter(|a| a.exact).count(),
                 contradicted_findings: decided.iter().filter(|a| a.contradictions > 0).count(),
-                top1: accuracy(&decided, |a| a.top1),
-                top3: accuracy(&decided, |a| a.top3),
+                top1: share(&decided, |a| a.top1),
+                top3: share(&decided, |a| a.top3),
+                pass_at: pass_at(&decided, &options.pass_at),
+                group_accuracy,
+                macro_f1,
+                groups,
+                agreement: judged.agreement(&decided),
             }
         })
         .collect()
 }
 
-fn accuracy(
-    decided: &[&&MatchedAnswer],
+fn share(
+    decided: &[&MatchedAnswer],
     correct: impl Fn(&MatchedAnswer) -> Option<bool>,
-) -> Estimate<Accuracy> {
+) -> Estimate<Share> {
     if decided.is_empty() {
         return Estimate::not_estimable(0, "the matcher decided no answer");
     }
@@ -179,60 +181,39 @@ fn accuracy(
     }
     let value = hits as f64 / decided.len() as f64;
     let effective_cases = kish_effective_cases(per_case.values().copied());
-    let (ci_low, ci_high) = wilson_interval(value, effective_cases);
-    Estimate::Value(Accuracy {
+    let (low, high) = wilson_interval(value, effective_cases);
+    Estimate::Value(Share {
         value,
-        ci_low,
-        ci_high,
+        low,
+        high,
         n: decided.len(),
         n_cases: per_case.len(),
         effective_cases,
     })
 }
 
-fn pass_at_k(answers: &[MatchedAnswer], pass_at: &[usize]) -> Vec<PassAtKRow> {
-    let mut tasks: BTreeMap<PassAtKKey, BTreeMap<PassAtKTask, (usize, usize)>> = BTreeMap::new();
-    for a in answers {
-        // An undecided sample is left out of its task's n, never counted as wrong or right.
-        let Some(correct) = a.top1 else { continue };
-        let t = tasks
-            .entry((&a.model, &a.task_family, &a.level))
-            .or_default()
-            .entry((&a.case, &a.task))
-            .or_default();
+/// The row's pass@k through the report's one estimator, its decided samples per task (an
+/// undecided sample is left out of its task's n, never counted as wrong or right).
+fn pass_at(decided: &[&MatchedAnswer], ks: &[usize]) -> BTreeMap<String, Estimate<PassAtK>> {
+    let mut per_task: BTreeMap<PassAtKTask, (usize, usize)> = BTreeMap::new();
+    for a in decided {
+        let t = per_task.entry((&a.case, &a.task)).or_default();
         t.0 += 1;
-        t.1 += usize::from(correct);
+        t.1 += usize::from(a.top1 == Some(true));
     }
-    pass_at_k_rows(&tasks, pass_at)
-}
-
-fn disease_groups(answers: &[MatchedAnswer]) -> Vec<DiseaseGroupScores> {
-    let mut by_model: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
-    for a in answers {
-        by_model
-            .entry(&a.model)
-            .or_default()
-            .push((&a.true_group, &a.predicted_group));
-    }
-    by_model
+    let tasks: BTreeMap<PassAtKKey, _> = BTreeMap::from([(("", "", ""), per_task)]);
+    pass_at_k_rows(&tasks, ks)
         .into_iter()
-        .map(|(model, pairs)| {
-            let (accuracy, macro_f1, classes) = group_scores(&pairs);
-            DiseaseGroupScores {
-                model: model.to_owned(),
-                n: pairs.len(),
-                accuracy,
-                macro_f1,
-                classes,
-            }
-        })
+        .map(|row| (row.k.to_string(), row.pass_at_k))
         .collect()
 }
 
 /// Accuracy, macro-F1 and each class's F1 over (true, predicted) pairs, as scikit-learn's
-/// `accuracy_score` and `f1_score(average="macro", zero_division=0)` give them.
+/// `accuracy_score` and `f1_score(average="macro"|None, zero_division=0)` give them (classes: the
+/// sorted union of true and predicted); 0 without pairs.
 pub fn group_scores(pairs: &[(&str, &str)]) -> (f64, f64, Vec<GroupF1>) {
-    let mut classes: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new(); // (tp, support, predicted)
+    // (true positives, support, predicted) per class.
+    let mut classes: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
     for &(truth, predicted) in pairs {
         classes.entry(truth).or_default().1 += 1;
         let p = classes.entry(predicted).or_default();
@@ -242,102 +223,89 @@ pub fn group_scores(pairs: &[(&str, &str)]) -> (f64, f64, Vec<GroupF1>) {
         }
     }
     let correct = pairs.iter().filter(|(t, p)| t == p).count();
-    let accuracy = if pairs.is_empty() {
-        0.0
-    } else {
-        correct as f64 / pairs.len() as f64
-    };
-    let f1s: Vec<GroupF1> = classes
+    let accuracy = correct as f64 / pairs.len().max(1) as f64;
+    let groups: Vec<GroupF1> = classes
         .into_iter()
         .map(|(group, (tp, support, predicted))| GroupF1 {
             group: group.to_owned(),
             support,
             predicted,
-            // 2TP / (2TP + FP + FN) = 2TP / (predicted + support); 0 where both are 0.
-            f1: if support + predicted == 0 {
-                0.0
-            } else {
-                2.0 * tp as f64 / (support + predicted) as f64
-            },
+            // 2TP / (2TP + FP + FN) = 2TP / (predicted + support); every class listed has one.
+            f1: 2.0 * tp as f64 / (support + predicted) as f64,
         })
         .collect();
-    let macro_f1 = if f1s.is_empty() {
-        0.0
-    } else {
-        f1s.iter().map(|c| c.f1).sum::<f64>() / f1s.len() as f64
-    };
-    (accuracy, macro_f1, f1s)
+    let macro_f1 = groups.iter().map(|c| c.f1).sum::<f64>() / groups.len().max(1) as f64;
+    (accuracy, macro_f1, groups)
 }
 
-fn agreement(
-    answers: &[MatchedAnswer],
-    input: &CalibrationInput,
-    options: &ReportOptions,
-    dimension: Option<&str>,
-) -> Vec<MatchAgreement> {
-    // The clinicians' majority per answer, keyed like the report's items (a tie: incorrect).
-    let mut votes: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for j in &input.correctness {
-        let vote = votes
-            .entry(format!("{}/{}/{}", j.task, j.model, j.sample))
-            .or_default();
-        vote.0 += usize::from(j.correct);
-        vote.1 += 1;
-    }
-    let clinicians: BTreeMap<&str, bool> = votes
-        .iter()
-        .map(|(item, (yes, total))| (item.as_str(), 2 * yes > *total))
-        .collect();
-    let grader_scores: BTreeMap<&str, f64> = match (options.grader.as_deref(), dimension) {
-        (Some(grader), Some(dimension)) => input
-            .table
-            .scores
-            .iter()
-            .filter(|s| s.rater == grader && s.dimension == dimension)
-            .map(|s| (s.item.as_str(), s.score))
-            .collect(),
-        _ => BTreeMap::new(),
-    };
-    let pass_score = crate::automatic_metrics::pass_threshold(options, &grader_scores);
-    let grader: BTreeMap<&str, bool> = match pass_score {
-        Some(pass) => grader_scores
-            .iter()
-            .map(|(item, score)| (*item, *score >= pass))
-            .collect(),
-        None => BTreeMap::new(),
-    };
+/// Each answer's correctness as the clinicians and the grader judged it.
+struct Judged {
+    clinicians: BTreeMap<String, bool>,
+    grader: BTreeMap<String, bool>,
+}
 
-    let mut by_model: BTreeMap<&str, Vec<&MatchedAnswer>> = BTreeMap::new();
-    for a in answers {
-        by_model.entry(&a.model).or_default().push(a);
-    }
-    let mut out = Vec::new();
-    for (model, of) in by_model {
-        for (against, judged) in [("clinicians", &clinicians), ("grader", &grader)] {
-            let (matcher, other): (Vec<f64>, Vec<f64>) = of
-                .iter()
-                .filter_map(|a| {
-                    let theirs = judged.get(a.item.as_str())?;
-                    Some((f64::from(u8::from(a.top1?)), f64::from(u8::from(*theirs))))
-                })
-                .unzip();
-            let n = matcher.len();
-            let percent_agreement = if n == 0 {
-                Estimate::not_estimable(0, format!("no decided answer the {against} judged"))
-            } else {
-                let same = matcher.iter().zip(&other).filter(|(a, b)| a == b).count();
-                Estimate::Value(100.0 * same as f64 / n as f64)
-            };
-            let kappa =
-                cohen_kappa(&matcher, &other, &Categories::from_values([0.0, 1.0])).unweighted;
-            out.push(MatchAgreement {
-                model: model.to_owned(),
-                against: against.to_owned(),
-                n,
-                percent_agreement,
-                kappa,
-            });
+impl Judged {
+    fn read(input: &CalibrationInput, options: &ReportOptions, dimension: Option<&str>) -> Self {
+        // The clinicians' majority per answer, keyed like the report's items (a tie: incorrect).
+        let mut votes: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for j in &input.correctness {
+            let vote = votes
+                .entry(format!("{}/{}/{}", j.task, j.model, j.sample))
+                .or_default();
+            vote.0 += usize::from(j.correct);
+            vote.1 += 1;
         }
+        let clinicians = votes
+            .into_iter()
+            .map(|(item, (yes, total))| (item, 2 * yes > total))
+            .collect();
+        let scores: BTreeMap<&str, f64> = match (options.grader.as_deref(), dimension) {
+            (Some(grader), Some(dimension)) => input
+                .table
+                .scores
+                .iter()
+                .filter(|s| s.rater == grader && s.dimension == dimension)
+                .map(|s| (s.item.as_str(), s.score))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        let grader = match crate::automatic_metrics::pass_threshold(options, &scores) {
+            Some(pass) => scores
+                .iter()
+                .map(|(item, score)| (item.to_string(), *score >= pass))
+                .collect(),
+            None => BTreeMap::new(),
+        };
+        Judged { clinicians, grader }
     }
-    out
+
+    fn agreement(&self, decided: &[&MatchedAnswer]) -> Vec<MatchAgreement> {
+        [("clinicians", &self.clinicians), ("grader", &self.grader)]
+            .into_iter()
+            .map(|(against, judged)| {
+                let (matcher, other): (Vec<f64>, Vec<f64>) = decided
+                    .iter()
+                    .filter_map(|a| {
+                        let theirs = *judged.get(&a.item)?;
+                        Some((f64::from(u8::from(a.top1?)), f64::from(u8::from(theirs))))
+                    })
+                    .unzip();
+                let n = matcher.len();
+                let percent_agreement = if n == 0 {
+                    Estimate::not_estimable(0, format!("no decided answer the {against} judged"))
+                } else {
+                    let same = matcher.iter().zip(&other).filter(|(a, b)| a == b).count();
+                    Estimate::Value(100.0 * same as f64 / n as f64)
+                };
+                let kappa =
+                    cohen_kappa(&matcher, &other, &Categories::from_values([0.0, 1.0])).unweighted;
+                MatchAgreement {
+                    against: against.to_owned(),
+                    n,
+                    percent_agreement,
+                    kappa,
+                }
+            })
+            .collect()
+    }
 }

@@ -4,7 +4,7 @@
 //! on a small study worked by hand.
 
 use calibration::input::{CalibrationInput, CorrectnessJudgement, ReportOptions};
-use calibration::truth_match::{group_scores, truth_match_report, MatchedAnswer};
+use calibration::truth_match::{answer_accuracy, group_scores, MatchedAnswer};
 
 /// The figures are ratios of small counts: only rounding separates the two implementations.
 const TOLERANCE: f64 = 1e-12;
@@ -122,44 +122,37 @@ fn rows_pass_at_k_and_agreement_on_a_small_study() {
         pass_at: vec![1, 2],
         ..ReportOptions::default()
     };
-    let report = truth_match_report(&answers, &input, &options, None);
+    let rows = answer_accuracy(&answers, &input, &options, None);
+    // The model's own row, then its one task family and level: the same answers.
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].task_family.is_none() && rows[1].task_family.is_some());
+    for row in &rows {
+        assert_eq!((row.n, row.unmatched), (7, 1));
+        let top1 = row.top1.value().expect("top-1");
+        // 4 of 6 decided answers; cases a (4) and b (2): Kish (6²)/(4² + 2²) = 1.8.
+        assert!((top1.value - 4.0 / 6.0).abs() < TOLERANCE);
+        assert!((top1.effective_cases - 1.8).abs() < TOLERANCE);
+        assert!((row.top3.value().unwrap().value - 5.0 / 6.0).abs() < TOLERANCE);
 
-    let row = &report.rows[0];
-    assert_eq!((row.answers, row.unmatched), (7, 1));
-    let top1 = row.top1.value().expect("top-1");
-    // 4 of 6 decided answers; cases a (4) and b (2): Kish (6²)/(4² + 2²) = 1.8.
-    assert!((top1.value - 4.0 / 6.0).abs() < TOLERANCE);
-    assert!((top1.effective_cases - 1.8).abs() < TOLERANCE);
-    assert!((row.top3.value().unwrap().value - 5.0 / 6.0).abs() < TOLERANCE);
+        // pass@1: a has n 4, c 2 → 0.5; b n 2, c 2 → 1; mean 0.75. pass@2: a 1 − C(2,2)/C(4,2)
+        // = 5/6, b 1; mean 11/12.
+        let pass = |k: &str| row.pass_at[k].value().map(|p| p.value).expect("pass@k");
+        assert!((pass("1") - 0.75).abs() < TOLERANCE);
+        assert!((pass("2") - 11.0 / 12.0).abs() < TOLERANCE);
 
-    // pass@1: a has n 4, c 2 → 0.5; b n 2, c 2 → 1; mean 0.75. pass@2: a 1 − C(2,2)/C(4,2) =
-    // 5/6, b 1; mean 11/12.
-    let pass = |k: usize| {
-        report
-            .pass_at_k
-            .iter()
-            .find(|r| r.k == k)
-            .and_then(|r| r.pass_at_k.value())
-            .map(|p| p.value)
-            .expect("pass@k")
-    };
-    assert!((pass(1) - 0.75).abs() < TOLERANCE);
-    assert!((pass(2) - 11.0 / 12.0).abs() < TOLERANCE);
+        // Disease groups over all 7 answers: stroke 4 right; tumour 2 and unmatched 1 wrong.
+        assert_eq!(row.group_accuracy.value(), Some(&(4.0 / 7.0)));
 
-    // Against the clinicians: the undecided answer is left out; 3 of 4 agree.
-    let clinicians = report
-        .agreement
-        .iter()
-        .find(|a| a.against == "clinicians")
-        .expect("clinicians' row");
-    assert_eq!(clinicians.n, 4);
-    assert_eq!(clinicians.percent_agreement.value(), Some(&75.0));
-    // No grader: nothing to compare.
-    let grader = report
-        .agreement
-        .iter()
-        .find(|a| a.against == "grader")
-        .unwrap();
-    assert_eq!(grader.n, 0);
-    assert!(grader.percent_agreement.value().is_none());
+        // Against the clinicians: the undecided answer is left out; 3 of 4 agree.
+        let clinicians = &row.agreement[0];
+        assert_eq!(
+            (clinicians.against.as_str(), clinicians.n),
+            ("clinicians", 4)
+        );
+        assert_eq!(clinicians.percent_agreement.value(), Some(&75.0));
+        // No grader: nothing to compare.
+        let grader = &row.agreement[1];
+        assert_eq!((grader.against.as_str(), grader.n), ("grader", 0));
+        assert!(grader.percent_agreement.value().is_none());
+    }
 }

@@ -220,7 +220,7 @@ impl StudyReport {
         report.dimension_coverage = Some(self.coverage.clone());
         report.rubric_versions = Some(self.rubric_versions.clone());
         report.model_reliability = Some(self.model_reliability.clone());
-        report.truth_match = Some(calibration::truth_match::truth_match_report(
+        report.answer_accuracy = Some(calibration::truth_match::answer_accuracy(
             &self.truth_match,
             &self.input,
             &self.options,
