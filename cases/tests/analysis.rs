@@ -831,6 +831,11 @@ fn the_demo_answers_are_matched_against_their_curated_diagnosis() {
         .unwrap()
         .build(&NoProgress)
         .unwrap();
+    let html = calibration::html::to_html(&report);
+    assert!(
+        html.contains("Answers against the ground truth"),
+        "the HTML shows the section"
+    );
     let rows = report.answer_accuracy.expect("an answer_accuracy section");
     let own: Vec<_> = rows.iter().filter(|r| r.task_family.is_none()).collect();
     assert_eq!(own.iter().map(|r| r.n).sum::<usize>(), matched.len());
