@@ -103,6 +103,13 @@ pub(crate) enum Term {
     Hedge,
     /// "or", "vs": separates two diagnoses in one sentence.
     Or,
+    /// "and": kept so that a comma before a list's last item is recognised.
+    And,
+    /// "but", "however", "although": a clause ends.
+    ClauseEnd,
+    /// "diagnosis", "impression", "consistent (with)": the sentence holding one is the answer's
+    /// primary statement, wherever it stands.
+    Cue,
     /// A word that carries nothing here but a place ("most likely", "the").
     Filler,
 }
@@ -725,6 +732,32 @@ const OTHER: &[(&str, Term)] = &[
     ("year old", Term::Filler),
     ("years old", Term::Filler),
     ("normal for age", Term::Filler),
+    ("and", Term::And),
+    ("but", Term::ClauseEnd),
+    ("however", Term::ClauseEnd),
+    ("although", Term::ClauseEnd),
+    ("though", Term::ClauseEnd),
+    ("whereas", Term::ClauseEnd),
+    ("except", Term::ClauseEnd),
+    ("apart", Term::ClauseEnd),
+    ("diagnosis", Term::Cue),
+    ("impression", Term::Cue),
+    ("conclusion", Term::Cue),
+    ("answer", Term::Cue),
+    ("consistent", Term::Cue),
+    ("suggestive", Term::Cue),
+    ("keeping", Term::Cue),
+    ("compatible", Term::Cue),
+    ("represents", Term::Cue),
+    ("favor", Term::Cue),
+    ("favored", Term::Cue),
+    // Headers that open a list rather than state anything.
+    ("differential", Term::Filler),
+    ("differentials", Term::Filler),
+    ("ddx", Term::Filler),
+    ("findings", Term::Filler),
+    ("diagnoses", Term::Filler),
+    ("ranked", Term::Filler),
 ];
 
 /// Abbreviations that name a subtype and its disease at once: (phrase, qualifier, diagnosis name).

@@ -15,9 +15,9 @@ enum Unit {
     Term(Term),
     /// A word no table knows.
     Word,
-    /// "and": kept so a comma before a list's last item is recognised.
+    /// [`Term::And`].
     And,
-    /// "but", "however", "although": a clause ends.
+    /// [`Term::ClauseEnd`].
     ClauseEnd,
     Comma,
     SentenceEnd,
@@ -66,38 +66,8 @@ pub(crate) struct Sentence {
     pub(crate) unknown_statement: bool,
 }
 
-/// Headers that open a list rather than state anything.
-const HEADERS: &[&str] = &[
-    "differential",
-    "differentials",
-    "ddx",
-    "findings",
-    "diagnoses",
-    "ranked",
-];
-
 /// At most this many unknown words make an [`Sentence::unknown_statement`].
 const SHORT_STATEMENT: usize = 6;
-
-/// Words that say "here is the diagnosis": the sentence holding one is the answer's primary
-/// statement, wherever it stands.
-const CUES: &[&str] = &[
-    "diagnosis",
-    "impression",
-    "conclusion",
-    "answer",
-    "consistent",
-    "suggestive",
-    "keeping",
-    "compatible",
-    "represents",
-    "favor",
-    "favored",
-];
-
-const CLAUSE_ENDS: &[&str] = &[
-    "but", "however", "although", "though", "whereas", "except", "apart",
-];
 
 /// A word or a break of `text`: `word` indexes the normalised words (lower case, American
 /// spelling), `None` for a break; `start..end` is where it stands in `text`.
@@ -214,8 +184,13 @@ fn units(text: &str, own: &Trie) -> Vec<Placed> {
         match found {
             Some(((first, second), len)) => {
                 let end = raw[i + len - 1].end;
+                let unit = match first {
+                    Term::And => Unit::And,
+                    Term::ClauseEnd => Unit::ClauseEnd,
+                    term => Unit::Term(term),
+                };
                 out.push(Placed {
-                    unit: Unit::Term(first),
+                    unit,
                     start: *start,
                     end,
                 });
@@ -229,16 +204,8 @@ fn units(text: &str, own: &Trie) -> Vec<Placed> {
                 i += len;
             }
             None => {
-                let w = run[0];
-                let unit = if w == "and" {
-                    Unit::And
-                } else if CLAUSE_ENDS.contains(&w) {
-                    Unit::ClauseEnd
-                } else {
-                    Unit::Word
-                };
                 out.push(Placed {
-                    unit,
+                    unit: Unit::Word,
                     start: *start,
                     end: *end,
                 });
@@ -330,21 +297,16 @@ pub(crate) fn read(text: &str, own: &Trie) -> Reading {
         s.end = p.end;
         match p.unit {
             Unit::Word => {
-                let word = &text[p.start..p.end];
-                let number = word.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-                if !number && !HEADERS.iter().any(|h| h.eq_ignore_ascii_case(word)) {
+                let number = text[p.start..p.end]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.');
+                if !number {
                     unknown_words += 1;
                 }
             }
+            Unit::Term(Term::Cue) => s.cue = true,
             Unit::And | Unit::Comma | Unit::Term(Term::Filler) => {}
             _ => s.unknown_statement = false,
-        }
-        if p.unit == Unit::Word
-            && CUES
-                .iter()
-                .any(|cue| cue.eq_ignore_ascii_case(&text[p.start..p.end]))
-        {
-            s.cue = true;
         }
         sentence_of[i] = reading.sentences.len();
     }
@@ -354,11 +316,11 @@ pub(crate) fn read(text: &str, own: &Trie) -> Reading {
     }
 
     // Diagnosis items: runs of diagnosis terms, split at commas, "or" and sentence ends.
-    let mut item: Option<(DxItem, usize)> = None;
+    let mut item: Option<DxItem> = None;
     let mut item_units: Vec<usize> = Vec::new();
     let mut quals_pending: Vec<(u8, u8)> = Vec::new();
-    fn finish(item: &mut Option<(DxItem, usize)>, reading: &mut Reading) {
-        if let Some((mut it, _)) = item.take() {
+    fn finish(item: &mut Option<DxItem>, reading: &mut Reading) {
+        if let Some(mut it) = item.take() {
             it.dx.sort_unstable();
             it.dx.dedup();
             reading.items.push(it);
@@ -371,21 +333,16 @@ pub(crate) fn read(text: &str, own: &Trie) -> Reading {
                 quals_pending.clear();
             }
             Unit::Term(Term::Qual(g, v)) => match &mut item {
-                Some((it, _)) => it.quals.push((g, v)),
+                Some(it) => it.quals.push((g, v)),
                 None => quals_pending.push((g, v)),
             },
             Unit::Term(Term::Dx(dx)) => {
-                let (it, _) = item.get_or_insert_with(|| {
-                    (
-                        DxItem {
-                            dx: Vec::new(),
-                            quals: std::mem::take(&mut quals_pending),
-                            negated: true,
-                            hedged: false,
-                            sentence: sentence_of[i],
-                        },
-                        i,
-                    )
+                let it = item.get_or_insert_with(|| DxItem {
+                    dx: Vec::new(),
+                    quals: std::mem::take(&mut quals_pending),
+                    negated: true,
+                    hedged: false,
+                    sentence: sentence_of[i],
                 });
                 it.dx.push(dx);
                 // An item is negated only if every diagnosis in it is.
