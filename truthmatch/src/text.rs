@@ -103,15 +103,19 @@ fn tokens(text: &str) -> (String, Vec<Token>) {
         }
     };
     for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() {
+        // ASCII first: Unicode's tables only for the rare other letter.
+        if c.is_ascii_alphanumeric() {
             if word_start.is_none() {
                 word_start = Some((i, buffer.len()));
             }
-            if c.is_ascii() {
-                buffer.push(c.to_ascii_lowercase());
-            } else {
-                buffer.extend(c.to_lowercase());
+            buffer.push(c.to_ascii_lowercase());
+            continue;
+        }
+        if !c.is_ascii() && c.is_alphanumeric() {
+            if word_start.is_none() {
+                word_start = Some((i, buffer.len()));
             }
+            buffer.extend(c.to_lowercase());
             continue;
         }
         let digit_at = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_digit);
