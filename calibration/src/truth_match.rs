@@ -53,6 +53,8 @@ pub struct MatchedAnswer {
     pub exact: bool,
     /// Findings (side, lobe, territory, signal, diffusion, enhancement) the answer contradicts.
     pub contradictions: usize,
+    /// What the matcher could not decide (the answer's diagnosis statement), for the curator.
+    pub unmatched_span: Option<String>,
 }
 
 /// One row of the section: a model, or a model's task family and level.
@@ -80,6 +82,16 @@ pub struct AnswerAccuracyRow {
     pub groups: Vec<GroupF1>,
     /// Against the clinicians, then the grader.
     pub agreement: Vec<MatchAgreement>,
+    /// On the model's own row only: each undecided answer and the span the matcher could not
+    /// decide, for the curator to read (and to add a synonym for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<Undecided>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Undecided {
+    pub item: String,
+    pub span: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -161,6 +173,18 @@ pub fn answer_accuracy(
                 macro_f1,
                 groups,
                 agreement: judged.agreement(&decided),
+                undecided: match within {
+                    Some(_) => Vec::new(),
+                    None => of
+                        .iter()
+                        .filter_map(|a| {
+                            Some(Undecided {
+                                item: a.item.clone(),
+                                span: a.unmatched_span.clone()?,
+                            })
+                        })
+                        .collect(),
+                },
             }
         })
         .collect()

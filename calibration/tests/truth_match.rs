@@ -81,6 +81,7 @@ fn answer(
         },
         exact: false,
         contradictions: 0,
+        unmatched_span: top1.is_none().then(|| "Neurosarcoidosis".to_owned()),
     }
 }
 
@@ -155,4 +156,8 @@ fn rows_pass_at_k_and_agreement_on_a_small_study() {
         assert_eq!((grader.against.as_str(), grader.n), ("grader", 0));
         assert!(grader.percent_agreement.value().is_none());
     }
+    // The undecided answer's span, once, on the model's own row.
+    assert_eq!(rows[0].undecided.len(), 1);
+    assert_eq!(rows[0].undecided[0].item, "a/t1/m/4");
+    assert!(rows[1].undecided.is_empty());
 }

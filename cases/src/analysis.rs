@@ -976,6 +976,7 @@ pub fn matched_answers(
             predicted_group,
             exact: m.exact,
             contradictions: m.findings.contradictions(),
+            unmatched_span: m.unmatched_spans.first().cloned(),
         });
     }
     Ok(out)

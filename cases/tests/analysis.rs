@@ -852,4 +852,14 @@ fn the_demo_answers_are_matched_against_their_curated_diagnosis() {
     assert!(own
         .iter()
         .all(|r| !r.pass_at.is_empty() && r.macro_f1.value().is_some()));
+    // The demo's lesion answers state no diagnosis: each is listed for the curator with its text.
+    let undecided: usize = own.iter().map(|r| r.undecided.len()).sum();
+    assert_eq!(undecided, own.iter().map(|r| r.unmatched).sum::<usize>());
+    assert!(
+        undecided > 0
+            && own
+                .iter()
+                .flat_map(|r| &r.undecided)
+                .all(|u| !u.span.is_empty())
+    );
 }
