@@ -139,6 +139,9 @@ pub fn to_html(report: &Report) -> String {
     drift(&mut h, report);
     errors(&mut h, report);
     pass_at_k(&mut h, report);
+    if let Some(rows) = &report.answer_accuracy {
+        answer_accuracy(&mut h, rows, &report.options.pass_at);
+    }
     ppi(&mut h, report);
     intra_rater(&mut h, report);
     missed_findings(&mut h, report);
@@ -1484,6 +1487,61 @@ fn model_reliability(h: &mut String, rows: &[crate::reliability::ModelReliabilit
         );
     }
     h.push_str("</table>");
+}
+
+/// The `answer_accuracy` section: the ground-truth matcher's accuracy beside the clinicians' and
+/// the grader's correctness (docs/report-schema.md, AnswerAccuracyRow).
+fn answer_accuracy(
+    h: &mut String,
+    rows: &[crate::truth_match::AnswerAccuracyRow],
+    pass_at: &[usize],
+) {
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"answer-accuracy\"><h2>Answers against the ground truth</h2><p>Each answer matched against its case's curated diagnosis by the deterministic matcher: top-1 and top-3 among the diagnoses the answer states (95 % CI by case), pass@k over a task's samples, macro-F1 over disease groups, and agreement of the matcher's top-1 with the clinicians' and the grader's correctness (Cohen's κ). Answers the matcher could not decide are counted, not scored.</p><table><tr><th class=\"text\">Model</th><th class=\"text\">Task family</th><th class=\"text\">Level</th><th>answers</th><th>undecided</th><th>top-1 (95 % CI)</th><th>top-3 (95 % CI)</th>");
+    for k in pass_at {
+        let _ = write!(h, "<th>pass@{k}</th>");
+    }
+    h.push_str("<th>macro-F1</th><th>κ clinicians (n)</th><th>κ grader (n)</th></tr>");
+    let share = |e: &Estimate<crate::truth_match::Share>| match e.value() {
+        Some(v) => format!(
+            "<td class=\"num\">{}% ({}–{}%)</td>",
+            num(100.0 * v.value, 1),
+            num(100.0 * v.low, 1),
+            num(100.0 * v.high, 1)
+        ),
+        None => cell_na(e),
+    };
+    for r in rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}",
+            escape(&r.model),
+            escape(r.task_family.as_deref().unwrap_or("all")),
+            escape(r.level.as_deref().unwrap_or("all")),
+            r.n,
+            r.unmatched,
+            share(&r.top1),
+            share(&r.top3),
+        );
+        for k in pass_at {
+            match r.pass_at.get(&k.to_string()) {
+                Some(e) => h.push_str(&estimate_cells(e, 1, |v| {
+                    vec![format!("{}%", num(100.0 * v.value, 1))]
+                })),
+                None => h.push_str("<td></td>"),
+            }
+        }
+        h.push_str(&estimate_cells(&r.macro_f1, 1, |v| vec![num(*v, 3)]));
+        for a in &r.agreement {
+            h.push_str(&estimate_cells(&a.kappa, 1, |v| {
+                vec![format!("{} ({})", num(v.value, 2), a.n)]
+            }));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table></section>");
 }
 
 fn ppi(h: &mut String, report: &Report) {

@@ -33,6 +33,9 @@
 //! - [`variance`] (REML variance components of the clinicians' scores, profile intervals);
 //! - [`intra_rater`] (test-retest: ICC(A,1), weighted κ, mean absolute difference);
 //!   [`missed_findings`] (lesions a response did not mention, per model);
+//! - [`truth_match`]: the `answer_accuracy` section, answers matched against the curated
+//!   diagnosis (top-1/top-3 accuracy,
+//!   pass@k, macro-F1 over disease groups, agreement with the clinicians and the grader);
 //! - the grader workbench: [`dev_test_split`] (seeded, stratified by case, placements never
 //!   move), [`grader_items`] (agreement with the clinicians' mean, items by disagreement),
 //!   [`version_drift`] (score shift, verdict flips, Kendall τ-b of the model ranking).
@@ -74,6 +77,7 @@ pub mod reliability;
 pub mod report;
 pub mod scales;
 pub mod tables;
+pub mod truth_match;
 pub mod variance;
 pub mod version_drift;
 

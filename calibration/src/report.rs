@@ -119,6 +119,11 @@ pub struct Report {
     /// (`crate::reliability`). Attached by callers that read a database; absent from a CSV.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_reliability: Option<Vec<crate::reliability::ModelReliability>>,
+    /// Answers matched against the curated diagnosis (`crate::truth_match`, issue 39), per model
+    /// and per model × task family × level. Attached by callers that read a database; absent
+    /// from a CSV.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_accuracy: Option<Vec<crate::truth_match::AnswerAccuracyRow>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1069,6 +1074,7 @@ fn build(
         dimension_coverage: None,
         rubric_versions: None,
         model_reliability: None,
+        answer_accuracy: None,
     })
 }
 
@@ -2696,9 +2702,7 @@ fn errors_by_model(input: &CalibrationInput, found: &BTreeSet<(&str, &str)>) -> 
 /// interval is conservative, never collapses to zero width when every task agrees (a t interval
 /// over tasks does), and is as wide as the number of cases, not tasks, allows.
 fn pass_at_k_table(input: &CalibrationInput, options: &ReportOptions) -> Vec<PassAtKRow> {
-    type Key<'a> = (&'a str, &'a str, &'a str);
-    type Task<'a> = (&'a str, &'a str);
-    let mut votes: BTreeMap<(Key, Task, u32), (usize, usize)> = BTreeMap::new();
+    let mut votes: BTreeMap<(PassAtKKey, PassAtKTask, u32), (usize, usize)> = BTreeMap::new();
     for j in &input.correctness {
         let entry = votes
             .entry((
@@ -2710,15 +2714,38 @@ fn pass_at_k_table(input: &CalibrationInput, options: &ReportOptions) -> Vec<Pas
         entry.0 += usize::from(j.correct);
         entry.1 += 1;
     }
-    let mut tasks: BTreeMap<Key, BTreeMap<Task, (usize, usize)>> = BTreeMap::new();
+    let mut tasks: BTreeMap<PassAtKKey, BTreeMap<PassAtKTask, (usize, usize)>> = BTreeMap::new();
     for ((key, task, _), (yes, total)) in votes {
         let t = tasks.entry(key).or_default().entry(task).or_default();
         t.0 += 1;
         t.1 += usize::from(2 * yes > total);
     }
+    pass_at_k_rows(&tasks, &options.pass_at)
+}
+
+/// Kish's effective number of cases, (Σ units per case)² / Σ (units per case)², from each case's
+/// number of units (tasks, answers): the number of independent units an interval counts.
+pub(crate) fn kish_effective_cases(per_case: impl Iterator<Item = usize>) -> f64 {
+    let (total, squares) = per_case.fold((0usize, 0usize), |(t, s), n| (t + n, s + n * n));
+    (total * total) as f64 / squares as f64
+}
+
+/// A pass@k key: (model, task family, level).
+pub(crate) type PassAtKKey<'a> = (&'a str, &'a str, &'a str);
+/// A task: (case, task).
+pub(crate) type PassAtKTask<'a> = (&'a str, &'a str);
+
+/// pass@k for each k of `pass_at` per key, from each task's (samples, correct samples): the mean
+/// over tasks of Chen et al.'s unbiased estimator, with the Wilson interval at Kish's effective
+/// number of cases (see [`pass_at_k_table`]). Shared by the clinicians' pass@k and the
+/// ground-truth matcher's (`crate::truth_match`).
+pub(crate) fn pass_at_k_rows(
+    tasks: &BTreeMap<PassAtKKey, BTreeMap<PassAtKTask, (usize, usize)>>,
+    pass_at: &[usize],
+) -> Vec<PassAtKRow> {
     let mut rows = Vec::new();
-    for (key, per_task) in &tasks {
-        for &k in &options.pass_at {
+    for (key, per_task) in tasks {
+        for &k in pass_at {
             let mut tasks_per_case: BTreeMap<&str, usize> = BTreeMap::new();
             let values: Vec<f64> = per_task
                 .iter()
@@ -2732,9 +2759,7 @@ fn pass_at_k_table(input: &CalibrationInput, options: &ReportOptions) -> Vec<Pas
             let estimate = match mean(&values) {
                 None => Estimate::not_estimable(0, format!("no task has {k} or more samples")),
                 Some(value) => {
-                    let total: usize = tasks_per_case.values().sum();
-                    let squares: usize = tasks_per_case.values().map(|t| t * t).sum();
-                    let effective_cases = (total * total) as f64 / squares as f64;
+                    let effective_cases = kish_effective_cases(tasks_per_case.values().copied());
                     let (ci_low, ci_high) = wilson_interval(value, effective_cases);
                     Estimate::Value(PassAtK {
                         value,

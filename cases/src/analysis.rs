@@ -880,3 +880,130 @@ fn comparable_repeat_pairs(
         .map(|(pair, _, _)| pair)
         .collect())
 }
+
+/// Every answer of the study matched against its case's current final curated truth
+/// (`truthmatch`), for the report's `truth_match` section. A case without a final curated
+/// diagnosis contributes nothing. The text matched is the final answer, marked as such so the
+/// matcher takes it as the primary statement, then the rationale; an answer that is a JSON
+/// object is read as structured output (no task records that it asked for JSON).
+pub fn matched_answers(
+    store: &Store,
+    study_id: &str,
+) -> Result<Vec<calibration::truth_match::MatchedAnswer>> {
+    let fail = |e| {
+        Error::database(
+            store.path(),
+            "reading answers for the ground-truth match",
+            e,
+        )
+    };
+    type Row = (
+        String,
+        String,
+        String,
+        u32,
+        String,
+        String,
+        i64,
+        String,
+        Option<String>,
+    );
+    let rows: Vec<Row> = store
+        .read()
+        .prepare(
+            "SELECT c.case_id, t.task_id, r.model, r.sample, c.disease_group, t.family, t.level,
+                    r.answer, r.rationale
+             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id
+             JOIN studies s ON c.study = s.id
+             WHERE s.study_id = ?1 ORDER BY r.id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([study_id], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                    row.get(6)?,
+                    row.get(7)?,
+                    row.get(8)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(fail)?;
+    let mut truths: BTreeMap<String, Option<truthmatch::PreparedTruth>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for (case, task, model, sample, group, family, level, answer, rationale) in rows {
+        if !truths.contains_key(&case) {
+            let truth = crate::curation::versions::current(store, study_id, &case)?
+                .map(|v| v.truth)
+                .filter(|t| !t.diagnosis.trim().is_empty())
+                .map(|t| truthmatch::PreparedTruth::new(&match_truth(&t)));
+            truths.insert(case.clone(), truth);
+        }
+        let Some(truth) = &truths[&case] else {
+            continue;
+        };
+        let structured = answer.trim_start().starts_with('{');
+        let m = if structured {
+            truth.match_answer(&answer, truthmatch::AnswerFormat::Json)
+        } else {
+            let text = match &rationale {
+                Some(r) => format!("Final answer: {answer}\n{r}"),
+                None => format!("Final answer: {answer}"),
+            };
+            truth.match_answer(&text, truthmatch::AnswerFormat::FreeText)
+        };
+        let top1 = m.within(1);
+        let predicted_group = match (top1, m.primary_group) {
+            (Some(true), _) => group.clone(),
+            (_, Some(predicted)) => crate::store::enum_text(&disease_group(predicted)),
+            _ => calibration::truth_match::UNMATCHED_GROUP.to_owned(),
+        };
+        out.push(calibration::truth_match::MatchedAnswer {
+            item: format!("{case}/{task}/{model}/{sample}"),
+            task: format!("{case}/{task}"),
+            case,
+            model,
+            task_family: family,
+            level: level.to_string(),
+            true_group: group,
+            top1,
+            top3: m.within(3),
+            predicted_group,
+            exact: m.exact,
+            contradictions: m.findings.contradictions(),
+            unmatched_span: m.unmatched_spans.first().cloned(),
+        });
+    }
+    Ok(out)
+}
+
+/// The matcher's view of a curated truth: its findings are the expected reasoning and each
+/// lesion's description. Curated truths hold no synonyms yet; the matcher's table has the
+/// common ones.
+fn match_truth(t: &crate::curation::CuratedTruth) -> truthmatch::Truth {
+    truthmatch::Truth {
+        diagnosis: t.diagnosis.clone(),
+        code: t.diagnosis_code.clone(),
+        synonyms: Vec::new(),
+        differential: t.differential.iter().map(|d| d.diagnosis.clone()).collect(),
+        descriptions: std::iter::once(t.expected_reasoning.clone())
+            .chain(t.lesions.iter().map(|l| l.description.clone()))
+            .collect(),
+    }
+}
+
+fn disease_group(group: truthmatch::DxGroup) -> crate::model::DiseaseGroup {
+    use crate::model::DiseaseGroup as G;
+    match group {
+        truthmatch::DxGroup::MultipleSclerosis => G::MultipleSclerosis,
+        truthmatch::DxGroup::Stroke => G::Stroke,
+        truthmatch::DxGroup::Tumour => G::Tumour,
+        truthmatch::DxGroup::OtherAbnormality => G::OtherAbnormality,
+        truthmatch::DxGroup::Normal => G::Normal,
+    }
+}

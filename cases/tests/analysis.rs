@@ -765,3 +765,101 @@ fn the_manifest_names_the_specs_and_taxonomy_the_report_read_and_nothing_secret(
     assert_ne!(changed.manifest.audit_head, manifest.audit_head);
     assert_ne!(serialized(&changed), serialized(&report));
 }
+
+/// Every demo answer is matched against its case's curated diagnosis, and the report built from
+/// the database carries the section: an answer that states the curated diagnosis word for word
+/// is ranked first (the demo's correct answers of four cases do), and the demo's wrong answers
+/// to those tasks are not.
+#[test]
+fn the_demo_answers_are_matched_against_their_curated_diagnosis() {
+    let (dir, mut store) = demo_store();
+    import_two_clinicians(&mut store, dir.path());
+    let matched = cases::analysis::matched_answers(&store, DEMO_STUDY_ID).unwrap();
+    let stored: Vec<(String, String, String, String)> = store
+        .read()
+        .prepare(
+            "SELECT c.case_id || '/' || t.task_id || '/' || r.model || '/' || r.sample,
+                    c.case_id, r.answer, t.family
+             FROM responses r JOIN tasks t ON r.task = t.id JOIN cases c ON t.case_ref = c.id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        matched.len(),
+        stored.len(),
+        "every case has a curated diagnosis"
+    );
+    let by_item: BTreeMap<&str, &calibration::truth_match::MatchedAnswer> =
+        matched.iter().map(|m| (m.item.as_str(), m)).collect();
+    let (mut verbatim, mut other) = (0, 0);
+    for (item, case, answer, family) in &stored {
+        if family == "lesion_identification" {
+            continue;
+        }
+        let diagnosis = cases::curation::versions::current(&store, DEMO_STUDY_ID, case)
+            .unwrap()
+            .unwrap()
+            .truth
+            .diagnosis;
+        let m = by_item[item.as_str()];
+        if *answer == diagnosis {
+            verbatim += 1;
+            assert_eq!(m.top1, Some(true), "{item}: {answer:?}");
+            assert!(m.exact, "{item}");
+            assert_eq!(m.predicted_group, m.true_group);
+        } else if diagnosis == "Relapsing-remitting multiple sclerosis" {
+            // ms-01's only other answer is the demo's wrong one, small-vessel disease.
+            other += 1;
+            assert_eq!(m.top1, Some(false), "{item}: {answer:?}");
+        }
+    }
+    assert!(
+        verbatim > 10 && other > 0,
+        "{verbatim} verbatim, {other} wrong"
+    );
+
+    let lead = cases::app::Session::command_line();
+    let options = ReportOptions {
+        grader: Some("demo-grader-v1".into()),
+        bootstrap_resamples: 50,
+        ..ReportOptions::default()
+    };
+    let report = cases::app::calibration::study_report(&store, &lead, DEMO_STUDY_ID, options)
+        .unwrap()
+        .build(&NoProgress)
+        .unwrap();
+    let html = calibration::html::to_html(&report);
+    assert!(
+        html.contains("Answers against the ground truth"),
+        "the HTML shows the section"
+    );
+    let rows = report.answer_accuracy.expect("an answer_accuracy section");
+    let own: Vec<_> = rows.iter().filter(|r| r.task_family.is_none()).collect();
+    assert_eq!(own.iter().map(|r| r.n).sum::<usize>(), matched.len());
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.task_family.is_some())
+            .map(|r| r.n)
+            .sum::<usize>(),
+        matched.len()
+    );
+    assert!(own
+        .iter()
+        .all(|r| r.agreement.iter().any(|a| a.against == "grader" && a.n > 0)));
+    assert!(own
+        .iter()
+        .all(|r| !r.pass_at.is_empty() && r.macro_f1.value().is_some()));
+    // The demo's lesion answers state no diagnosis: each is listed for the curator with its text.
+    let undecided: usize = own.iter().map(|r| r.undecided.len()).sum();
+    assert_eq!(undecided, own.iter().map(|r| r.unmatched).sum::<usize>());
+    assert!(
+        undecided > 0
+            && own
+                .iter()
+                .flat_map(|r| &r.undecided)
+                .all(|u| !u.span.is_empty())
+    );
+}

@@ -40,6 +40,8 @@ pub struct StudyReport {
     pub provenance: calibration::manifest::StudyProvenance,
     /// Per model and grader spec run on the study, its reliability from the run records.
     pub model_reliability: Vec<calibration::reliability::ModelReliability>,
+    /// Every answer matched against its case's curated diagnosis (`analysis::matched_answers`).
+    pub truth_match: Vec<calibration::truth_match::MatchedAnswer>,
 }
 
 /// Reads `study_id` for its calibration report. `options` is completed from the study: the
@@ -79,6 +81,7 @@ pub fn study_report_with_headline(
     let automatic = automatic_metrics_input(store, study_id, options.grader.as_deref())?;
     let model_reliability =
         calibration::reliability::model_reliability(&run_records(store, study_id)?);
+    let truth_match = crate::analysis::matched_answers(store, study_id)?;
     let key = CacheKey {
         study_id: study_id.to_owned(),
         options,
@@ -94,6 +97,7 @@ pub fn study_report_with_headline(
         rubric_versions: data.rubric_versions,
         provenance: data.provenance,
         model_reliability,
+        truth_match,
     })
 }
 
@@ -217,6 +221,12 @@ impl StudyReport {
         report.dimension_coverage = Some(self.coverage.clone());
         report.rubric_versions = Some(self.rubric_versions.clone());
         report.model_reliability = Some(self.model_reliability.clone());
+        report.answer_accuracy = Some(calibration::truth_match::answer_accuracy(
+            &self.truth_match,
+            &self.input,
+            &self.options,
+            report.summary.dimensions.first().map(String::as_str),
+        ));
         report.manifest.with_study(&self.provenance);
         if report.automatic_metrics.is_some() {
             report
