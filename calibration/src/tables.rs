@@ -39,8 +39,8 @@ fn reason<T>(e: &Estimate<T>) -> String {
 }
 
 /// CSV tables: agreement per dimension and group, per rater, degradation, pass@k, the error
-/// distribution, intra-rater reliability, the prediction-powered estimates, missed findings and
-/// model reliability (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
+/// distribution, intra-rater reliability, the prediction-powered estimates, missed findings, model
+/// reliability and the answers against the ground truth (header only when absent). Empty cells are not-estimable figures; the `not_estimable` column says why.
 pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
     let mut agreement = line(
         &[
@@ -266,7 +266,58 @@ pub fn to_csv_tables(report: &Report) -> Vec<(String, String)> {
             "model_reliability.csv".to_string(),
             model_reliability_table(report.model_reliability.as_deref().unwrap_or_default()),
         ),
+        (
+            "answer_accuracy.csv".to_string(),
+            answer_accuracy_table(report.answer_accuracy.as_deref().unwrap_or_default()),
+        ),
     ]
+}
+
+/// One row per `answer_accuracy` row (task family and level empty on a model's own row); its
+/// pass@k as the JSON's `{k: value}`, agreement as each side's κ, the undecided spans left to the
+/// JSON.
+fn answer_accuracy_table(rows: &[crate::truth_match::AnswerAccuracyRow]) -> String {
+    use crate::truth_match::{AnswerAccuracyRow, Share};
+    fn share(e: &Estimate<Share>, f: fn(&Share) -> f64) -> String {
+        number(e.value().map(f))
+    }
+    fn kappa(row: &AnswerAccuracyRow, against: &str) -> String {
+        let agreement = row.agreement.iter().find(|a| a.against == against);
+        number(agreement.and_then(|a| a.kappa.value()).map(|k| k.value))
+    }
+    let columns: &[Column<AnswerAccuracyRow>] = &[
+        ("model", |r| r.model.clone()),
+        ("task_family", |r| r.task_family.clone().unwrap_or_default()),
+        ("level", |r| r.level.clone().unwrap_or_default()),
+        ("n", |r| r.n.to_string()),
+        ("unmatched", |r| r.unmatched.to_string()),
+        ("exact", |r| r.exact.to_string()),
+        ("contradicted_findings", |r| {
+            r.contradicted_findings.to_string()
+        }),
+        ("top1", |r| share(&r.top1, |v| v.value)),
+        ("top1_low", |r| share(&r.top1, |v| v.low)),
+        ("top1_high", |r| share(&r.top1, |v| v.high)),
+        ("top3", |r| share(&r.top3, |v| v.value)),
+        ("top3_low", |r| share(&r.top3, |v| v.low)),
+        ("top3_high", |r| share(&r.top3, |v| v.high)),
+        ("pass_at", |r| {
+            let values: serde_json::Map<String, serde_json::Value> = r
+                .pass_at
+                .iter()
+                .filter_map(|(k, e)| e.value().map(|v| (k.clone(), v.value.into())))
+                .collect();
+            serde_json::Value::Object(values).to_string()
+        }),
+        ("group_accuracy", |r| {
+            number(r.group_accuracy.value().copied())
+        }),
+        ("macro_f1", |r| number(r.macro_f1.value().copied())),
+        ("kappa_clinicians", |r| kappa(r, "clinicians")),
+        ("kappa_grader", |r| kappa(r, "grader")),
+        ("not_estimable", |r| reason(&r.top1)),
+    ];
+    table(columns, rows)
 }
 
 /// A column of a table: its header and how a row fills it. One list per table keeps the header

@@ -570,6 +570,7 @@ fn error_categories_precision_recall_and_dangerous_cases() {
             "dimension_coverage.csv",
             "rubric_versions.csv",
             "model_reliability.csv",
+            "answer_accuracy.csv",
         ]
     );
     assert!(
@@ -811,6 +812,95 @@ fn model_reliability_is_a_csv_table_and_an_html_section_with_the_json_figures() 
         "{section}"
     );
     assert!(section.contains("<td class=\"num\">5000 ms</td><td class=\"num\">5900 ms</td><td class=\"num\">—</td><td class=\"num\">0.7500</td>"), "{section}");
+}
+
+#[test]
+fn answer_accuracy_csv_holds_each_rows_figures_under_its_header() {
+    use calibration::truth_match::{answer_accuracy, MatchedAnswer};
+    let mut report =
+        build_report(&input_from(&study_csv(0.8)), &options(), &NoProgress).expect("report");
+    let answer = |case: &str, sample: u32, top1: Option<bool>| MatchedAnswer {
+        item: format!("{case}/t/m/{sample}"),
+        case: case.into(),
+        task: format!("{case}/t"),
+        model: "m".into(),
+        task_family: "differential_diagnosis".into(),
+        level: "1".into(),
+        true_group: "stroke".into(),
+        top1,
+        top3: top1.map(|_| true),
+        predicted_group: if top1 == Some(true) {
+            "stroke"
+        } else {
+            "tumour"
+        }
+        .into(),
+        exact: top1 == Some(true),
+        contradictions: usize::from(top1 == Some(false)),
+        unmatched_span: top1.is_none().then(|| "Neurosarcoidosis".to_owned()),
+    };
+    let answers = [
+        answer("c0", 0, Some(true)),
+        answer("c0", 1, Some(false)),
+        answer("c1", 0, Some(true)),
+        answer("c1", 1, None),
+    ];
+    let rows = answer_accuracy(&answers, &CalibrationInput::default(), &options(), None);
+    report.answer_accuracy = Some(rows.clone());
+    let table = to_csv_tables(&report)
+        .into_iter()
+        .find(|t| t.0 == "answer_accuracy.csv")
+        .expect("the table")
+        .1;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    // The pass@k cell is JSON with commas inside quotes: read the line as CSV.
+    let cells: Vec<Vec<String>> = lines
+        .map(|l| {
+            let mut out = vec![String::new()];
+            let mut quoted = false;
+            let mut chars = l.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' if quoted && chars.peek() == Some(&'"') => {
+                        out.last_mut().unwrap().push('"');
+                        chars.next();
+                    }
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => out.push(String::new()),
+                    c => out.last_mut().unwrap().push(c),
+                }
+            }
+            out
+        })
+        .collect();
+    assert_eq!(cells.len(), rows.len());
+    for (row, cells) in rows.iter().zip(&cells) {
+        assert_eq!(cells.len(), header.len());
+        let cell = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()].as_str();
+        assert_eq!(cell("model"), "m");
+        assert_eq!(
+            cell("task_family"),
+            row.task_family.as_deref().unwrap_or("")
+        );
+        assert_eq!(
+            (cell("n"), cell("unmatched"), cell("exact")),
+            ("4", "1", "2")
+        );
+        assert_eq!(cell("contradicted_findings"), "1");
+        let top1 = row.top1.value().unwrap();
+        assert_eq!(cell("top1"), (2.0f64 / 3.0).to_string());
+        assert_eq!(cell("top1_low"), top1.low.to_string());
+        assert_eq!(cell("top3"), "1");
+        assert_eq!(cell("macro_f1"), row.macro_f1.value().unwrap().to_string());
+        let pass: serde_json::Value = serde_json::from_str(cell("pass_at")).unwrap();
+        for (k, e) in &row.pass_at {
+            assert_eq!(pass[k].as_f64(), e.value().map(|v| v.value), "pass@{k}");
+        }
+        // No clinician judged correctness and no grader verdicts were given: κ empty, said why.
+        assert_eq!((cell("kappa_clinicians"), cell("kappa_grader")), ("", ""));
+        assert_eq!(cell("not_estimable"), "");
+    }
 }
 
 #[test]
