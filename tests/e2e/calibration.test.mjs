@@ -87,6 +87,25 @@ test('the calibration view shows the report neurorater calibrate prints for the 
   otherGraders = graders.filter((g) => g !== grader)
   cli = calibrate(grader, otherGraders)
 
+  // The matcher's section, row for row the CLI's: each model, then its task families × levels.
+  const accuracy = cli.answer_accuracy
+  assert.ok(accuracy?.length > 0, 'the demo’s report matches its answers against the curated truth')
+  const accuracyTable = await browser.$('[data-testid="answer-accuracy-table"]')
+  await accuracyTable.scrollIntoView()
+  const shownAccuracy = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="answer-accuracy-table"] tbody tr')].map((tr) =>
+      [...tr.cells].map((td) => td.textContent.trim()),
+    ),
+  )
+  assert.equal(shownAccuracy.length, accuracy.length)
+  for (const [i, row] of accuracy.entries()) {
+    assert.ok(shownAccuracy[i][0].startsWith(row.model), `${shownAccuracy[i][0]} is ${row.model}’s row`)
+    assert.deepEqual([shownAccuracy[i][1], shownAccuracy[i][2]], [String(row.n), String(row.unmatched)])
+    const top1 = row.top1.not_estimable ? '—' : `${(100 * row.top1.value).toFixed(0)} %`
+    assert.ok(shownAccuracy[i][3].startsWith(top1), `top-1 ${shownAccuracy[i][3]}, the CLI’s ${top1}`)
+  }
+  await browser.saveScreenshot(join(ARTIFACTS, 'calibration-answer-accuracy.png'))
+
   const shownR = Number(await headline.getAttribute('data-r'))
   assert.equal(shownR, cli.verdict.pearson.r, 'headline r equals the CLI’s, to the last bit')
   assert.equal(await headline.getText(), fixed(cli.verdict.pearson.r))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeItems, errorRateText, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, reliabilityCells, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
+import { describeItems, errorRateText, fmt, interval, ppiFigures, ppiTarget, progressText, pValue, reasonOf, reliabilityCells, shareText, modelRowLabel, sectionRows, summaryAfterDecision, subgroupColumns, valueOf, verdictStanding, versusRest } from './report'
 import type { DimensionReport, ErrorRate, GroupSection, Report, Section, Verdict } from './report'
 
 const section = (n: number) => ({ n_items: n }) as Section
@@ -137,5 +137,19 @@ describe('reliabilityCells', () => {
     const cells = reliabilityCells({ ...row, kind: 'model', malformed_output_rate: null, cost: null })
     expect([cells.malformed, cells.cost]).toEqual(['—', '—'])
     expect(reliabilityCells({ ...row, cost: undefined }).cost).toBe('—')
+  })
+})
+
+describe('shareText', () => {
+  it('gives the share and its interval in whole per cent, or a dash when not estimable', () => {
+    expect(shareText({ value: 2 / 3, low: 0.3, high: 0.904, n: 6, n_cases: 2, effective_cases: 1.8 })).toBe('67 % (30–90 %)')
+    expect(shareText({ n: 0, not_estimable: 'no decided answer' })).toBe('—')
+  })
+})
+
+describe('modelRowLabel', () => {
+  it('names the model, and on a family row its family and level with spaces around each dot', () => {
+    expect(modelRowLabel({ model: 'm' })).toBe('m')
+    expect(modelRowLabel({ model: 'm', task_family: 'differential_diagnosis', level: '2' })).toBe('m · differential_diagnosis · level 2')
   })
 })

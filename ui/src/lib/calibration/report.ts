@@ -207,6 +207,41 @@ export interface Report {
   automatic_metrics?: AutomaticMetrics | null
   /** From a database: what running each model and grader took (additive, issue 39). */
   model_reliability?: ModelReliability[] | null
+  /** From a database: each answer matched against its case's curated diagnosis (additive, issue 39). */
+  answer_accuracy?: AnswerAccuracyRow[] | null
+}
+
+/** A top-1 or top-3 share with its 95 % Wilson interval by case (calibration/src/truth_match.rs). */
+export interface MatchShare { value: number; low: number; high: number; n: number; n_cases: number; effective_cases: number }
+/** One model's row of the matcher's section, or its task family × level row. */
+export interface AnswerAccuracyRow {
+  model: string
+  task_family?: string
+  level?: string
+  n: number
+  unmatched: number
+  exact: number
+  contradicted_findings: number
+  top1: Est<MatchShare>
+  top3: Est<MatchShare>
+  /** pass@k per k (keys are the k's in decimal). */
+  pass_at: Record<string, Est<{ value: number; ci_low: number; ci_high: number; n: number }>>
+  group_accuracy: Est<number>
+  macro_f1: Est<number>
+  agreement: { against: 'clinicians' | 'grader'; n: number; percent_agreement: Est<number>; kappa: Est<{ value: number; ci_low: number; ci_high: number }> }[]
+  /** On the model's own row: what the matcher could not decide, for the curator. */
+  undecided?: { item: string; span: string }[]
+}
+
+/** A model's row, or its task family × level row: "m", "m · differential_diagnosis · level 2". */
+export function modelRowLabel(row: { model: string; task_family?: string; level?: string }): string {
+  return row.task_family === undefined ? row.model : `${row.model} · ${row.task_family} · level ${row.level}`
+}
+
+/** A matcher share as the table shows it: "67 % (40–88 %)", or the reason it is not estimable. */
+export function shareText(share: Est<MatchShare>): string {
+  const v = valueOf(share)
+  return v ? `${fmt(100 * v.value, 0)} % (${fmt(100 * v.low, 0)}–${fmt(100 * v.high, 0)} %)` : '—'
 }
 
 /** One model or grader spec's run records summed (calibration/src/reliability.rs). */
