@@ -917,22 +917,7 @@ pub fn matched_answers(
              JOIN studies s ON c.study = s.id
              WHERE s.study_id = ?1 ORDER BY r.id",
         )
-        .and_then(|mut stmt| {
-            stmt.query_map([study_id], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                    row.get(5)?,
-                    row.get(6)?,
-                    row.get(7)?,
-                    row.get(8)?,
-                ))
-            })?
-            .collect()
-        })
+        .and_then(|mut stmt| stmt.query_map([study_id], |row| row.try_into())?.collect())
         .map_err(fail)?;
     let mut truths: BTreeMap<String, Option<truthmatch::PreparedTruth>> = BTreeMap::new();
     let mut out = Vec::with_capacity(rows.len());
