@@ -61,6 +61,8 @@ const packageCalls: [keyof typeof backend, unknown[]][] = [
   ['exportResultsPackage', ['/tmp/results.tar', null]],
   ['mergeResultsPackage', ['/tmp/results.tar']],
   ['cancelPackageAction', []],
+  ['exportRaterPackage', ['site-a-study', 3, 'Site C', '/tmp/dr-remote.nrpkg.tar']],
+  ['importedRaterPackages', []],
 ]
 
 describe('rater package commands', () => {
