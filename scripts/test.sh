@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each phase is announced with the seconds since the start, so a slow CI run says where it went
-# (the target is 30 minutes, 1,664 s cold at the last measure: docs/performance.md, "CI build time").
+# (the target is 30 minutes, 1,613 s cold at the last measure: docs/performance.md, "CI build time").
 phase() { echo "== $1 (at ${SECONDS} s)"; }
 bash scripts/setup.sh --with-test-tools
 # The same cargo settings as the build, so `cargo test` reuses it (scripts/cargo-env.sh).
