@@ -882,7 +882,7 @@ fn comparable_repeat_pairs(
 }
 
 /// Every answer of the study matched against its case's current final curated truth
-/// (`truthmatch`), for the report's `truth_match` section. A case without a final curated
+/// (`truthmatch`), for the report's `answer_accuracy` section. A case without a final curated
 /// diagnosis contributes nothing. The text matched is the final answer, marked as such so the
 /// matcher takes it as the primary statement, then the rationale; an answer that is a JSON
 /// object is read as structured output (no task records that it asked for JSON).
